@@ -1,0 +1,48 @@
+# Entry points people type. Each one creates .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP_RUN := $(VENV)/.installed-run
+STAMP_DEV := $(VENV)/.installed-dev
+
+.PHONY: demo test lint typecheck pytest bench examples clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP_RUN): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(STAMP_DEV): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(STAMP_RUN)
+
+## demo: grade the bundled MMLU-Pro philosophy example and print the kag stats table
+demo: $(STAMP_RUN)
+	$(BIN)/kagreport demo
+
+## test: lint, type-check and run the test suite
+test: lint typecheck pytest
+
+lint: $(STAMP_DEV)
+	$(BIN)/ruff check src tests examples benchmarks
+	$(BIN)/ruff format --check src tests examples benchmarks
+
+typecheck: $(STAMP_DEV)
+	$(BIN)/mypy
+
+pytest: $(STAMP_DEV)
+	$(BIN)/python -m pytest -q
+
+## bench: speed and memory measurements (not part of the tests)
+bench: $(STAMP_DEV)
+	$(BIN)/python benchmarks/bench_stats.py
+
+## examples: rebuild the bundled MMLU-Pro example from ../shared/data
+examples: $(STAMP_DEV)
+	$(BIN)/python examples/build_mmlu_pro_philosophy.py
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

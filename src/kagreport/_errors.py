@@ -1,0 +1,63 @@
+"""The exceptions kagreport raises for problems a user can cause.
+
+Every error carries a message fit to show as is, and, where one file or
+value is at fault, that file (``path``). The command line catches
+:class:`KagreportError` only: anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = [
+    "DatasetsError",
+    "KagreportError",
+    "ResultFileError",
+    "ResultTreeError",
+    "UsageError",
+]
+
+
+class KagreportError(Exception):
+    """Base class of the errors a user can cause.
+
+    Parameters
+    ----------
+    message : str
+        A complete sentence naming the file or value at fault.
+    path : str or os.PathLike, optional
+        The file or folder at fault, if any.
+    """
+
+    #: Process exit code the command line uses for this error.
+    exit_code: int = 1
+
+    def __init__(self, message: str, *, path: str | os.PathLike[str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = None if path is None else os.fspath(path)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(KagreportError):
+    """A bad command-line value (an invalid regular expression, say); exit code 2."""
+
+    exit_code = 2
+
+
+class DatasetsError(KagreportError):
+    """The datasets (ground truth) file cannot be read or is not valid."""
+
+
+class ResultTreeError(KagreportError):
+    """The result tree cannot be walked: a missing root or an I/O error."""
+
+
+class ResultFileError(KagreportError):
+    """One result file does not parse as a kag result envelope.
+
+    The grader does not raise it: such files are warned about and skipped,
+    as ``kag stats`` does. :func:`kagreport.kag.read_result` raises it.
+    """

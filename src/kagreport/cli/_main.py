@@ -1,0 +1,306 @@
+"""Argument parsing and output for ``kagreport``; the work is done by the library."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+
+from kagreport import __version__
+from kagreport._errors import KagreportError, UsageError
+from kagreport.grading import FindReport, compile_pattern, find, grade
+from kagreport.kag import simulate_run
+
+__all__ = ["main"]
+
+TRACE = 5
+logging.addLevelName(TRACE, "TRACE")
+logger = logging.getLogger("kagreport")
+
+_LEVELS = {0: logging.ERROR, 1: logging.WARNING, 2: logging.INFO, 3: logging.DEBUG}
+
+
+def _verbosity_parent() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_mutually_exclusive_group()
+    group.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=argparse.SUPPRESS,
+        help="more logs on stderr: -v warnings, -vv info, -vvv debug, -vvvv every file's grade",
+    )
+    group.add_argument(
+        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no logs at all"
+    )
+    return parent
+
+
+def _tree_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    def default(value: object) -> object:
+        return argparse.SUPPRESS if suppress else value
+
+    parser.add_argument(
+        "-r",
+        "--results",
+        metavar="DIR",
+        default=default("."),
+        help="results root written by `kag benchmark` (default: .)",
+    )
+    parser.add_argument(
+        "--prefix",
+        metavar="STR",
+        default=default(""),
+        help="file-name prefix of the run (kag benchmark --prefix; default: none)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default=default("text"),
+        help="text table (default) or JSON",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``kagreport`` argument parser."""
+    verbosity = _verbosity_parent()
+    parser = argparse.ArgumentParser(
+        prog="kagreport",
+        description="Grade, evaluate and report knowledge-augmented generation benchmark runs.",
+        parents=[verbosity],
+    )
+    parser.add_argument("--version", action="version", version=f"kagreport {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    stats = commands.add_parser(
+        "stats",
+        parents=[verbosity],
+        help="grade a kag result tree (reproduces `kag stats`)",
+        description="Grade a kag result tree against its datasets file, as `kag stats` does.",
+    )
+    stats.add_argument(
+        "-d",
+        "--datasets",
+        metavar="FILE",
+        help="datasets file (ground truth); required unless `find` is used",
+    )
+    _tree_options(stats, suppress=False)
+    stats_commands = stats.add_subparsers(dest="stats_command", metavar="find")
+    finder = stats_commands.add_parser(
+        "find",
+        parents=[verbosity],
+        help="list the results whose response matches a regular expression",
+        description="Search every <prefix>*.json result under --results (any depth) for REGEX "
+        "(Python re syntax, searched in the trimmed response).",
+    )
+    finder.add_argument("regex", metavar="REGEX", help="regular expression")
+    _tree_options(finder, suppress=True)
+    finder.add_argument(
+        "--fzf",
+        action="store_true",
+        help="browse the matches in fzf (as kag does) when fzf is installed",
+    )
+
+    demo = commands.add_parser(
+        "demo",
+        parents=[verbosity],
+        help="grade the bundled real MMLU-Pro philosophy example and print the table",
+    )
+    demo.add_argument("--format", choices=("text", "json"), default="text")
+
+    simulate = commands.add_parser(
+        "simulate",
+        parents=[verbosity],
+        help="write a SIMULATED kag run (datasets.json + results/) for tests and demos",
+        description="Write a deterministic, clearly labelled SIMULATED kag run. "
+        "OUT must not exist; it appears complete or not at all.",
+    )
+    simulate.add_argument("out", metavar="OUT", help="folder to create")
+    simulate.add_argument("--questions", type=_non_negative, default=40, help="per dataset")
+    simulate.add_argument("--datasets", type=int, default=3, choices=range(1, 7), metavar="1-6")
+    simulate.add_argument("--vector-dim", type=_non_negative, default=384)
+    simulate.add_argument("--seed", type=int, default=0)
+    simulate.add_argument("--prefix", default="")
+    return parser
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
+    return value
+
+
+def _configure_logging(args: argparse.Namespace) -> int:
+    verbose = getattr(args, "verbose", 0)
+    if getattr(args, "quiet", False):
+        level = logging.CRITICAL + 10
+    else:
+        level = _LEVELS.get(verbose, TRACE)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("kagreport: %(levelname)s: %(message)s"))
+    root = logging.getLogger("kagreport")
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    root.propagate = False
+    return level
+
+
+def _progress(level: int) -> Callable[[int], None] | None:
+    if level > logging.ERROR or not sys.stderr.isatty():
+        return None
+
+    def show(count: int) -> None:
+        sys.stderr.write(f"\rkagreport: {count:,} result files read")
+        sys.stderr.flush()
+
+    return show
+
+
+def _end_progress(progress: Callable[[int], None] | None) -> None:
+    if progress is not None:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+
+
+def _run_stats(args: argparse.Namespace, level: int) -> int:
+    if args.datasets is None:
+        raise UsageError(
+            "the following argument is required: -d/--datasets (unless `find` is used)"
+        )
+    progress = _progress(level)
+    try:
+        report = grade(args.datasets, args.results, args.prefix, progress=progress)
+    finally:
+        _end_progress(progress)
+    sys.stdout.write(report.to_json() if args.format == "json" else report.to_text())
+    if report.unparsable_files and level == logging.ERROR:
+        sys.stderr.write(
+            f"kagreport: {len(report.unparsable_files)} result file(s) did not parse and were "
+            "skipped; run with -v to list them.\n"
+        )
+    return 0
+
+
+def _run_find(args: argparse.Namespace, level: int) -> int:
+    pattern = compile_pattern(args.regex)
+    progress = _progress(level)
+    try:
+        report = find(pattern, args.results, args.prefix, progress=progress)
+    finally:
+        _end_progress(progress)
+    if args.format == "json":
+        sys.stdout.write(report.to_json())
+        return 0
+    if not report.matches:
+        sys.stderr.write(report.summary + "\n")
+        return 0
+    if args.fzf:
+        _browse_with_fzf(report)
+    else:
+        sys.stdout.write("".join(m.line + "\n" for m in report))
+        sys.stdout.flush()
+    sys.stderr.write("\n" + report.summary + "\n")
+    return 0
+
+
+def _browse_with_fzf(report: FindReport) -> None:
+    fzf = shutil.which("fzf")
+    if fzf is None:
+        raise KagreportError("--fzf needs fzf on the PATH; it was not found")
+    lines = "".join(m.line + "\n" for m in report).encode("utf-8", "surrogateescape")
+    try:
+        subprocess.run(
+            [fzf, "--delimiter", "\t", "--with-nth", "2..", "--preview", "cat {1}"],
+            input=lines,
+            check=False,
+        )
+    except OSError as exc:
+        raise KagreportError(f"cannot run fzf: {exc}") from None
+
+
+def _run_demo(args: argparse.Namespace, level: int) -> int:
+    from kagreport.examples import mmlu_pro_philosophy
+
+    example = mmlu_pro_philosophy()
+    report = grade(example.datasets, example.results)
+    if args.format == "json":
+        sys.stdout.write(report.to_json())
+    else:
+        sys.stdout.write(f"{example.name} (real data)\n{example.attribution}\n\n")
+        sys.stdout.write(report.to_text())
+    return 0
+
+
+def _run_simulate(args: argparse.Namespace, level: int) -> int:
+    out = os.path.abspath(args.out)
+    if os.path.lexists(out):
+        raise KagreportError(f"{args.out} already exists; choose a new folder", path=args.out)
+    parent = os.path.dirname(out)
+    if not os.path.isdir(parent):
+        raise KagreportError(f"the parent folder of {args.out} does not exist", path=parent)
+    staging = tempfile.mkdtemp(prefix=".kagreport-simulate-", dir=parent)
+    try:
+        run = simulate_run(
+            staging,
+            questions=args.questions,
+            datasets=args.datasets,
+            vector_dim=args.vector_dim,
+            seed=args.seed,
+            prefix=args.prefix,
+        )
+        os.rename(staging, out)  # all or nothing
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    sys.stdout.write(
+        f"SIMULATED kag run written to {args.out}: {run.files} result files\n"
+        f"  grade it: kagreport stats -d {os.path.join(args.out, 'datasets.json')} "
+        f"-r {os.path.join(args.out, 'results')}"
+        + (f" --prefix {args.prefix}" if args.prefix else "")
+        + "\n"
+    )
+    return 0
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace, int], int]] = {
+    "demo": _run_demo,
+    "simulate": _run_simulate,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code (0 ok, 1 runtime error, 2 usage error)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = _configure_logging(args)
+    try:
+        run: Callable[[argparse.Namespace, int], int]
+        if args.command == "stats":
+            run = _run_find if args.stats_command == "find" else _run_stats
+        else:
+            run = _COMMANDS[args.command]
+        return run(args, level)
+    except UsageError as exc:
+        parser.print_usage(sys.stderr)
+        sys.stderr.write(f"kagreport: error: {exc}\n")
+        return exc.exit_code
+    except KagreportError as exc:
+        sys.stderr.write(f"kagreport: error: {exc}\n")
+        return exc.exit_code
+    except BrokenPipeError:
+        # The reader went away (`| head`): not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        sys.stderr.write("kagreport: interrupted\n")
+        return 130

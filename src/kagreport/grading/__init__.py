@@ -1,0 +1,42 @@
+"""``kag stats`` and ``kag stats find``: outcomes, metrics, reports and their rendering.
+
+>>> from kagreport.grading import grade
+>>> report = grade("datasets.json", "results")  # doctest: +SKIP
+>>> print(report.to_text())  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from kagreport.grading._find import FindMatch, FindReport, compile_pattern, find
+from kagreport.grading._grade import WHITE_SPACE, SetupReport, StatsReport, grade, grade_response
+from kagreport.grading._items import ItemRow, ItemTable, Outcome
+from kagreport.grading._metrics import (
+    Metrics,
+    RetrievalMetrics,
+    duration_div_secs,
+    duration_secs,
+)
+from kagreport.grading._render import render_text
+from kagreport.kag._jsonfmt import dumps_pretty, format_float
+
+__all__ = [
+    "WHITE_SPACE",
+    "FindMatch",
+    "FindReport",
+    "ItemRow",
+    "ItemTable",
+    "Metrics",
+    "Outcome",
+    "RetrievalMetrics",
+    "SetupReport",
+    "StatsReport",
+    "compile_pattern",
+    "dumps_pretty",
+    "duration_div_secs",
+    "duration_secs",
+    "find",
+    "format_float",
+    "grade",
+    "grade_response",
+    "render_text",
+]

@@ -1,0 +1,273 @@
+"""The per-item outcome table: one row per graded result file, held in columns.
+
+``kag stats`` keeps only aggregates; later layers (paired tests, item
+browsers, charts of latency) need the items. The table holds no prompts,
+responses or vectors: small integer codes and 64-bit numbers, about 60 bytes
+a row, so a million results fit in memory comfortably.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from array import array
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+__all__ = ["ItemRow", "ItemTable", "Outcome"]
+
+_MISSING = -1
+_DTYPES = {"I": "uint32", "B": "uint8", "q": "int64"}
+
+
+class Outcome(enum.IntEnum):
+    """The grade of one result file (kag ``metric.rs``)."""
+
+    CORRECT = 0
+    INCORRECT = 1
+    ERROR = 2
+
+    @property
+    def label(self) -> str:
+        """``"correct"``, ``"incorrect"`` or ``"error"``."""
+        return self.name.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRow:
+    """One row of :class:`ItemTable`; times in seconds, sizes in bytes, ``None`` when absent."""
+
+    setup: str
+    dataset: str
+    question: str
+    outcome: Outcome
+    generation_secs: float | None
+    retrieval_secs: float | None
+    vertices: int | None
+    relationships: int | None
+    properties: int | None
+    context_bytes: int | None
+
+
+class _Interner:
+    __slots__ = ("codes", "names")
+
+    def __init__(self) -> None:
+        self.codes: dict[str, int] = {}
+        self.names: list[str] = []
+
+    def code(self, name: str) -> int:
+        code = self.codes.get(name)
+        if code is None:
+            code = self.codes[name] = len(self.names)
+            self.names.append(name)
+        return code
+
+
+class ItemTableBuilder:
+    """Appends rows while grading; :meth:`build` freezes them into an :class:`ItemTable`."""
+
+    __slots__ = ("_columns", "_datasets", "_questions", "_setups")
+
+    def __init__(self) -> None:
+        self._setups = _Interner()
+        self._datasets = _Interner()
+        self._questions = _Interner()
+        # setup, dataset, question codes; outcome; then int64 measurements (-1 = absent).
+        self._columns: tuple[array[int], ...] = (
+            array("I"),
+            array("I"),
+            array("I"),
+            array("B"),
+            array("q"),
+            array("q"),
+            array("q"),
+            array("q"),
+            array("q"),
+            array("q"),
+        )
+
+    def append(
+        self,
+        setup: str,
+        dataset: str,
+        question: str,
+        outcome: Outcome,
+        generation_ns: int | None,
+        retrieval_ns: int | None,
+        vertices: int | None,
+        relationships: int | None,
+        properties: int | None,
+        context_bytes: int | None,
+    ) -> None:
+        c = self._columns
+        c[0].append(self._setups.code(setup))
+        c[1].append(self._datasets.code(dataset))
+        c[2].append(self._questions.code(question))
+        c[3].append(outcome)
+        for column, value in zip(
+            c[4:],
+            (generation_ns, retrieval_ns, vertices, relationships, properties, context_bytes),
+            strict=True,
+        ):
+            # Counts beyond int64 cannot be real; clamp rather than fail the whole report.
+            column.append(_MISSING if value is None else min(value, 2**63 - 1))
+
+    def build(self, results: str | None = None, prefix: str = "") -> ItemTable:
+        return ItemTable(
+            tuple(self._setups.names),
+            tuple(self._datasets.names),
+            tuple(self._questions.names),
+            self._columns,
+            results=results,
+            prefix=prefix,
+        )
+
+
+class ItemTable:
+    """Per-item outcomes of a graded result tree, in columns.
+
+    Rows come in walk order. Names are stored once and referenced by code.
+
+    Attributes
+    ----------
+    setup_names, dataset_names, question_names : tuple of str
+        The distinct names; the code columns index into them.
+    results : str or None
+        The results root, so a row's file is
+        ``results/<dataset>/<question>/<prefix><setup>.json``.
+    prefix : str
+        The file-name prefix of the graded run.
+    """
+
+    COLUMNS = (
+        "setup",
+        "dataset",
+        "question",
+        "outcome",
+        "generation_secs",
+        "retrieval_secs",
+        "vertices",
+        "relationships",
+        "properties",
+        "context_bytes",
+    )
+
+    def __init__(
+        self,
+        setup_names: Sequence[str],
+        dataset_names: Sequence[str],
+        question_names: Sequence[str],
+        columns: tuple[array[int], ...],
+        *,
+        results: str | None = None,
+        prefix: str = "",
+    ) -> None:
+        self.setup_names = tuple(setup_names)
+        self.dataset_names = tuple(dataset_names)
+        self.question_names = tuple(question_names)
+        self._columns = columns
+        self.results = results
+        self.prefix = prefix
+
+    def __len__(self) -> int:
+        return len(self._columns[0])
+
+    def __repr__(self) -> str:
+        return f"<ItemTable: {len(self)} items, {len(self.setup_names)} setups>"
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the columns, bytes (names not counted)."""
+        return sum(column.itemsize * len(column) for column in self._columns)
+
+    def codes(self, name: str) -> npt.NDArray[Any]:
+        """Raw column as a NumPy array (a copy-free view where NumPy allows).
+
+        ``setup``/``dataset``/``question`` give codes into the ``*_names``
+        tuples, ``outcome`` gives :class:`Outcome` values, the others give
+        int64 with -1 for absent (``generation_secs`` and ``retrieval_secs``
+        are then nanoseconds).
+
+        Raises
+        ------
+        KeyError
+            For an unknown column name.
+        """
+        import numpy as np
+
+        try:
+            index = self.COLUMNS.index(name)
+        except ValueError:
+            raise KeyError(f"unknown column {name!r}; columns: {', '.join(self.COLUMNS)}") from None
+        column = self._columns[index]
+        dtype = _DTYPES[column.typecode]
+        return np.frombuffer(column, dtype=dtype) if len(column) else np.zeros(0, dtype=dtype)
+
+    def column(self, name: str) -> npt.NDArray[Any]:
+        """One column in user units, as a NumPy array of length ``len(self)``.
+
+        Names are decoded to ``object`` arrays of ``str``; ``outcome`` to its
+        labels (``"correct"``, ``"incorrect"``, ``"error"``); times to float
+        seconds and counts to float, with NaN where absent (error records,
+        results without retrieval).
+
+        Raises
+        ------
+        KeyError
+            For an unknown column name.
+        """
+        import numpy as np
+
+        raw = self.codes(name)
+        if name in ("setup", "dataset", "question"):
+            names = np.array(getattr(self, f"{name}_names") or ("",), dtype=object)
+            return names[raw] if len(raw) else np.zeros(0, dtype=object)
+        if name == "outcome":
+            labels = np.array([o.label for o in Outcome], dtype=object)
+            return labels[raw] if len(raw) else np.zeros(0, dtype=object)
+        values = raw.astype(np.float64)
+        values[raw < 0] = np.nan
+        if name in ("generation_secs", "retrieval_secs"):
+            values /= 1e9
+        return values
+
+    def to_columns(self) -> dict[str, npt.NDArray[Any]]:
+        """Every column by :meth:`column`, keyed by name (ready for ``pandas.DataFrame``)."""
+        return {name: self.column(name) for name in self.COLUMNS}
+
+    def __iter__(self) -> Iterator[ItemRow]:
+        c = self._columns
+        for i in range(len(self)):
+            values = [None if c[k][i] < 0 else c[k][i] for k in range(4, 10)]
+            gen, ret = values[0], values[1]
+            yield ItemRow(
+                self.setup_names[c[0][i]],
+                self.dataset_names[c[1][i]],
+                self.question_names[c[2][i]],
+                Outcome(c[3][i]),
+                None if gen is None else gen / 1e9,
+                None if ret is None else ret / 1e9,
+                values[2],
+                values[3],
+                values[4],
+                values[5],
+            )
+
+    def path(self, row: ItemRow) -> str:
+        """The result file a row was graded from.
+
+        Raises
+        ------
+        ValueError
+            If the table does not know its results root.
+        """
+        if self.results is None:
+            raise ValueError("this item table does not know its results folder")
+        return os.path.join(
+            self.results, row.dataset, row.question, f"{self.prefix}{row.setup}.json"
+        )

@@ -1,0 +1,54 @@
+"""Reading what ``kag benchmark`` writes: the datasets file, result files, the result tree.
+
+This layer reads and validates; it grades nothing (see :mod:`kagreport.grading`).
+"""
+
+from __future__ import annotations
+
+from kagreport.kag._datasets import MCQ, Datasets, Question, load_datasets, parse_datasets
+from kagreport.kag._jsonfmt import dumps_pretty, format_float
+from kagreport.kag._names import is_component_name, to_component_name
+from kagreport.kag._records import (
+    ResultRecord,
+    RetrievalSample,
+    decode_result,
+    read_bytes,
+    read_result,
+)
+from kagreport.kag._simulate import SimulatedRun, SimulatedSetup, simulate_run
+from kagreport.kag._walk import (
+    QuestionDir,
+    ResultFile,
+    check_root,
+    iter_find_candidates,
+    iter_question_dirs,
+    iter_result_files,
+    setup_name,
+)
+
+__all__ = [
+    "MCQ",
+    "Datasets",
+    "Question",
+    "QuestionDir",
+    "ResultFile",
+    "ResultRecord",
+    "RetrievalSample",
+    "SimulatedRun",
+    "SimulatedSetup",
+    "check_root",
+    "decode_result",
+    "dumps_pretty",
+    "format_float",
+    "is_component_name",
+    "iter_find_candidates",
+    "iter_question_dirs",
+    "iter_result_files",
+    "load_datasets",
+    "parse_datasets",
+    "read_bytes",
+    "read_result",
+    "setup_name",
+    "simulate_run",
+    "to_component_name",
+]
