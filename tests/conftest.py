@@ -98,9 +98,7 @@ class Tree:
             path.write_text(text, encoding="utf-8")
         return path
 
-    def ok(
-        self, dataset: str, question: str, setup: str, result: str, **kwargs: Any
-    ) -> Path:
+    def ok(self, dataset: str, question: str, setup: str, result: str, **kwargs: Any) -> Path:
         body = {"ok": {"result": result, "stats": stats(**kwargs)}}
         return self.raw(dataset, question, f"{setup}.json", json.dumps(body, indent=2))
 

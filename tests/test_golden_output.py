@@ -15,8 +15,8 @@ base: GEN 3.25 s / 2 = 1.625; CTX 3 B / 2 = 1.5; beta's CTX is null (all prompts
 from __future__ import annotations
 
 import pytest
-from conftest import Tree, mcq, run_cli
 
+from conftest import Tree, mcq, run_cli
 from kagreport import grade
 
 
@@ -180,8 +180,12 @@ GOLDEN_JSON = """\
 }
 """
 
-EMPTY_TEXT = "Datasets: 0 | Scorable questions: 1 | Skipped files: 0\n\nNo scorable results were found.\n"
-EMPTY_JSON = '{\n  "datasets": 0,\n  "scorable_questions": 1,\n  "skipped_files": 0,\n  "setups": []\n}\n'
+EMPTY_TEXT = (
+    "Datasets: 0 | Scorable questions: 1 | Skipped files: 0\n\nNo scorable results were found.\n"
+)
+EMPTY_JSON = (
+    '{\n  "datasets": 0,\n  "scorable_questions": 1,\n  "skipped_files": 0,\n  "setups": []\n}\n'
+)
 
 
 def test_text_matches_the_hand_written_table(run: Tree) -> None:

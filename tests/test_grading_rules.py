@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import Tree, mcq
 
+from conftest import Tree, mcq
 from kagreport import ResultTreeError, grade
 from kagreport.grading import Outcome, grade_response
 
@@ -297,9 +297,9 @@ def test_mean_time_is_rounded_to_whole_nanoseconds_like_rust(tree: Tree) -> None
     metrics = grade(tree.datasets_path, tree.results)["s"].overall
     assert metrics.total_generation_secs == 1.0
     assert metrics.avg_generation_secs == 0.333333333
-    assert '"avg_generation_secs": 0.333333333,' in grade(
-        tree.datasets_path, tree.results
-    ).to_json()
+    assert (
+        '"avg_generation_secs": 0.333333333,' in grade(tree.datasets_path, tree.results).to_json()
+    )
 
 
 def test_context_length_is_utf8_bytes_and_null_when_all_empty(tree: Tree) -> None:

@@ -1,0 +1,775 @@
+"""Speed and memory of ``kagreport stats`` on a large SIMULATED kag result tree.
+
+Usage (from the repository root)::
+
+    .venv/bin/python benchmarks/bench_stats.py                 # 100,000 files, tree deleted after
+    .venv/bin/python benchmarks/bench_stats.py --keep          # keep the trees; reruns reuse them
+    .venv/bin/python benchmarks/bench_stats.py --files 20000 --keep
+    .venv/bin/python benchmarks/bench_stats.py --profile --keep  # cProfile of grade(), top 25
+
+What one run measures, on the same tree and in the same process tree:
+
+* **I/O floor**: a child that walks the tree with ``os.walk`` and reads every
+  file's bytes with ``open(path, "rb").read()``, nothing else.
+* **kagreport**: ``.venv/bin/kagreport stats -d ... -r ... --format json``.
+* **naive**: a straightforward grader written here (``pathlib.Path.rglob`` and
+  ``json.load`` per file) that computes the same per-setup totals; its counts
+  are checked against kagreport's JSON output.
+
+Every measurement runs in a fresh child process (``os.posix_spawn``); wall time
+is ``time.perf_counter`` from spawn to reap, and peak RSS and CPU time are that
+child's own ``rusage`` as returned by ``os.wait4`` (not the cumulative
+``RUSAGE_CHILDREN``). Each measurement is repeated three times, interleaved,
+after one untimed full read of the tree that warms the page cache. Memory growth
+per file is the difference of kagreport's peak RSS between the big tree and a
+tree ten times smaller, divided by the difference in files.
+
+The tree is generated with :func:`kagreport.kag.simulate_run`, every setup a KAG
+setup (each result carries a 384-float embedding vector). A marker file written
+last records the parameters; a tree with a matching marker is reused.
+
+The children (``--io-floor``, ``--naive``) must not pay for imports they do not
+need, so this module imports only ``json``, ``os`` and ``sys`` at the top;
+everything else is imported inside the functions of the parent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from kagreport.kag import SimulatedSetup
+
+__all__ = ["main"]
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_FILES = 100_000
+SETUPS = 4
+MAX_DATASETS = 5
+VECTOR_DIM = 384
+UNPARSABLE_FILES = 3
+TEMPORARY_FILES = 2
+REPEATS = 3
+MARKER = ".bench-stats-tree.json"
+MARKER_VERSION = 1
+
+# Targets of the summary.
+TARGET_IO_RATIO = 1.5  # kagreport / I/O floor, at most
+TARGET_NAIVE_RATIO = 3.0  # naive / kagreport, at least
+TARGET_BYTES_PER_FILE = 200.0  # kagreport memory growth per result file, at most
+
+# Unicode White_Space (Rust str::trim), and an ASCII-only lower-casing table
+# (Rust eq_ignore_ascii_case): the naive grader applies kag's rule too.
+_WHITE_SPACE = (
+    "\u0009\u000a\u000b\u000c\u000d\u0020\u0085\u00a0\u1680"
+    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+_ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
+
+
+# --------------------------------------------------------------------------- children
+
+
+def io_floor(root: str) -> dict[str, int]:
+    """Walk ``root`` and read every file's bytes; nothing else."""
+    files = 0
+    size = 0
+    for folder, _dirs, names in os.walk(root):
+        for name in names:
+            with open(os.path.join(folder, name), "rb") as file:
+                size += len(file.read())
+            files += 1
+    return {"files": files, "bytes": size}
+
+
+def _nanos(duration: Any) -> int:
+    if isinstance(duration, dict):
+        return int(duration["secs"]) * 1_000_000_000 + int(duration["nanos"])
+    secs, nanos = duration
+    return int(secs) * 1_000_000_000 + int(nanos)
+
+
+def naive_grade(datasets_path: str, results_path: str) -> dict[str, Any]:
+    """Grade a result tree the obvious way: ``rglob`` and ``json.load`` every file."""
+    from pathlib import Path
+
+    with open(datasets_path, encoding="utf-8") as file:
+        truth: dict[str, dict[str, Any]] = json.load(file)
+    results = Path(results_path)
+    setups: dict[str, dict[str, int]] = {}
+    unparsable = 0
+    for path in results.rglob("*.json"):
+        parts = path.relative_to(results).parts
+        if len(parts) != 3 or not path.is_file():
+            continue
+        dataset, question, name = parts
+        entry = truth.get(dataset, {}).get(question)
+        if entry is None or entry.get("output") is None:
+            continue
+        answer = entry["output"].get("answer")
+        if answer is None:
+            continue
+        try:
+            with path.open(encoding="utf-8") as file:
+                record = json.load(file)
+        except (ValueError, UnicodeDecodeError):
+            unparsable += 1
+            continue
+        totals = setups.setdefault(
+            name[: -len(".json")],
+            dict.fromkeys(
+                (
+                    "correct",
+                    "incorrect",
+                    "errors",
+                    "generation_ns",
+                    "context_bytes",
+                    "retrieval_ns",
+                    "vertices",
+                    "relationships",
+                    "properties",
+                    "retrieval_samples",
+                ),
+                0,
+            ),
+        )
+        if "error" in record:
+            totals["errors"] += 1
+            continue
+        ok = record["ok"]
+        response = ok["result"].strip(_WHITE_SPACE)
+        if response.translate(_ASCII_LOWER) == answer.translate(_ASCII_LOWER):
+            totals["correct"] += 1
+        else:
+            totals["incorrect"] += 1
+        stats = ok["stats"]
+        totals["generation_ns"] += _nanos(stats["time"])
+        totals["context_bytes"] += len(stats["prompt"].encode("utf-8", "surrogatepass"))
+        retrieval = stats.get("retrieval")
+        if retrieval is not None:
+            embedder = retrieval["stats"]["embedder"]
+            neo4j = embedder["database"]["neo4j"]
+            totals["retrieval_ns"] += _nanos(embedder["time"])
+            totals["vertices"] += int(neo4j["vertices"])
+            totals["relationships"] += int(neo4j["relationships"])
+            totals["properties"] += int(neo4j["properties"])
+            totals["retrieval_samples"] += 1
+    return {"setups": setups, "unparsable_files": unparsable}
+
+
+# --------------------------------------------------------------------------- the tree
+
+
+def _bench_setups() -> list[SimulatedSetup]:
+    from kagreport.kag import SimulatedSetup
+
+    return [
+        SimulatedSetup("kag-small", "sim-small-8b", 0.66, 0.04, kag=True, mean_generation_secs=1.3),
+        SimulatedSetup("kag-medium", "sim-medium-32b", 0.72, 0.03, True, 2.0),
+        SimulatedSetup("kag-large", "sim-large-70b", 0.80, 0.03, True, 3.1),
+        SimulatedSetup("kag-huge", "sim-huge-405b", 0.84, 0.02, True, 4.6),
+    ]
+
+
+def _tree_shape(files: int) -> tuple[int, int]:
+    """(datasets, questions per dataset) giving at least ``files`` result files."""
+    import math
+
+    datasets = min(MAX_DATASETS, max(1, math.ceil(files / SETUPS)))
+    return datasets, math.ceil(files / (SETUPS * datasets))
+
+
+def _tree_params(files: int, seed: int) -> dict[str, Any]:
+    datasets, questions = _tree_shape(files)
+    return {
+        "marker_version": MARKER_VERSION,
+        "requested_files": files,
+        "datasets": datasets,
+        "questions": questions,
+        "setups": [s.name for s in _bench_setups()],
+        "kag": True,
+        "vector_dim": VECTOR_DIM,
+        "seed": seed,
+        "unparsable_files": UNPARSABLE_FILES,
+        "temporary_files": TEMPORARY_FILES,
+    }
+
+
+class Tree:
+    """A simulated tree on disk and how it was obtained."""
+
+    def __init__(self, root: str, marker: dict[str, Any], generated: bool, secs: float) -> None:
+        self.root = root
+        self.marker = marker
+        self.generated = generated
+        self.secs = secs
+
+    @property
+    def datasets_path(self) -> str:
+        return os.path.join(self.root, "datasets.json")
+
+    @property
+    def results_path(self) -> str:
+        return os.path.join(self.root, "results")
+
+    @property
+    def result_files(self) -> int:
+        return int(self.marker["result_files"])
+
+    def describe(self) -> str:
+        m = self.marker
+        how = f"generated in {self.secs:.1f} s" if self.generated else "reused (marker matched)"
+        return (
+            f"{_rel(self.root)} ({how}): {m['result_files']:,} result files "
+            f"({m['unparsable_files']} unparsable, {m['temporary_files']} .json.tmp), "
+            f"{m['datasets']} datasets x {m['questions']:,} questions x "
+            f"{len(m['setups'])} KAG setups, {m['vector_dim']}-float vectors; "
+            f"{m['all_files']:,} files, {m['bytes']:,} bytes ({m['bytes'] / 2**20:,.1f} MiB) "
+            "on disk"
+        )
+
+
+def _rel(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _read_marker(root: str) -> dict[str, Any] | None:
+    try:
+        with open(os.path.join(root, MARKER), encoding="utf-8") as file:
+            marker: dict[str, Any] = json.load(file)
+    except (OSError, ValueError):
+        return None
+    return marker
+
+
+def ensure_tree(root: str, files: int, seed: int) -> Tree:
+    """Reuse the tree at ``root`` if its marker matches, else generate it there.
+
+    Generation writes into a temporary sibling folder, writes the marker last and
+    renames the folder into place, so an interrupted run leaves no half tree at ``root``.
+    """
+    import shutil
+    import tempfile
+    import time
+
+    from kagreport.kag import simulate_run
+
+    params = _tree_params(files, seed)
+    root = os.path.abspath(root)
+    marker = _read_marker(root)
+    if marker is not None and {k: marker.get(k) for k in params} == params:
+        return Tree(root, marker, generated=False, secs=0.0)
+    if os.path.lexists(root):
+        raise SystemExit(
+            f"bench_stats: {root} exists but is not a benchmark tree with these parameters "
+            f"(no matching {MARKER}); remove it or choose another --data folder"
+        )
+    parent = os.path.dirname(root)
+    os.makedirs(parent, exist_ok=True)
+    print(f"generating {_rel(root)} ({files:,} result files) ...", flush=True)
+    start = time.perf_counter()
+    staging = tempfile.mkdtemp(prefix=f".{os.path.basename(root)}-partial-", dir=parent)
+    try:
+        run = simulate_run(
+            staging,
+            questions=params["questions"],
+            datasets=params["datasets"],
+            setups=_bench_setups(),
+            vector_dim=VECTOR_DIM,
+            seed=seed,
+            unlabelled_questions=0,
+            free_form_questions=0,
+            unparsable_files=UNPARSABLE_FILES,
+            temporary_files=TEMPORARY_FILES,
+        )
+        all_files = 1  # the marker itself
+        size = 0
+        for folder, _dirs, names in os.walk(staging):
+            for name in names:
+                size += os.lstat(os.path.join(folder, name)).st_size
+                all_files += 1
+        marker = {**params, "result_files": run.files, "all_files": all_files, "bytes": size}
+        with open(os.path.join(staging, MARKER), "w", encoding="utf-8") as file:
+            json.dump(marker, file, indent=2)
+        os.rename(staging, root)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return Tree(root, marker, generated=True, secs=time.perf_counter() - start)
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+class Sample:
+    """One child process: wall time, CPU time, peak RSS, exit status and output."""
+
+    def __init__(
+        self, wall: float, cpu: float, maxrss: int, status: int, stdout: str, stderr: str
+    ) -> None:
+        self.wall = wall
+        self.cpu = cpu
+        self.maxrss = maxrss  # bytes
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+def run_child(argv: Sequence[str]) -> Sample:
+    """Spawn ``argv``, wait for it and return its own wall time, rusage and output.
+
+    stdout and stderr go to temporary files (no pipe to drain while timing).
+    """
+    import tempfile
+    import time
+
+    with tempfile.TemporaryDirectory(prefix="bench-stats-") as scratch:
+        out = os.path.join(scratch, "stdout")
+        err = os.path.join(scratch, "stderr")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, out, flags, 0o600),
+            (os.POSIX_SPAWN_OPEN, 2, err, flags, 0o600),
+        ]
+        start = time.perf_counter()
+        pid = os.posix_spawn(argv[0], list(argv), os.environ, file_actions=actions)
+        _pid, status, usage = os.wait4(pid, 0)
+        wall = time.perf_counter() - start
+        with open(out, encoding="utf-8", errors="replace") as file:
+            stdout = file.read()
+        with open(err, encoding="utf-8", errors="replace") as file:
+            stderr = file.read()
+    # ru_maxrss is KiB on Linux and the BSDs, bytes on macOS.
+    scale = 1 if sys.platform == "darwin" else 1024
+    return Sample(
+        wall,
+        usage.ru_utime + usage.ru_stime,
+        usage.ru_maxrss * scale,
+        os.waitstatus_to_exitcode(status),
+        stdout,
+        stderr,
+    )
+
+
+def _check_ok(name: str, sample: Sample) -> None:
+    if sample.status != 0:
+        raise SystemExit(
+            f"bench_stats: {name} exited with status {sample.status}\n"
+            f"stderr:\n{sample.stderr[-4000:]}"
+        )
+
+
+def _kagreport_exe() -> str:
+    import shutil
+
+    candidate = os.path.join(os.path.dirname(sys.executable), "kagreport")
+    if os.access(candidate, os.X_OK):
+        return candidate
+    found = shutil.which("kagreport")
+    if found is None:
+        raise SystemExit(
+            "bench_stats: the kagreport script was not found; run with .venv/bin/python"
+        )
+    return found
+
+
+class Measure:
+    """A named command and its samples."""
+
+    def __init__(self, name: str, argv: list[str]) -> None:
+        self.name = name
+        self.argv = argv
+        self.samples: list[Sample] = []
+
+    def run(self) -> Sample:
+        sample = run_child(self.argv)
+        _check_ok(self.name, sample)
+        self.samples.append(sample)
+        return sample
+
+    @property
+    def median_wall(self) -> float:
+        import statistics
+
+        return statistics.median(s.wall for s in self.samples)
+
+    @property
+    def min_wall(self) -> float:
+        return min(s.wall for s in self.samples)
+
+    @property
+    def median_cpu(self) -> float:
+        import statistics
+
+        return statistics.median(s.cpu for s in self.samples)
+
+    @property
+    def median_rss(self) -> float:
+        import statistics
+
+        return statistics.median(s.maxrss for s in self.samples)
+
+    @property
+    def max_rss(self) -> int:
+        return max(s.maxrss for s in self.samples)
+
+
+def _cross_check(kag_json: str, naive_json: str, kag_stderr: str) -> list[str]:
+    """Compare kagreport's JSON with the naive totals; raise on any difference."""
+    import math
+    import re
+
+    kag = json.loads(kag_json)
+    naive = json.loads(naive_json)
+    problems: list[str] = []
+    kag_setups = {s["setup"]: s["overall"] for s in kag["setups"]}
+    naive_setups: dict[str, dict[str, int]] = naive["setups"]
+    if set(kag_setups) != set(naive_setups):
+        problems.append(
+            f"setups differ: kagreport {sorted(kag_setups)}, naive {sorted(naive_setups)}"
+        )
+    lines = []
+    for setup in sorted(set(kag_setups) & set(naive_setups)):
+        k, n = kag_setups[setup], naive_setups[setup]
+        for key in ("correct", "incorrect", "errors"):
+            if k[key] != n[key]:
+                problems.append(f"{setup}: {key} kagreport={k[key]} naive={n[key]}")
+        if not math.isclose(k["total_generation_secs"], n["generation_ns"] / 1e9, rel_tol=1e-12):
+            problems.append(f"{setup}: generation time differs")
+        samples = k["correct"] + k["incorrect"]
+        if k["avg_context_length"] is not None and not math.isclose(
+            k["avg_context_length"] * samples, n["context_bytes"], rel_tol=1e-9
+        ):
+            problems.append(f"{setup}: context bytes differ")
+        r = k["retrieval"]
+        if r is None:
+            problems.append(f"{setup}: kagreport reports no retrieval for a KAG setup")
+        else:
+            for key, naive_key in (
+                ("vertices", "vertices"),
+                ("relationships", "relationships"),
+                ("properties", "properties"),
+                ("samples", "retrieval_samples"),
+            ):
+                if r[key] != n[naive_key]:
+                    problems.append(
+                        f"{setup}: retrieval {key} kagreport={r[key]} naive={n[naive_key]}"
+                    )
+            if not math.isclose(r["time_secs"], n["retrieval_ns"] / 1e9, rel_tol=1e-12):
+                problems.append(f"{setup}: retrieval time differs")
+        lines.append(
+            f"  {setup:<11} correct {k['correct']:>6,}  incorrect {k['incorrect']:>6,}  "
+            f"errors {k['errors']:>5,}  (kagreport == naive)"
+        )
+    found = re.search(r"(\d+) result file\(s\) did not parse", kag_stderr)
+    kag_unparsable = int(found.group(1)) if found else 0
+    if kag_unparsable != naive["unparsable_files"]:
+        problems.append(
+            f"unparsable files: kagreport={kag_unparsable} naive={naive['unparsable_files']}"
+        )
+    lines.append(f"  unparsable files skipped: {kag_unparsable} (kagreport == naive)")
+    if problems:
+        raise AssertionError("naive grader and kagreport disagree:\n  " + "\n  ".join(problems))
+    return lines
+
+
+def _mib(value: float) -> str:
+    return f"{value / 2**20:,.1f} MiB"
+
+
+def _verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def _machine_info() -> list[str]:
+    import platform
+
+    from kagreport import __version__
+
+    try:
+        from importlib.metadata import version
+
+        msgspec_version = version("msgspec")
+    except Exception:  # pragma: no cover - informational only
+        msgspec_version = "?"
+    mem = ""
+    try:
+        pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        mem = f", {pages / 2**30:.1f} GiB RAM"
+    except (ValueError, OSError, AttributeError):
+        pass
+    return [
+        f"machine: {platform.system()} {platform.release()} {platform.machine()}, "
+        f"os.cpu_count()={os.cpu_count()}{mem}",
+        f"python:  {platform.python_implementation()} {platform.python_version()} "
+        f"({sys.executable})",
+        f"kagreport {__version__}, msgspec {msgspec_version}",
+    ]
+
+
+def benchmark(big: Tree, small: Tree) -> bool:
+    """Run every measurement, print the summary; return whether every target was met."""
+    import time
+
+    python = sys.executable
+    script = os.path.abspath(__file__)
+    kagreport = _kagreport_exe()
+
+    def stats_argv(tree: Tree) -> list[str]:
+        return [
+            kagreport,
+            "stats",
+            "-d",
+            tree.datasets_path,
+            "-r",
+            tree.results_path,
+            "--format",
+            "json",
+        ]
+
+    startup = Measure("python startup", [python, "-c", "pass"])
+    io = Measure("I/O floor", [python, script, "--io-floor", big.root])
+    kag = Measure("kagreport", stats_argv(big))
+    naive = Measure("naive", [python, script, "--naive", big.datasets_path, big.results_path])
+    kag_small = Measure("kagreport small", stats_argv(small))
+
+    print("\nwarm-up: one untimed full read of each tree (os.walk + read), so every timed")
+    print("measurement below sees a warm page cache")
+    start = time.perf_counter()
+    warm = run_child([python, script, "--io-floor", big.root])
+    _check_ok("warm-up", warm)
+    warm_small = run_child([python, script, "--io-floor", small.root])
+    _check_ok("warm-up", warm_small)
+    print(
+        f"  warm-up read {json.loads(warm.stdout)['bytes']:,} + "
+        f"{json.loads(warm_small.stdout)['bytes']:,} bytes in {time.perf_counter() - start:.2f} s"
+    )
+
+    print(f"\nmeasuring: {REPEATS} repetitions, interleaved, each in a fresh child process")
+    order = (startup, io, kag, naive, kag_small)
+    for rep in range(REPEATS):
+        for measure in order:
+            sample = measure.run()
+            print(
+                f"  rep {rep + 1}/{REPEATS}  {measure.name:<16} {sample.wall:8.3f} s  "
+                f"cpu {sample.cpu:7.3f} s  peak RSS {_mib(sample.maxrss):>11}",
+                flush=True,
+            )
+
+    io_out = json.loads(io.samples[0].stdout)
+    if io_out["bytes"] != big.marker["bytes"] or io_out["files"] != big.marker["all_files"]:
+        raise AssertionError(f"I/O floor read {io_out}, the marker says {big.marker}")
+    for measure in (kag, naive, kag_small):
+        if len({s.stdout for s in measure.samples}) != 1:
+            raise AssertionError(f"{measure.name}: output differs between repetitions")
+    print(
+        "\ncross-check of the naive grader against kagreport's JSON (every repetition identical):"
+    )
+    for line in _cross_check(kag.samples[0].stdout, naive.samples[0].stdout, kag.samples[0].stderr):
+        print(line)
+
+    files = big.result_files
+    print("\nresults (wall time from spawn to exit, CPU = user + sys of that child, peak RSS =")
+    print(f"that child's own ru_maxrss from os.wait4; {files:,} result files unless noted)")
+    header = (
+        f"  {'':<44} {'median':>9} {'min':>9} {'CPU med':>9} {'peak RSS med':>13} {'us/file':>8}"
+    )
+    print(header)
+    rows = (
+        (startup, "python -c pass (interpreter startup)", False),
+        (io, "I/O floor: os.walk + open().read()", True),
+        (kag, "kagreport stats --format json", True),
+        (naive, "naive: rglob + json.load grader", True),
+        (kag_small, f"kagreport, small tree ({small.result_files:,} files)", False),
+    )
+    for measure, label, per_file in rows:
+        us = f"{measure.median_wall / files * 1e6:8.1f}" if per_file else f"{'':>8}"
+        print(
+            f"  {label:<44} {measure.median_wall:8.3f}s {measure.min_wall:8.3f}s "
+            f"{measure.median_cpu:8.3f}s {_mib(measure.median_rss):>13} {us}"
+        )
+
+    io_ratio = kag.median_wall / io.median_wall
+    io_ratio_min = kag.min_wall / io.min_wall
+    naive_ratio = naive.median_wall / kag.median_wall
+    naive_ratio_min = naive.min_wall / kag.min_wall
+    extra_files = files - small.result_files
+    growth = (kag.median_rss - kag_small.median_rss) / extra_files
+    print(
+        f"\nkagreport throughput: {files / kag.median_wall:,.0f} files/s, "
+        f"{big.marker['bytes'] / kag.median_wall / 2**20:,.0f} MiB/s (median)"
+    )
+    print(
+        f"memory growth: kagreport peak RSS {_mib(kag.median_rss)} on {files:,} files vs "
+        f"{_mib(kag_small.median_rss)} on {small.result_files:,} files -> "
+        f"{growth:,.1f} bytes per extra file"
+    )
+    checks = (
+        (
+            f"kagreport / I/O floor:  {io_ratio:5.2f}x median ({io_ratio_min:.2f}x min)",
+            f"target <= {TARGET_IO_RATIO}x",
+            io_ratio <= TARGET_IO_RATIO,
+        ),
+        (
+            f"naive / kagreport:      {naive_ratio:5.2f}x median ({naive_ratio_min:.2f}x min)",
+            f"target >= {TARGET_NAIVE_RATIO}x",
+            naive_ratio >= TARGET_NAIVE_RATIO,
+        ),
+        (
+            f"memory growth per file: {growth:5.1f} bytes",
+            f"target <= {TARGET_BYTES_PER_FILE:.0f} bytes",
+            growth <= TARGET_BYTES_PER_FILE,
+        ),
+    )
+    print("\ntargets")
+    for text, target, ok in checks:
+        print(f"  {text:<52} {target:<20} {_verdict(ok)}")
+    return all(ok for _text, _target, ok in checks)
+
+
+def profile(tree: Tree, top: int = 25) -> None:
+    """Run :func:`kagreport.grade` in-process under cProfile; print the top functions."""
+    import cProfile
+    import io as _io
+    import pstats
+    import time
+
+    from kagreport import grade
+
+    io_floor(tree.root)  # warm the page cache
+    start = time.perf_counter()
+    grade(tree.datasets_path, tree.results_path)
+    plain = time.perf_counter() - start
+    profiler = cProfile.Profile()
+    start = time.perf_counter()
+    profiler.enable()
+    report = grade(tree.datasets_path, tree.results_path)
+    profiler.disable()
+    profiled = time.perf_counter() - start
+    print(
+        f"\nprofile of kagreport.grade() in-process on {tree.result_files:,} result files "
+        f"(page cache warm): {plain:.3f} s without the profiler, {profiled:.3f} s under cProfile; "
+        f"{len(report.items):,} items, {len(report.unparsable_files)} unparsable"
+    )
+    for key in ("cumulative", "tottime"):
+        stream = _io.StringIO()
+        stats = pstats.Stats(profiler, stream=stream)
+        stats.sort_stats(key).print_stats(top)
+        print(f"\n=== top {top} by {key} ===")
+        text = stream.getvalue()
+        # Drop pstats' preamble up to the column header.
+        at = text.find("   ncalls")
+        print((text[at:] if at >= 0 else text).rstrip())
+
+
+# --------------------------------------------------------------------------- main
+
+
+def _parse_args(argv: Sequence[str] | None) -> Any:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description="Time kagreport stats against an I/O floor and a naive grader, "
+        "with peak memory, on a simulated tree of KAG result files.",
+    )
+    parser.add_argument(
+        "--files",
+        type=int,
+        default=DEFAULT_FILES,
+        metavar="N",
+        help=f"result files in the big tree (default: {DEFAULT_FILES:,}); the small tree has N/10",
+    )
+    parser.add_argument(
+        "--data",
+        metavar="DIR",
+        help="folder of the big tree (default: benchmarks/_data/stats-N)",
+    )
+    parser.add_argument(
+        "--small-data",
+        metavar="DIR",
+        help="folder of the small tree (default: benchmarks/_data/stats-<N/10>)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="simulation seed (default: 0)")
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the trees this run generates (a rerun then reuses them); "
+        "trees that already existed are always reused and kept",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="instead of the measurements, profile kagreport.grade() on the big tree",
+    )
+    # Child modes (what the measurements run); not for people.
+    parser.add_argument("--io-floor", metavar="ROOT", help=argparse.SUPPRESS)
+    parser.add_argument("--naive", nargs=2, metavar=("DATASETS", "RESULTS"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.files < SETUPS * 10:
+        parser.error(f"--files must be at least {SETUPS * 10}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; return 0 when every target is met, 1 otherwise."""
+    # The children run with as few imports as possible (see the module docstring).
+    args_list = sys.argv[1:] if argv is None else list(argv)
+    if len(args_list) == 2 and args_list[0] == "--io-floor":
+        print(json.dumps(io_floor(args_list[1])))
+        return 0
+    if len(args_list) == 3 and args_list[0] == "--naive":
+        print(json.dumps(naive_grade(args_list[1], args_list[2])))
+        return 0
+
+    import shutil
+
+    args = _parse_args(args_list)
+    if args.io_floor is not None or args.naive is not None:
+        raise SystemExit("bench_stats: --io-floor and --naive take their arguments alone")
+    if not hasattr(os, "posix_spawn") or not hasattr(os, "wait4"):
+        raise SystemExit("bench_stats: needs os.posix_spawn and os.wait4 (Linux or macOS)")
+    files: int = args.files
+    small_files = files // 10
+    data_dir = os.path.join(HERE, "_data")
+    big_root = args.data or os.path.join(data_dir, f"stats-{files}")
+    small_root = args.small_data or os.path.join(data_dir, f"stats-{small_files}")
+
+    print("kagreport stats benchmark (SIMULATED data: no model was run)")
+    for line in _machine_info():
+        print(line)
+    made: list[Tree] = []
+    try:
+        big = ensure_tree(big_root, files, args.seed)
+        if big.generated:
+            made.append(big)
+        print(f"tree:       {big.describe()}")
+        if args.profile:
+            profile(big)
+            return 0
+        small = ensure_tree(small_root, small_files, args.seed)
+        if small.generated:
+            made.append(small)
+        print(f"small tree: {small.describe()}")
+        ok = benchmark(big, small)
+    finally:
+        if not args.keep:
+            for tree in made:
+                shutil.rmtree(tree.root, ignore_errors=True)
+                print(f"removed {_rel(tree.root)} (pass --keep to reuse it next time)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

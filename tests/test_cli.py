@@ -1,0 +1,124 @@
+"""The command line as a subprocess: flags, streams, exit codes, messages (spec section 2.4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import Tree, mcq, run_cli
+
+
+@pytest.fixture
+def run(tree: Tree) -> Tree:
+    tree.question("ds", "q1", mcq("A"))
+    tree.question("ds", "q2", mcq("A"))
+    tree.ok("ds", "q1", "s", "A")
+    tree.raw("ds", "q2", "s.json", "{ not json")
+    return tree
+
+
+def test_default_level_prints_one_hint_about_unparsable_files(run: Tree) -> None:
+    done = run_cli("stats", "-d", str(run.datasets_path), "-r", str(run.results))
+    assert done.returncode == 0
+    assert done.stdout.startswith("Datasets: 1 | Scorable questions: 2 | Skipped files: 0\n")
+    assert done.stderr == (
+        "kagreport: 1 result file(s) did not parse and were skipped; run with -v to list them.\n"
+    )
+
+
+def test_v_lists_them_and_q_is_silent(run: Tree) -> None:
+    loud = run_cli("stats", "-v", "-d", str(run.datasets_path), "-r", str(run.results))
+    assert "WARNING: failed to parse result file" in loud.stderr
+    assert str(run.results / "ds" / "q2" / "s.json") in loud.stderr
+    assert "did not parse and were skipped" not in loud.stderr
+    quiet = run_cli("stats", "-q", "-d", str(run.datasets_path), "-r", str(run.results))
+    assert (quiet.returncode, quiet.stderr) == (0, "")
+    assert quiet.stdout == loud.stdout
+
+
+def test_vvvv_traces_every_grade(run: Tree) -> None:
+    done = run_cli("stats", "-vvvv", "-d", str(run.datasets_path), "-r", str(run.results))
+    assert "[ds/q1] setup 's' graded as correct" in done.stderr
+    assert "DEBUG" in done.stderr or "TRACE" in done.stderr
+
+
+def test_options_after_find_and_before(run: Tree) -> None:
+    a = run_cli("stats", "-r", str(run.results), "--format", "json", "find", "A")
+    b = run_cli("stats", "find", "A", "-r", str(run.results), "--format", "json")
+    assert a.stdout == b.stdout
+    assert json.loads(a.stdout)["matches"] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["stats", "-r", "."], 2, "-d/--datasets"),
+        (["stats", "-d", "x", "--format", "xml"], 2, "invalid choice: 'xml'"),
+        (["stats", "--bogus"], 2, "unrecognized arguments: --bogus"),
+        (["nope"], 2, "invalid choice: 'nope'"),
+        (["stats", "-d", "MISSING.json"], 1, "cannot read the datasets file MISSING.json"),
+    ],
+)
+def test_errors_are_one_clear_message(args: list[str], code: int, message: str) -> None:
+    done = run_cli(*args)
+    assert done.returncode == code
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
+
+
+def test_invalid_datasets_file_exits_1(tmp_path: Path) -> None:
+    bad = tmp_path / "d.json"
+    bad.write_text('{"ds": {"q1": {"input": "x", "output": {"type": "Essay"}}}}')
+    done = run_cli("stats", "-d", str(bad), "-r", str(tmp_path))
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"kagreport: error: invalid datasets file {bad}: ds/q1: unknown output type 'Essay' "
+        "(only 'MCQ' is known)\n"
+    )
+
+
+def test_missing_results_root_exits_1(run: Tree, tmp_path: Path) -> None:
+    done = run_cli("stats", "-d", str(run.datasets_path), "-r", str(tmp_path / "gone"))
+    assert done.returncode == 1
+    assert (
+        done.stderr == f"kagreport: error: the results folder {tmp_path / 'gone'} does not exist\n"
+    )
+
+
+def test_default_results_root_is_the_current_folder(run: Tree) -> None:
+    done = run_cli("stats", "-d", str(run.datasets_path), "-q", cwd=run.results)
+    assert done.stdout.startswith("Datasets: 1 ")
+
+
+def test_version_and_help() -> None:
+    assert run_cli("--version").stdout.startswith("kagreport ")
+    helptext = run_cli("stats", "--help").stdout
+    for flag in ("--datasets", "--results", "--prefix", "--format", "-v", "-q"):
+        assert flag in helptext
+
+
+def test_demo_prints_the_mmlu_pro_table() -> None:
+    done = run_cli("demo")
+    assert done.returncode == 0, done.stderr
+    assert "TIGER-AI-Lab/MMLU-Pro" in done.stdout
+    assert "Datasets: 1 | Scorable questions: 499 | Skipped files: 0" in done.stdout
+    assert "gemini-1-5-pro-002" in done.stdout
+
+
+def test_simulate_writes_a_complete_tree_or_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "sim"
+    done = run_cli("simulate", str(out), "--questions", "4", "--datasets", "2")
+    assert done.returncode == 0, done.stderr
+    assert "SIMULATED" in done.stdout
+    assert (out / "SIMULATED.md").read_text().startswith("# Simulated kag run")
+    graded = run_cli("stats", "-q", "-d", str(out / "datasets.json"), "-r", str(out / "results"))
+    assert graded.returncode == 0
+    again = run_cli("simulate", str(out))
+    assert again.returncode == 1
+    assert "already exists" in again.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sim"]  # no staging folder left
+    bad = run_cli("simulate", str(tmp_path / "x"), "--questions", "-3")
+    assert bad.returncode == 2
