@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+MODULE = os.path.splitext(os.path.basename(__file__))[0]
 DEFAULT_FILES = 100_000
 SETUPS = 4
 MAX_DATASETS = 5
@@ -336,8 +337,15 @@ class Sample:
         stdout: str,
         stderr: str,
         launcher_rss: int,
+        tree_rss: int = 0,
+        tree_pss: int = 0,
+        tree_procs: int = 0,
     ) -> None:
         self.launcher_rss = launcher_rss  # bytes; 0 when unknown
+        # Sampled process-tree peaks (bytes) and most processes seen; 0 when not sampled.
+        self.tree_rss = tree_rss
+        self.tree_pss = tree_pss
+        self.tree_procs = tree_procs
         self.wall = wall
         self.cpu = cpu
         self.maxrss = maxrss  # bytes
@@ -346,16 +354,52 @@ class Sample:
         self.stderr = stderr
 
 
-def launch(report: str, argv: Sequence[str]) -> int:
+def _tree_memory(root: int) -> tuple[int, int, int]:
+    """(RSS, PSS, processes) summed over ``root`` and its descendants (Linux /proc), bytes."""
+    pids = [root]
+    rss = pss = 0
+    index = 0
+    while index < len(pids):
+        pid = pids[index]
+        index += 1
+        try:
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as file:
+                    pids.extend(int(child) for child in file.read().split())
+            with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as file:
+                for line in file:
+                    if line.startswith("Rss:"):
+                        rss += int(line.split()[1]) * 1024
+                    elif line.startswith("Pss:"):
+                        pss += int(line.split()[1]) * 1024
+        except (OSError, ValueError):
+            continue  # the process ended meanwhile
+    return rss, pss, len(pids)
+
+
+def launch(report: str, argv: Sequence[str], *, sample: bool = False) -> int:
     """The launcher: spawn ``argv`` (inheriting fds 0-2), reap it, write its measurements.
 
-    Writes ``wall cpu maxrss_bytes exit_code launcher_hwm_bytes`` to ``report``.
+    Writes ``wall cpu maxrss exit_code launcher_hwm tree_rss tree_pss tree_procs``
+    to ``report`` (bytes). With ``sample``, polls the process tree's memory every
+    20 ms instead of blocking (that run's times are then not clean).
     """
     import time
 
     start = time.perf_counter()
     pid = os.posix_spawn(argv[0], list(argv), os.environ)
-    _pid, status, usage = os.wait4(pid, 0)
+    tree_rss = tree_pss = tree_procs = 0
+    if sample:
+        while True:
+            done, status, usage = os.wait4(pid, os.WNOHANG)
+            if done:
+                break
+            rss, pss, procs = _tree_memory(pid)
+            tree_rss, tree_pss = max(tree_rss, rss), max(tree_pss, pss)
+            tree_procs = max(tree_procs, procs)
+            time.sleep(0.02)
+    else:
+        _pid, status, usage = os.wait4(pid, 0)
     wall = time.perf_counter() - start
     # ru_maxrss is KiB on Linux and the BSDs, bytes on macOS.
     scale = 1 if sys.platform == "darwin" else 1024
@@ -370,12 +414,48 @@ def launch(report: str, argv: Sequence[str]) -> int:
     with open(report, "w", encoding="ascii") as file:
         file.write(
             f"{wall!r} {usage.ru_utime + usage.ru_stime!r} {usage.ru_maxrss * scale} "
-            f"{os.waitstatus_to_exitcode(status)} {hwm}\n"
+            f"{os.waitstatus_to_exitcode(status)} {hwm} {tree_rss} {tree_pss} {tree_procs}\n"
         )
     return 0
 
 
-def run_child(argv: Sequence[str]) -> Sample:
+def _self_argv() -> list[str]:
+    """Arguments that run this module's :func:`main` with the rest of the command line.
+
+    It is imported (``-c``), not run as a script, so its cached bytecode is used:
+    compiling this file on each start would cost the children time and memory.
+    """
+    code = (
+        f"import sys; sys.path.insert(0, {HERE!r}); "
+        f"from {MODULE} import main; sys.exit(main(sys.argv[1:]))"
+    )
+    return ["-c", code]
+
+
+def child_env() -> dict[str, str]:
+    """The environment of the measured children.
+
+    Python startup compiles every module it cannot find in a bytecode cache, which
+    is not what a user of an installed package pays. When this environment
+    disables bytecode writing (``PYTHONDONTWRITEBYTECODE``) the children get a
+    private cache under ``benchmarks/_data/pycache`` (``PYTHONPYCACHEPREFIX``), so
+    nothing is written beside the sources either way.
+    """
+    env = dict(os.environ)
+    if "PYTHONPYCACHEPREFIX" not in env:
+        env["PYTHONPYCACHEPREFIX"] = os.path.join(HERE, "_data", "pycache")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _describe_env(env: dict[str, str]) -> str:
+    note = ""
+    if "PYTHONDONTWRITEBYTECODE" in os.environ:
+        note = " (PYTHONDONTWRITEBYTECODE is set here; unset for the children)"
+    return f"bytecode cache PYTHONPYCACHEPREFIX={_rel(env['PYTHONPYCACHEPREFIX'])}{note}"
+
+
+def run_child(argv: Sequence[str], *, sample: bool = False) -> Sample:
     """Run ``argv`` through the launcher; return its wall time, rusage and output.
 
     stdout and stderr go to temporary files (no pipe to drain while timing).
@@ -392,8 +472,9 @@ def run_child(argv: Sequence[str]) -> Sample:
             (os.POSIX_SPAWN_OPEN, 1, out, flags, 0o600),
             (os.POSIX_SPAWN_OPEN, 2, err, flags, 0o600),
         ]
-        launcher = [sys.executable, "-S", os.path.abspath(__file__), "--launch", report, "--"]
-        pid = os.posix_spawn(sys.executable, [*launcher, *argv], os.environ, file_actions=actions)
+        launcher = [sys.executable, "-S", *_self_argv(), "--launch", report]
+        launcher += ["--sample", "--"] if sample else ["--"]
+        pid = os.posix_spawn(sys.executable, [*launcher, *argv], child_env(), file_actions=actions)
         _pid, status, _usage = os.wait4(pid, 0)
         with open(out, encoding="utf-8", errors="replace") as file:
             stdout = file.read()
@@ -402,8 +483,11 @@ def run_child(argv: Sequence[str]) -> Sample:
         if os.waitstatus_to_exitcode(status) != 0:
             raise SystemExit(f"bench_stats: the launcher failed on {list(argv)}:\n{stderr}")
         with open(report, encoding="ascii") as file:
-            wall, cpu, maxrss, code, floor = file.read().split()
-    return Sample(float(wall), float(cpu), int(maxrss), int(code), stdout, stderr, int(floor))
+            wall, cpu, *sizes = file.read().split()
+    maxrss, code, floor, tree_rss, tree_pss, procs = map(int, sizes)
+    return Sample(
+        float(wall), float(cpu), maxrss, code, stdout, stderr, floor, tree_rss, tree_pss, procs
+    )
 
 
 def _check_ok(name: str, sample: Sample) -> None:
@@ -569,46 +653,45 @@ def benchmark(big: Tree, small: Tree) -> bool:
     import time
 
     python = sys.executable
-    script = os.path.abspath(__file__)
+    me = [python, *_self_argv()]
     kagreport = _kagreport_exe()
 
     def stats_argv(tree: Tree) -> list[str]:
-        return [
-            kagreport,
-            "stats",
-            "-d",
-            tree.datasets_path,
-            "-r",
-            tree.results_path,
-            "--format",
-            "json",
-        ]
+        return [kagreport, "stats", "-d", tree.datasets_path, "-r", tree.results_path]
 
-    startup = Measure("python startup", [python, "-c", "pass"])
-    io = Measure("I/O floor", [python, script, "--io-floor", big.root])
-    kag = Measure("kagreport", stats_argv(big))
-    naive = Measure("naive", [python, script, "--naive", big.datasets_path, big.results_path])
-    kag_small = Measure("kagreport small", stats_argv(small))
-
-    print("\nwarm-up: one untimed full read of each tree (os.walk + read), so every timed")
-    print("measurement below sees a warm page cache")
-    start = time.perf_counter()
-    warm = run_child([python, script, "--io-floor", big.root])
-    _check_ok("warm-up", warm)
-    warm_small = run_child([python, script, "--io-floor", small.root])
-    _check_ok("warm-up", warm_small)
-    print(
-        f"  warm-up read {json.loads(warm.stdout)['bytes']:,} + "
-        f"{json.loads(warm_small.stdout)['bytes']:,} bytes in {time.perf_counter() - start:.2f} s"
+    startup = Measure("python -c pass", [python, "-c", "pass"])
+    kag_startup = Measure("kagreport --version", [kagreport, "--version"])
+    io = Measure("I/O floor", [*me, "--io-floor", big.root])
+    kag = Measure("kagreport", [*stats_argv(big), "--format", "json"])
+    naive = Measure("naive", [*me, "--naive", big.datasets_path, big.results_path])
+    serial = Measure(
+        "grade(workers=1)", [*me, "--grade-serial", big.datasets_path, big.results_path]
     )
+    kag_small = Measure("kagreport small", [*stats_argv(small), "--format", "json"])
+    truth_big = Measure("datasets only", [*me, "--load-datasets", big.datasets_path])
+    truth_small = Measure("datasets only small", [*me, "--load-datasets", small.datasets_path])
+    order = (startup, kag_startup, io, kag, serial, naive, kag_small, truth_big, truth_small)
+
+    env = child_env()
+    print(f"\nchildren: {_describe_env(env)}")
+    print(
+        "warm-up: one untimed full read of each tree (os.walk + read) and one untimed run of\n"
+        "every command below, so every timed measurement sees a warm page cache (and warm\n"
+        "bytecode caches)"
+    )
+    start = time.perf_counter()
+    for root in (big.root, small.root):
+        _check_ok("warm-up read", run_child([*me, "--io-floor", root]))
+    for measure in order:
+        _check_ok(f"warm-up {measure.name}", run_child(measure.argv))
+    print(f"  warm-up took {time.perf_counter() - start:.1f} s")
 
     print(f"\nmeasuring: {REPEATS} repetitions, interleaved, each in a fresh child process")
-    order = (startup, io, kag, naive, kag_small)
     for rep in range(REPEATS):
         for measure in order:
             sample = measure.run()
             print(
-                f"  rep {rep + 1}/{REPEATS}  {measure.name:<16} {sample.wall:8.3f} s  "
+                f"  rep {rep + 1}/{REPEATS}  {measure.name:<20} {sample.wall:8.3f} s  "
                 f"cpu {sample.cpu:7.3f} s  peak RSS {_mib(sample.maxrss):>11}",
                 flush=True,
             )
@@ -618,56 +701,95 @@ def benchmark(big: Tree, small: Tree) -> bool:
     expected = {"files": big.marker["all_files"] + 1, "bytes": big.marker["bytes"] + marker_size}
     if io_out != expected:
         raise AssertionError(f"the I/O floor read {io_out}, expected {expected} (marker included)")
-    for measure in (kag, naive, kag_small):
+    for measure in (kag, serial, naive, kag_small):
         if len({s.stdout for s in measure.samples}) != 1:
             raise AssertionError(f"{measure.name}: output differs between repetitions")
+    if serial.samples[0].stdout != kag.samples[0].stdout:
+        raise AssertionError("grade(workers=1).to_json() differs from the CLI's JSON")
     print(
         "\ncross-check of the naive grader against kagreport's JSON (every repetition identical):"
     )
     for line in _cross_check(kag.samples[0].stdout, naive.samples[0].stdout, kag.samples[0].stderr):
         print(line)
+    print("  grade(workers=1).to_json() == the CLI's JSON, byte for byte")
+
+    print("\none more, untimed run of kagreport on the big tree, sampling the memory of its")
+    print("process tree (/proc smaps_rollup, every 20 ms), since it may fork worker processes:")
+    sampled = run_child(kag.argv, sample=True)
+    _check_ok("sampled kagreport", sampled)
+    if sampled.tree_procs:
+        print(
+            f"  up to {sampled.tree_procs} processes; peak sum of RSS {_mib(sampled.tree_rss)}, "
+            f"of PSS {_mib(sampled.tree_pss)} (shared pages counted once); wait4 ru_maxrss "
+            f"{_mib(sampled.maxrss)} (largest single process)"
+        )
+    else:
+        print("  not available here (needs Linux /proc with task/*/children and smaps_rollup)")
 
     files = big.result_files
-    print("\nresults (wall time from spawn to exit, CPU = user + sys of that child, peak RSS =")
-    print(f"that child's own ru_maxrss from os.wait4; {files:,} result files unless noted)")
-    header = (
-        f"  {'':<44} {'median':>9} {'min':>9} {'CPU med':>9} {'peak RSS med':>13} {'us/file':>8}"
+    print(
+        "\nresults: wall time from spawn to exit (median and min of "
+        f"{REPEATS}), CPU = user + sys of that\n"
+        "child, peak RSS = that child's own ru_maxrss from os.wait4; "
+        f"big tree = {files:,} result files,\n"
+        f"small tree = {small.result_files:,}"
     )
-    print(header)
+    print(f"  {'':<46} {'median':>9} {'min':>9} {'CPU med':>9} {'peak RSS med':>13} {'us/file':>8}")
     rows = (
         (startup, "python -c pass (interpreter startup)", False),
-        (io, "I/O floor: os.walk + open().read()", True),
-        (kag, "kagreport stats --format json", True),
-        (naive, "naive: rglob + json.load grader", True),
-        (kag_small, f"kagreport, small tree ({small.result_files:,} files)", False),
+        (kag_startup, "kagreport --version (startup + imports)", False),
+        (io, "I/O floor: os.walk + open().read(), big", True),
+        (kag, "kagreport stats --format json, big", True),
+        (serial, "grade(workers=1) in-process, big", True),
+        (naive, "naive: rglob + json.load grader, big", True),
+        (kag_small, "kagreport stats --format json, small", False),
+        (truth_big, "load_datasets() only, big datasets.json", False),
+        (truth_small, "load_datasets() only, small datasets.json", False),
     )
     for measure, label, per_file in rows:
         us = f"{measure.median_wall / files * 1e6:8.1f}" if per_file else f"{'':>8}"
         print(
-            f"  {label:<44} {measure.median_wall:8.3f}s {measure.min_wall:8.3f}s "
+            f"  {label:<46} {measure.median_wall:8.3f}s {measure.min_wall:8.3f}s "
             f"{measure.median_cpu:8.3f}s {_mib(measure.median_rss):>13} {us}"
         )
-
     floor = max(s.launcher_rss for m in order for s in m.samples)
     if floor:
         print(
-            f"  (peak RSS readings cannot go below the launcher's own peak, {_mib(floor)}; "
+            f"  (no peak RSS reading can be below the launcher's own peak, {_mib(floor)}; "
             "see the module docstring)"
         )
+
     io_ratio = kag.median_wall / io.median_wall
     io_ratio_min = kag.min_wall / io.min_wall
     naive_ratio = naive.median_wall / kag.median_wall
     naive_ratio_min = naive.min_wall / kag.min_wall
     extra_files = files - small.result_files
     growth = (kag.median_rss - kag_small.median_rss) / extra_files
+    truth_growth = (truth_big.median_rss - truth_small.median_rss) / extra_files
+    startup_share = kag_startup.median_wall / kag.median_wall
     print(
-        f"\nkagreport throughput: {files / kag.median_wall:,.0f} files/s, "
-        f"{big.marker['bytes'] / kag.median_wall / 2**20:,.0f} MiB/s (median)"
+        f"\nkagreport CPU / wall: {kag.median_cpu / kag.median_wall:.2f} "
+        f"(> 1 means worker processes ran in parallel; os.cpu_count()={os.cpu_count()}); "
+        f"serial grade(workers=1) / I/O floor: {serial.median_wall / io.median_wall:.2f}x"
+    )
+    print(
+        f"kagreport throughput: {files / kag.median_wall:,.0f} result files/s, "
+        f"{big.marker['bytes'] / kag.median_wall / 2**20:,.0f} MiB/s (median wall, startup "
+        f"included; startup alone is {startup_share:.0%} of it)"
+    )
+    net_kag = kag.median_wall - kag_startup.median_wall
+    net_io = io.median_wall - startup.median_wall
+    print(
+        f"kagreport / I/O floor, each minus its startup: {net_kag:.3f} s / {net_io:.3f} s = "
+        f"{net_kag / net_io:.2f}x"
     )
     print(
         f"memory growth: kagreport peak RSS {_mib(kag.median_rss)} on {files:,} files vs "
         f"{_mib(kag_small.median_rss)} on {small.result_files:,} files -> "
-        f"{growth:,.1f} bytes per extra file"
+        f"{growth:,.1f} bytes per extra file;\n"
+        f"  of which the datasets file (load_datasets alone: {_mib(truth_big.median_rss)} vs "
+        f"{_mib(truth_small.median_rss)}) {truth_growth:,.1f},\n"
+        f"  the rest (walk, decode, per-item table) {growth - truth_growth:,.1f} bytes per file"
     )
     checks = (
         (
@@ -693,7 +815,11 @@ def benchmark(big: Tree, small: Tree) -> bool:
 
 
 def profile(tree: Tree, top: int = 25) -> None:
-    """Run :func:`kagreport.grade` in-process under cProfile; print the top functions."""
+    """Run :func:`kagreport.grade` in-process under cProfile; print the top functions.
+
+    The profiled call uses ``workers=1``: with worker processes, cProfile would only
+    see the parent waiting on them. The default call is timed too, unprofiled.
+    """
     import cProfile
     import io as _io
     import pstats
@@ -704,17 +830,21 @@ def profile(tree: Tree, top: int = 25) -> None:
     io_floor(tree.root)  # warm the page cache
     start = time.perf_counter()
     grade(tree.datasets_path, tree.results_path)
-    plain = time.perf_counter() - start
+    default = time.perf_counter() - start
+    start = time.perf_counter()
+    grade(tree.datasets_path, tree.results_path, workers=1)
+    serial = time.perf_counter() - start
     profiler = cProfile.Profile()
     start = time.perf_counter()
     profiler.enable()
-    report = grade(tree.datasets_path, tree.results_path)
+    report = grade(tree.datasets_path, tree.results_path, workers=1)
     profiler.disable()
     profiled = time.perf_counter() - start
     print(
-        f"\nprofile of kagreport.grade() in-process on {tree.result_files:,} result files "
-        f"(page cache warm): {plain:.3f} s without the profiler, {profiled:.3f} s under cProfile; "
-        f"{len(report.items):,} items, {len(report.unparsable_files)} unparsable"
+        f"\nprofile of kagreport.grade(workers=1) in-process on {tree.result_files:,} result "
+        f"files (page cache warm): {serial:.3f} s without the profiler ({default:.3f} s with "
+        f"the default workers), {profiled:.3f} s under cProfile; {len(report.items):,} items, "
+        f"{len(report.unparsable_files)} unparsable"
     )
     for key in ("cumulative", "tottime"):
         stream = _io.StringIO()
@@ -725,6 +855,43 @@ def profile(tree: Tree, top: int = 25) -> None:
         # Drop pstats' preamble up to the column header.
         at = text.find("   ncalls")
         print((text[at:] if at >= 0 else text).rstrip())
+
+
+def source_state() -> str:
+    """Where kagreport is imported from, its git state and a digest of its sources."""
+    import hashlib
+    import subprocess
+
+    import kagreport
+
+    package = os.path.dirname(os.path.abspath(kagreport.__file__))
+    digest = hashlib.sha256()
+    for folder, dirs, names in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(names):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                digest.update(os.path.relpath(path, package).encode() + b"\0")
+                with open(path, "rb") as file:
+                    digest.update(file.read() + b"\0")
+    git = ""
+    try:
+        head = subprocess.run(
+            ["git", "-C", package, "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", package, "status", "--porcelain", "--", "."],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
+        git = f", git {head}" + (f" + {len(dirty)} uncommitted file(s)" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return f"{_rel(package)}{git}, sources sha256 {digest.hexdigest()[:12]}"
 
 
 # --------------------------------------------------------------------------- main
@@ -781,9 +948,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else list(argv)
     if len(args_list) >= 4 and args_list[0] == "--launch" and args_list[2] == "--":
         return launch(args_list[1], args_list[3:])
+    if len(args_list) >= 5 and args_list[0] == "--launch" and args_list[2:4] == ["--sample", "--"]:
+        return launch(args_list[1], args_list[4:], sample=True)
     if len(args_list) == 2 and args_list[0] == "--io-floor":
         counts = io_floor(args_list[1])
         print(f'{{"files": {counts["files"]}, "bytes": {counts["bytes"]}}}')
+        return 0
+    if len(args_list) == 3 and args_list[0] == "--grade-serial":
+        from kagreport import grade
+
+        sys.stdout.write(grade(args_list[1], args_list[2], workers=1).to_json())
+        return 0
+    if len(args_list) == 2 and args_list[0] == "--load-datasets":
+        from kagreport import load_datasets
+
+        print(load_datasets(args_list[1]).scorable_questions)
         return 0
     if len(args_list) == 3 and args_list[0] == "--naive":
         import json
@@ -807,6 +986,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("kagreport stats benchmark (SIMULATED data: no model was run)")
     for line in _machine_info():
         print(line)
+    state = source_state()
+    print(f"kagreport source: {state}")
     made: list[Tree] = []
     try:
         big = ensure_tree(big_root, files, args.seed)
@@ -821,6 +1002,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             made.append(small)
         print(f"small tree: {small.describe()}")
         ok = benchmark(big, small)
+        if source_state() != state:
+            print(
+                "\nWARNING: kagreport's sources changed during the run; the measurements may "
+                f"mix versions (now: {source_state()})"
+            )
+            ok = False
     finally:
         if not args.keep:
             for tree in made:

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from kagreport.grading._find import FindMatch, FindReport, compile_pattern, find
-from kagreport.grading._grade import WHITE_SPACE, SetupReport, StatsReport, grade, grade_response
+from kagreport.grading._grade import SetupReport, StatsReport, grade
 from kagreport.grading._items import ItemRow, ItemTable, Outcome
 from kagreport.grading._metrics import (
     Metrics,
@@ -17,6 +17,7 @@ from kagreport.grading._metrics import (
     duration_secs,
 )
 from kagreport.grading._render import render_text
+from kagreport.grading._rule import WHITE_SPACE, grade_response
 from kagreport.kag._jsonfmt import dumps_pretty, format_float
 
 __all__ = [

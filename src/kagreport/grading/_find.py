@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kagreport._errors import UsageError
-from kagreport.grading._grade import WHITE_SPACE, ProgressCallback
+from kagreport.grading._grade import ProgressCallback
+from kagreport.grading._rule import WHITE_SPACE
 from kagreport.kag import decode_result, iter_find_candidates, read_bytes
 from kagreport.kag._jsonfmt import dumps_pretty
 

@@ -7,55 +7,28 @@ from __future__ import annotations
 
 import logging
 import os
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kagreport._errors import ResultTreeError
+from kagreport.grading._engine import ChunkRunner, GradedChunk, PendingChunk
 from kagreport.grading._items import ItemTable, ItemTableBuilder, Outcome
 from kagreport.grading._metrics import Metrics, RetrievalMetrics
+from kagreport.grading._rule import grade_response
 from kagreport.kag import (
     Datasets,
     QuestionDir,
-    decode_result,
     iter_question_dirs,
     iter_result_files,
     load_datasets,
-    read_bytes,
 )
 from kagreport.kag._jsonfmt import dumps_pretty
 
 __all__ = ["SetupReport", "StatsReport", "grade", "grade_response"]
 
 logger = logging.getLogger("kagreport.grading")
-
-#: Unicode White_Space, the characters Rust's ``str::trim`` removes.
-#: (Python's ``str.strip()`` also removes U+001C..U+001F, which kag keeps.)
-WHITE_SPACE = (
-    "\u0009\u000a\u000b\u000c\u000d\u0020\u0085\u00a0\u1680"
-    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    "\u2028\u2029\u202f\u205f\u3000"
-)
-
-
-def grade_response(response: str, answer: str) -> bool:
-    """Whether a response selects ``answer`` under kag's rule.
-
-    The response is trimmed of Unicode White_Space at both ends (Rust
-    ``str::trim``) and compared with the answer key, untrimmed, ignoring
-    ASCII case only (Rust ``eq_ignore_ascii_case``): ``" b\\n"`` selects
-    ``"B"``; ``"B."``, ``"Answer: B"`` and a full-width ``"Ｂ"`` do not.
-    """
-    trimmed = response.strip(WHITE_SPACE)
-    if len(trimmed) != len(answer):
-        return False
-    if trimmed == answer:
-        return True
-    # bytes.lower() folds ASCII letters only, like eq_ignore_ascii_case.
-    return (
-        trimmed.encode("utf-8", "surrogatepass").lower()
-        == answer.encode("utf-8", "surrogatepass").lower()
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,50 +113,25 @@ class StatsReport:
         return render_text(self)
 
 
-class _Totals:
-    """Mutable sums of one (setup, dataset) group while walking."""
-
-    __slots__ = (
-        "contexts",
-        "correct",
-        "errors",
-        "gen_ns",
-        "gen_samples",
-        "incorrect",
-        "properties",
-        "relationships",
-        "ret_ns",
-        "ret_samples",
-        "vertices",
-    )
-
-    def __init__(self) -> None:
-        self.correct = self.incorrect = self.errors = 0
-        self.gen_ns = self.gen_samples = self.contexts = 0
-        self.ret_ns = self.vertices = self.relationships = self.properties = self.ret_samples = 0
-
-    def add(self, other: _Totals) -> None:
-        for name in self.__slots__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
-    def freeze(self) -> Metrics:
-        retrieval = None
-        if self.ret_samples:
-            retrieval = RetrievalMetrics(
-                self.ret_ns, self.vertices, self.relationships, self.properties, self.ret_samples
-            )
-        return Metrics(
-            self.correct,
-            self.incorrect,
-            self.errors,
-            self.gen_ns,
-            self.gen_samples,
-            self.contexts,
-            retrieval,
-        )
-
-
 ProgressCallback = Callable[[int], None]
+
+# Sums kept per (setup, dataset) group, in this order (see GradedChunk.sums).
+_CORRECT, _INCORRECT, _ERRORS, _GEN_NS, _GEN_N, _CTX, _RET_NS, _V, _R, _P, _RET_N = range(11)
+
+
+def _freeze(sums: list[int]) -> Metrics:
+    retrieval = None
+    if sums[_RET_N]:
+        retrieval = RetrievalMetrics(sums[_RET_NS], sums[_V], sums[_R], sums[_P], sums[_RET_N])
+    return Metrics(
+        sums[_CORRECT],
+        sums[_INCORRECT],
+        sums[_ERRORS],
+        sums[_GEN_NS],
+        sums[_GEN_N],
+        sums[_CTX],
+        retrieval,
+    )
 
 
 def grade(
@@ -192,6 +140,7 @@ def grade(
     prefix: str = "",
     *,
     progress: ProgressCallback | None = None,
+    workers: int | None = None,
 ) -> StatsReport:
     """Grade a kag result tree as ``kag stats`` does.
 
@@ -204,8 +153,13 @@ def grade(
     prefix : str, default ""
         The file-name prefix of the run to grade (``kag benchmark --prefix``).
     progress : callable, optional
-        Called with the number of result files read so far, every 1,000 files
+        Called with the number of result files read so far, about every 1,000 files
         and once at the end.
+    workers : int, optional
+        Processes that read and decode result files. Default: the CPU count
+        (at most 8); large trees only, and only where ``fork`` is safe (Linux,
+        a single-threaded caller). ``1`` grades in this process. The report is
+        the same whatever the value.
 
     Returns
     -------
@@ -226,120 +180,97 @@ def grade(
     truth = datasets if isinstance(datasets, Datasets) else load_datasets(datasets)
     root = os.fspath(results)
     trace = logger.isEnabledFor(5)
-    groups: dict[tuple[str, str], _Totals] = {}
     items = ItemTableBuilder()
+    group_ids: dict[tuple[int, int], int] = {}
+    group_sums: list[list[int]] = []
     seen_datasets = 0
     skipped = 0
     unparsable: list[str] = []
-    files_read = 0
+    done = 0
 
-    for entry in iter_question_dirs(root):
-        if not isinstance(entry, QuestionDir):
-            seen_datasets += 1
-            continue
-        question = truth.get(entry.dataset, entry.question)
-        if question is None or question.output is None:
-            continue  # unknown or free-form: nothing counted
-        answer = question.output.answer
-        if answer is None:
-            skipped += sum(1 for _ in iter_result_files(entry.path, prefix))
-            continue
-        dataset = entry.dataset
-        for result_file in iter_result_files(entry.path, prefix):
-            path = result_file.path
-            try:
-                data = read_bytes(path)
-            except OSError as exc:
-                raise ResultTreeError(
-                    f"cannot read the result file {path}: {exc.strerror or exc}", path=path
-                ) from None
-            files_read += 1
-            if progress is not None and files_read % 1000 == 0:
-                progress(files_read)
-            try:
-                record = decode_result(data)
-            except ValueError as exc:
-                logger.warning("failed to parse result file %s: %s", path, exc)
-                unparsable.append(path)
+    def merge(chunk: PendingChunk, graded: GradedChunk) -> None:
+        nonlocal done
+        for path, message in graded.unparsable:
+            logger.warning("failed to parse result file %s: %s", path, message)
+            unparsable.append(path)
+        if graded.io_error is not None:
+            path, message = graded.io_error
+            raise ResultTreeError(message, path=path)
+        setup_codes = [items.setups.code(name) for name in graded.setups]
+        question_index, setup_index = graded.rows
+        codes = (
+            array("I", [setup_codes[s] for s in setup_index]),
+            array("I", [chunk.datasets[q] for q in question_index]),
+            array("I", [chunk.questions[q] for q in question_index]),
+        )
+        items.extend(codes, graded.columns)
+        for (setup, dataset), sums in graded.sums.items():
+            key = (setup_codes[setup], dataset)
+            group = group_ids.get(key)
+            if group is None:
+                group = group_ids[key] = len(group_sums)
+                group_sums.append(sums)
                 continue
-            setup = result_file.setup
-            totals = groups.get((setup, dataset))
-            if totals is None:
-                totals = groups[(setup, dataset)] = _Totals()
-            retrieval = record.retrieval
-            if record.result is None:
-                outcome = Outcome.ERROR
-                totals.errors += 1
-                items.append(setup, dataset, entry.question, outcome, *(None,) * 6)
-            else:
-                outcome = (
-                    Outcome.CORRECT if grade_response(record.result, answer) else Outcome.INCORRECT
-                )
-                if outcome is Outcome.CORRECT:
-                    totals.correct += 1
-                else:
-                    totals.incorrect += 1
-                gen_ns = record.generation_ns or 0
-                context = record.context_bytes or 0
-                totals.gen_ns += gen_ns
-                totals.gen_samples += 1
-                totals.contexts += context
-                if retrieval is not None:
-                    totals.ret_ns += retrieval.time_ns
-                    totals.vertices += retrieval.vertices
-                    totals.relationships += retrieval.relationships
-                    totals.properties += retrieval.properties
-                    totals.ret_samples += 1
-                    items.append(
-                        setup,
-                        dataset,
-                        entry.question,
-                        outcome,
-                        gen_ns,
-                        retrieval.time_ns,
-                        retrieval.vertices,
-                        retrieval.relationships,
-                        retrieval.properties,
-                        context,
-                    )
-                else:
-                    items.append(
-                        setup,
-                        dataset,
-                        entry.question,
-                        outcome,
-                        gen_ns,
-                        None,
-                        None,
-                        None,
-                        None,
-                        context,
-                    )
-            if trace:
+            into = group_sums[group]
+            for k, value in enumerate(sums):
+                into[k] += value
+        if trace:
+            names = items.setups.names, items.datasets.names, items.questions.names
+            for s, d, q, o in zip(*codes, graded.columns[0], strict=True):
                 logger.log(
-                    5,
-                    "[%s/%s] setup %r graded as %s",
-                    dataset,
-                    entry.question,
-                    setup,
-                    outcome.label,
-                )
-    if progress is not None:
-        progress(files_read)
+                    5, "[%s/%s] setup %r graded as %s", names[1][d], names[2][q], names[0][s],
+                    Outcome(o).label,
+                )  # fmt: skip
+        done += len(question_index) + len(graded.unparsable)
+        if progress is not None:
+            progress(done)
 
-    by_setup: dict[str, dict[str, _Totals]] = {}
-    for (setup, dataset), totals in groups.items():
-        by_setup.setdefault(setup, {})[dataset] = totals
+    # With -vvvv, per-file traces come from the walk too: keep them in one process, in order.
+    runner = ChunkRunner(1 if trace else workers, prefix, merge)
+    try:
+        chunk = PendingChunk()
+        for entry in iter_question_dirs(root):
+            if not isinstance(entry, QuestionDir):
+                seen_datasets += 1
+                continue
+            question = truth.get(entry.dataset, entry.question)
+            if question is None or question.output is None:
+                continue  # unknown or free-form: nothing counted
+            answer = question.output.answer
+            if answer is None:
+                skipped += sum(1 for _ in iter_result_files(entry.path, prefix))
+                continue
+            chunk.add(
+                entry.path,
+                answer,
+                items.datasets.code(entry.dataset),
+                items.questions.code(entry.question),
+            )
+            if chunk.full:
+                runner.submit(chunk)
+                chunk = PendingChunk()
+        if chunk.paths:
+            runner.submit(chunk)
+        runner.finish()
+    finally:
+        runner.close()
+    if progress is not None:
+        progress(done)
+
+    setup_names, dataset_names = items.setups.names, items.datasets.names
+    by_setup: dict[str, dict[str, list[int]]] = {}
+    for (setup_code, dataset_code), group in group_ids.items():
+        sums = group_sums[group]
+        if sums[_CORRECT] + sums[_INCORRECT] + sums[_ERRORS]:
+            by_setup.setdefault(setup_names[setup_code], {})[dataset_names[dataset_code]] = sums
     reports = []
     for setup, per_dataset in by_setup.items():
-        overall = _Totals()
-        for totals in per_dataset.values():
-            overall.add(totals)
+        overall = [sum(column) for column in zip(*per_dataset.values(), strict=True)]
         reports.append(
             SetupReport(
                 setup,
-                overall.freeze(),
-                {name: per_dataset[name].freeze() for name in sorted(per_dataset)},
+                _freeze(overall),
+                {name: _freeze(per_dataset[name]) for name in sorted(per_dataset)},
             )
         )
     reports.sort(key=lambda r: r.setup)

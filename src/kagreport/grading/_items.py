@@ -69,60 +69,38 @@ class _Interner:
 
 
 class ItemTableBuilder:
-    """Appends rows while grading; :meth:`build` freezes them into an :class:`ItemTable`."""
+    """Collects rows in bulk while grading; :meth:`build` freezes them into an :class:`ItemTable`.
 
-    __slots__ = ("_columns", "_datasets", "_questions", "_setups")
+    Codes (setup, dataset, question) and measurements arrive in chunks of
+    the same length; measurements use -1 for absent.
+    """
+
+    __slots__ = ("columns", "datasets", "questions", "setups")
 
     def __init__(self) -> None:
-        self._setups = _Interner()
-        self._datasets = _Interner()
-        self._questions = _Interner()
+        self.setups = _Interner()
+        self.datasets = _Interner()
+        self.questions = _Interner()
         # setup, dataset, question codes; outcome; then int64 measurements (-1 = absent).
-        self._columns: tuple[array[int], ...] = (
+        self.columns: tuple[array[int], ...] = (
             array("I"),
             array("I"),
             array("I"),
             array("B"),
-            array("q"),
-            array("q"),
-            array("q"),
-            array("q"),
-            array("q"),
-            array("q"),
+            *(array("q") for _ in range(6)),
         )
 
-    def append(
-        self,
-        setup: str,
-        dataset: str,
-        question: str,
-        outcome: Outcome,
-        generation_ns: int | None,
-        retrieval_ns: int | None,
-        vertices: int | None,
-        relationships: int | None,
-        properties: int | None,
-        context_bytes: int | None,
-    ) -> None:
-        c = self._columns
-        c[0].append(self._setups.code(setup))
-        c[1].append(self._datasets.code(dataset))
-        c[2].append(self._questions.code(question))
-        c[3].append(outcome)
-        for column, value in zip(
-            c[4:],
-            (generation_ns, retrieval_ns, vertices, relationships, properties, context_bytes),
-            strict=True,
-        ):
-            # Counts beyond int64 cannot be real; clamp rather than fail the whole report.
-            column.append(_MISSING if value is None else min(value, 2**63 - 1))
+    def extend(self, codes: Sequence[array[int]], measures: Sequence[array[int]]) -> None:
+        """Append rows: three code arrays, then outcome and six measurement arrays."""
+        for column, values in zip(self.columns, (*codes, *measures), strict=True):
+            column.extend(values)
 
     def build(self, results: str | None = None, prefix: str = "") -> ItemTable:
         return ItemTable(
-            tuple(self._setups.names),
-            tuple(self._datasets.names),
-            tuple(self._questions.names),
-            self._columns,
+            tuple(self.setups.names),
+            tuple(self.datasets.names),
+            tuple(self.questions.names),
+            self.columns,
             results=results,
             prefix=prefix,
         )

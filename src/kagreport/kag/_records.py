@@ -10,8 +10,7 @@ never builds the embedding vector (``vec`` is kept as raw JSON bytes).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 import msgspec
 
@@ -105,8 +104,7 @@ class _Envelope(msgspec.Struct, forbid_unknown_fields=True):
 _decoder = msgspec.json.Decoder(_Envelope)
 
 
-@dataclass(frozen=True, slots=True)
-class RetrievalSample:
+class RetrievalSample(NamedTuple):
     """What one KAG result reports about its retrieval.
 
     Attributes
@@ -123,8 +121,7 @@ class RetrievalSample:
     properties: int
 
 
-@dataclass(frozen=True, slots=True)
-class ResultRecord:
+class ResultRecord(NamedTuple):
     """One decoded result file, reduced to what grading and search need.
 
     Attributes
