@@ -647,7 +647,7 @@ def _machine_info() -> list[str]:
     ]
 
 
-def benchmark(big: Tree, small: Tree) -> bool:
+def benchmark(big: Tree, small: Tree, repeats: int = REPEATS) -> bool:
     """Run every measurement, print the summary; return whether every target was met."""
     import json
     import time
@@ -686,12 +686,12 @@ def benchmark(big: Tree, small: Tree) -> bool:
         _check_ok(f"warm-up {measure.name}", run_child(measure.argv))
     print(f"  warm-up took {time.perf_counter() - start:.1f} s")
 
-    print(f"\nmeasuring: {REPEATS} repetitions, interleaved, each in a fresh child process")
-    for rep in range(REPEATS):
+    print(f"\nmeasuring: {repeats} repetitions, interleaved, each in a fresh child process")
+    for rep in range(repeats):
         for measure in order:
             sample = measure.run()
             print(
-                f"  rep {rep + 1}/{REPEATS}  {measure.name:<20} {sample.wall:8.3f} s  "
+                f"  rep {rep + 1}/{repeats}  {measure.name:<20} {sample.wall:8.3f} s  "
                 f"cpu {sample.cpu:7.3f} s  peak RSS {_mib(sample.maxrss):>11}",
                 flush=True,
             )
@@ -729,7 +729,7 @@ def benchmark(big: Tree, small: Tree) -> bool:
     files = big.result_files
     print(
         "\nresults: wall time from spawn to exit (median and min of "
-        f"{REPEATS}), CPU = user + sys of that\n"
+        f"{repeats}), CPU = user + sys of that\n"
         "child, peak RSS = that child's own ru_maxrss from os.wait4; "
         f"big tree = {files:,} result files,\n"
         f"small tree = {small.result_files:,}"
@@ -857,8 +857,8 @@ def profile(tree: Tree, top: int = 25) -> None:
         print((text[at:] if at >= 0 else text).rstrip())
 
 
-def source_state() -> str:
-    """Where kagreport is imported from, its git state and a digest of its sources."""
+def source_state() -> tuple[str, str]:
+    """A digest of kagreport's sources, and a line saying where they are and their git state."""
     import hashlib
     import subprocess
 
@@ -891,7 +891,8 @@ def source_state() -> str:
         git = f", git {head}" + (f" + {len(dirty)} uncommitted file(s)" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         pass
-    return f"{_rel(package)}{git}, sources sha256 {digest.hexdigest()[:12]}"
+    short = digest.hexdigest()[:12]
+    return short, f"{_rel(package)}{git}, sources sha256 {short}"
 
 
 # --------------------------------------------------------------------------- main
@@ -922,6 +923,13 @@ def _parse_args(argv: Sequence[str] | None) -> Any:
         help="folder of the small tree (default: benchmarks/_data/stats-<N/10>)",
     )
     parser.add_argument("--seed", type=int, default=0, help="simulation seed (default: 0)")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=REPEATS,
+        metavar="K",
+        help=f"timed repetitions of each measurement (default: {REPEATS})",
+    )
     parser.add_argument(
         "--keep",
         action="store_true",
@@ -986,8 +994,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("kagreport stats benchmark (SIMULATED data: no model was run)")
     for line in _machine_info():
         print(line)
-    state = source_state()
-    print(f"kagreport source: {state}")
+    digest, where = source_state()
+    print(f"kagreport source: {where}")
     made: list[Tree] = []
     try:
         big = ensure_tree(big_root, files, args.seed)
@@ -1001,11 +1009,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if small.generated:
             made.append(small)
         print(f"small tree: {small.describe()}")
-        ok = benchmark(big, small)
-        if source_state() != state:
+        ok = benchmark(big, small, max(1, args.repeats))
+        now, where = source_state()
+        if now != digest:
             print(
                 "\nWARNING: kagreport's sources changed during the run; the measurements may "
-                f"mix versions (now: {source_state()})"
+                f"mix versions (now: {where})"
             )
             ok = False
     finally:

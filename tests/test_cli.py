@@ -75,8 +75,8 @@ def test_invalid_datasets_file_exits_1(tmp_path: Path) -> None:
     done = run_cli("stats", "-d", str(bad), "-r", str(tmp_path))
     assert done.returncode == 1
     assert done.stderr == (
-        f"kagreport: error: invalid datasets file {bad}: ds/q1: unknown output type 'Essay' "
-        "(only 'MCQ' is known)\n"
+        f"kagreport: error: invalid datasets file {bad}: ds/q1: Invalid enum value 'Essay' "
+        "- at `$.output.type`\n"
     )
 
 

@@ -68,14 +68,15 @@ def test_datasets_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("[]", "top level"),
+        ("[]", "Expected `object`, got `array`"),
         ('{"ds": []}', "must be an object of questions"),
         ('{"Bad": {}}', "dataset name 'Bad'"),
         ('{"ds": {"q_1": {"input": "x"}}}', "question name 'q_1'"),
-        ('{"ds": {"q1": {"output": null}}}', "'input'"),
-        ('{"ds": {"q1": {"input": 3}}}', "'input'"),
-        ('{"ds": {"q1": {"input": "x", "output": {"type": "Free"}}}}', "unknown output type"),
-        ('{"ds": {"q1": {"input": "x", "output": {"options": {}}}}}', "unknown output type"),
+        ('{"ds": {"q1": {"output": null}}}', "ds/q1: Object missing required field `input`"),
+        ('{"ds": {"q1": {"input": 3}}}', r"ds/q1: Expected `str`, got `int` - at `\$\.input`"),
+        ('{"ds": {"q1": {"input": "x", "output": {"type": "Free"}}}}', "Invalid enum value 'Free'"),
+        ('{"ds": {"q1": {"input": "x", "output": {"options": {}}}}}', "required field `type`"),
+        ('{"ds": {"q1": {"input": "x", "output": "MCQ"}}}', "output"),
         ('{"ds": {"q1": {"input": "x", "output": {"type": "MCQ", "options": [1]}}}}', "options"),
         (
             '{"ds": {"q1": {"input": "x", "output": {"type": "MCQ", "options": {}, "answer": 1}}}}',

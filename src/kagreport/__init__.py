@@ -7,6 +7,8 @@ what ``kag benchmark`` writes; :mod:`kagreport.grading` reproduces
 
 from __future__ import annotations
 
+import logging
+
 from kagreport._errors import (
     DatasetsError,
     KagreportError,
@@ -16,6 +18,9 @@ from kagreport._errors import (
 )
 from kagreport.grading import FindReport, Metrics, Outcome, StatsReport, find, grade
 from kagreport.kag import load_datasets
+
+# A library logs; the application decides where logs go (the CLI sets a handler).
+logging.getLogger("kagreport").addHandler(logging.NullHandler())
 
 #: The package version (also read by the build backend).
 __version__ = "0.1.0"

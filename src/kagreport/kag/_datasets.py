@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -23,25 +23,26 @@ from kagreport.kag._names import is_component_name
 __all__ = ["MCQ", "Datasets", "Question", "load_datasets", "parse_datasets"]
 
 
-@dataclass(frozen=True, slots=True)
-class MCQ:
-    """A multiple-choice question's expected output.
+class MCQ(msgspec.Struct, frozen=True, gc=False):
+    """A multiple-choice question's expected output (``{"type": "MCQ", ...}``).
 
     Attributes
     ----------
-    options : Mapping[str, str]
+    type : "MCQ"
+        The only output type kag knows.
+    options : dict of str to str
         Option key to option text, in file order.
     answer : str or None
         The key of the right option; ``None`` when the file gives none
         (such a question cannot be scored).
     """
 
-    options: Mapping[str, str]
-    answer: str | None
+    type: Literal["MCQ"]
+    options: dict[str, str]
+    answer: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Question:
+class Question(msgspec.Struct, frozen=True, gc=False):
     """One entry of the datasets file.
 
     Attributes
@@ -53,12 +54,15 @@ class Question:
     """
 
     input: str
-    output: MCQ | None
+    output: MCQ | None = None
 
     @property
     def answer(self) -> str | None:
         """The right option key when this is a scorable MCQ, else ``None``."""
         return None if self.output is None else self.output.answer
+
+
+_decoder = msgspec.json.Decoder(dict[str, dict[str, Question]])
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,61 +133,45 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
     """Validate the JSON text of a datasets file; see :func:`load_datasets`."""
     where = path if path is not None else "<datasets>"
     try:
-        raw = msgspec.json.decode(data)
+        questions = _decoder.decode(data)
+    except msgspec.ValidationError as exc:
+        raise DatasetsError(
+            f"invalid datasets file {where}: {_locate(data) or exc}", path=path
+        ) from None
     except msgspec.DecodeError as exc:
         raise DatasetsError(
             f"the datasets file {where} is not valid JSON: {exc}", path=path
         ) from None
-
-    def fail(message: str) -> DatasetsError:
-        return DatasetsError(f"invalid datasets file {where}: {message}", path=path)
-
-    if not isinstance(raw, dict):
-        raise fail("the top level must be an object of datasets")
-    datasets: dict[str, dict[str, Question]] = {}
-    for dataset, entries in raw.items():
+    for dataset, entries in questions.items():
         if not is_component_name(dataset):
-            raise fail(f"dataset name {dataset!r} is not a valid name (only a-z, 0-9 and '-')")
-        if not isinstance(entries, dict):
-            raise fail(f"dataset {dataset!r} must be an object of questions")
-        questions: dict[str, Question] = {}
-        for question, entry in entries.items():
+            raise DatasetsError(
+                f"invalid datasets file {where}: dataset name {dataset!r} is not a valid name "
+                "(only a-z, 0-9 and '-')",
+                path=path,
+            )
+        for question in entries:
             if not is_component_name(question):
-                raise fail(
-                    f"question name {question!r} in dataset {dataset!r} is not a valid name "
-                    "(only a-z, 0-9 and '-')"
+                raise DatasetsError(
+                    f"invalid datasets file {where}: question name {question!r} in dataset "
+                    f"{dataset!r} is not a valid name (only a-z, 0-9 and '-')",
+                    path=path,
                 )
+    return Datasets(questions, path=path)
+
+
+def _locate(data: bytes | str) -> str | None:
+    """Name the dataset and question of the first invalid entry (msgspec only says ``$[...]``)."""
+    tree: Any = msgspec.json.decode(data)
+    if not isinstance(tree, dict):
+        return None
+    for dataset, entries in tree.items():
+        if not isinstance(entries, dict):
+            return (
+                f"dataset {dataset!r} must be an object of questions, not {type(entries).__name__}"
+            )
+        for question, entry in entries.items():
             try:
-                questions[question] = _question(entry)
-            except _Invalid as exc:
-                raise fail(f"{dataset}/{question}: {exc}") from None
-        datasets[dataset] = questions
-    return Datasets(datasets, path=path)
-
-
-class _Invalid(ValueError):
-    pass
-
-
-def _question(entry: Any) -> Question:
-    fail = _Invalid
-    if not isinstance(entry, dict):
-        raise fail("the entry must be an object")
-    text = entry.get("input")
-    if not isinstance(text, str):
-        raise fail("'input' is missing or not a string")
-    output = entry.get("output")
-    if output is None:
-        return Question(text, None)
-    if not isinstance(output, dict):
-        raise fail("'output' must be null or an object")
-    kind = output.get("type")
-    if kind != "MCQ":
-        raise fail(f"unknown output type {kind!r} (only 'MCQ' is known)")
-    options = output.get("options")
-    if not isinstance(options, dict) or not all(isinstance(v, str) for v in options.values()):
-        raise fail("'options' must be an object of option texts")
-    answer = output.get("answer")
-    if answer is not None and not isinstance(answer, str):
-        raise fail("'answer' must be an option key or null")
-    return Question(text, MCQ(options, answer))
+                msgspec.convert(entry, Question)
+            except msgspec.ValidationError as exc:
+                return f"{dataset}/{question}: {exc}"
+    return None

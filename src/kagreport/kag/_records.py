@@ -27,6 +27,7 @@ __all__ = [
 _U64 = Annotated[int, msgspec.Meta(ge=0)]  # msgspec caps ints at 2**64 - 1
 _U32 = Annotated[int, msgspec.Meta(ge=0, le=2**32 - 1)]
 _NANOS_PER_SEC = 1_000_000_000
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
 
 
 class _DurationObject(msgspec.Struct, forbid_unknown_fields=True):
@@ -102,6 +103,7 @@ class _Envelope(msgspec.Struct, forbid_unknown_fields=True):
 
 
 _decoder = msgspec.json.Decoder(_Envelope)
+_UNSET = msgspec.UNSET
 
 
 class RetrievalSample(NamedTuple):
@@ -159,14 +161,16 @@ class _Invalid(ValueError):
 
 
 def _nanos(duration: _DurationObject | tuple[int, int]) -> int:
-    if isinstance(duration, tuple):
-        secs, nanos = duration
-    else:
+    if type(duration) is _DurationObject:
         secs, nanos = duration.secs, duration.nanos
-    secs += nanos // _NANOS_PER_SEC  # serde carries excess nanoseconds
-    if secs >= 2**64:
-        raise _Invalid("overflow deserializing Duration")
-    return secs * _NANOS_PER_SEC + nanos % _NANOS_PER_SEC
+    else:
+        secs, nanos = duration  # type: ignore[misc]
+    if nanos >= _NANOS_PER_SEC:
+        secs += nanos // _NANOS_PER_SEC  # serde carries excess nanoseconds
+        nanos %= _NANOS_PER_SEC
+        if secs >= 2**64:
+            raise _Invalid("overflow deserializing Duration")
+    return secs * _NANOS_PER_SEC + nanos
 
 
 def decode_result(data: bytes | memoryview | str) -> ResultRecord:
@@ -191,12 +195,13 @@ def decode_result(data: bytes | memoryview | str) -> ResultRecord:
     except msgspec.DecodeError as exc:
         raise _Invalid(str(exc)) from None
     ok, error = envelope.ok, envelope.error
-    if isinstance(ok, msgspec.UnsetType):
-        if isinstance(error, msgspec.UnsetType):
+    if ok is _UNSET:
+        if error is _UNSET:
             raise _Invalid("the envelope has neither 'ok' nor 'error'")
-        return ResultRecord(result=None, error=error)
-    if not isinstance(error, msgspec.UnsetType):
+        return ResultRecord(None, error)
+    if error is not _UNSET:
         raise _Invalid("the envelope has both 'ok' and 'error'")
+    assert isinstance(ok, _Ok)
     stats = ok.stats
     prompt = stats.prompt
     context = len(prompt) if prompt.isascii() else len(prompt.encode("utf-8", "surrogatepass"))
@@ -207,36 +212,35 @@ def decode_result(data: bytes | memoryview | str) -> ResultRecord:
         retrieval = RetrievalSample(
             _nanos(embedder.time), neo4j.vertices, neo4j.relationships, neo4j.properties
         )
+    config = stats.config
     return ResultRecord(
-        result=ok.result,
-        error=None,
-        generation_ns=_nanos(stats.time),
-        context_bytes=context,
-        retrieval=retrieval,
-        provider=stats.config.provider,
-        model=stats.config.model,
+        ok.result, None, _nanos(stats.time), context, retrieval, config.provider, config.model
     )
 
 
+_READ_SIZE = 1 << 16  # most result files fit in one read (below malloc's mmap threshold)
+
+
 def read_bytes(path: str) -> bytes:
-    """Read a whole file with one ``open`` and as few ``read`` calls as its size allows.
+    """Read a whole file with as few system calls as possible (no ``fstat``).
+
+    A read shorter than asked ends a regular file; only a file of 64 KiB or
+    more needs a second read.
 
     Raises
     ------
     OSError
         As :func:`os.open` and :func:`os.read` do.
     """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, _OPEN_FLAGS)
     try:
-        size = os.fstat(fd).st_size
-        data = os.read(fd, size + 1)
-        if size == 0 or len(data) > size:
-            # Unknown size (procfs) or a file that grew: read on to EOF.
-            chunks = [data]
-            while chunk := os.read(fd, 1 << 20):
-                chunks.append(chunk)
-            data = b"".join(chunks)
-        return data
+        data = os.read(fd, _READ_SIZE)
+        if len(data) < _READ_SIZE:
+            return data
+        chunks = [data]
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
     finally:
         os.close(fd)
 
