@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from conftest import Tree, mcq
 
+from conftest import Tree, mcq
 from kagreport import grade
 from kagreport.grading import Outcome
 from kagreport.kag import simulate_run
@@ -24,13 +24,15 @@ def test_rows_hold_each_graded_file(tree: Tree) -> None:
     assert len(report.items) == 3
     base, kag1, kag2 = rows
     assert (base.setup, base.question, base.outcome) == ("base", "q1", Outcome.ERROR)
-    assert base.generation_secs is None and base.context_bytes is None
+    assert base.generation_secs is None
+    assert base.context_bytes is None
     assert kag1.outcome is Outcome.CORRECT
     assert kag1.generation_secs == 2.000000005
     assert kag1.retrieval_secs == 7e-9
     assert (kag1.vertices, kag1.relationships, kag1.properties, kag1.context_bytes) == (3, 2, 1, 3)
     assert kag2.outcome is Outcome.INCORRECT
-    assert kag2.retrieval_secs is None and kag2.vertices is None
+    assert kag2.retrieval_secs is None
+    assert kag2.vertices is None
     assert kag2.context_bytes == 0
     assert report.items.path(kag1) == str(tree.results / "ds" / "q1" / "kag.json")
 
@@ -48,7 +50,8 @@ def test_columns_are_numpy_arrays_with_nan_for_absent(tree: Tree) -> None:
     assert list(columns["setup"][order]) == ["s", "t"]
     assert list(columns["outcome"][order]) == ["correct", "error"]
     gen = columns["generation_secs"][order]
-    assert gen[0] == 3.0 and math.isnan(gen[1])
+    assert gen[0] == 3.0
+    assert math.isnan(gen[1])
     assert all(len(c) == 2 for c in columns.values())
 
 

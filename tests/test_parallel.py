@@ -18,7 +18,7 @@ def big_run(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
     root = tmp_path_factory.mktemp("parallel") / "sim"
     # 3 x 120 scorable question folders: more than PARALLEL_AFTER, so a pool is used.
     run = simulate_run(root, questions=120, datasets=3, seed=5, unparsable_files=7)
-    assert 3 * 120 > _engine.PARALLEL_AFTER
+    assert _engine.PARALLEL_AFTER < 3 * 120
     return run
 
 
@@ -49,7 +49,7 @@ def test_io_error_in_a_worker_is_reported(big_run, monkeypatch: pytest.MonkeyPat
 
     # Forked workers inherit the patched function (tests run as root: chmod cannot do this).
     monkeypatch.setattr(os, "open", failing_open)
-    with pytest.raises(ResultTreeError, match="cannot read the result file .*Permission denied"):
+    with pytest.raises(ResultTreeError, match=r"cannot read the result file .*Permission denied"):
         grade(big_run.datasets_path, big_run.results_path, workers=2)
 
 
