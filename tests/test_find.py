@@ -64,11 +64,15 @@ def test_cli_text_output(run: Tree) -> None:
     assert done.stdout == (
         f"{root}/ds/q1/a.json\tThe answer is B. ⏎ Because.\n{root}/ds/q2/a.json\t  B  \n"
     )
-    assert done.stderr == "\n2 occurrence(s) out of 6 result file(s) matched the pattern.\n"
+    assert done.stderr == (
+        "kagreport: 2 result file(s) could not be read or parsed and were skipped; "
+        "run with -v to list them.\n"
+        "\n2 occurrence(s) out of 6 result file(s) matched the pattern.\n"
+    )
 
 
 def test_cli_no_match(run: Tree) -> None:
-    done = run_cli("stats", "find", "zzz", "-r", str(run.results))
+    done = run_cli("stats", "find", "zzz", "-r", str(run.results), "-q")
     assert (done.returncode, done.stdout) == (0, "")
     assert done.stderr == "No result matched the pattern.\n"
 

@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 
 from kagreport import __version__
 from kagreport._errors import KagreportError, UsageError
+from kagreport.cli._evaluation import add_parsers as add_evaluation_parsers
+from kagreport.cli._evaluation import run_compare, run_evaluate
 from kagreport.grading import FindReport, compile_pattern, find, grade
 from kagreport.kag import simulate_run
 
@@ -90,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="datasets file (ground truth); required unless `find` is used",
     )
     _tree_options(stats, suppress=False)
+    stats.set_defaults(parser=stats)
     stats_commands = stats.add_subparsers(dest="stats_command", metavar="find")
     finder = stats_commands.add_parser(
         "find",
@@ -100,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     finder.add_argument("regex", metavar="REGEX", help="regular expression")
     _tree_options(finder, suppress=True)
+    finder.set_defaults(parser=finder)
     finder.add_argument(
         "--fzf",
         action="store_true",
@@ -126,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--vector-dim", type=_non_negative, default=384)
     simulate.add_argument("--seed", type=int, default=0)
     simulate.add_argument("--prefix", default="")
+    add_evaluation_parsers(commands, verbosity)
     return parser
 
 
@@ -155,7 +160,8 @@ def _configure_logging(args: argparse.Namespace) -> int:
 
 
 def _progress(level: int) -> Callable[[int], None] | None:
-    if level > logging.ERROR or not sys.stderr.isatty():
+    # Only at the default level: with -v its line would interleave with the logs.
+    if level != logging.ERROR or sys.stderr is None or not sys.stderr.isatty():
         return None
 
     def show(count: int) -> None:
@@ -177,17 +183,29 @@ def _run_stats(args: argparse.Namespace, level: int) -> int:
             "the following argument is required: -d/--datasets (unless `find` is used)"
         )
     progress = _progress(level)
+    logger.debug("grading %s against %s (prefix %r)", args.results, args.datasets, args.prefix)
     try:
         report = grade(args.datasets, args.results, args.prefix, progress=progress)
     finally:
         _end_progress(progress)
+    logger.debug(
+        "graded %d result files of %d setups; %d did not parse",
+        len(report.items),
+        len(report.setups),
+        len(report.unparsable_files),
+    )
     sys.stdout.write(report.to_json() if args.format == "json" else report.to_text())
-    if report.unparsable_files and level == logging.ERROR:
-        sys.stderr.write(
-            f"kagreport: {len(report.unparsable_files)} result file(s) did not parse and were "
-            "skipped; run with -v to list them.\n"
-        )
+    _hint_skipped(report.unparsable_files, level, "did not parse")
     return 0
+
+
+def _hint_skipped(paths: Sequence[str], level: int, what: str) -> None:
+    # kagreport addition: at the default level, say once that files were skipped.
+    if paths and level == logging.ERROR:
+        sys.stderr.write(
+            f"kagreport: {len(paths)} result file(s) {what} and were skipped; "
+            "run with -v to list them.\n"
+        )
 
 
 def _run_find(args: argparse.Namespace, level: int) -> int:
@@ -199,7 +217,9 @@ def _run_find(args: argparse.Namespace, level: int) -> int:
         _end_progress(progress)
     if args.format == "json":
         sys.stdout.write(report.to_json())
+        _hint_skipped(report.skipped, level, "could not be read or parsed")
         return 0
+    _hint_skipped(report.skipped, level, "could not be read or parsed")
     if not report.matches:
         sys.stderr.write(report.summary + "\n")
         return 0
@@ -241,6 +261,10 @@ def _run_demo(args: argparse.Namespace, level: int) -> int:
 
 
 def _run_simulate(args: argparse.Namespace, level: int) -> int:
+    if os.sep in args.prefix or (os.altsep and os.altsep in args.prefix) or "\0" in args.prefix:
+        raise UsageError(f"--prefix must be part of a file name, not a path: {args.prefix!r}")
+    if len(args.prefix.encode("utf-8", "surrogateescape")) > 200:
+        raise UsageError("--prefix is too long for a file name (at most 200 bytes)")
     out = os.path.abspath(args.out)
     if os.path.lexists(out):
         raise KagreportError(f"{args.out} already exists; choose a new folder", path=args.out)
@@ -263,7 +287,7 @@ def _run_simulate(args: argparse.Namespace, level: int) -> int:
         raise
     sys.stdout.write(
         f"SIMULATED kag run written to {args.out}: {run.files} result files\n"
-        f"  grade it: kagreport stats -d {os.path.join(args.out, 'datasets.json')} "
+        f"  grade it: {_program()} stats -d {os.path.join(args.out, 'datasets.json')} "
         f"-r {os.path.join(args.out, 'results')}"
         + (f" --prefix {args.prefix}" if args.prefix else "")
         + "\n"
@@ -271,15 +295,37 @@ def _run_simulate(args: argparse.Namespace, level: int) -> int:
     return 0
 
 
+def _quiet_stdout() -> None:
+    # Drop what is still buffered for a stdout that cannot be written (disk full),
+    # so the interpreter's exit does not fail on it a second time.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _program() -> str:
+    # The command as the user can type it (.venv/bin/kagreport when not on PATH).
+    program = sys.argv[0] if sys.argv and os.path.basename(sys.argv[0]) == "kagreport" else ""
+    if program and shutil.which("kagreport") != os.path.abspath(program):
+        return program
+    return "kagreport"
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, int], int]] = {
     "demo": _run_demo,
     "simulate": _run_simulate,
+    "evaluate": run_evaluate,
+    "compare": run_compare,
 }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 ok, 1 runtime error, 2 usage error)."""
     parser = build_parser()
+    if sys.stdout is None or sys.stderr is None:  # started with a standard stream closed
+        return 1
     args = parser.parse_args(argv)
     level = _configure_logging(args)
     try:
@@ -290,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             run = _COMMANDS[args.command]
         return run(args, level)
     except UsageError as exc:
-        parser.print_usage(sys.stderr)
+        getattr(args, "parser", parser).print_usage(sys.stderr)
         sys.stderr.write(f"kagreport: error: {exc}\n")
         return exc.exit_code
     except KagreportError as exc:
@@ -301,6 +347,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except OSError as exc:
+        if exc.filename is not None:  # pragma: no cover - library I/O errors are KagreportErrors
+            raise
+        _quiet_stdout()
+        sys.stderr.write(f"kagreport: error: cannot write the output: {exc.strerror or exc}\n")
+        return 1
     except KeyboardInterrupt:
         sys.stderr.write("kagreport: interrupted\n")
         return 130

@@ -4,16 +4,44 @@
   and the predictions of 6 models published by the MMLU-Pro authors
   (TIGER-AI-Lab/MMLU-Pro; dataset MIT, repository Apache-2.0), converted to a
   kag datasets file and result tree by ``examples/build_mmlu_pro_philosophy.py``.
+- :func:`llmbar_natural`: REAL data. Published verdicts of 65 LLM-judge configurations on
+  100 LLMBar Natural items (princeton-nlp/LLMBar, MIT), as an ``AnswerEvaluation``.
+- :func:`fast_graphrag_2wiki`: REAL data. Retrievals of 4 systems on 51 2WikiMultihopQA
+  questions (circlemind-ai/fast-graphrag, MIT), as ``RetrievalEvaluation``s.
 - :func:`kagreport.kag.simulate_run`: SIMULATED data, generated on demand.
 """
 
 from __future__ import annotations
 
+import csv
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
-__all__ = ["ExampleRun", "mmlu_pro_philosophy"]
+from kagreport.evaluation import (
+    AnswerEvaluation,
+    AnswerItem,
+    Judgement,
+    RetrievalEvaluation,
+    RetrievalItem,
+    evaluate_answers,
+    evaluate_retrieval,
+)
+
+__all__ = [
+    "FAST_GRAPHRAG_ATTRIBUTION",
+    "LLMBAR_ATTRIBUTION",
+    "MMLU_PRO_ATTRIBUTION",
+    "ExampleRun",
+    "PublishedVerdicts",
+    "fast_graphrag_2wiki",
+    "llmbar_natural",
+    "llmbar_published_statistics",
+    "mmlu_pro_philosophy",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,3 +90,151 @@ def mmlu_pro_philosophy() -> ExampleRun:
     if not datasets.is_file():
         raise FileNotFoundError(f"the bundled example is missing: {datasets}")
     return ExampleRun("MMLU-Pro philosophy", datasets, root / "results", MMLU_PRO_ATTRIBUTION)
+
+
+def _data(name: str) -> Path:
+    return Path(str(files("kagreport.examples"))) / name
+
+
+LLMBAR_ATTRIBUTION = (
+    "LLMBar Natural: 100 items judged by 65 LLM-judge configurations, published by the "
+    "LLMBar authors (princeton-nlp/LLMBar; Zeng et al., ICLR 2024); MIT licence."
+)
+FAST_GRAPHRAG_ATTRIBUTION = (
+    "fast-graphrag 2WikiMultihopQA benchmark: retrievals of vdb, lightrag, nano and graph on "
+    "51 questions (circlemind-ai/fast-graphrag, benchmarks/); MIT licence."
+)
+
+
+@dataclass(frozen=True)
+class PublishedVerdicts:
+    """A judge that replays published verdicts (no model is called).
+
+    ``verdicts`` maps item identifier -> criterion -> score; an item or a
+    criterion it lacks is undefined for this judge.
+    """
+
+    name: str
+    verdicts: Mapping[str, Mapping[str, float]]
+    criteria: tuple[str, ...]
+    identity: Mapping[str, Any]
+    blocking = False
+
+    def judge(self, item: AnswerItem) -> Judgement:
+        scores = self.verdicts.get(item.identifier, {})
+        return Judgement(dict(scores), verdict=dict(scores))
+
+
+def llmbar_natural(*, agreement_resamples: int = 1000) -> AnswerEvaluation:
+    """The LLMBar Natural verdicts as an :class:`AnswerEvaluation` (REAL data).
+
+    Items: the 100 items (``reference`` = the gold winner, ``"1"`` or ``"2"``).
+    Judges: the 65 configurations (``<model>/<strategy>``), each with criteria
+    ``swap_false`` and ``swap_true`` = 1 when the winner it picked (outputs in the
+    original or the swapped order, mapped back by the authors) is the gold one,
+    else 0 (a missing verdict is a wrong pick, as in the authors' counts); rating
+    strategies also give ``score_1`` and ``score_2``, their 1-10 ratings of the two
+    outputs mapped to [0, 1] as (x - 1) / 9. Metrics are
+    therefore the published accuracies, e.g. ``"GPT-4/CoT.swap_false"``; agreement
+    is Krippendorff's alpha (interval) between the judges per criterion.
+
+    Source: princeton-nlp/LLMBar (MIT); see :data:`LLMBAR_ATTRIBUTION`.
+    """
+    with open(_data("llmbar-natural") / "llmbar_natural_judgments.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    judges: dict[str, dict[str, dict[str, float]]] = {}
+    criteria: dict[str, list[str]] = {}
+    for column in rows[0]:
+        if ":" not in column:
+            continue
+        judge, field = column.split(":", 1)
+        criterion = {"winner_swapFalse": "swap_false", "winner_swapTrue": "swap_true"}.get(
+            field, field
+        )
+        criteria.setdefault(judge, []).append(criterion)
+        for row in rows:
+            value = row[column].strip()
+            if criterion in ("swap_false", "swap_true"):
+                # No valid winner counts as a wrong pick, as in the authors' accuracy
+                # (correct / 100), so the published counts are the metric sums.
+                score = float(value == row["label"])
+            elif not value:
+                continue
+            else:
+                score = (float(value) - 1.0) / 9.0
+            judges.setdefault(judge, {}).setdefault(row["item"], {})[criterion] = score
+    items = [
+        AnswerItem(
+            identifier=row["item"],
+            question=f"LLMBar Natural item {row['item']}",
+            answer="(pair of outputs)",
+            reference=row["label"],
+        )
+        for row in rows
+    ]
+    replayers = [
+        PublishedVerdicts(
+            name=judge,
+            verdicts=judges.get(judge, {}),
+            criteria=tuple(criteria[judge]),
+            identity={
+                "kind": "published",
+                "source": "princeton-nlp/LLMBar",
+                "model": judge.split("/")[0],
+                "strategy": judge.split("/", 1)[1],
+            },
+        )
+        for judge in criteria
+    ]
+    return evaluate_answers(
+        items,
+        replayers,
+        agreement_resamples=agreement_resamples,
+        metadata={"name": "LLMBar Natural", "attribution": LLMBAR_ATTRIBUTION},
+    )
+
+
+def llmbar_published_statistics() -> dict[str, Any]:
+    """The LLMBar authors' published per-judge statistics, as shipped (REAL data)."""
+    with open(_data("llmbar-natural") / "published_statistics.json", encoding="utf-8") as f:
+        data: dict[str, Any] = json.load(f)
+    return data
+
+
+_FAST_GRAPHRAG_FILES = {
+    "vdb": "vdb/2wikimultihopqa_51.json",
+    "lightrag": "lightrag/2wikimultihopqa_51_local.json",
+    "nano": "nano/2wikimultihopqa_51_local.json",
+    "graph": "graph/2wikimultihopqa_51.json",
+}
+
+
+def fast_graphrag_2wiki(ks: tuple[int, ...] = (1, 2, 5, 8)) -> dict[str, RetrievalEvaluation]:
+    """The four fast-graphrag systems' retrievals as :class:`RetrievalEvaluation` s (REAL data).
+
+    Items are identified by question text (the same 51 questions for every
+    system, so the evaluations compare pairwise); ``retrieved`` = the ranked
+    evidence titles (up to 8), ``relevant`` = the gold titles. ``complete@8`` is
+    the published "perfect retrieval" rate.
+
+    Source: circlemind-ai/fast-graphrag (MIT); see :data:`FAST_GRAPHRAG_ATTRIBUTION`.
+    """
+    out = {}
+    for system, relative in _FAST_GRAPHRAG_FILES.items():
+        with open(_data("fast-graphrag-2wiki") / "results" / relative, encoding="utf-8") as f:
+            rows = json.load(f)
+        items = [
+            RetrievalItem(
+                identifier=row["question"],
+                question=row["question"],
+                retrieved=tuple(row["evidence"]),
+                relevant=tuple(row["ground_truth"]),
+            )
+            for row in rows
+        ]
+        out[system] = evaluate_retrieval(
+            items,
+            ks=ks,
+            metadata={"name": system, "attribution": FAST_GRAPHRAG_ATTRIBUTION},
+        )
+    return out

@@ -9,6 +9,7 @@ the report is the same, byte for byte, whatever the number of workers.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import sys
@@ -198,6 +199,9 @@ class ChunkRunner:
             and self._submitted > PARALLEL_AFTER
             and _fork_is_safe()
         ):
+            logging.getLogger("kagreport.grading").debug(
+                "large tree: reading with %d worker processes", self._workers
+            )
             self._pool = multiprocessing.get_context("fork").Pool(self._workers)
         if self._pool is None:
             self._merge(chunk, grade_chunk(*args))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
-import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -31,9 +31,14 @@ class FindMatch:
     response: str
 
     @property
+    def display_path(self) -> str:
+        """The path as text; bytes that are not UTF-8 (in folder names) become U+FFFD."""
+        return self.path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+    @property
     def line(self) -> str:
         """``<path>\\t<response>`` with each newline shown as `` ⏎ `` (kag's fzf line)."""
-        return f"{self.path}\t{self.response.replace(chr(10), ' ⏎ ')}"
+        return f"{self.display_path}\t{self.response.replace(chr(10), ' ⏎ ')}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +51,14 @@ class FindReport:
         Sorted by path (spec decision; kag keeps the file system's order).
     total : int
         Qualifying files (``<prefix>*.json`` at any depth), readable or not.
+    skipped : tuple of str
+        Qualifying files that could not be read or parsed (warned about; kag too
+        skips them).
     """
 
     matches: tuple[FindMatch, ...]
     total: int
+    skipped: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.matches)
@@ -62,7 +71,7 @@ class FindReport:
         return {
             "matches": len(self.matches),
             "total": self.total,
-            "paths": [m.path for m in self.matches],
+            "paths": [m.display_path for m in self.matches],
         }
 
     def to_json(self) -> str:
@@ -80,24 +89,38 @@ class FindReport:
         )
 
 
-def compile_pattern(pattern: str | re.Pattern[str]) -> re.Pattern[str]:
-    """Compile a search pattern (Python :mod:`re` syntax).
+def compile_pattern(pattern: str | Any) -> Any:
+    """Compile a search pattern with RE2 (google-re2).
+
+    RE2 is the syntax family of Rust's ``regex`` crate, which kag uses
+    (``\\p{L}``, no look-around, no back-references), and it matches in linear
+    time, so no pattern can hang a search. A compiled RE2 pattern is returned
+    unchanged.
 
     Raises
     ------
     UsageError
-        If the pattern is not a valid regular expression (exit code 2).
+        If the pattern is not a valid RE2 regular expression (exit code 2).
     """
-    if isinstance(pattern, re.Pattern):
+    if not isinstance(pattern, str):
         return pattern
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # report once, through UsageError, not on stderr
     try:
-        return re.compile(pattern)
-    except re.error as exc:
+        return re2.compile(pattern, options=options)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        raise UsageError(f"invalid regular expression {pattern!r}: {reason}") from None
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
         raise UsageError(f"invalid regular expression {pattern!r}: {exc}") from None
 
 
 def find(
-    pattern: str | re.Pattern[str],
+    pattern: str | Any,
     results: str | os.PathLike[str] = ".",
     prefix: str = "",
     *,
@@ -107,8 +130,9 @@ def find(
 
     Parameters
     ----------
-    pattern : str or re.Pattern
-        Searched (``re.search``) in each response trimmed of Unicode White_Space.
+    pattern : str or compiled RE2 pattern
+        Searched anywhere (RE2, see :func:`compile_pattern`) in each response
+        trimmed of Unicode White_Space.
     results : path, default "."
         The results root; walked to any depth.
     prefix : str, default ""
@@ -129,28 +153,35 @@ def find(
 
     Notes
     -----
-    Files that cannot be read or parsed are logged as warnings and skipped
-    (still counted in ``total``); error records are skipped silently.
+    Files that cannot be read or parsed, or are not regular files, are logged
+    as warnings and skipped (still counted in ``total``); error records are
+    skipped silently; file names that are not UTF-8 are not searched (as kag).
     Paths are ``results`` joined with each file's relative path.
     """
     regex = compile_pattern(pattern)
     matches = []
+    skipped = []
     total = 0
     for path in iter_find_candidates(results, prefix):
         total += 1
         if progress is not None and total % 1000 == 0:
             progress(total)
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                # A FIFO or device (kag would block on it, or read without end).
+                raise OSError(0, "not a regular file")
             data = read_bytes(path)
         except OSError as exc:
             logger.warning("failed to read result file %s: %s", path, exc.strerror or exc)
+            skipped.append(path)
             continue
         try:
             record = decode_result(data)
         except ValueError as exc:
             logger.warning("failed to parse result file %s: %s", path, exc)
+            skipped.append(path)
             continue
         if record.result is not None and regex.search(record.result.strip(WHITE_SPACE)):
             matches.append(FindMatch(path, record.result))
     matches.sort(key=lambda m: m.path)
-    return FindReport(tuple(matches), total)
+    return FindReport(tuple(matches), total, tuple(skipped))

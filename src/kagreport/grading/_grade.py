@@ -70,6 +70,8 @@ class StatsReport:
         The results root that was graded.
     prefix : str
         The file-name prefix that was graded.
+    ground_truth : Datasets or None
+        The datasets file it was graded against.
     """
 
     datasets: int
@@ -80,6 +82,7 @@ class StatsReport:
     unparsable_files: tuple[str, ...] = ()
     results: str | None = None
     prefix: str = ""
+    ground_truth: Datasets | None = field(default=None, repr=False, compare=False)
 
     def __getitem__(self, setup: str) -> SetupReport:
         for report in self.setups:
@@ -179,6 +182,7 @@ def grade(
     """
     truth = datasets if isinstance(datasets, Datasets) else load_datasets(datasets)
     root = os.fspath(results)
+    logger.debug("ground truth: %d questions, %d scorable", len(truth), truth.scorable_questions)
     trace = logger.isEnabledFor(5)
     items = ItemTableBuilder()
     group_ids: dict[tuple[int, int], int] = {}
@@ -287,4 +291,5 @@ def grade(
         unparsable_files=tuple(unparsable),
         results=root,
         prefix=prefix,
+        ground_truth=truth,
     )

@@ -134,6 +134,10 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
     where = path if path is not None else "<datasets>"
     try:
         questions = _decoder.decode(data)
+    except RecursionError:
+        raise DatasetsError(
+            f"the datasets file {where} is not valid: JSON nested too deeply", path=path
+        ) from None
     except msgspec.ValidationError as exc:
         raise DatasetsError(
             f"invalid datasets file {where}: {_locate(data) or exc}", path=path
@@ -159,16 +163,28 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
     return Datasets(questions, path=path)
 
 
+_JSON_TYPES = {
+    type(None): "null",
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+}
+
+
 def _locate(data: bytes | str) -> str | None:
     """Name the dataset and question of the first invalid entry (msgspec only says ``$[...]``)."""
-    tree: Any = msgspec.json.decode(data)
+    try:
+        tree: Any = msgspec.json.decode(data)
+    except RecursionError:
+        return "JSON nested too deeply"
     if not isinstance(tree, dict):
         return None
     for dataset, entries in tree.items():
         if not isinstance(entries, dict):
-            return (
-                f"dataset {dataset!r} must be an object of questions, not {type(entries).__name__}"
-            )
+            kind = _JSON_TYPES.get(type(entries), type(entries).__name__)
+            return f"dataset {dataset!r} must be an object of questions, not {kind}"
         for question, entry in entries.items():
             try:
                 msgspec.convert(entry, Question)

@@ -24,7 +24,10 @@ __all__ = [
     "read_result",
 ]
 
-_U64 = Annotated[int, msgspec.Meta(ge=0)]  # msgspec caps ints at 2**64 - 1
+# msgspec cannot bound ints beyond int64 in a constraint: values above 2**64 - 1
+# (u64/usize in kag) are rejected after decoding.
+_U64 = Annotated[int, msgspec.Meta(ge=0)]
+_U64_MAX = 2**64 - 1
 _U32 = Annotated[int, msgspec.Meta(ge=0, le=2**32 - 1)]
 _NANOS_PER_SEC = 1_000_000_000
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
@@ -140,6 +143,8 @@ class ResultRecord(NamedTuple):
         Present for KAG setups (setups with a retriever).
     provider, model : str or None
         The generation configuration.
+    context : str or None
+        The retrieved context rendered into the prompt (``retrieval.result``).
     """
 
     result: str | None
@@ -149,6 +154,7 @@ class ResultRecord(NamedTuple):
     retrieval: RetrievalSample | None = None
     provider: str | None = None
     model: str | None = None
+    context: str | None = None
 
     @property
     def is_error(self) -> bool:
@@ -165,10 +171,12 @@ def _nanos(duration: _DurationObject | tuple[int, int]) -> int:
         secs, nanos = duration.secs, duration.nanos
     else:
         secs, nanos = duration  # type: ignore[misc]
+    if secs > _U64_MAX:
+        raise _Invalid("Duration secs does not fit in 64 bits")
     if nanos >= _NANOS_PER_SEC:
         secs += nanos // _NANOS_PER_SEC  # serde carries excess nanoseconds
         nanos %= _NANOS_PER_SEC
-        if secs >= 2**64:
+        if secs > _U64_MAX:
             raise _Invalid("overflow deserializing Duration")
     return secs * _NANOS_PER_SEC + nanos
 
@@ -194,6 +202,8 @@ def decode_result(data: bytes | memoryview | str) -> ResultRecord:
         envelope = _decoder.decode(data)
     except msgspec.DecodeError as exc:
         raise _Invalid(str(exc)) from None
+    except RecursionError:
+        raise _Invalid("JSON nested too deeply") from None
     ok, error = envelope.ok, envelope.error
     if ok is _UNSET:
         if error is _UNSET:
@@ -205,16 +215,27 @@ def decode_result(data: bytes | memoryview | str) -> ResultRecord:
     stats = ok.stats
     prompt = stats.prompt
     context = len(prompt) if prompt.isascii() else len(prompt.encode("utf-8", "surrogatepass"))
-    retrieval = None
+    retrieval = context_text = None
     if stats.retrieval is not None:
+        context_text = stats.retrieval.result
         embedder = stats.retrieval.stats.embedder
         neo4j = embedder.database.neo4j
+        _nanos(neo4j.time)  # validated as kag does (overflow), though not reported
+        if max(neo4j.vertices, neo4j.relationships, neo4j.properties) > _U64_MAX:
+            raise _Invalid("a neo4j count does not fit in 64 bits")
         retrieval = RetrievalSample(
             _nanos(embedder.time), neo4j.vertices, neo4j.relationships, neo4j.properties
         )
     config = stats.config
     return ResultRecord(
-        ok.result, None, _nanos(stats.time), context, retrieval, config.provider, config.model
+        ok.result,
+        None,
+        _nanos(stats.time),
+        context,
+        retrieval,
+        config.provider,
+        config.model,
+        context_text,
     )
 
 

@@ -101,6 +101,14 @@ def _is_file(entry: os.DirEntry[str]) -> bool:
         ) from None
 
 
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes come back as lone surrogates
+        return False
+    return True
+
+
 def check_root(root: str | os.PathLike[str]) -> str:
     """Return ``root`` as a string if it is a readable folder.
 
@@ -192,7 +200,11 @@ def iter_find_candidates(root: str | os.PathLike[str], prefix: str = "") -> Iter
         for entry in _scandir(folder):
             if _is_dir(entry):
                 stack.append(entry.path)
-            elif entry.name.endswith(".json") and entry.name.startswith(prefix):
+            elif (
+                entry.name.endswith(".json")
+                and entry.name.startswith(prefix)
+                and _utf8(entry.name)  # kag skips names that are not UTF-8
+            ):
                 # kag's walker yields non-directory entries; a symlink to a
                 # file is read through, a dangling one fails to read.
                 yield entry.path

@@ -1,0 +1,153 @@
+"""``kagreport evaluate`` and ``kagreport compare``: parse, call the library, print."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from kagreport._errors import KagreportError, UsageError
+
+__all__ = ["add_parsers", "run_compare", "run_evaluate"]
+
+
+def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
+    """Register the two sub-commands on the top-level parser."""
+    evaluate = commands.add_parser(
+        "evaluate",
+        parents=[verbosity],
+        help="judge answers (from a kag run or a JSONL file) and write an AnswerEvaluation",
+        description="Judge answers with the judges of a TOML file and write the report "
+        "(.json, .jsonl, .yaml or .toml by suffix).",
+    )
+    source = evaluate.add_mutually_exclusive_group(required=True)
+    source.add_argument("--items", metavar="FILE", help="JSONL file, one AnswerItem per line")
+    source.add_argument("-r", "--results", metavar="DIR", help="results root of a kag run")
+    evaluate.add_argument("-d", "--datasets", metavar="FILE", help="datasets file (with -r)")
+    evaluate.add_argument("--setup", help="setup whose answers to judge (with -r)")
+    evaluate.add_argument("--prefix", default="", help="file-name prefix of the run (with -r)")
+    evaluate.add_argument(
+        "--questions",
+        choices=("free-form", "mcq", "all"),
+        default="free-form",
+        help="which questions of the kag run (default: free-form)",
+    )
+    evaluate.add_argument("--judges", metavar="FILE", required=True, help="judges TOML file")
+    evaluate.add_argument("-o", "--output", metavar="FILE", required=True, help="report to write")
+    evaluate.add_argument("--cache", metavar="FILE", help="SQLite response cache for LLM judges")
+    evaluate.add_argument("--keep-verdicts", action="store_true", help="keep raw verdicts")
+    evaluate.add_argument("--max-concurrency", type=int, default=8, metavar="N")
+    evaluate.add_argument("--name", help="name of the evaluated system (report metadata)")
+
+    compare = commands.add_parser(
+        "compare",
+        parents=[verbosity],
+        help="paired sign-flip test of two evaluation reports over the same items",
+    )
+    compare.add_argument("candidate", metavar="CANDIDATE", help="report file of the candidate")
+    compare.add_argument("baseline", metavar="BASELINE", help="report file of the baseline")
+    compare.add_argument("--n-resamples", type=int, default=10000, metavar="N")
+    compare.add_argument("--seed", type=int, default=0)
+    compare.add_argument("--format", choices=("text", "json"), default="text")
+    compare.add_argument("-o", "--output", metavar="FILE", help="also write the comparison")
+
+
+def run_evaluate(args: argparse.Namespace, level: int) -> int:
+    from kagreport.evaluation import evaluate_answers
+    from kagreport.evaluation._config import load_items_jsonl, load_judges
+    from kagreport.evaluation._kag import answer_items_from_run
+    from kagreport.evaluation._serialize import format_for
+    from kagreport.evaluation._text import render_evaluation
+
+    try:
+        format_for(args.output, None)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.max_concurrency < 1:
+        raise UsageError(f"--max-concurrency must be >= 1, not {args.max_concurrency}")
+    judges = load_judges(args.judges)
+    if args.items is not None:
+        items = load_items_jsonl(args.items)
+        name = args.name or os.path.splitext(os.path.basename(args.items))[0]
+    else:
+        if args.datasets is None or args.setup is None:
+            raise UsageError("--results needs --datasets and --setup")
+        items = answer_items_from_run(
+            args.datasets, args.results, args.setup, prefix=args.prefix, questions=args.questions
+        )
+        name = args.name or args.setup
+        if not items:
+            raise KagreportError(
+                f"no {args.questions} answers of setup {args.setup!r} under {args.results}"
+            )
+    try:
+        evaluation = evaluate_answers(
+            items,
+            judges,
+            cache=args.cache,
+            keep_verdicts=args.keep_verdicts,
+            max_concurrency=args.max_concurrency,
+            metadata={"name": name},
+        )
+    except ValueError as exc:
+        raise KagreportError(str(exc)) from None
+    try:
+        evaluation.write(args.output)
+    except (OSError, ValueError) as exc:
+        raise KagreportError(f"cannot write {args.output}: {exc}", path=args.output) from None
+    sys.stdout.write(render_evaluation(evaluation))
+    sys.stdout.write(f"\nreport written to {args.output}\n")
+    return 0
+
+
+def _read_report(path: str) -> Any:
+    from kagreport.evaluation import AnswerEvaluation, RetrievalEvaluation
+    from kagreport.evaluation._serialize import format_for, loads_document
+
+    try:
+        kind = format_for(path, None)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        with open(path, encoding="utf-8") as file:
+            data = loads_document(file.read(), kind)
+    except OSError as exc:
+        raise KagreportError(f"cannot read {path}: {exc.strerror or exc}", path=path) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise KagreportError(f"{path} is not a readable report: {exc}", path=path) from None
+    classes = {cls.SCHEMA: cls for cls in (AnswerEvaluation, RetrievalEvaluation)}
+    cls = classes.get(data.get("schema"))  # type: ignore[arg-type]
+    if cls is None:
+        raise KagreportError(
+            f"{path} is not an evaluation report (schema {data.get('schema')!r})", path=path
+        )
+    try:
+        return cls.from_dict(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise KagreportError(f"{path} is not a valid {cls.__name__}: {exc}", path=path) from None
+
+
+def run_compare(args: argparse.Namespace, level: int) -> int:
+    from kagreport.evaluation._text import render_comparison
+
+    if args.n_resamples < 1:
+        raise UsageError(f"--n-resamples must be >= 1, not {args.n_resamples}")
+    candidate = _read_report(args.candidate)
+    baseline = _read_report(args.baseline)
+    try:
+        comparison = candidate.compare(baseline, n_resamples=args.n_resamples, seed=args.seed)
+    except (TypeError, ValueError) as exc:
+        raise KagreportError(
+            f"cannot compare {args.candidate} with {args.baseline}: {exc}"
+        ) from None
+    if args.output:
+        try:
+            comparison.write(args.output)
+        except (OSError, ValueError) as exc:
+            raise KagreportError(f"cannot write {args.output}: {exc}", path=args.output) from None
+    if args.format == "json":
+        sys.stdout.write(comparison.dumps("json"))
+    else:
+        sys.stdout.write(render_comparison(comparison))
+    return 0

@@ -1,0 +1,85 @@
+"""Answer and retrieval evaluation: judges, agreement, paired comparison, reports.
+
+The public surface follows ANSWER_EVALUATION_SPEC.md: :func:`evaluate_answers`
+-> :class:`AnswerEvaluation`, :func:`evaluate_retrieval` ->
+:class:`RetrievalEvaluation`, and ``compare`` -> :class:`EvaluationComparison`.
+"""
+
+from __future__ import annotations
+
+from kagreport.evaluation._agreement import (
+    Agreement,
+    alpha_interval,
+    compute_agreement,
+    krippendorff_alpha,
+    pairwise_agreement,
+)
+from kagreport.evaluation._cache import CachedResponse, JudgeCache
+from kagreport.evaluation._compare import (
+    EvaluationComparison,
+    MetricComparison,
+    SignFlipResult,
+    bootstrap_mean_interval,
+    compare_items,
+    holm_adjust,
+    sign_flip_test,
+)
+from kagreport.evaluation._evaluate import evaluate_answers, evaluate_retrieval, metric_name
+from kagreport.evaluation._items import AnswerItem, RetrievalItem
+from kagreport.evaluation._judge import Judge, JudgeFailure, Judgement, Usage, identity_hash
+from kagreport.evaluation._kag import answer_items_from_run, evaluation_from_stats
+from kagreport.evaluation._llm import LLMJudge, parse_verdict
+from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation
+from kagreport.evaluation._retrieval import retrieval_scores
+from kagreport.evaluation._rules import (
+    Contains,
+    ExactMatch,
+    OptionExtraction,
+    OptionMatch,
+    RegexMatch,
+    TokenF1,
+    extract_option,
+    normalize_answer,
+)
+
+__all__ = [
+    "Agreement",
+    "AnswerEvaluation",
+    "AnswerItem",
+    "CachedResponse",
+    "Contains",
+    "EvaluationComparison",
+    "ExactMatch",
+    "Judge",
+    "JudgeCache",
+    "JudgeFailure",
+    "Judgement",
+    "LLMJudge",
+    "MetricComparison",
+    "OptionExtraction",
+    "OptionMatch",
+    "RegexMatch",
+    "RetrievalEvaluation",
+    "RetrievalItem",
+    "SignFlipResult",
+    "TokenF1",
+    "Usage",
+    "alpha_interval",
+    "answer_items_from_run",
+    "bootstrap_mean_interval",
+    "compare_items",
+    "compute_agreement",
+    "evaluate_answers",
+    "evaluate_retrieval",
+    "evaluation_from_stats",
+    "extract_option",
+    "holm_adjust",
+    "identity_hash",
+    "krippendorff_alpha",
+    "metric_name",
+    "normalize_answer",
+    "pairwise_agreement",
+    "parse_verdict",
+    "retrieval_scores",
+    "sign_flip_test",
+]

@@ -1,0 +1,161 @@
+"""Judges from a TOML file, and items from a JSONL file (the ``kagreport evaluate`` inputs).
+
+Judges file::
+
+    [[judges]]
+    kind = "option_extraction"          # option_match, exact_match, token_f1, regex,
+                                        # contains, option_extraction, llm
+    [[judges]]
+    kind = "llm"
+    name = "gpt-judge"
+    model = "gpt-4o-mini"
+    base_url = "https://api.openai.com/v1"
+    api_key_env = "OPENAI_API_KEY"      # the variable holding the key (never the key itself)
+    prompt_file = "judge.jinja"          # or prompt = "..."; relative to this file
+    scale = "1-5"
+
+Every key other than ``kind``, ``api_key_env``, ``prompt_file`` and
+``system_prompt_file`` is passed to the judge's constructor.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kagreport._errors import KagreportError
+from kagreport.evaluation._items import AnswerItem
+from kagreport.evaluation._judge import Judge
+from kagreport.evaluation._rules import (
+    Contains,
+    ExactMatch,
+    OptionExtraction,
+    OptionMatch,
+    RegexMatch,
+    TokenF1,
+)
+
+__all__ = ["ConfigError", "load_items_jsonl", "load_judges"]
+
+
+class ConfigError(KagreportError):
+    """A judges file or items file that cannot be used."""
+
+
+def _llm(**options: Any) -> Judge:
+    from kagreport.evaluation._llm import LLMJudge
+
+    return LLMJudge(**options)
+
+
+_KINDS: dict[str, Callable[..., Judge]] = {
+    "option_match": OptionMatch,
+    "exact_match": ExactMatch,
+    "token_f1": TokenF1,
+    "regex": RegexMatch,
+    "contains": Contains,
+    "option_extraction": OptionExtraction,
+    "llm": _llm,
+}
+
+
+def load_judges(path: str | os.PathLike[str]) -> list[Judge]:
+    """Build the judges described by a TOML file (format in the module docstring).
+
+    Raises
+    ------
+    ConfigError
+        If the file cannot be read or parsed, a kind is unknown, a key is not
+        accepted by the judge, or a referenced prompt file is missing; the message
+        names the file and the judge.
+    """
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as file:
+            data = tomllib.load(file)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read the judges file {name}: {exc.strerror or exc}", path=name
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"the judges file {name} is not valid TOML: {exc}", path=name) from None
+    entries = data.get("judges")
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError(f"the judges file {name} has no [[judges]] tables", path=name)
+    folder = Path(name).resolve().parent
+    judges = []
+    for index, entry in enumerate(entries, start=1):
+        where = f"{name}: judge {index}"
+        options = dict(entry)
+        kind = options.pop("kind", None)
+        if kind not in _KINDS:
+            known = ", ".join(sorted(_KINDS))
+            raise ConfigError(f"{where}: unknown kind {kind!r} (known: {known})", path=name)
+        for key in ("prompt_file", "system_prompt_file"):
+            if key in options:
+                target = folder / str(options.pop(key))
+                try:
+                    options[key.removesuffix("_file")] = target.read_text(encoding="utf-8")
+                except OSError as exc:
+                    raise ConfigError(
+                        f"{where}: cannot read {key} {target}: {exc.strerror or exc}", path=name
+                    ) from None
+        if "api_key_env" in options:
+            variable = str(options.pop("api_key_env"))
+            if variable not in os.environ:
+                raise ConfigError(
+                    f"{where}: the environment variable {variable} (api_key_env) is not set",
+                    path=name,
+                )
+            options["api_key"] = os.environ[variable]
+        if "api_key" in entry:
+            raise ConfigError(
+                f"{where}: do not write API keys in the judges file; use api_key_env", path=name
+            )
+        if "criteria" in options and isinstance(options["criteria"], list):
+            options["criteria"] = tuple(options["criteria"])
+        try:
+            judges.append(_KINDS[kind](**options))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{where} ({kind}): {exc}", path=name) from None
+    return judges
+
+
+def load_items_jsonl(path: str | os.PathLike[str]) -> list[AnswerItem]:
+    """Read answer items, one JSON object per line (:class:`AnswerItem` field names).
+
+    Raises
+    ------
+    ConfigError
+        If the file cannot be read, or a line is not a valid item (the message
+        names the file and line).
+    """
+    name = os.fspath(path)
+    items = []
+    try:
+        with open(name, encoding="utf-8") as file:
+            for number, line in enumerate(file, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    data = json.loads(line)
+                    if not isinstance(data, dict):
+                        raise ValueError("not a JSON object")
+                    items.append(AnswerItem.from_dict(data))
+                except KeyError as exc:
+                    raise ConfigError(
+                        f"{name}:{number}: missing {exc.args[0]!r}", path=name
+                    ) from None
+                except (ValueError, TypeError) as exc:
+                    raise ConfigError(f"{name}:{number}: {exc}", path=name) from None
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read the items file {name}: {exc.strerror or exc}", path=name
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"the items file {name} is not UTF-8: {exc}", path=name) from None
+    return items

@@ -1,0 +1,314 @@
+"""Running judges over items (:func:`evaluate_answers`) and scoring retrievals
+(:func:`evaluate_retrieval`)."""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from kagreport.evaluation._items import AnswerItem, RetrievalItem
+from kagreport.evaluation._judge import Judge, JudgeFailure, Judgement, Usage
+from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation, mean_scores
+from kagreport.evaluation._retrieval import DEFAULT_KS, retrieval_scores
+
+__all__ = ["evaluate_answers", "evaluate_retrieval", "metric_name"]
+
+logger = logging.getLogger("kagreport.evaluation")
+
+
+def metric_name(judge: Judge, criterion: str) -> str:
+    """``<judge>`` for a judge with one criterion, ``<judge>.<criterion>`` for several."""
+    return judge.name if len(judge.criteria) == 1 else f"{judge.name}.{criterion}"
+
+
+def _as_item(value: AnswerItem | Mapping[str, Any], index: int) -> AnswerItem:
+    if isinstance(value, AnswerItem):
+        return value
+    if isinstance(value, Mapping):
+        try:
+            return AnswerItem.from_dict(value)
+        except KeyError as exc:
+            raise ValueError(f"item {index} has no {exc.args[0]!r}") from None
+    raise TypeError(f"item {index} must be an AnswerItem or a mapping, not {type(value).__name__}")
+
+
+def _check_unique(names: Iterable[str], what: str) -> None:
+    seen: set[str] = set()
+    repeated: set[str] = set()
+    for name in names:
+        (repeated if name in seen else seen).add(name)
+    duplicates = sorted(repeated)
+    if duplicates:
+        shown = ", ".join(repr(d) for d in duplicates[:5])
+        raise ValueError(f"{what} must be unique; repeated: {shown}")
+
+
+def _progress_bar(total: int, enabled: bool | None, description: str) -> Any:
+    if enabled is None:
+        enabled = total >= 50 and sys.stderr.isatty()
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=description, file=sys.stderr, leave=False)
+
+
+def evaluate_answers(
+    items: Iterable[AnswerItem | Mapping[str, Any]],
+    judges: Sequence[Judge],
+    *,
+    keep_verdicts: bool = False,
+    max_concurrency: int = 8,
+    cache: Any = None,
+    agreement_level: str = "interval",
+    agreement_resamples: int = 1000,
+    seed: int = 0,
+    progress: bool | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> AnswerEvaluation:
+    """Score every item with every judge.
+
+    Parameters
+    ----------
+    items : iterable of AnswerItem or mapping
+        The system's answers; mappings take :class:`AnswerItem`'s field names.
+        Scores already on an item (e.g. kag's ``correct``) are kept.
+    judges : sequence of Judge
+        Rule judges (:class:`OptionMatch`, :class:`TokenF1`, ...) and LLM judges.
+    keep_verdicts : bool
+        Keep each judge's raw verdict on the items (failed ones included).
+    max_concurrency : int
+        Threads judging at once (judges that call a server also limit themselves).
+    cache : JudgeCache or path, optional
+        A response cache given to every judge that takes one (``with_cache``).
+    agreement_level : {"interval", "nominal", "ordinal", "ratio"}
+        Level of Krippendorff's alpha between judges sharing a criterion.
+    agreement_resamples : int
+        Bootstrap resamples (over items) for the alpha intervals; 0 skips them.
+    seed : int
+        Seed of the bootstrap.
+    progress : bool, optional
+        Show a progress bar on stderr; default: on a terminal, for 50+ judgements.
+    metadata : mapping, optional
+        Free-form, JSON-compatible description stored in the report.
+
+    Returns
+    -------
+    AnswerEvaluation
+
+    Raises
+    ------
+    ValueError
+        If identifiers or judge names repeat, or an item is malformed.
+
+    Notes
+    -----
+    A failing judgement (any exception from the judge) is counted in
+    ``errors[judge]`` and leaves that score undefined; it never stops the
+    evaluation. Items without an answer are counted in ``errors["system"]``
+    and not judged.
+    """
+    rows = [_as_item(item, i) for i, item in enumerate(items)]
+    judges = list(judges)
+    _check_unique((row.identifier for row in rows), "item identifiers")
+    _check_unique((judge.name for judge in judges), "judge names")
+    if max_concurrency < 1:
+        raise ValueError(f"max_concurrency must be >= 1, not {max_concurrency}")
+    copies: list[Any] = []
+    if cache is not None:
+        copies = [j.with_cache(cache) if hasattr(j, "with_cache") else None for j in judges]
+        judges = [copy if copy is not None else j for j, copy in zip(judges, copies, strict=True)]
+
+    scores: list[dict[str, float]] = [dict(row.scores) for row in rows]
+    verdicts: list[dict[str, Any]] = [dict(row.verdicts) for row in rows]
+    usage = {judge.name: Usage() for judge in judges}
+    errors = {"system": sum(row.answer is None for row in rows)} | {j.name: 0 for j in judges}
+    lock = threading.Lock()
+    bar = _progress_bar(len(judges) * (len(rows) - errors["system"]), progress, "judging")
+
+    def run(index: int, judge: Judge) -> None:
+        row = rows[index]
+        verdict: Any = None
+        try:
+            judgement = judge.judge(row)
+            if not isinstance(judgement, Judgement):
+                raise TypeError(f"judge {judge.name!r} returned {type(judgement).__name__}")
+        except Exception as exc:  # one failing judgement never stops the evaluation
+            cost = exc.usage if isinstance(exc, JudgeFailure) else Usage()
+            verdict = exc.verdict if isinstance(exc, JudgeFailure) else None
+            logger.warning("judge %r failed on item %r: %s", judge.name, row.identifier, exc)
+            with lock:
+                errors[judge.name] += 1
+                usage[judge.name].add(cost)
+                if keep_verdicts:
+                    verdicts[index][judge.name] = {"error": str(exc), "verdict": verdict}
+                if bar is not None:
+                    bar.update()
+            return
+        with lock:
+            usage[judge.name].add(judgement.usage)
+            for criterion, value in judgement.scores.items():
+                if value is not None and math.isfinite(value):
+                    scores[index][metric_name(judge, criterion)] = float(value)
+            if keep_verdicts:
+                verdicts[index][judge.name] = judgement.verdict
+            if bar is not None:
+                bar.update()
+
+    tasks = [(i, j) for j in judges for i, row in enumerate(rows) if row.answer is not None]
+    inline = [(i, j) for i, j in tasks if not getattr(j, "blocking", True)]
+    pooled = [(i, j) for i, j in tasks if getattr(j, "blocking", True)]
+    try:
+        for i, j in inline:
+            run(i, j)
+        if pooled:
+            with ThreadPoolExecutor(max_workers=max_concurrency) as pool:
+                for future in [pool.submit(run, i, j) for i, j in pooled]:
+                    future.result()
+    finally:
+        if bar is not None:
+            bar.close()
+        for copy in copies:  # the cache-bound copies are ours to close
+            if copy is not None and hasattr(copy, "close"):
+                copy.close()
+
+    judged = tuple(
+        AnswerItem(
+            identifier=row.identifier,
+            question=row.question,
+            answer=row.answer,
+            reference=row.reference,
+            scores=scores[i],
+            verdicts=verdicts[i] if keep_verdicts else dict(row.verdicts),
+            latency=row.latency,
+            error=row.error,
+            metadata=row.metadata,
+        )
+        for i, row in enumerate(rows)
+    )
+    metrics = mean_scores(judged)
+    for judge in judges:  # a metric no item defines still appears, as NaN
+        for criterion in judge.criteria:
+            metrics.setdefault(metric_name(judge, criterion), math.nan)
+    agreement, intervals = _agreement(judged, judges, agreement_level, agreement_resamples, seed)
+    return AnswerEvaluation(
+        metrics=metrics,
+        items=judged,
+        judges={judge.name: dict(judge.identity) for judge in judges},
+        agreement=agreement,
+        usage={name: u.to_dict() for name, u in usage.items()},
+        errors=errors,
+        settings={
+            "keep_verdicts": keep_verdicts,
+            "max_concurrency": max_concurrency,
+            "agreement_level": agreement_level,
+            "agreement_resamples": agreement_resamples,
+            "seed": seed,
+        },
+        metadata=dict(metadata or {}),
+        agreement_intervals=intervals,
+    )
+
+
+def _agreement(
+    items: Sequence[AnswerItem],
+    judges: Sequence[Judge],
+    level: str,
+    resamples: int,
+    seed: int,
+) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
+    """Alpha per criterion over the judges that score it (coders = judges, units = items)."""
+    from kagreport.evaluation._agreement import alpha_interval, krippendorff_alpha
+
+    by_criterion: dict[str, list[str]] = {}
+    for judge in judges:
+        for criterion in judge.criteria:
+            by_criterion.setdefault(criterion, []).append(metric_name(judge, criterion))
+    agreement: dict[str, float] = {}
+    intervals: dict[str, tuple[float, float]] = {}
+    for criterion, metrics in by_criterion.items():
+        if len(metrics) < 2:
+            agreement[criterion] = math.nan
+            continue
+        data = [[item.scores.get(metric) for item in items] for metric in metrics]
+        try:
+            agreement[criterion] = krippendorff_alpha(data, level)
+            if resamples > 0:
+                intervals[criterion] = alpha_interval(data, level, n_resamples=resamples, seed=seed)
+        except ValueError as exc:
+            # E.g. too many distinct continuous scores for the coincidence matrix:
+            # agreement is then unknown, but the evaluation itself stands.
+            logger.warning("agreement on %r not computed: %s", criterion, exc)
+            agreement[criterion] = math.nan
+    return agreement, intervals
+
+
+def evaluate_retrieval(
+    items: Iterable[RetrievalItem | Mapping[str, Any]],
+    *,
+    ks: Sequence[int] = DEFAULT_KS,
+    metadata: Mapping[str, Any] | None = None,
+) -> RetrievalEvaluation:
+    """Score ranked retrievals against their relevant ids.
+
+    Parameters
+    ----------
+    items : iterable of RetrievalItem or mapping
+        Mappings take :class:`RetrievalItem`'s field names (``retrieved`` best first).
+    ks : sequence of int
+        Cut-offs for the @k metrics (default 1, 3, 5, 10).
+    metadata : mapping, optional
+        Free-form, JSON-compatible description stored in the report.
+
+    Returns
+    -------
+    RetrievalEvaluation
+        Metrics: ``recall@k``, ``precision@k``, ``hit@k``, ``complete@k``,
+        ``ndcg@k`` and ``mrr`` (definitions in :mod:`kagreport.evaluation._retrieval`).
+
+    Raises
+    ------
+    ValueError
+        If identifiers repeat or a k is not a positive integer.
+    """
+    rows = []
+    for index, value in enumerate(items):
+        if isinstance(value, Mapping):
+            try:
+                value = RetrievalItem.from_dict(value)
+            except KeyError as exc:
+                raise ValueError(f"item {index} has no {exc.args[0]!r}") from None
+        if not isinstance(value, RetrievalItem):
+            raise TypeError(
+                f"item {index} must be a RetrievalItem or a mapping, not {type(value).__name__}"
+            )
+        rows.append(value)
+    _check_unique((row.identifier for row in rows), "item identifiers")
+    ks = tuple(ks)
+    scored = tuple(
+        RetrievalItem(
+            identifier=row.identifier,
+            question=row.question,
+            retrieved=row.retrieved,
+            relevant=row.relevant,
+            scores={**row.scores, **retrieval_scores(row.retrieved, row.relevant, ks)}
+            if row.error is None
+            else dict(row.scores),
+            latency=row.latency,
+            error=row.error,
+            metadata=row.metadata,
+        )
+        for row in rows
+    )
+    return RetrievalEvaluation(
+        metrics=mean_scores(scored),
+        items=scored,
+        errors={"system": sum(row.error is not None for row in rows)},
+        settings={"ks": list(ks)},
+        metadata=dict(metadata or {}),
+    )

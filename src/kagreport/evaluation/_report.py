@@ -1,0 +1,372 @@
+"""The evaluation reports: :class:`AnswerEvaluation` and :class:`RetrievalEvaluation`."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from kagreport.evaluation._items import AnswerItem, RetrievalItem
+from kagreport.evaluation._serialize import (
+    canonical,
+    dumps_document,
+    format_for,
+    jsonable,
+    loads_document,
+    write_document,
+)
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from kagreport.evaluation._compare import EvaluationComparison
+
+__all__ = ["AnswerEvaluation", "RetrievalEvaluation", "mean_scores"]
+
+SCHEMA_VERSION = 1
+_Report = TypeVar("_Report", bound="_ReportMixin")
+
+
+def mean_scores(items: Sequence[AnswerItem] | Sequence[RetrievalItem]) -> dict[str, float]:
+    """Metric -> mean over the items where it is defined, metrics in first-seen order."""
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for item in items:
+        for name, value in item.scores.items():
+            sums[name] = sums.get(name, 0.0) + value
+            counts[name] = counts.get(name, 0) + 1
+    return {name: sums[name] / counts[name] for name in sums}
+
+
+def _nan_or(value: Any) -> float:
+    return math.nan if value is None else float(value)
+
+
+class _ReportMixin:
+    """What both evaluation reports share: shape, serialisation and comparison."""
+
+    SCHEMA: ClassVar[str]
+    items: tuple[Any, ...]
+    metrics: Mapping[str, float]
+    metadata: Mapping[str, Any]
+
+    @property
+    def n_items(self) -> int:
+        """Number of evaluated items."""
+        return len(self.items)
+
+    @property
+    def coverage(self) -> dict[str, int]:
+        """Metric name -> number of items where it is defined."""
+        counts: dict[str, int] = {}
+        for item in self.items:
+            for name in item.scores:
+                counts[name] = counts.get(name, 0) + 1
+        return {name: counts.get(name, 0) for name in self.metrics}
+
+    def per_item(self, metric: str) -> npt.NDArray[Any]:
+        """One metric's per-item values in item order, NaN where undefined; shape (n_items,).
+
+        Raises
+        ------
+        KeyError
+            If the evaluation did not compute ``metric``.
+        """
+        import numpy as np
+
+        if metric not in self.metrics:
+            known = ", ".join(self.metrics) or "none"
+            raise KeyError(f"this evaluation has no metric {metric!r} (metrics: {known})")
+        return np.array([item.scores.get(metric, np.nan) for item in self.items], dtype=float)
+
+    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - each report defines it
+        raise NotImplementedError
+
+    def dumps(self, format: str = "json") -> str:
+        """Serialise to ``"json"``, ``"jsonl"`` (a header line, then one line per item),
+        ``"yaml"`` or ``"toml"`` (keys whose value is None are omitted: TOML has no null).
+
+        Raises
+        ------
+        ValueError
+            For an unknown format, or a value the format cannot hold (None inside a
+            list in TOML).
+        """
+        return dumps_document(self.to_dict(), format_for("x." + format, format))
+
+    def write(self, path: str | os.PathLike[str], format: str | None = None) -> None:
+        """Write atomically; the format defaults to the suffix (.json, .jsonl, .yaml, .toml).
+
+        Raises
+        ------
+        ValueError
+            For an unknown format or suffix.
+        OSError
+            If the file cannot be written; an existing file is then left intact.
+        """
+        write_document(self.to_dict(), path, format)
+
+    @classmethod
+    def read(
+        cls: type[_Report], path: str | os.PathLike[str], format: str | None = None
+    ) -> _Report:
+        """Read a report written by :meth:`write` (JSON, JSONL, YAML or TOML).
+
+        Raises
+        ------
+        OSError
+            If the file cannot be read.
+        ValueError
+            If it does not parse, or is not a report of this kind and schema version.
+        """
+        kind = format_for(path, format)
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+        try:
+            return cls.from_dict(loads_document(text, kind))
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{os.fspath(path)} is not a valid {cls.__name__}: {exc}") from None
+
+    @classmethod
+    def from_dict(cls: type[_Report], data: Mapping[str, Any]) -> _Report:  # pragma: no cover
+        raise NotImplementedError
+
+    @classmethod
+    def _check_schema(cls, data: Mapping[str, Any]) -> None:
+        schema, version = data.get("schema"), data.get("schema_version")
+        if schema != cls.SCHEMA:
+            raise ValueError(f"not a {cls.SCHEMA} report (schema {schema!r})")
+        if version != SCHEMA_VERSION:
+            raise ValueError(
+                f"{cls.SCHEMA} schema version {version!r} is not supported "
+                f"(this kagreport reads version {SCHEMA_VERSION})"
+            )
+
+    def __eq__(self, other: object) -> bool:
+        # NaN-aware: NaN equals NaN here, so read(write(x)) == x.
+        if type(other) is not type(self):
+            return NotImplemented
+        mine = canonical(self.to_dict())
+        return bool(mine == canonical(other.to_dict()))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def compare(
+        self, baseline: Any, *, n_resamples: int = 10000, seed: int = 0
+    ) -> EvaluationComparison:
+        """Paired sign-flip test of this system against ``baseline`` over the same items.
+
+        For each metric both report, over the items where both define it:
+        d_i = self_i - baseline_i, statistic mean(d); two-sided p-value exact over
+        all sign assignments when 2^m <= n_resamples (m = non-zero differences),
+        else from ``n_resamples`` random assignments as (hits + 1) / (n + 1);
+        95% bootstrap interval of the mean difference; Holm-adjusted p-values
+        across metrics (ANSWER_EVALUATION_SPEC.md).
+
+        Raises
+        ------
+        TypeError
+            If ``baseline`` is not a report of the same kind.
+        ValueError
+            If the item identifiers differ or no metric is shared.
+        """
+        from kagreport.evaluation._compare import compare_items
+
+        if type(baseline) is not type(self):
+            raise TypeError(
+                f"can only compare a {type(self).__name__} with another one, "
+                f"not {type(baseline).__name__}"
+            )
+        kind = "answers" if isinstance(self, AnswerEvaluation) else "retrieval"
+        # Both report classes have .items, .judges and .metadata (what compare_items reads).
+        candidate: Any = self
+        other: Any = baseline
+        return compare_items(candidate, other, kind=kind, n_resamples=n_resamples, seed=seed)
+
+
+@dataclass(frozen=True, eq=False)
+class AnswerEvaluation(_ReportMixin):
+    """The result of :func:`evaluate_answers` (ANSWER_EVALUATION_SPEC.md).
+
+    Attributes
+    ----------
+    metrics : Mapping[str, float]
+        Metric name -> mean over the items where it is defined (NaN if none).
+    items : tuple of AnswerItem
+        Per-item results, in dataset order.
+    judges : Mapping[str, Any]
+        Judge name -> identity (everything that determines its verdicts).
+    agreement : Mapping[str, float]
+        Judge criterion -> Krippendorff's alpha between the judges that score it;
+        NaN with fewer than two judges, no pairable item or no variation.
+    usage : Mapping[str, Mapping[str, int]]
+        Judge name -> ``responses``, ``cached_responses``, ``input_tokens``,
+        ``output_tokens``, ``responses_without_token_counts``.
+    errors : Mapping[str, int]
+        ``"system"`` (items without an answer), then failed judgements per judge.
+    settings : Mapping[str, Any]
+        The options the evaluation ran with.
+    metadata : Mapping[str, Any]
+        Free-form, JSON-compatible description from the caller.
+    agreement_intervals : Mapping[str, tuple[float, float]]
+        kagreport addition: criterion -> bootstrap 95% interval of alpha over items.
+    """
+
+    SCHEMA: ClassVar[str] = "kagreport.AnswerEvaluation"
+
+    metrics: Mapping[str, float]
+    items: tuple[AnswerItem, ...]
+    judges: Mapping[str, Any]
+    agreement: Mapping[str, float]
+    usage: Mapping[str, Mapping[str, int]]
+    errors: Mapping[str, int]
+    settings: Mapping[str, Any]
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    agreement_intervals: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "items", tuple(self.items))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The full report as a mapping of plain values (undefined numbers stay NaN;
+        :meth:`dumps` writes them as JSON ``null``)."""
+        return {
+            "schema": self.SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "metrics": {k: float(v) for k, v in self.metrics.items()},
+            "judges": jsonable(self.judges),
+            "agreement": {k: float(v) for k, v in self.agreement.items()},
+            "agreement_intervals": {
+                k: [float(lo), float(hi)] for k, (lo, hi) in self.agreement_intervals.items()
+            },
+            "usage": {k: dict(v) for k, v in self.usage.items()},
+            "errors": dict(self.errors),
+            "settings": jsonable(self.settings),
+            "metadata": jsonable(self.metadata),
+            "items": [item.to_dict() for item in self.items],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AnswerEvaluation:
+        """Rebuild from :meth:`to_dict` output.
+
+        Raises
+        ------
+        ValueError
+            If the schema or its version is not this one.
+        """
+        cls._check_schema(data)
+        intervals = data.get("agreement_intervals") or {}
+        return cls(
+            metrics={k: _nan_or(v) for k, v in (data.get("metrics") or {}).items()},
+            items=tuple(AnswerItem.from_dict(i) for i in data.get("items") or ()),
+            judges=dict(data.get("judges") or {}),
+            agreement={k: _nan_or(v) for k, v in (data.get("agreement") or {}).items()},
+            usage={k: dict(v) for k, v in (data.get("usage") or {}).items()},
+            errors=dict(data.get("errors") or {}),
+            settings=dict(data.get("settings") or {}),
+            metadata=dict(data.get("metadata") or {}),
+            agreement_intervals={
+                k: (_nan_or(_at(v, 0)), _nan_or(_at(v, 1))) for k, v in intervals.items()
+            },
+        )
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        """One flat row per item: identifier, answer, each metric, latency, error."""
+        return [
+            {
+                "identifier": item.identifier,
+                "answer": item.answer,
+                **{name: item.scores.get(name) for name in self.metrics},
+                "latency": item.latency,
+                "error": item.error,
+            }
+            for item in self.items
+        ]
+
+
+def _at(values: Any, index: int) -> Any:
+    return values[index] if isinstance(values, list | tuple) and len(values) > index else None
+
+
+@dataclass(frozen=True, eq=False)
+class RetrievalEvaluation(_ReportMixin):
+    """The result of :func:`evaluate_retrieval`: ranked-retrieval metrics per item.
+
+    Attributes
+    ----------
+    metrics : Mapping[str, float]
+        ``recall@k``, ``precision@k``, ``hit@k``, ``complete@k``, ``ndcg@k``, ``mrr``
+        -> mean over the items where defined (items with relevant ids).
+    items : tuple of RetrievalItem
+        Per-item results, in dataset order.
+    errors : Mapping[str, int]
+        ``"system"``: items whose retrieval failed (``error`` set).
+    settings : Mapping[str, Any]
+        The options (``ks``).
+    metadata : Mapping[str, Any]
+        Free-form, JSON-compatible description from the caller.
+    """
+
+    SCHEMA: ClassVar[str] = "kagreport.RetrievalEvaluation"
+
+    metrics: Mapping[str, float]
+    items: tuple[RetrievalItem, ...]
+    errors: Mapping[str, int]
+    settings: Mapping[str, Any]
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "items", tuple(self.items))
+
+    @property
+    def judges(self) -> Mapping[str, Any]:
+        """Retrieval metrics need no judge: always empty."""
+        return {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The full report as a mapping of plain values (undefined numbers stay NaN;
+        :meth:`dumps` writes them as JSON ``null``)."""
+        return {
+            "schema": self.SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "metrics": {k: float(v) for k, v in self.metrics.items()},
+            "errors": dict(self.errors),
+            "settings": jsonable(self.settings),
+            "metadata": jsonable(self.metadata),
+            "items": [item.to_dict() for item in self.items],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RetrievalEvaluation:
+        """Rebuild from :meth:`to_dict` output.
+
+        Raises
+        ------
+        ValueError
+            If the schema or its version is not this one.
+        """
+        cls._check_schema(data)
+        return cls(
+            metrics={k: _nan_or(v) for k, v in (data.get("metrics") or {}).items()},
+            items=tuple(RetrievalItem.from_dict(i) for i in data.get("items") or ()),
+            errors=dict(data.get("errors") or {}),
+            settings=dict(data.get("settings") or {}),
+            metadata=dict(data.get("metadata") or {}),
+        )
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        """One flat row per item: identifier, retrieved, relevant, each metric, latency, error."""
+        return [
+            {
+                "identifier": item.identifier,
+                "retrieved": list(item.retrieved),
+                "relevant": list(item.relevant),
+                **{name: item.scores.get(name) for name in self.metrics},
+                "latency": item.latency,
+                "error": item.error,
+            }
+            for item in self.items
+        ]

@@ -1,0 +1,142 @@
+"""``kagreport evaluate`` and ``kagreport compare`` as subprocesses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from kagreport.evaluation import AnswerEvaluation
+from kagreport.kag import simulate_run
+
+JUDGES = """
+[[judges]]
+kind = "exact_match"
+
+[[judges]]
+kind = "token_f1"
+name = "f1"
+"""
+
+
+def _items(path: Path, answers: list[str | None]) -> Path:
+    refs = ["Paris", "Rome", "Madrid", "Lima"]
+    with open(path, "w", encoding="utf-8") as f:
+        for i, (answer, ref) in enumerate(zip(answers, refs, strict=True)):
+            f.write(json.dumps({"identifier": f"q{i}", "question": "Capital?", "answer": answer,
+                                "reference": ref}) + "\n")  # fmt: skip
+    return path
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "judges.toml").write_text(JUDGES)
+    _items(tmp_path / "a.jsonl", ["Paris", "Rome", "Madrid", "Lima"])
+    _items(tmp_path / "b.jsonl", ["Paris", "Milan", None, "the city of Lima"])
+    return tmp_path
+
+
+def test_evaluate_and_compare(files: Path) -> None:
+    a = run_cli("evaluate", "--items", str(files / "a.jsonl"), "--judges",
+                str(files / "judges.toml"), "-o", str(files / "a.json"))  # fmt: skip
+    assert a.returncode == 0, a.stderr
+    assert "exact_match" in a.stdout
+    assert "report written to" in a.stdout
+    b = run_cli("evaluate", "--items", str(files / "b.jsonl"), "--judges",
+                str(files / "judges.toml"), "-o", str(files / "b.yaml"))  # fmt: skip
+    assert b.returncode == 0, b.stderr
+    report = AnswerEvaluation.read(files / "b.yaml")
+    assert report.errors == {"system": 1, "exact_match": 0, "f1": 0}
+    assert report.metrics["exact_match"] == pytest.approx(1 / 3)
+    assert report.metadata == {"name": "b"}
+    text = run_cli("compare", str(files / "a.json"), str(files / "b.yaml"))
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.startswith("a vs b: 4 paired items")
+    assert "exact_match" in text.stdout
+    js = run_cli("compare", str(files / "a.json"), str(files / "b.yaml"), "--format", "json",
+                 "-o", str(files / "cmp.toml"))  # fmt: skip
+    data = json.loads(js.stdout)
+    assert data["schema"] == "kagreport.EvaluationComparison"
+    # exact_match pairs: q0 (1,1), q1 (1,0), q3 (1,0); q2 undefined for b.
+    rows = {m["metric"]: m for m in data["metrics"]}
+    assert rows["exact_match"]["n_pairs"] == 3
+    assert (files / "cmp.toml").is_file()
+
+
+def test_evaluate_a_kag_run(tmp_path: Path) -> None:
+    run = simulate_run(tmp_path / "sim", questions=6, datasets=1)
+    (tmp_path / "j.toml").write_text('[[judges]]\nkind = "option_extraction"\n')
+    done = run_cli("evaluate", "-d", run.datasets_path, "-r", run.results_path, "--setup",
+                   "kag-small", "--questions", "mcq", "--judges", str(tmp_path / "j.toml"),
+                   "-o", str(tmp_path / "ev.json"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ev = AnswerEvaluation.read(tmp_path / "ev.json")
+    assert ev.metadata["name"] == "kag-small"
+    assert all(i.identifier.startswith("sim-") for i in ev.items)
+
+
+@pytest.mark.parametrize(
+    ("judges", "message"),
+    [
+        ('[[judges]]\nkind = "magic"\n', "unknown kind 'magic'"),
+        ("[[judges]\n", "is not valid TOML"),
+        ("x = 1\n", "has no [[judges]] tables"),
+        ('[[judges]]\nkind = "regex"\npattern = "("\n', "invalid regular expression"),
+        (
+            '[[judges]]\nkind = "exact_match"\ncolour = "red"\n',
+            "unexpected keyword argument 'colour'",
+        ),
+        (
+            '[[judges]]\nkind = "llm"\nmodel = "m"\nbase_url = "http://x"\nprompt = "p"\n'
+            'api_key = "sk-secret"\n',
+            "do not write API keys",
+        ),
+        (
+            '[[judges]]\nkind = "llm"\nmodel = "m"\nbase_url = "http://x"\nprompt_file = "nope.j2"\n',
+            "cannot read prompt_file",
+        ),
+    ],
+)
+def test_bad_judges_files(files: Path, judges: str, message: str) -> None:
+    (files / "bad.toml").write_text(judges)
+    done = run_cli("evaluate", "--items", str(files / "a.jsonl"), "--judges",
+                   str(files / "bad.toml"), "-o", str(files / "x.json"))  # fmt: skip
+    assert done.returncode == 1
+    assert message in done.stderr
+    assert str(files / "bad.toml") in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (files / "x.json").exists()
+
+
+def test_bad_items_and_outputs(files: Path) -> None:
+    (files / "bad.jsonl").write_text('{"identifier": "q1", "question": "Q", "answer": "A"}\n[1]\n')
+    done = run_cli("evaluate", "--items", str(files / "bad.jsonl"), "--judges",
+                   str(files / "judges.toml"), "-o", str(files / "x.json"))  # fmt: skip
+    assert done.returncode == 1
+    assert f"{files / 'bad.jsonl'}:2: not a JSON object" in done.stderr
+    suffix = run_cli("evaluate", "--items", str(files / "a.jsonl"), "--judges",
+                     str(files / "judges.toml"), "-o", str(files / "x.txt"))  # fmt: skip
+    assert suffix.returncode == 2
+    assert "suffix" in suffix.stderr
+    missing = run_cli("compare", str(files / "nope.json"), str(files / "a.jsonl"))
+    assert missing.returncode == 1
+    assert "cannot read" in missing.stderr
+
+
+def test_compare_refuses_mismatched_or_foreign_files(files: Path) -> None:
+    run_cli("evaluate", "--items", str(files / "a.jsonl"), "--judges", str(files / "judges.toml"),
+            "-o", str(files / "a.json"))  # fmt: skip
+    _items(files / "c.jsonl", ["x", "y", "z", "w"])
+    lines = (files / "c.jsonl").read_text().replace('"q3"', '"q9"')
+    (files / "c.jsonl").write_text(lines)
+    run_cli("evaluate", "--items", str(files / "c.jsonl"), "--judges", str(files / "judges.toml"),
+            "-o", str(files / "c.json"))  # fmt: skip
+    done = run_cli("compare", str(files / "a.json"), str(files / "c.json"))
+    assert done.returncode == 1
+    assert "different items" in done.stderr
+    (files / "other.json").write_text('{"schema": "something-else"}')
+    foreign = run_cli("compare", str(files / "a.json"), str(files / "other.json"))
+    assert foreign.returncode == 1
+    assert "is not an evaluation report" in foreign.stderr
