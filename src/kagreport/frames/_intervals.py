@@ -1,0 +1,93 @@
+"""Confidence intervals for proportions, and the Pareto frontier of accuracy against cost."""
+
+from __future__ import annotations
+
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["pareto_front", "wilson_interval"]
+
+
+def wilson_interval(
+    successes: npt.ArrayLike, trials: npt.ArrayLike, confidence: float = 0.95
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Wilson score interval for a binomial proportion (Wilson 1927, JASA 22:209-212).
+
+    With p = k / n and z the two-sided normal quantile for ``confidence``::
+
+        centre = (p + z^2 / 2n) / (1 + z^2 / n)
+        half   = z / (1 + z^2 / n) * sqrt(p (1 - p) / n + z^2 / 4n^2)
+
+    Unlike the normal (Wald) interval it stays inside [0, 1] and is not empty at
+    p = 0 or 1.
+
+    Parameters
+    ----------
+    successes, trials : array_like of int
+        k and n, broadcast together; n = 0 gives NaN.
+    confidence : float
+        In (0, 1); default 0.95.
+
+    Returns
+    -------
+    (low, high) : tuple of ndarray of float64
+        Same shape as the broadcast inputs.
+
+    Raises
+    ------
+    ValueError
+        If ``confidence`` is not in (0, 1), or k < 0 or k > n.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), not {confidence!r}")
+    k = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(trials, dtype=np.float64)
+    if np.any(k < 0) or np.any(k > n):
+        raise ValueError("successes must be between 0 and trials")
+    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = k / n
+        denominator = 1.0 + z * z / n
+        centre = (p + z * z / (2.0 * n)) / denominator
+        half = z / denominator * np.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n))
+        low = np.where(n > 0, np.clip(centre - half, 0.0, 1.0), np.nan)
+        high = np.where(n > 0, np.clip(centre + half, 0.0, 1.0), np.nan)
+    return low, high
+
+
+def pareto_front(cost: npt.ArrayLike, value: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """Which points are on the Pareto frontier of lower cost and higher value.
+
+    A point is on the frontier when no other point has a cost at most its cost
+    and a value at least its value, one of them strictly. Identical points are
+    on it together. Points with a NaN coordinate are never on it.
+
+    Parameters
+    ----------
+    cost, value : array_like of float, shape (n,)
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+    """
+    x = np.asarray(cost, dtype=np.float64)
+    y = np.asarray(value, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError("cost and value must be 1-D arrays of the same length")
+    on = np.zeros(x.shape, dtype=bool)
+    valid = np.flatnonzero(~(np.isnan(x) | np.isnan(y)))
+    # Sweep by increasing cost (higher value first among equal costs): a point is on
+    # the front when its value beats every cheaper-or-equal point seen before it.
+    order: Any = valid[np.lexsort((-y[valid], x[valid]))]
+    best = -np.inf
+    best_cost = np.nan
+    for i in order:
+        if y[i] > best:
+            on[i] = True
+            best, best_cost = y[i], x[i]
+        elif y[i] == best and x[i] == best_cost:
+            on[i] = True  # an identical point
+    return on

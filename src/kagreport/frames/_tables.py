@@ -1,0 +1,200 @@
+"""Tidy pandas DataFrames from kagreport's report objects.
+
+Undefined numbers are NaN here (pandas' missing value), never 0.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
+from kagreport.frames._intervals import pareto_front, wilson_interval
+from kagreport.grading import Metrics, StatsReport
+
+__all__ = [
+    "COST_AXES",
+    "OVERALL",
+    "agreement_frame",
+    "comparison_frame",
+    "evaluation_frame",
+    "items_frame",
+    "metrics_frame",
+    "stats_frame",
+]
+
+#: The ``dataset`` value of a setup's overall row ("(" is not valid in kag names).
+OVERALL = "(overall)"
+
+#: Cost columns of :func:`stats_frame`, by the short name the charts use.
+COST_AXES = {
+    "retrieval": ("avg_retrieval_secs", "Mean retrieval time (s)"),
+    "generation": ("avg_generation_secs", "Mean generation time (s)"),
+    "context": ("avg_context_length", "Mean context length (bytes)"),
+    "graph": ("avg_graph_elements", "Mean graph elements retrieved"),
+}
+
+
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+def _metrics_row(setup: str, dataset: str, rank: int, m: Metrics) -> dict[str, Any]:
+    r = m.retrieval
+    return {
+        "setup": setup,
+        "dataset": dataset,
+        "rank": rank,
+        "total": m.total,
+        "correct": m.correct,
+        "incorrect": m.incorrect,
+        "errors": m.errors,
+        "parsed": m.parsed,
+        "accuracy": _nan(m.accuracy),
+        "precision": _nan(m.precision),
+        "coverage": _nan(m.coverage),
+        "avg_generation_secs": _nan(m.avg_generation_secs),
+        "total_generation_secs": m.total_generation_secs,
+        "avg_context_length": _nan(m.avg_context_length),
+        "retrieval_samples": 0 if r is None else r.samples,
+        "avg_retrieval_secs": math.nan if r is None else _nan(r.avg_time_secs),
+        "avg_vertices": math.nan if r is None else _nan(r.avg_vertices),
+        "avg_relationships": math.nan if r is None else _nan(r.avg_relationships),
+        "avg_properties": math.nan if r is None else _nan(r.avg_properties),
+        "avg_graph_elements": math.nan if r is None else _nan(r.avg_graph_elements),
+    }
+
+
+def stats_frame(
+    report: StatsReport, *, per_dataset: bool = True, confidence: float = 0.95
+) -> pd.DataFrame:
+    """Setups x datasets metrics of a graded run, one row per (setup, dataset).
+
+    Parameters
+    ----------
+    report : StatsReport
+    per_dataset : bool
+        Include each setup's per-dataset rows besides its overall row
+        (``dataset == OVERALL``).
+    confidence : float
+        Level of the Wilson intervals.
+
+    Returns
+    -------
+    DataFrame
+        Columns: setup, dataset, rank (kag's ranking, 1 = best), the counts,
+        accuracy / precision / coverage in [0, 1] each with ``_low``/``_high``
+        Wilson bounds (:func:`wilson_interval`; accuracy and coverage over
+        ``total``, precision over ``parsed``), the mean times (seconds), the mean
+        context length (bytes), the retrieval means and ``pareto``: whether the
+        overall row is on the accuracy / mean-retrieval-time frontier (False on
+        per-dataset rows and for setups without retrieval). Undefined values are NaN.
+    """
+    rows = []
+    for rank, setup in enumerate(report.setups, start=1):
+        rows.append(_metrics_row(setup.setup, OVERALL, rank, setup.overall))
+        if per_dataset:
+            rows += [
+                _metrics_row(setup.setup, name, rank, metrics)
+                for name, metrics in setup.per_dataset.items()
+            ]
+    frame = pd.DataFrame(
+        rows, columns=list(_metrics_row("", "", 0, Metrics())) if not rows else None
+    )
+    for name, successes, trials in (
+        ("accuracy", "correct", "total"),
+        ("precision", "correct", "parsed"),
+        ("coverage", "parsed", "total"),
+    ):
+        low, high = wilson_interval(frame[successes], frame[trials], confidence)
+        position = list(frame.columns).index(name) + 1
+        frame.insert(position, f"{name}_high", high)
+        frame.insert(position, f"{name}_low", low)
+    overall = frame["dataset"] == OVERALL
+    front = np.zeros(len(frame), dtype=bool)
+    if overall.any():
+        front[overall.to_numpy()] = pareto_front(
+            frame.loc[overall, "avg_retrieval_secs"], frame.loc[overall, "accuracy"]
+        )
+    frame["pareto"] = front
+    return frame
+
+
+def items_frame(report: StatsReport) -> pd.DataFrame:
+    """The per-item outcome table of a graded run, one row per result file.
+
+    Columns: setup, dataset, question, outcome (categoricals), generation_secs,
+    retrieval_secs, vertices, relationships, properties, context_bytes (float,
+    NaN where absent: error records, results without retrieval).
+    """
+    columns = report.items.to_columns()
+    frame = pd.DataFrame(columns)
+    for name in ("setup", "dataset", "question"):
+        frame[name] = pd.Categorical(frame[name])
+    frame["outcome"] = pd.Categorical(
+        frame["outcome"], categories=["correct", "incorrect", "error"]
+    )
+    return frame
+
+
+def evaluation_frame(evaluation: AnswerEvaluation | RetrievalEvaluation) -> pd.DataFrame:
+    """One row per item: identifier, the item's texts, latency, error and one column per
+    metric (NaN where undefined)."""
+    rows = evaluation.to_rows()
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        frame = pd.DataFrame(columns=["identifier", *evaluation.metrics, "latency", "error"])
+    for metric in evaluation.metrics:
+        frame[metric] = pd.to_numeric(frame[metric], errors="coerce").astype(float)
+    frame["latency"] = pd.to_numeric(frame["latency"], errors="coerce").astype(float)
+    return frame
+
+
+def metrics_frame(evaluation: AnswerEvaluation | RetrievalEvaluation) -> pd.DataFrame:
+    """One row per metric: metric, mean, items (where defined)."""
+    coverage = evaluation.coverage
+    return pd.DataFrame(
+        {
+            "metric": list(evaluation.metrics),
+            "mean": [float(v) for v in evaluation.metrics.values()],
+            "items": [coverage.get(m, 0) for m in evaluation.metrics],
+        }
+    )
+
+
+def agreement_frame(evaluation: AnswerEvaluation) -> pd.DataFrame:
+    """One row per judge criterion: criterion, alpha, low, high (bootstrap interval), judges."""
+    judges_per = {
+        criterion: sum(
+            1
+            for metric in evaluation.metrics
+            if metric == criterion or metric.endswith("." + criterion)
+        )
+        for criterion in evaluation.agreement
+    }
+    rows = []
+    for criterion, alpha in evaluation.agreement.items():
+        low, high = evaluation.agreement_intervals.get(criterion, (math.nan, math.nan))
+        rows.append(
+            {
+                "criterion": criterion,
+                "alpha": float(alpha),
+                "low": float(low),
+                "high": float(high),
+                "judges": judges_per[criterion],
+            }
+        )
+    return pd.DataFrame(rows, columns=["criterion", "alpha", "low", "high", "judges"])
+
+
+def comparison_frame(comparison: EvaluationComparison) -> pd.DataFrame:
+    """One row per compared metric: the paired test's numbers and ``significant``
+    (Holm-adjusted p below 0.05)."""
+    frame = pd.DataFrame(comparison.to_rows())
+    if frame.empty:
+        return frame
+    frame["significant"] = frame["p_value_holm"].astype(float) < 0.05
+    return frame
