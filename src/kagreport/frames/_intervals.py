@@ -53,8 +53,11 @@ def wilson_interval(
         denominator = 1.0 + z * z / n
         centre = (p + z * z / (2.0 * n)) / denominator
         half = z / denominator * np.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n))
-        low = np.where(n > 0, np.clip(centre - half, 0.0, 1.0), np.nan)
-        high = np.where(n > 0, np.clip(centre + half, 0.0, 1.0), np.nan)
+        # At k = 0 (k = n) the bound is exactly 0 (1); the formula leaves rounding dust.
+        low = np.where(k == 0, 0.0, np.clip(centre - half, 0.0, 1.0))
+        high = np.where(k == n, 1.0, np.clip(centre + half, 0.0, 1.0))
+        low = np.where(n > 0, low, np.nan)
+        high = np.where(n > 0, high, np.nan)
     return low, high
 
 

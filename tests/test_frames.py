@@ -1,0 +1,137 @@
+"""kagreport.frames: tidy frames, Wilson intervals, the Pareto frontier, LaTeX (PITFALLS B2, B16)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import binomtest
+
+from conftest import Tree, mcq
+from kagreport import grade
+from kagreport.evaluation import evaluation_from_stats
+from kagreport.examples import mmlu_pro_philosophy
+from kagreport.frames import (
+    OVERALL,
+    comparison_frame,
+    evaluation_frame,
+    items_frame,
+    latex_escape,
+    metrics_frame,
+    pareto_front,
+    stats_frame,
+    to_latex,
+    wilson_interval,
+)
+from kagreport.kag import simulate_run
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 10), (10, 10), (81, 100), (361, 499), (1, 3), (0, 1)])
+def test_wilson_matches_scipy(k: int, n: int) -> None:
+    low, high = wilson_interval(k, n)
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    assert float(low) == pytest.approx(ci.low, abs=1e-12)
+    assert float(high) == pytest.approx(ci.high, abs=1e-12)
+
+
+def test_wilson_textbook_values_and_edge_cases() -> None:
+    # 0 of 10: [0, 0.2775] (Wilson 1927 upper bound, also Newcombe 1998 table I).
+    low, high = wilson_interval([0, 0], [10, 0])
+    assert low[0] == 0.0
+    assert high[0] == pytest.approx(0.2775, abs=5e-5)
+    assert math.isnan(low[1]) and math.isnan(high[1])  # noqa: PT018 - both bounds undefined
+    with pytest.raises(ValueError, match="between 0 and trials"):
+        wilson_interval(3, 2)
+
+
+def test_pareto_front_on_hand_made_points() -> None:
+    #            a     b     c     d     e     f (duplicate of b)  g (nan)
+    cost = [1.0, 2.0, 3.0, 2.5, 0.5, 2.0, np.nan]
+    acc = [0.5, 0.7, 0.9, 0.6, 0.2, 0.7, 0.99]
+    # e (cheapest), a, b and f (identical), c (best) are on the front; d is beaten by b.
+    assert list(pareto_front(cost, acc)) == [True, True, True, False, True, True, False]
+    assert list(pareto_front([1.0, 1.0], [0.3, 0.5])) == [False, True]
+    assert list(pareto_front([], [])) == []
+
+
+def test_stats_frame_numbers_equal_the_report(tmp_path: Path) -> None:
+    run = simulate_run(tmp_path / "sim", questions=30, datasets=2)
+    report = grade(run.datasets_path, run.results_path)
+    frame = stats_frame(report)
+    overall = frame[frame["dataset"] == OVERALL].set_index("setup")
+    for setup in report.setups:
+        m = setup.overall
+        row = overall.loc[setup.setup]
+        assert row["accuracy"] == m.accuracy
+        assert row["total"] == m.total
+        low, high = wilson_interval(m.correct, m.total)
+        assert (row["accuracy_low"], row["accuracy_high"]) == (float(low), float(high))
+        if m.retrieval is None:
+            assert math.isnan(row["avg_retrieval_secs"])
+        else:
+            assert row["avg_retrieval_secs"] == m.retrieval.avg_time_secs
+    per = frame[frame["dataset"] != OVERALL]
+    assert len(per) == sum(len(s.per_dataset) for s in report.setups)
+    assert overall["rank"].tolist() == list(range(1, len(report.setups) + 1))
+    # The frontier flags only KAG setups (native ones have no retrieval cost).
+    assert not overall.loc[[s for s in overall.index if s.startswith("native")], "pareto"].any()
+    assert overall["pareto"].any()
+
+
+def test_b2_null_precision_stays_missing(tree: Tree) -> None:
+    for q in ("q1", "q2"):
+        tree.question("ds", q, mcq("A"))
+        tree.error("ds", q, "allerr")
+        tree.ok("ds", q, "ok", "A")
+    frame = stats_frame(grade(tree.datasets_path, tree.results), per_dataset=False)
+    row = frame.set_index("setup").loc["allerr"]
+    assert math.isnan(row["precision"])
+    assert math.isnan(row["precision_low"])
+    assert row["accuracy"] == 0.0
+    assert "allerr & 0.0 [0.0, 65.8] & -- & 0.0 [0.0, 65.8]" in to_latex(
+        grade(tree.datasets_path, tree.results)
+    )
+
+
+def test_items_and_evaluation_frames() -> None:
+    example = mmlu_pro_philosophy()
+    report = grade(example.datasets, example.results)
+    items = items_frame(report)
+    assert len(items) == sum(s.overall.total for s in report.setups)
+    assert list(items["outcome"].cat.categories) == ["correct", "incorrect", "error"]
+    assert items["generation_secs"].eq(0.0).all()  # MMLU-Pro publishes no timings
+    pro = evaluation_from_stats(report, "gemini-1-5-pro-002", answers=False)
+    frame = evaluation_frame(pro)
+    assert frame["correct"].mean() == pro.metrics["correct"]
+    assert metrics_frame(pro).to_dict("records") == [
+        {"metric": "correct", "mean": pro.metrics["correct"], "items": 499}
+    ]
+    flash = evaluation_from_stats(report, "gemini-1-5-flash-002", answers=False)
+    table = comparison_frame(pro.compare(flash, n_resamples=2000))
+    assert table.loc[0, "metric"] == "correct"
+    assert bool(table.loc[0, "significant"]) == (table.loc[0, "p_value_holm"] < 0.05)
+
+
+def test_b16_latex_escaping() -> None:
+    frame = pd.DataFrame(
+        {"acc_%": ["85.0% ± 2.1", "R&D"], "recall@5": [0.5, 0.25], "judge_a": ["x", "y"]},
+        index=pd.Index(["qwen35-9b-kag", "base"], name="setup_name"),
+    )
+    latex = to_latex(frame, caption="Scores_%", label="tab:b16")
+    for expected in (r"setup\_name", r"acc\_\%", r"85.0\% $\pm$ 2.1", r"R\&D", r"judge\_a",
+                     r"\toprule", r"\bottomrule", r"Scores\_\%"):  # fmt: skip
+        assert expected in latex, expected
+    assert latex_escape("a_b & 50% {x}") == r"a\_b \& 50\% \{x\}"
+
+
+def test_comparison_latex_marks_significance() -> None:
+    example = mmlu_pro_philosophy()
+    report = grade(example.datasets, example.results)
+    pro = evaluation_from_stats(report, "gemini-1-5-pro-002", answers=False)
+    llama = evaluation_from_stats(report, "llama-2-7b-hf", answers=False)
+    latex = to_latex(pro.compare(llama, n_resamples=2000))
+    assert r"$^{\dagger}$" in latex
+    assert "<0.001" in latex
