@@ -640,6 +640,11 @@ class EvaluationComparison:
         # NaN < alpha is False: metrics without pairs are never significant.
         return tuple(name for name, c in self.metrics.items() if c.p_value_holm < alpha)
 
+    def _repr_html_(self) -> str:
+        from kagreport.evaluation._text import render_comparison_html
+
+        return render_comparison_html(self)
+
     def to_rows(self) -> list[dict[str, Any]]:
         """One flat row per metric: ``candidate``, ``baseline``, then the metric's fields."""
         return [

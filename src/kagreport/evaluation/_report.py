@@ -81,6 +81,11 @@ class _ReportMixin:
             raise KeyError(f"this evaluation has no metric {metric!r} (metrics: {known})")
         return np.array([item.scores.get(metric, np.nan) for item in self.items], dtype=float)
 
+    def _repr_html_(self) -> str:
+        from kagreport.evaluation._text import render_evaluation_html
+
+        return render_evaluation_html(self)
+
     def to_dict(self) -> dict[str, Any]:  # pragma: no cover - each report defines it
         raise NotImplementedError
 

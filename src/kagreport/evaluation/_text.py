@@ -5,7 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["render_comparison", "render_evaluation"]
+__all__ = [
+    "render_comparison",
+    "render_comparison_html",
+    "render_evaluation",
+    "render_evaluation_html",
+]
 
 
 def _number(value: float | None, digits: int = 4) -> str:
@@ -102,3 +107,84 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
             "(the difference is then partly the judges')"
         )
     return "\n".join(out) + "\n"
+
+
+def _html_table(header: list[str], rows: list[list[str]]) -> str:
+    from html import escape
+
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def render_evaluation_html(evaluation: Any) -> str:
+    """Metrics, errors and agreement as escaped HTML (a notebook's bare display)."""
+    from html import escape
+
+    coverage = evaluation.coverage
+    parts = [
+        f"<p>{escape(type(evaluation).__name__)}: {evaluation.n_items} items"
+        + (
+            f" ({escape(str(evaluation.metadata['name']))})"
+            if "name" in evaluation.metadata
+            else ""
+        )
+        + "</p>",
+        _html_table(
+            ["metric", "mean", "items"],
+            [[n, _number(v), str(coverage.get(n, 0))] for n, v in evaluation.metrics.items()],
+        ),
+    ]
+    errors = {k: v for k, v in evaluation.errors.items() if v}
+    if errors:
+        parts.append(
+            "<p>errors: " + escape(", ".join(f"{k} {v}" for k, v in errors.items())) + "</p>"
+        )
+    agreement = getattr(evaluation, "agreement", {})
+    if agreement:
+        intervals = getattr(evaluation, "agreement_intervals", {})
+        parts.append(
+            _html_table(
+                ["criterion", "Krippendorff's alpha", "95% CI"],
+                [
+                    [
+                        c,
+                        _number(a, 3),
+                        "[{}, {}]".format(
+                            *(_number(x, 3) for x in intervals.get(c, (math.nan, math.nan)))
+                        ),
+                    ]
+                    for c, a in agreement.items()
+                ],
+            )
+        )
+    return "".join(parts)
+
+
+def render_comparison_html(comparison: Any, alpha: float = 0.05) -> str:
+    """The paired test table as escaped HTML."""
+    from html import escape
+
+    rows = [
+        [
+            name,
+            str(m.n_pairs),
+            _number(m.candidate_mean),
+            _number(m.baseline_mean),
+            _number(m.mean_difference),
+            f"[{_number(m.ci_low)}, {_number(m.ci_high)}]",
+            _p(m.p_value),
+            _p(m.p_value_holm)
+            + (" *" if m.p_value_holm is not None and m.p_value_holm < alpha else ""),
+        ]
+        for name, m in comparison.metrics.items()
+    ]
+    return (
+        f"<p>{escape(str(comparison.candidate))} vs {escape(str(comparison.baseline))}: "
+        f"{comparison.n_items} paired items (sign-flip test; * Holm p &lt; {alpha})</p>"
+        + _html_table(
+            ["metric", "pairs", "candidate", "baseline", "diff", "95% CI", "p", "p (Holm)"], rows
+        )
+    )

@@ -109,6 +109,11 @@ class StatsReport:
         """``kag stats --format json`` output, byte for byte (with its trailing newline)."""
         return dumps_pretty(self.to_dict()) + "\n"
 
+    def _repr_html_(self) -> str:
+        from kagreport.grading._render import render_html
+
+        return render_html(self)
+
     def to_text(self) -> str:
         """``kag stats`` table, with the dataset's own CTX_LEN on sub-rows (spec decision)."""
         from kagreport.grading._render import render_text

@@ -9,7 +9,7 @@ from kagreport.grading._metrics import Metrics
 if TYPE_CHECKING:
     from kagreport.grading._grade import StatsReport
 
-__all__ = ["FOOTER", "render_text"]
+__all__ = ["FOOTER", "render_html", "render_text"]
 
 FOOTER = (
     "ACC% = correct / scored, PREC% = correct / committed, COVER% = committed / scored\n"
@@ -71,3 +71,50 @@ def render_text(report: StatsReport) -> str:
             out.append(_row(f"  └ {dataset:<{sub_width}}", metrics))
     out.append("\n" + FOOTER)
     return "".join(out)
+
+
+def render_html(report: StatsReport) -> str:
+    """The kag table as an HTML ``<table>`` (for notebooks); every name is escaped."""
+    from html import escape
+
+    head = (
+        f"<p>Datasets: {report.datasets} | Scorable questions: {report.scorable_questions}"
+        f" | Skipped files: {report.skipped_files}"
+        + (
+            f" | Unparsable files: {len(report.unparsable_files)}"
+            if report.unparsable_files
+            else ""
+        )
+        + "</p>"
+    )
+    if not report.setups:
+        return head + "<p>No scorable results were found.</p>"
+    columns = ["SETUP", "ACC%", "PREC%", "COVER%", "OK", "WRONG", "ERR", "TOT", "GEN(s)",
+               "CTX_LEN", "RET(s)", "VERTICE", "RELATION", "PROPERTY"]  # fmt: skip
+
+    def cells(name: str, m: Metrics, style: str) -> str:
+        r = m.retrieval
+        values = [
+            _pct(m.accuracy), _pct(m.precision), _pct(m.coverage), str(m.correct),
+            str(m.incorrect), str(m.errors), str(m.total), _fixed(m.avg_generation_secs, 3),
+            _fixed(m.avg_context_length, 3),
+            _fixed(None if r is None else r.avg_time_secs, 3),
+            _fixed(None if r is None else r.avg_vertices, 2),
+            _fixed(None if r is None else r.avg_relationships, 2),
+            _fixed(None if r is None else r.avg_properties, 2),
+        ]  # fmt: skip
+        tds = "".join(f'<td style="text-align:right">{v}</td>' for v in values)
+        return f'<tr><td style="text-align:left{style}">{escape(name)}</td>{tds}</tr>'
+
+    rows = []
+    for setup in report.setups:
+        rows.append(cells(setup.setup, setup.overall, ";font-weight:bold"))
+        rows += [
+            cells("└ " + dataset, metrics, ";padding-left:1.5em")
+            for dataset, metrics in setup.per_dataset.items()
+        ]
+    header = "".join(f"<th>{escape(c)}</th>" for c in columns)
+    return (
+        f'{head}<table class="kagreport-stats"><thead><tr>{header}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
