@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
 
-.PHONY: demo test lint typecheck pytest bench examples clean
+.PHONY: demo test lint typecheck pytest bench examples lab clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,9 +36,15 @@ typecheck: $(STAMP_DEV)
 pytest: $(STAMP_DEV)
 	$(BIN)/python -m pytest -q
 
+## lab: open the analyst notebooks in JupyterLab (installs it into .venv)
+lab: $(STAMP_RUN)
+	$(BIN)/python -m pip install --quiet -e '.[notebook]'
+	$(BIN)/jupyter lab notebooks/
+
 ## bench: speed and memory measurements (not part of the tests)
 bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_stats.py
+	$(BIN)/python benchmarks/bench_compare.py
 
 ## examples: rebuild the bundled MMLU-Pro example from ../shared/data
 examples: $(STAMP_DEV)

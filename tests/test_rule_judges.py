@@ -45,7 +45,7 @@ def test_b4_judge_mean_and_verdicts() -> None:
     scores = [j.scores["score"] for j in judgements]
     assert scores == [1.0] * 9 + [0.0]
     assert sum(scores) / len(scores) == 0.9
-    assert [j.verdict for j in judgements] == [e for _, _, e in B4]
+    assert [j.verdict for j in judgements] == [e or "no option found" for _, _, e in B4]
 
 
 def test_b1_option_extraction_second_half() -> None:

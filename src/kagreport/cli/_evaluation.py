@@ -39,6 +39,7 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
     evaluate.add_argument("--keep-verdicts", action="store_true", help="keep raw verdicts")
     evaluate.add_argument("--max-concurrency", type=int, default=8, metavar="N")
     evaluate.add_argument("--name", help="name of the evaluated system (report metadata)")
+    evaluate.set_defaults(parser=evaluate)
 
     compare = commands.add_parser(
         "compare",
@@ -51,21 +52,22 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
     compare.add_argument("--seed", type=int, default=0)
     compare.add_argument("--format", choices=("text", "json"), default="text")
     compare.add_argument("-o", "--output", metavar="FILE", help="also write the comparison")
+    compare.set_defaults(parser=compare)
 
 
 def run_evaluate(args: argparse.Namespace, level: int) -> int:
     from kagreport.evaluation import evaluate_answers
     from kagreport.evaluation._config import load_items_jsonl, load_judges
     from kagreport.evaluation._kag import answer_items_from_run
-    from kagreport.evaluation._serialize import format_for
     from kagreport.evaluation._text import render_evaluation
 
-    try:
-        format_for(args.output, None)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    check_output(args.output, inputs=[args.items, args.judges, args.datasets, args.cache])
     if args.max_concurrency < 1:
         raise UsageError(f"--max-concurrency must be >= 1, not {args.max_concurrency}")
+    if args.cache == "":
+        raise UsageError("--cache needs a file name")
+    if args.items is not None and (args.datasets or args.setup or args.prefix):
+        raise UsageError("--datasets, --setup and --prefix go with --results, not --items")
     judges = load_judges(args.judges)
     if args.items is not None:
         items = load_items_jsonl(args.items)
@@ -92,13 +94,48 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
         )
     except ValueError as exc:
         raise KagreportError(str(exc)) from None
-    try:
-        evaluation.write(args.output)
-    except (OSError, ValueError) as exc:
-        raise KagreportError(f"cannot write {args.output}: {exc}", path=args.output) from None
+    _write(evaluation, args.output)
     sys.stdout.write(render_evaluation(evaluation))
     sys.stdout.write(f"\nreport written to {args.output}\n")
     return 0
+
+
+def check_output(path: str, inputs: list[str | None]) -> None:
+    """Refuse, before any work, an output that cannot be written or would replace an input.
+
+    Raises
+    ------
+    UsageError
+        For an unknown suffix, a missing or unwritable folder, a folder as the target, or
+        a target that is one of ``inputs``.
+    """
+    from kagreport.evaluation._serialize import format_for
+
+    try:
+        format_for(path, None)
+    except ValueError as exc:
+        raise UsageError(str(exc).replace(", or pass format=", "")) from None
+    target = os.path.abspath(path)
+    folder = os.path.dirname(target)
+    if os.path.isdir(target):
+        raise UsageError(f"the output {path} is a folder")
+    if not os.path.isdir(folder):
+        raise UsageError(f"the folder of the output {path} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"the folder of the output {path} is not writable")
+    for other in inputs:
+        same = other and os.path.exists(other) and os.path.exists(target)
+        if same and os.path.samefile(str(other), target):
+            raise UsageError(f"the output {path} would replace the input {other}")
+
+
+def _write(report: Any, path: str) -> None:
+    try:
+        report.write(path)
+    except OSError as exc:
+        raise KagreportError(f"cannot write {path}: {exc.strerror or exc}", path=path) from None
+    except ValueError as exc:
+        raise KagreportError(f"cannot write {path}: {exc}", path=path) from None
 
 
 def _read_report(path: str) -> Any:
@@ -114,25 +151,31 @@ def _read_report(path: str) -> Any:
             data = loads_document(file.read(), kind)
     except OSError as exc:
         raise KagreportError(f"cannot read {path}: {exc.strerror or exc}", path=path) from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise KagreportError(f"{path} is not a readable report: {exc}", path=path) from None
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        reason = " ".join(str(exc).split())  # one line, whatever the parser printed
+        raise KagreportError(f"{path} is not a readable report: {reason}", path=path) from None
     classes = {cls.SCHEMA: cls for cls in (AnswerEvaluation, RetrievalEvaluation)}
-    cls = classes.get(data.get("schema"))  # type: ignore[arg-type]
+    schema = data.get("schema")
+    cls = classes.get(schema) if isinstance(schema, str) else None
     if cls is None:
         raise KagreportError(
             f"{path} is not an evaluation report (schema {data.get('schema')!r})", path=path
         )
     try:
         return cls.from_dict(data)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise KagreportError(f"{path} is not a valid {cls.__name__}: {exc}", path=path) from None
 
 
 def run_compare(args: argparse.Namespace, level: int) -> int:
     from kagreport.evaluation._text import render_comparison
 
-    if args.n_resamples < 1:
-        raise UsageError(f"--n-resamples must be >= 1, not {args.n_resamples}")
+    if not 1 <= args.n_resamples <= 10**7:
+        raise UsageError(f"--n-resamples must be between 1 and 10,000,000, not {args.n_resamples}")
+    if args.seed < 0:
+        raise UsageError(f"--seed must be >= 0, not {args.seed}")
+    if args.output:
+        check_output(args.output, inputs=[args.candidate, args.baseline])
     candidate = _read_report(args.candidate)
     baseline = _read_report(args.baseline)
     try:
@@ -142,10 +185,7 @@ def run_compare(args: argparse.Namespace, level: int) -> int:
             f"cannot compare {args.candidate} with {args.baseline}: {exc}"
         ) from None
     if args.output:
-        try:
-            comparison.write(args.output)
-        except (OSError, ValueError) as exc:
-            raise KagreportError(f"cannot write {args.output}: {exc}", path=args.output) from None
+        _write(comparison, args.output)
     if args.format == "json":
         sys.stdout.write(comparison.dumps("json"))
     else:

@@ -42,6 +42,12 @@ from kagreport.evaluation._rules import (
 __all__ = ["ConfigError", "load_items_jsonl", "load_judges"]
 
 
+_ITEM_KEYS = {
+    "identifier", "question", "answer", "reference", "scores", "verdicts", "latency",
+    "error", "metadata",
+}  # fmt: skip
+
+
 class ConfigError(KagreportError):
     """A judges file or items file that cannot be used."""
 
@@ -81,6 +87,8 @@ def load_judges(path: str | os.PathLike[str]) -> list[Judge]:
         raise ConfigError(
             f"cannot read the judges file {name}: {exc.strerror or exc}", path=name
         ) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"the judges file {name} is not UTF-8: {exc}", path=name) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"the judges file {name} is not valid TOML: {exc}", path=name) from None
     entries = data.get("judges")
@@ -90,9 +98,11 @@ def load_judges(path: str | os.PathLike[str]) -> list[Judge]:
     judges = []
     for index, entry in enumerate(entries, start=1):
         where = f"{name}: judge {index}"
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{where}: each judge must be a [[judges]] table", path=name)
         options = dict(entry)
         kind = options.pop("kind", None)
-        if kind not in _KINDS:
+        if not isinstance(kind, str) or kind not in _KINDS:
             known = ", ".join(sorted(_KINDS))
             raise ConfigError(f"{where}: unknown kind {kind!r} (known: {known})", path=name)
         for key in ("prompt_file", "system_prompt_file"):
@@ -100,6 +110,10 @@ def load_judges(path: str | os.PathLike[str]) -> list[Judge]:
                 target = folder / str(options.pop(key))
                 try:
                     options[key.removesuffix("_file")] = target.read_text(encoding="utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ConfigError(
+                        f"{where}: {key} {target} is not UTF-8: {exc}", path=name
+                    ) from None
                 except OSError as exc:
                     raise ConfigError(
                         f"{where}: cannot read {key} {target}: {exc.strerror or exc}", path=name
@@ -118,9 +132,11 @@ def load_judges(path: str | os.PathLike[str]) -> list[Judge]:
             )
         if "criteria" in options and isinstance(options["criteria"], list):
             options["criteria"] = tuple(options["criteria"])
+        if "name" in options and (not isinstance(options["name"], str) or not options["name"]):
+            raise ConfigError(f"{where}: name must be a non-empty string", path=name)
         try:
             judges.append(_KINDS[kind](**options))
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise ConfigError(f"{where} ({kind}): {exc}", path=name) from None
     return judges
 
@@ -145,12 +161,16 @@ def load_items_jsonl(path: str | os.PathLike[str]) -> list[AnswerItem]:
                     data = json.loads(line)
                     if not isinstance(data, dict):
                         raise ValueError("not a JSON object")
+                    unknown = sorted(set(data) - _ITEM_KEYS)
+                    if unknown:
+                        known = ", ".join(sorted(_ITEM_KEYS))
+                        raise ValueError(f"unknown key(s) {unknown} (known: {known})")
                     items.append(AnswerItem.from_dict(data))
                 except KeyError as exc:
                     raise ConfigError(
                         f"{name}:{number}: missing {exc.args[0]!r}", path=name
                     ) from None
-                except (ValueError, TypeError) as exc:
+                except (ValueError, TypeError, AttributeError, RecursionError) as exc:
                     raise ConfigError(f"{name}:{number}: {exc}", path=name) from None
     except OSError as exc:
         raise ConfigError(
@@ -158,4 +178,6 @@ def load_items_jsonl(path: str | os.PathLike[str]) -> list[AnswerItem]:
         ) from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"the items file {name} is not UTF-8: {exc}", path=name) from None
+    if not items:
+        raise ConfigError(f"the items file {name} holds no items", path=name)
     return items

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import logging
 import math
+import numbers
 import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from kagreport.evaluation._agreement import LEVELS
 from kagreport.evaluation._items import AnswerItem, RetrievalItem
 from kagreport.evaluation._judge import Judge, JudgeFailure, Judgement, Usage
 from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation, mean_scores
@@ -117,14 +119,43 @@ def evaluate_answers(
     judges = list(judges)
     _check_unique((row.identifier for row in rows), "item identifiers")
     _check_unique((judge.name for judge in judges), "judge names")
-    if max_concurrency < 1:
-        raise ValueError(f"max_concurrency must be >= 1, not {max_concurrency}")
+    if (
+        isinstance(max_concurrency, bool)
+        or not isinstance(max_concurrency, int)
+        or max_concurrency < 1
+    ):
+        raise ValueError(f"max_concurrency must be an integer >= 1, not {max_concurrency!r}")
+    if agreement_level not in LEVELS:
+        raise ValueError(
+            f"agreement_level must be one of {', '.join(LEVELS)}, not {agreement_level!r}"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, not {seed!r}")
+    for judge in judges:
+        if not isinstance(judge, Judge):
+            raise TypeError(
+                f"{judge!r} is not a judge (it needs name, criteria, identity, judge())"
+            )
+    owners: dict[str, str] = {}
+    for judge in judges:  # "a.b" x "c" and "a" x "b.c" would both be "a.b.c"
+        for criterion in judge.criteria:
+            metric = metric_name(judge, criterion)
+            if metric in owners:
+                raise ValueError(
+                    f"judges {owners[metric]!r} and {judge.name!r} both produce "
+                    f"the metric {metric!r}"
+                )
+            owners[metric] = judge.name
     copies: list[Any] = []
     if cache is not None:
         copies = [j.with_cache(cache) if hasattr(j, "with_cache") else None for j in judges]
         judges = [copy if copy is not None else j for j, copy in zip(judges, copies, strict=True)]
 
-    scores: list[dict[str, float]] = [dict(row.scores) for row in rows]
+    # The judges define their metrics afresh: an old value of one (an item judged before)
+    # must not survive a failed judgement.
+    scores: list[dict[str, float]] = [
+        {k: v for k, v in row.scores.items() if k not in owners} for row in rows
+    ]
     verdicts: list[dict[str, Any]] = [dict(row.verdicts) for row in rows]
     usage = {judge.name: Usage() for judge in judges}
     errors = {"system": sum(row.answer is None for row in rows)} | {j.name: 0 for j in judges}
@@ -138,6 +169,18 @@ def evaluate_answers(
             judgement = judge.judge(row)
             if not isinstance(judgement, Judgement):
                 raise TypeError(f"judge {judge.name!r} returned {type(judgement).__name__}")
+            values = {}
+            raw: Mapping[str, Any] = judgement.scores  # untrusted: a custom judge's output
+            for criterion, value in raw.items():
+                if criterion not in judge.criteria:
+                    raise ValueError(f"judge {judge.name!r} scored unknown criterion {criterion!r}")
+                if value is None:
+                    continue
+                if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                    raise TypeError(f"judge {judge.name!r} gave a non-numeric score {value!r}")
+                number = float(value)  # OverflowError for absurd ints: a failed judgement
+                if math.isfinite(number):
+                    values[metric_name(judge, criterion)] = number
         except Exception as exc:  # one failing judgement never stops the evaluation
             cost = exc.usage if isinstance(exc, JudgeFailure) else Usage()
             verdict = exc.verdict if isinstance(exc, JudgeFailure) else None
@@ -152,10 +195,8 @@ def evaluate_answers(
             return
         with lock:
             usage[judge.name].add(judgement.usage)
-            for criterion, value in judgement.scores.items():
-                if value is not None and math.isfinite(value):
-                    scores[index][metric_name(judge, criterion)] = float(value)
-            if keep_verdicts:
+            scores[index].update(values)
+            if keep_verdicts and judgement.verdict is not None:
                 verdicts[index][judge.name] = judgement.verdict
             if bar is not None:
                 bar.update()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,23 +21,51 @@ def _check_identifier(identifier: object) -> None:
 def _check_latency(latency: object) -> None:
     if latency is None:
         return
-    if isinstance(latency, bool) or not isinstance(latency, int | float):
+    if isinstance(latency, bool) or not isinstance(latency, numbers.Real):
         raise ValueError(f"latency must be seconds (a number) or None, not {latency!r}")
-    if not math.isfinite(latency) or latency < 0:
+    try:
+        finite = math.isfinite(latency)
+    except OverflowError:
+        finite = False
+    if not finite or latency < 0:
         raise ValueError(f"latency must be finite and >= 0 seconds, not {latency!r}")
 
 
-def _check_scores(scores: Mapping[str, float]) -> None:
+def _checked_scores(scores: object) -> dict[str, float]:
+    if not isinstance(scores, Mapping):
+        raise ValueError(f"scores must be a mapping of metric name to number, not {scores!r}")
+    checked = {}
     for name, value in scores.items():
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a metric name must be a non-empty string, not {name!r}")
+        number = None
+        candidate: object = value
+        if isinstance(candidate, bool):
+            number = None  # True is not a score, though Python counts it as 1
+        elif isinstance(candidate, numbers.Real):
+            try:
+                number = float(candidate)
+            except OverflowError:
+                number = None
+        if number is None or not math.isfinite(number):
             raise ValueError(
                 f"score {name!r} must be a finite number (leave it out when undefined), "
                 f"not {value!r}"
             )
+        checked[name] = number
+    return checked
+
+
+def _check_text(name: str, value: object, optional: bool = True) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string{' or None' if optional else ''}, not {value!r}")
+
+
+def _check_mapping(name: str, value: object) -> None:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{name} must be a mapping, not {value!r}")
 
 
 @dataclass(frozen=True)
@@ -84,8 +113,13 @@ class AnswerItem:
 
     def __post_init__(self) -> None:
         _check_identifier(self.identifier)
+        _check_text("question", self.question, optional=False)
+        for name in ("answer", "reference", "error"):
+            _check_text(name, getattr(self, name))
         _check_latency(self.latency)
-        _check_scores(self.scores)
+        _check_mapping("verdicts", self.verdicts)
+        _check_mapping("metadata", self.metadata)
+        object.__setattr__(self, "scores", _checked_scores(self.scores))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-compatible mapping (``None`` where a value is absent)."""
@@ -109,7 +143,7 @@ class AnswerItem:
             question=data.get("question", ""),
             answer=data.get("answer"),
             reference=data.get("reference"),
-            scores={k: float(v) for k, v in (data.get("scores") or {}).items()},
+            scores=data.get("scores") or {},
             verdicts=dict(data.get("verdicts") or {}),
             latency=data.get("latency"),
             error=data.get("error"),
@@ -157,10 +191,16 @@ class RetrievalItem:
 
     def __post_init__(self) -> None:
         _check_identifier(self.identifier)
+        _check_text("question", self.question, optional=False)
+        _check_text("error", self.error)
         _check_latency(self.latency)
-        _check_scores(self.scores)
-        object.__setattr__(self, "retrieved", tuple(self.retrieved))
-        object.__setattr__(self, "relevant", tuple(self.relevant))
+        _check_mapping("metadata", self.metadata)
+        for name in ("retrieved", "relevant"):
+            ids = getattr(self, name)
+            if isinstance(ids, str) or not all(isinstance(i, str) for i in ids):
+                raise ValueError(f"{name} must be a sequence of string ids, not {ids!r}")
+            object.__setattr__(self, name, tuple(ids))
+        object.__setattr__(self, "scores", _checked_scores(self.scores))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-compatible mapping (``None`` where a value is absent)."""
@@ -183,7 +223,7 @@ class RetrievalItem:
             question=data.get("question", ""),
             retrieved=tuple(data.get("retrieved") or ()),
             relevant=tuple(data.get("relevant") or ()),
-            scores={k: float(v) for k, v in (data.get("scores") or {}).items()},
+            scores=data.get("scores") or {},
             latency=data.get("latency"),
             error=data.get("error"),
             metadata=dict(data.get("metadata") or {}),

@@ -31,13 +31,12 @@ _Report = TypeVar("_Report", bound="_ReportMixin")
 
 def mean_scores(items: Sequence[AnswerItem] | Sequence[RetrievalItem]) -> dict[str, float]:
     """Metric -> mean over the items where it is defined, metrics in first-seen order."""
-    sums: dict[str, float] = {}
-    counts: dict[str, int] = {}
+    values: dict[str, list[float]] = {}
     for item in items:
         for name, value in item.scores.items():
-            sums[name] = sums.get(name, 0.0) + value
-            counts[name] = counts.get(name, 0) + 1
-    return {name: sums[name] / counts[name] for name in sums}
+            values.setdefault(name, []).append(value)
+    # fsum of v / n: exactly rounded, and no overflow for scores near the float limit.
+    return {name: math.fsum(v / len(vs) for v in vs) for name, vs in values.items()}
 
 
 def _nan_or(value: Any) -> float:
@@ -129,10 +128,13 @@ class _ReportMixin:
         kind = format_for(path, format)
         with open(path, encoding="utf-8") as file:
             text = file.read()
+        data = loads_document(text, kind)
         try:
-            return cls.from_dict(loads_document(text, kind))
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"{os.fspath(path)} is not a valid {cls.__name__}: {exc}") from None
+            return cls.from_dict(data)
+        except ValueError:
+            raise
+        except (KeyError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
+            raise ValueError(f"{os.fspath(path)} is not a valid {cls.__name__}: {exc!r}") from None
 
     @classmethod
     def from_dict(cls: type[_Report], data: Mapping[str, Any]) -> _Report:  # pragma: no cover
@@ -143,7 +145,7 @@ class _ReportMixin:
         schema, version = data.get("schema"), data.get("schema_version")
         if schema != cls.SCHEMA:
             raise ValueError(f"not a {cls.SCHEMA} report (schema {schema!r})")
-        if version != SCHEMA_VERSION:
+        if type(version) is not int or version != SCHEMA_VERSION:
             raise ValueError(
                 f"{cls.SCHEMA} schema version {version!r} is not supported "
                 f"(this kagreport reads version {SCHEMA_VERSION})"
@@ -263,20 +265,26 @@ class AnswerEvaluation(_ReportMixin):
             If the schema or its version is not this one.
         """
         cls._check_schema(data)
-        intervals = data.get("agreement_intervals") or {}
-        return cls(
-            metrics={k: _nan_or(v) for k, v in (data.get("metrics") or {}).items()},
-            items=tuple(AnswerItem.from_dict(i) for i in data.get("items") or ()),
-            judges=dict(data.get("judges") or {}),
-            agreement={k: _nan_or(v) for k, v in (data.get("agreement") or {}).items()},
-            usage={k: dict(v) for k, v in (data.get("usage") or {}).items()},
-            errors=dict(data.get("errors") or {}),
-            settings=dict(data.get("settings") or {}),
-            metadata=dict(data.get("metadata") or {}),
-            agreement_intervals={
-                k: (_nan_or(_at(v, 0)), _nan_or(_at(v, 1))) for k, v in intervals.items()
-            },
-        )
+        try:
+            intervals = data.get("agreement_intervals") or {}
+            return cls(
+                metrics={k: _nan_or(v) for k, v in (data.get("metrics") or {}).items()},
+                items=tuple(AnswerItem.from_dict(i) for i in data.get("items") or ()),
+                judges=dict(data.get("judges") or {}),
+                agreement={k: _nan_or(v) for k, v in (data.get("agreement") or {}).items()},
+                usage={k: dict(v) for k, v in (data.get("usage") or {}).items()},
+                errors=dict(data.get("errors") or {}),
+                settings=dict(data.get("settings") or {}),
+                metadata=dict(data.get("metadata") or {}),
+                agreement_intervals={
+                    k: (_nan_or(_at(v, 0)), _nan_or(_at(v, 1))) for k, v in intervals.items()
+                },
+            )
+        except ValueError:
+            raise
+        except (KeyError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
+            # A hand-edited or foreign file: say so, whatever the shape.
+            raise ValueError(f"not a valid {cls.__name__}: {exc!r}") from None
 
     def to_rows(self) -> list[dict[str, Any]]:
         """One flat row per item: identifier, answer, each metric, latency, error."""
@@ -354,13 +362,19 @@ class RetrievalEvaluation(_ReportMixin):
             If the schema or its version is not this one.
         """
         cls._check_schema(data)
-        return cls(
-            metrics={k: _nan_or(v) for k, v in (data.get("metrics") or {}).items()},
-            items=tuple(RetrievalItem.from_dict(i) for i in data.get("items") or ()),
-            errors=dict(data.get("errors") or {}),
-            settings=dict(data.get("settings") or {}),
-            metadata=dict(data.get("metadata") or {}),
-        )
+        try:
+            return cls(
+                metrics={k: _nan_or(v) for k, v in (data.get("metrics") or {}).items()},
+                items=tuple(RetrievalItem.from_dict(i) for i in data.get("items") or ()),
+                errors=dict(data.get("errors") or {}),
+                settings=dict(data.get("settings") or {}),
+                metadata=dict(data.get("metadata") or {}),
+            )
+        except ValueError:
+            raise
+        except (KeyError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
+            # A hand-edited or foreign file: say so, whatever the shape.
+            raise ValueError(f"not a valid {cls.__name__}: {exc!r}") from None
 
     def to_rows(self) -> list[dict[str, Any]]:
         """One flat row per item: identifier, retrieved, relevant, each metric, latency, error."""

@@ -19,6 +19,7 @@ from kagreport.evaluation._judge import JudgeFailure, Judgement
 from kagreport.grading import WHITE_SPACE, grade_response
 
 __all__ = [
+    "NO_OPTION",
     "Contains",
     "ExactMatch",
     "OptionExtraction",
@@ -30,6 +31,8 @@ __all__ = [
 ]
 
 _VERSION = 1
+#: The verdict of :class:`OptionExtraction` when the answer commits to no option.
+NO_OPTION = "no option found"
 
 
 def _reference(item: AnswerItem, judge: str) -> str:
@@ -52,6 +55,10 @@ class _RuleJudge:
     name: str
     blocking: ClassVar[bool] = False  # fast and local: evaluate_answers runs it inline
     kind: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"a judge name must be a non-empty string, not {self.name!r}")
 
     @property
     def criteria(self) -> tuple[str, ...]:
@@ -145,6 +152,11 @@ class RegexMatch(_RuleJudge):
     kind: ClassVar[str] = "regex"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.pattern, str):
+            raise ValueError(f"pattern must be a string, not {self.pattern!r}")
+        if not isinstance(self.ignore_case, bool):
+            raise ValueError(f"ignore_case must be true or false, not {self.ignore_case!r}")
         try:
             compiled = re.compile(self.pattern, re.IGNORECASE if self.ignore_case else 0)
         except re.error as exc:
@@ -169,6 +181,11 @@ class Contains(_RuleJudge):
     text: str | None = None
     name: str = "contains"
     kind: ClassVar[str] = "contains"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.text is not None and not isinstance(self.text, str):
+            raise ValueError(f"text must be a string, not {self.text!r}")
 
     @property
     def identity(self) -> Mapping[str, Any]:
@@ -224,10 +241,15 @@ def extract_option(text: str, letters: str = "ABCDEFGHIJ") -> str | None:
     clean = text.translate(_WRAPPERS)
     clean = "".join(_FULL_WIDTH.get(ch, ch) for ch in clean)
     found = None
+    size = len(clean)
     for match in _DECLARATION.finditer(clean):
-        rest = clean[match.end() :]
-        if rest and rest[0].upper() in valid and not (len(rest) > 1 and rest[1].isalpha()):
-            found = rest[0].upper()
+        at = match.end()  # index, not a slice: a long answer must not be copied per match
+        if (
+            at < size
+            and clean[at].upper() in valid
+            and not (at + 1 < size and clean[at + 1].isalpha())
+        ):
+            found = clean[at].upper()
     if found is not None:
         return found
     lone = clean.strip(WHITE_SPACE).strip("().[]{}: ").strip(WHITE_SPACE)
@@ -242,7 +264,7 @@ class OptionExtraction(_RuleJudge):
     with the reference key, ignoring case.
 
     Score 1 when they agree, 0 otherwise, including when no option is found
-    (then the verdict is ``None``: "no option found"); the verdict is the
+    (then the verdict is ``"no option found"``); else the verdict is the
     extracted letter. Valid letters are the item's ``metadata["options"]`` keys
     when present, else ``letters``. Fails without a reference.
     """
@@ -250,6 +272,11 @@ class OptionExtraction(_RuleJudge):
     name: str = "option_extraction"
     letters: str = "ABCDEFGHIJ"
     kind: ClassVar[str] = "option_extraction"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.letters, str) or not self.letters or not self.letters.isalpha():
+            raise ValueError(f"letters must be a non-empty string of letters, not {self.letters!r}")
 
     @property
     def identity(self) -> Mapping[str, Any]:
@@ -261,4 +288,4 @@ class OptionExtraction(_RuleJudge):
         letters = "".join(options) if isinstance(options, Mapping) and options else self.letters
         option = extract_option(_answer(item), letters)
         score = option is not None and option.lower() == reference.strip(WHITE_SPACE).lower()
-        return self._judgement(float(score), option)
+        return self._judgement(float(score), NO_OPTION if option is None else option)

@@ -13,6 +13,14 @@ __all__ = [
 ]
 
 
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)] if c not in (9,)}
+
+
+def _safe(text: object) -> str:
+    """Text from a report, safe for a terminal: control characters (ESC...) shown escaped."""
+    return str(text).translate(_CONTROL)
+
+
 def _number(value: float | None, digits: int = 4) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
@@ -26,6 +34,8 @@ def _p(value: float | None) -> str:
 
 
 def _table(header: list[str], rows: list[list[str]], left: int = 1) -> list[str]:
+    header = [_safe(h) for h in header]
+    rows = [[_safe(c) for c in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
 
     def line(cells: list[str]) -> str:
@@ -48,7 +58,7 @@ def render_evaluation(evaluation: Any) -> str:
     if rows:
         out += ["", *_table(["METRIC", "MEAN", "ITEMS"], rows)]
     errors = {k: v for k, v in evaluation.errors.items() if v}
-    out += ["", "errors: " + (", ".join(f"{k} {v}" for k, v in errors.items()) or "none")]
+    out += ["", "errors: " + _safe(", ".join(f"{k} {v}" for k, v in errors.items()) or "none")]
     agreement = getattr(evaluation, "agreement", {})
     if agreement:
         intervals = getattr(evaluation, "agreement_intervals", {})
@@ -91,7 +101,8 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
             ]
         )
     out = [
-        f"{comparison.candidate} vs {comparison.baseline}: {comparison.n_items} paired items "
+        f"{_safe(comparison.candidate)} vs {_safe(comparison.baseline)}: "
+        f"{comparison.n_items} paired items "
         f"(paired sign-flip test, two-sided; Holm across metrics)",
         "",
         *_table(
@@ -101,7 +112,7 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
         f"* Holm-adjusted p < {alpha}",
     ]
     if comparison.judge_mismatch:
-        judges = ", ".join(sorted(comparison.judge_mismatch))
+        judges = _safe(", ".join(sorted(comparison.judge_mismatch)))
         out.append(
             f"warning: judges with different identities in the two reports: {judges} "
             "(the difference is then partly the judges')"

@@ -1,0 +1,78 @@
+"""Altair charts of kagreport's reports, and their offline export for papers.
+
+Every function takes a report object or the matching frame of :mod:`kagreport.frames`, returns an
+Altair chart and never displays it. The data is aggregated in pandas first (a chart holds at most
+a few thousand rows, whatever the size of the run) and embedded inline, so charts render offline
+and from ``file://``. Undefined numbers are ``null`` in the data and drawn as missing, never as 0.
+By default each chart carries the paper theme (:data:`PAPER_CONFIG`: 240 px = 3.33 in wide,
+Liberation Sans, text of 8 pt or more, no border); ``theme=False`` leaves it out so that charts can
+be layered or concatenated.
+
+- :func:`accuracy_cost_chart`: accuracy against a mean cost, with the Pareto frontier.
+- :func:`outcomes_chart`: correct / incorrect / error per setup.
+- :func:`dataset_heatmap`: a metric per setup and dataset.
+- :func:`latency_chart`: per-item generation or retrieval time per setup.
+- :func:`forest_plot`: paired differences of two evaluations.
+- :func:`agreement_chart`, :func:`pairwise_agreement_chart`: agreement between judges.
+- :func:`save_figure`: SVG, PNG, PDF (or HTML) with vl-convert.
+
+Importing this module loads pandas, Altair and vl-convert.
+"""
+
+from __future__ import annotations
+
+from kagreport.charts._accuracy import FRONTIER_LABELS, accuracy_cost_chart, accuracy_cost_data
+from kagreport.charts._agreement import (
+    agreement_chart,
+    criterion_ratings,
+    pairwise_agreement_chart,
+    pairwise_agreement_data,
+)
+from kagreport.charts._export import (
+    FORMATS,
+    MissingGlyphWarning,
+    missing_glyphs,
+    register_font_directory,
+    save_figure,
+)
+from kagreport.charts._forest import forest_data, forest_plot
+from kagreport.charts._latency import latency_bins, latency_chart, latency_summary
+from kagreport.charts._outcomes import dataset_heatmap, heatmap_data, outcomes_chart, outcomes_data
+from kagreport.charts._theme import (
+    COLUMN_WIDTH,
+    FONT,
+    PAPER_CONFIG,
+    THEME_NAME,
+    apply_theme,
+    paper_config,
+)
+
+__all__ = [
+    "COLUMN_WIDTH",
+    "FONT",
+    "FORMATS",
+    "FRONTIER_LABELS",
+    "PAPER_CONFIG",
+    "THEME_NAME",
+    "MissingGlyphWarning",
+    "accuracy_cost_chart",
+    "accuracy_cost_data",
+    "agreement_chart",
+    "apply_theme",
+    "criterion_ratings",
+    "dataset_heatmap",
+    "forest_data",
+    "forest_plot",
+    "heatmap_data",
+    "latency_bins",
+    "latency_chart",
+    "latency_summary",
+    "missing_glyphs",
+    "outcomes_chart",
+    "outcomes_data",
+    "pairwise_agreement_chart",
+    "pairwise_agreement_data",
+    "paper_config",
+    "register_font_directory",
+    "save_figure",
+]

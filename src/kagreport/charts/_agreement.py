@@ -1,0 +1,369 @@
+"""Agreement between judges: alpha per criterion, and alpha for each pair of judges."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Final
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from kagreport.charts._data import inline_data, require_columns, title_params
+from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
+from kagreport.evaluation import AnswerEvaluation, pairwise_agreement
+from kagreport.frames import agreement_frame
+
+__all__ = [
+    "RELIABILITY_THRESHOLDS",
+    "agreement_chart",
+    "criterion_ratings",
+    "pairwise_agreement_chart",
+    "pairwise_agreement_data",
+]
+
+#: Krippendorff's (2004, p. 241) guidance: alpha >= 0.800 to rely on the data, >= 0.667 for
+#: tentative conclusions.
+RELIABILITY_THRESHOLDS: Final = (0.667, 0.800)
+
+_COLOUR: Final = "#4c78a8"
+_MISSING: Final = "#f0f0f0"
+
+
+def agreement_chart(
+    evaluation_or_frame: AnswerEvaluation | pd.DataFrame,
+    *,
+    title: str | None = None,
+    theme: bool = True,
+) -> alt.LayerChart:
+    """Krippendorff's alpha between the judges of each criterion, with its bootstrap interval.
+
+    Encodes y = criterion (labelled with the number of judges that score it), x = alpha
+    (1 = perfect agreement, 0 = chance, below 0 systematic disagreement) as a point with a bar
+    for its bootstrap interval over items (``AnswerEvaluation.agreement_intervals``), a rule at 0
+    and dashed rules at Krippendorff's thresholds 0.667 and 0.800. An undefined alpha (fewer
+    than two judges, no variation) keeps its row, marked "undefined", never drawn as 0.
+
+    Parameters
+    ----------
+    evaluation_or_frame : AnswerEvaluation or DataFrame
+        An evaluation, or :func:`kagreport.frames.agreement_frame` of one.
+    title : str, optional
+        Defaults to "Agreement between judges".
+    theme : bool
+        Apply the paper theme.
+
+    Returns
+    -------
+    alt.LayerChart
+        Its data: criterion, alpha, low, high, judges, label, defined.
+
+    References
+    ----------
+    .. [1] Krippendorff, K. (2004). Content Analysis: An Introduction to Its Methodology
+       (2nd ed.). Sage, p. 241.
+    """
+    if isinstance(evaluation_or_frame, AnswerEvaluation):
+        frame = agreement_frame(evaluation_or_frame)
+        level = str(evaluation_or_frame.settings.get("agreement_level", "interval"))
+    elif isinstance(evaluation_or_frame, pd.DataFrame):
+        frame = evaluation_or_frame
+        level = ""
+    else:
+        raise TypeError(
+            "expected an AnswerEvaluation or a DataFrame from kagreport.frames.agreement_frame, "
+            f"not {type(evaluation_or_frame).__name__}"
+        )
+    require_columns(frame, ("criterion", "alpha", "low", "high"), "the agreement frame")
+    alpha = pd.to_numeric(frame["alpha"], errors="coerce").astype(float).to_numpy()
+    judges = (
+        pd.to_numeric(frame["judges"], errors="coerce").to_numpy()
+        if "judges" in frame.columns
+        else np.full(len(frame), np.nan)
+    )
+    data = pd.DataFrame(
+        {
+            "criterion": frame["criterion"].astype(str).to_numpy(),
+            "alpha": alpha,
+            "low": pd.to_numeric(frame["low"], errors="coerce").astype(float).to_numpy(),
+            "high": pd.to_numeric(frame["high"], errors="coerce").astype(float).to_numpy(),
+            "judges": judges,
+            "label": [
+                f"{c} ({int(n)} judges)" if np.isfinite(n) else str(c)
+                for c, n in zip(frame["criterion"], judges, strict=True)
+            ],
+            "defined": np.isfinite(alpha),
+        }
+    )
+    labels = list(data["label"])
+    bounds = np.concatenate([data["low"].to_numpy(), data["alpha"].to_numpy()])
+    finite = bounds[np.isfinite(bounds)]
+    lowest = min(0.0, float(finite.min())) if finite.size else 0.0
+    x_scale = alt.Scale(domain=[math.floor(lowest * 10) / 10, 1.0])
+    y = alt.Y("label:N", title=None, sort=labels)
+    tooltip = [
+        alt.Tooltip("criterion:N", title="Criterion"),
+        alt.Tooltip("alpha:Q", title="alpha", format=".3f"),
+        alt.Tooltip("low:Q", title="95% low", format=".3f"),
+        alt.Tooltip("high:Q", title="95% high", format=".3f"),
+        alt.Tooltip("judges:Q", title="Judges", format="d"),
+    ]
+    base = alt.Chart(inline_data(data))
+    guides = alt.Chart(
+        inline_data(pd.DataFrame({"at": [0.0, *RELIABILITY_THRESHOLDS], "dash": [0, 1, 1]}))
+    )
+    layers = [
+        guides.transform_filter("datum.dash == 0")
+        .mark_rule(color="#555555", strokeWidth=1)
+        .encode(x=alt.X("at:Q", scale=x_scale)),
+        guides.transform_filter("datum.dash == 1")
+        .mark_rule(color="#999999", strokeWidth=1, strokeDash=[4, 3])
+        .encode(x=alt.X("at:Q", scale=x_scale)),
+        base.transform_filter("datum.defined")
+        .mark_rule(color=_COLOUR, strokeWidth=1.2)
+        .encode(x=alt.X("low:Q", scale=x_scale), x2="high:Q", y=y, tooltip=tooltip),
+        base.transform_filter("datum.defined")
+        .mark_point(filled=True, size=40, opacity=1, color=_COLOUR)
+        .encode(
+            x=alt.X("alpha:Q", title="Krippendorff's alpha", scale=x_scale), y=y, tooltip=tooltip
+        ),
+        # Text last (vega/vl-convert#147).
+        base.transform_filter("!datum.defined")
+        .mark_text(align="left", dx=3, color="#777777")
+        .encode(x=alt.datum(0, scale=x_scale), y=y, text=alt.value("undefined"), tooltip=tooltip),
+    ]
+    level_text = f" ({level})" if level else ""
+    subtitle = [
+        f"Alpha{level_text} with bootstrap 95% intervals over items.",
+        "Dashed: 0.667 and 0.800 (Krippendorff, 2004).",
+    ]
+    heading = "Agreement between judges" if title is None else title
+    chart = alt.LayerChart(
+        layer=layers, title=title_params(heading, subtitle), width=COLUMN_WIDTH, height=alt.Step(18)
+    )
+    return apply_theme(chart) if theme else chart
+
+
+def criterion_ratings(evaluation: AnswerEvaluation, criterion: str) -> dict[str, np.ndarray]:
+    """Judge -> its per-item scores on ``criterion`` (NaN where undefined), in item order.
+
+    A judge with several criteria scores ``criterion`` through its metric
+    ``<judge>.<criterion>``. A judge with a single criterion has the metric ``<judge>``, which
+    does not name the criterion: it is included when ``criterion`` is the evaluation's only
+    criterion (then every judge scores it), and left out otherwise.
+
+    Raises
+    ------
+    ValueError
+        If the evaluation has no agreement entry for ``criterion`` (the message lists them).
+    """
+    if criterion not in evaluation.agreement:
+        known = ", ".join(map(repr, evaluation.agreement)) or "none"
+        raise ValueError(f"no judge criterion {criterion!r} in this evaluation (criteria: {known})")
+    only = len(evaluation.agreement) == 1
+    ratings: dict[str, np.ndarray] = {}
+    for judge in evaluation.judges:
+        dotted = f"{judge}.{criterion}"
+        if dotted in evaluation.metrics:
+            ratings[judge] = evaluation.per_item(dotted)
+        elif only and judge in evaluation.metrics:
+            ratings[judge] = evaluation.per_item(judge)
+    return ratings
+
+
+def pairwise_agreement_data(
+    evaluation: AnswerEvaluation,
+    criterion: str,
+    *,
+    judges: Sequence[str] | None = None,
+    max_judges: int | None = 30,
+    level: str | None = None,
+) -> tuple[pd.DataFrame, int]:
+    """The cells of :func:`pairwise_agreement_chart` and the number of judges available.
+
+    The judges are sorted by their mean alpha with the other judges (highest first; a judge
+    whose pairs are all undefined last), then cut to ``max_judges``, unless ``judges`` names
+    them (kept in the order given). One row per pair (i, j), i after j in that order (the lower
+    triangle): judge_a (row), judge_b (column), alpha (NaN where undefined), items (units both
+    rated), label (alpha to 2 decimals or "–"), defined, mean_a (judge_a's mean alpha).
+
+    Raises
+    ------
+    ValueError
+        If ``criterion`` is unknown, ``judges`` names a judge without ratings on it, fewer than
+        two judges remain, or ``max_judges`` < 2.
+    """
+    ratings = criterion_ratings(evaluation, criterion)
+    available = len(ratings)
+    if max_judges is not None and (isinstance(max_judges, bool) or max_judges < 2):
+        raise ValueError(f"`max_judges` must be None or at least 2, not {max_judges!r}")
+    if judges is not None:
+        unknown = [j for j in judges if j not in ratings]
+        if unknown:
+            raise ValueError(
+                f"no ratings on {criterion!r} by {', '.join(map(repr, unknown))}; judges "
+                f"with ratings: {', '.join(map(repr, ratings))}"
+            )
+        ratings = {j: ratings[j] for j in dict.fromkeys(judges)}
+    if len(ratings) < 2:
+        raise ValueError(
+            f"pairwise agreement on {criterion!r} needs at least two judges, not {len(ratings)}"
+        )
+    level = level or str(evaluation.settings.get("agreement_level", "interval"))
+    values = {j: [None if math.isnan(v) else float(v) for v in r] for j, r in ratings.items()}
+    pairs = pairwise_agreement(values, level)
+    names = list(ratings)
+    matrix = np.full((len(names), len(names)), np.nan)
+    index = {name: i for i, name in enumerate(names)}
+    for (a, b), alpha in pairs.items():
+        matrix[index[a], index[b]] = matrix[index[b], index[a]] = alpha
+    with np.errstate(invalid="ignore"):
+        defined = np.isfinite(matrix).sum(axis=1)
+        means = np.where(defined > 0, np.nansum(matrix, axis=1) / np.maximum(defined, 1), np.nan)
+    if judges is None:
+        order = sorted(
+            range(len(names)), key=lambda i: (math.isnan(means[i]), -np.nan_to_num(means[i]))
+        )
+        if max_judges is not None:
+            order = order[:max_judges]
+    else:
+        order = list(range(len(names)))
+    rated = {name: np.isfinite(ratings[name]) for name in names}
+    rows: list[dict[str, Any]] = []
+    for position, i in enumerate(order):
+        for j in order[:position]:
+            alpha = float(matrix[i, j])
+            rows.append(
+                {
+                    "judge_a": names[i],
+                    "judge_b": names[j],
+                    "alpha": alpha,
+                    "items": int((rated[names[i]] & rated[names[j]]).sum()),
+                    "label": "–" if math.isnan(alpha) else f"{alpha:.2f}",
+                    "defined": not math.isnan(alpha),
+                    "mean_a": float(means[i]),
+                }
+            )
+    columns = ["judge_a", "judge_b", "alpha", "items", "label", "defined", "mean_a"]
+    return pd.DataFrame(rows, columns=columns), available
+
+
+def pairwise_agreement_chart(
+    evaluation: AnswerEvaluation,
+    criterion: str,
+    *,
+    judges: Sequence[str] | None = None,
+    max_judges: int | None = 30,
+    level: str | None = None,
+    labels: bool | None = None,
+    title: str | None = None,
+    theme: bool = True,
+) -> alt.LayerChart:
+    """A heatmap of Krippendorff's alpha for each pair of judges on one criterion.
+
+    Encodes rows and columns = judges, colour = alpha between the two (diverging, -1 to 1,
+    white at 0), one cell per pair (the lower triangle). Judges are sorted by their mean alpha
+    with the others, so outliers gather at the bottom right. Ratings are the per-item values of
+    the metrics ``<judge>.<criterion>`` (``<judge>`` for single-criterion judges, see
+    :func:`criterion_ratings`), at the evaluation's agreement level. Undefined pairs (no item
+    rated by both, or no variation) are grey.
+
+    For legibility at most ``max_judges`` judges are shown (30 by default: the ones with the
+    highest mean alpha; the subtitle gives the count); pass ``judges`` to choose them, or
+    ``max_judges=None`` for all (65 LLMBar judges give a 65 x 65 figure of about 7 x 7 in).
+    The chart is sized by its cells, not the paper column: a full-width figure.
+
+    Parameters
+    ----------
+    evaluation : AnswerEvaluation
+    criterion : str
+        A key of ``evaluation.agreement``.
+    judges : sequence of str, optional
+        The judges to show, in this order.
+    max_judges : int or None
+        Cap on the number of judges when ``judges`` is not given.
+    level : str, optional
+        Level of measurement; defaults to the evaluation's ``agreement_level`` setting.
+    labels : bool, optional
+        Write alpha in each cell; by default when at most 12 judges are shown.
+    title : str, optional
+        Defaults to "Pairwise agreement: <criterion>".
+    theme : bool
+        Apply the paper theme.
+
+    Returns
+    -------
+    alt.LayerChart
+        Its data is :func:`pairwise_agreement_data`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`pairwise_agreement_data`.
+    """
+    data, available = pairwise_agreement_data(
+        evaluation, criterion, judges=judges, max_judges=max_judges, level=level
+    )
+    shown = len(set(data["judge_a"]) | set(data["judge_b"]))
+    rows = list(dict.fromkeys(data["judge_a"]))
+    columns = list(dict.fromkeys(data["judge_b"]))
+    write = shown <= 12 if labels is None else labels
+    cell = 24 if write else 16 if shown <= 12 else 11 if shown <= 30 else 8
+    x = alt.X("judge_b:N", title=None, sort=columns, axis=alt.Axis(labelAngle=-60, ticks=False))
+    y = alt.Y("judge_a:N", title=None, sort=rows, axis=alt.Axis(ticks=False))
+    tooltip = [
+        alt.Tooltip("judge_a:N", title="Judge"),
+        alt.Tooltip("judge_b:N", title="Judge"),
+        alt.Tooltip("alpha:Q", title="alpha", format=".3f"),
+        alt.Tooltip("items:Q", title="Items both rated", format="d"),
+    ]
+    base = alt.Chart(inline_data(data))
+    layers: list[Any] = [
+        base.mark_rect(color=_MISSING, stroke="white", strokeWidth=0.5).encode(
+            x=x, y=y, tooltip=tooltip
+        ),
+        base.transform_filter("datum.defined")
+        .mark_rect(stroke="white", strokeWidth=0.5)
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color(
+                "alpha:Q",
+                title="alpha",
+                scale=alt.Scale(scheme="redblue", domain=[-1, 1]),
+                legend=alt.Legend(orient="right", direction="vertical", gradientLength=100),
+            ),
+            tooltip=tooltip,
+        ),
+    ]
+    if write:
+        # Text last (vega/vl-convert#147).
+        layers.append(
+            base.mark_text(baseline="middle").encode(
+                x=x,
+                y=y,
+                text="label:N",
+                color=alt.condition(
+                    "abs(datum.alpha) > 0.6", alt.value("white"), alt.value("#222222")
+                ),
+                tooltip=tooltip,
+            )
+        )
+    evaluation_level = level or str(evaluation.settings.get("agreement_level", "interval"))
+    subtitle = [f"Krippendorff's alpha ({evaluation_level}); sorted by mean alpha."]
+    if shown < available:
+        which = " (chosen)" if judges is not None else ": those with the highest mean alpha"
+        subtitle.append(f"{shown} of {available} judges{which}.")
+    if not data["defined"].all():
+        subtitle.append("Grey: undefined.")
+    heading = f"Pairwise agreement: {criterion}" if title is None else title
+    chart = alt.LayerChart(
+        layer=layers,
+        title=title_params(heading, subtitle),
+        width=alt.Step(cell),
+        height=alt.Step(cell),
+        # Sized by the cells: the column-width fit of the paper theme would squash them.
+        autosize=alt.AutoSizeParams(type="pad"),
+    )
+    return apply_theme(chart) if theme else chart

@@ -1,0 +1,83 @@
+"""Turning frames into the inline data of a chart, and accepting a report or its frame."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from kagreport.frames import stats_frame
+from kagreport.grading import StatsReport
+
+__all__ = ["inline_data", "require_columns", "sorted_setups", "stats_rows", "title_params"]
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready scalar: NaN, infinities and pandas' missing values become None."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    return str(value)
+
+
+def inline_data(frame: pd.DataFrame) -> alt.InlineData:
+    """The rows of ``frame`` as Vega-Lite inline values.
+
+    The values are embedded in the spec whatever Altair data transformer is enabled, so the
+    chart renders offline and from ``file://`` (PITFALLS.md B13), and Altair's row limit does not
+    apply (the charts aggregate before this point, B15). Undefined numbers become ``null``, never
+    a bare ``NaN`` token (B11), and every value is a plain Python scalar, exactly as in ``frame``.
+    """
+    columns = [str(c) for c in frame.columns]
+    values = [
+        dict(zip(columns, (_plain(v) for v in row), strict=True))
+        for row in frame.itertuples(index=False, name=None)
+    ]
+    return alt.InlineData(values=values)
+
+
+def require_columns(frame: pd.DataFrame, columns: Iterable[str], what: str) -> None:
+    """Raise ValueError naming the columns of ``columns`` that ``frame`` lacks."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{what} lacks the column(s) {', '.join(map(repr, missing))}")
+
+
+def stats_rows(report_or_frame: StatsReport | pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """``stats_frame(report)`` with the per-dataset rows, or a copy of a frame given as is."""
+    if isinstance(report_or_frame, StatsReport):
+        return stats_frame(report_or_frame, per_dataset=True, confidence=confidence)
+    if isinstance(report_or_frame, pd.DataFrame):
+        require_columns(report_or_frame, ("setup", "dataset"), "the stats frame")
+        return report_or_frame.copy()
+    raise TypeError(
+        "expected a StatsReport (from kagreport.grade) or a DataFrame from "
+        f"kagreport.frames.stats_frame, not {type(report_or_frame).__name__}"
+    )
+
+
+def sorted_setups(frame: pd.DataFrame) -> list[str]:
+    """Setups in kag's ranking order when the frame has ``rank``, else in order of appearance."""
+    if "rank" in frame.columns:
+        ordered = frame.sort_values("rank", kind="stable")["setup"]
+    else:
+        ordered = frame["setup"]
+    return list(dict.fromkeys(str(s) for s in ordered))
+
+
+def title_params(title: str, subtitle: list[str]) -> alt.TitleParams | str:
+    """A title with subtitle lines (Vega draws one line per list element)."""
+    lines = [line for line in subtitle if line]
+    if not lines:
+        return title
+    return alt.TitleParams(text=title, subtitle=lines)

@@ -1,0 +1,275 @@
+"""Static export with vl-convert (offline): SVG, PNG, PDF, and HTML with the JavaScript inlined.
+
+What vl-convert 1.9 does with fonts (checked on a Debian host without Arial or CJK fonts):
+
+- It bundles Liberation Sans (metric-compatible with Arial) and uses it for ``sans-serif``
+  and when a named font is missing; other fonts come from the host (fontconfig folders) and
+  from folders given to :func:`register_font_directory`. The paper theme names Liberation Sans
+  so that a figure looks the same on every host.
+- A character that no available font has is drawn **silently** as an empty box ("tofu") in PNG
+  and PDF, with no error or warning; in the PDF the text layer is wrong as well (``精度``
+  extracts as ``度度``: both boxes map to one glyph). :func:`save_figure` therefore checks every
+  character it is about to draw with vl-convert's own renderer (:func:`missing_glyphs`) and
+  emits a :class:`MissingGlyphWarning` naming them. SVG keeps the text as text (the viewer's
+  fonts draw it), so SVG export does not warn.
+- ``labelFontSize=0`` exports fine (vega/vl-convert#172 is fixed in this version).
+- PDF: text is embedded as text (``pdftotext`` finds it) and drawn above the shapes that are
+  declared after it (vega/vl-convert#147): every chart of this package declares its text layers
+  last, so PNG and PDF agree.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import unicodedata
+import warnings
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+from xml.sax.saxutils import escape, quoteattr
+
+import altair as alt
+import vl_convert as vlc
+
+from kagreport._atomic import write_atomic
+from kagreport.charts._theme import FONT
+
+__all__ = [
+    "FORMATS",
+    "MissingGlyphWarning",
+    "missing_glyphs",
+    "register_font_directory",
+    "save_figure",
+]
+
+#: The suffixes :func:`save_figure` writes.
+FORMATS: Final = (".svg", ".png", ".pdf", ".html")
+
+# An unassigned code point: no font has a glyph for it, so it renders as the missing glyph.
+_NO_GLYPH: Final = "\u0378"
+_SVG_NS: Final = "{http://www.w3.org/2000/svg}"
+
+
+class MissingGlyphWarning(UserWarning):
+    """A PNG or PDF export contains characters that no font available to vl-convert draws.
+
+    Attributes
+    ----------
+    characters : str
+        The characters, each once, in order of appearance.
+    font : str
+        The font family the text asked for.
+    """
+
+    def __init__(self, message: str, characters: str, font: str) -> None:
+        super().__init__(message)
+        self.characters = characters
+        self.font = font
+
+
+def _probe(character: str, font: str) -> bytes:
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg" width="48" height="48">'
+        f'<text x="6" y="36" font-family={quoteattr(font)} font-size="32">'
+        f"{escape(character)}</text></svg>"
+    )
+    return bytes(vlc.svg_to_png(svg))
+
+
+@functools.lru_cache(maxsize=8192)
+def _has_glyph(character: str, font: str) -> bool:
+    # vl-convert falls back through every font it knows; when none has the character it draws
+    # the missing-glyph box, exactly as for a code point that no font can have.
+    return _probe(character, font) != _probe(_NO_GLYPH, font)
+
+
+def _checked(character: str) -> bool:
+    # Not spaces, controls, format characters or surrogates; unassigned and private-use
+    # characters are checked (a font rarely has them, and then they come out as boxes).
+    category = unicodedata.category(character)
+    return not character.isascii() and category[0] != "Z" and category not in ("Cc", "Cf", "Cs")
+
+
+def missing_glyphs(text: str, font: str = FONT) -> str:
+    """The characters of ``text`` that vl-convert cannot draw in ``font`` on this host.
+
+    Each character is drawn alone with vl-convert (through its font fallback) and compared with
+    the drawing of an unassigned code point, which no font has; ASCII, spaces, control and
+    format characters are not checked. Results are cached per font and character.
+
+    Returns
+    -------
+    str
+        The missing characters, each once, in order of appearance ("" when all are drawn).
+    """
+    seen = dict.fromkeys(c for c in text if _checked(c))
+    return "".join(c for c in seen if not _has_glyph(c, font))
+
+
+def register_font_directory(path: str | os.PathLike[str]) -> None:
+    """Make the fonts in a folder available to vl-convert (for example a CJK font).
+
+    Applies to every later export in this process.
+
+    Raises
+    ------
+    NotADirectoryError
+        If ``path`` is not a folder.
+    """
+    folder = Path(path).resolve()
+    if not folder.is_dir():
+        raise NotADirectoryError(f"not a folder of fonts: {folder}")
+    vlc.register_font_directory(str(folder))
+    _has_glyph.cache_clear()
+
+
+def _drawn_text(svg: str) -> dict[str, str]:
+    """Font family -> the text the SVG draws with it (text of size 0 is not drawn)."""
+    texts: dict[str, list[str]] = {}
+    for element in ET.fromstring(svg).iter(f"{_SVG_NS}text"):
+        size = re.match(r"\s*([0-9.]+)", element.get("font-size", "1"))
+        if size is not None and float(size.group(1)) == 0:
+            continue
+        family = element.get("font-family", "sans-serif")
+        texts.setdefault(family, []).append("".join(element.itertext()))
+    return {family: "".join(parts) for family, parts in texts.items()}
+
+
+def _warn_missing(svg: str, name: str) -> None:
+    for family, text in _drawn_text(svg).items():
+        missing = missing_glyphs(text, family)
+        if missing:
+            points = ", ".join(f"U+{ord(c):04X}" for c in missing)
+            warnings.warn(
+                MissingGlyphWarning(
+                    f"{name}: no font available to vl-convert has {missing!r} ({points}) for "
+                    f"{family}; they are drawn as empty boxes. Register a font that has them "
+                    "with kagreport.charts.register_font_directory(folder), e.g. Noto Sans CJK",
+                    missing,
+                    family,
+                ),
+                stacklevel=3,
+            )
+
+
+@functools.lru_cache(maxsize=1)
+def _vl_version() -> str | None:
+    """The Vega-Lite version Altair writes, as vl-convert names it (None: vl-convert's latest)."""
+    match = re.match(r"v?(\d+)\.(\d+)", alt.SCHEMA_VERSION)
+    version = f"{match.group(1)}.{match.group(2)}" if match else None
+    return version if version in vlc.get_vegalite_versions() else None
+
+
+def _spec(
+    chart: alt.TopLevelMixin | Mapping[str, Any],
+    width: int | None,
+    height: int | None,
+    font: str | None,
+) -> dict[str, Any]:
+    if isinstance(chart, Mapping):
+        spec: dict[str, Any] = json.loads(json.dumps(chart))
+    elif isinstance(chart, alt.TopLevelMixin):
+        spec = chart.to_dict()  # validates
+    else:
+        raise TypeError(f"expected an Altair chart or a Vega-Lite spec, not {type(chart).__name__}")
+    for name, value in (("width", width), ("height", height)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ValueError(f"`{name}` must be a positive number of pixels, not {value!r}")
+        spec[name] = value
+    if font is not None:
+        spec.setdefault("config", {})["font"] = font
+    return spec
+
+
+def save_figure(
+    chart: alt.TopLevelMixin | Mapping[str, Any],
+    path: str | os.PathLike[str],
+    *,
+    width: int | None = None,
+    height: int | None = None,
+    scale: float = 2.0,
+    font: str | None = None,
+) -> Path:
+    """Write a chart to SVG, PNG, PDF or self-contained HTML, chosen by the suffix of ``path``.
+
+    Rendering is vl-convert's, offline: no browser and no network (the data must be inline, as
+    in every chart of :mod:`kagreport.charts`). The file is written atomically (a temporary file
+    in the same folder, then ``os.replace``): an existing file is replaced whole or left intact.
+
+    Sizes are CSS pixels at 72 per inch, so 1 px = 1 pt: the charts of this package are
+    240 px = 3.33 in wide (a paper column) with text of at least 8 pt. PNG pixels are
+    ``scale`` times that, with the PNG's density set to ``72 * scale`` pixels per inch, so the
+    image keeps its physical size; SVG and PDF are vectors (``scale`` does not apply).
+
+    Parameters
+    ----------
+    chart : alt.TopLevelMixin or Mapping
+        An Altair chart (validated by ``to_dict``) or a Vega-Lite spec.
+    path : path-like
+        The output file; its suffix (``.svg``, ``.png``, ``.pdf``, ``.html``; any case) picks
+        the format.
+    width, height : int, optional
+        Override the chart's ``width``/``height`` (pixels; with the paper theme the width is
+        that of the whole figure and the height that of the plot).
+    scale : float
+        PNG resolution factor (2 gives 144 pixels per inch).
+    font : str, optional
+        Override the font of every text (``config.font``).
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown suffix (named, with the allowed ones), a non-positive size or scale, or
+        a spec vl-convert cannot render.
+    OSError
+        If the file cannot be written.
+
+    Warns
+    -----
+    MissingGlyphWarning
+        PNG and PDF only: characters no font available to vl-convert can draw (see
+        :func:`missing_glyphs`), which would come out as empty boxes.
+
+    Notes
+    -----
+    HTML embeds Vega, Vega-Lite and vega-embed (about 1 MB) so that it opens offline and from
+    ``file://``; it uses the browser's fonts.
+    """
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix not in FORMATS:
+        raise ValueError(
+            f"cannot tell the format of {target.name!r} from its suffix {target.suffix!r}; "
+            f"use one of {', '.join(FORMATS)}"
+        )
+    if isinstance(scale, bool) or not isinstance(scale, int | float) or not scale > 0:
+        raise ValueError(f"`scale` must be a positive number, not {scale!r}")
+    spec = _spec(chart, width, height, font)
+    version = _vl_version()
+    payload: str | bytes
+    if suffix == ".html":
+        payload = vlc.vegalite_to_html(spec, vl_version=version, bundle=True)
+    else:
+        svg = vlc.vegalite_to_svg(spec, vl_version=version)
+        if suffix == ".svg":
+            payload = svg
+        else:
+            _warn_missing(svg, target.name)
+            if suffix == ".png":
+                # vl-convert multiplies the size by ppi / 72 and records ppi in the PNG.
+                payload = vlc.svg_to_png(svg, scale=1.0, ppi=72.0 * float(scale))
+            else:
+                payload = vlc.svg_to_pdf(svg)
+    write_atomic(target, payload)
+    return target

@@ -1,0 +1,173 @@
+"""The forest plot of a paired comparison: one row per metric."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from kagreport.charts._accuracy import RING
+from kagreport.charts._data import inline_data, require_columns, title_params
+from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
+from kagreport.evaluation import EvaluationComparison
+from kagreport.frames import comparison_frame
+
+__all__ = ["forest_data", "forest_plot"]
+
+_COLUMNS: Final = ("metric", "mean_difference", "ci_low", "ci_high", "p_value_holm", "n_pairs")
+_COLOUR: Final = "#4c78a8"
+
+
+def _labels(alpha: float) -> tuple[str, str]:
+    """The two values of the forest plot's ``status`` field at level ``alpha``."""
+    return (f"Holm p < {alpha:g}", "not significant")
+
+
+def forest_data(
+    comparison_or_frame: EvaluationComparison | pd.DataFrame, *, alpha: float = 0.05
+) -> pd.DataFrame:
+    """The table :func:`forest_plot` draws: one row per metric.
+
+    Columns: metric, mean_difference, ci_low, ci_high (candidate - baseline, in the metric's
+    unit), p_value, p_value_holm, n_pairs, candidate_mean, baseline_mean (NaN where absent),
+    significant (Holm-adjusted p below ``alpha``; never for NaN), status (its legend label),
+    defined (the difference is a number).
+
+    Raises
+    ------
+    ValueError
+        If ``alpha`` is not in (0, 1], or a frame lacks the needed columns.
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha <= 1:
+        raise ValueError(f"`alpha` must be in (0, 1], not {alpha!r}")
+    if isinstance(comparison_or_frame, EvaluationComparison):
+        frame = comparison_frame(comparison_or_frame)
+    elif isinstance(comparison_or_frame, pd.DataFrame):
+        frame = comparison_or_frame
+    else:
+        raise TypeError(
+            "expected an EvaluationComparison or a DataFrame from "
+            f"kagreport.frames.comparison_frame, not {type(comparison_or_frame).__name__}"
+        )
+    if frame.empty:
+        frame = pd.DataFrame(columns=list(_COLUMNS))
+    require_columns(frame, _COLUMNS, "the comparison frame")
+
+    def numbers(name: str) -> Any:
+        if name in frame.columns:
+            return pd.to_numeric(frame[name], errors="coerce").astype(float).to_numpy()
+        return np.full(len(frame), np.nan)
+
+    holm = numbers("p_value_holm")
+    significant = np.nan_to_num(holm, nan=1.0) < alpha
+    labels = _labels(alpha)
+    difference = numbers("mean_difference")
+    return pd.DataFrame(
+        {
+            "metric": frame["metric"].astype(str).to_numpy(),
+            "mean_difference": difference,
+            "ci_low": numbers("ci_low"),
+            "ci_high": numbers("ci_high"),
+            "p_value": numbers("p_value"),
+            "p_value_holm": holm,
+            "n_pairs": numbers("n_pairs"),
+            "candidate_mean": numbers("candidate_mean"),
+            "baseline_mean": numbers("baseline_mean"),
+            "significant": significant,
+            "status": np.where(significant, labels[0], labels[1]),
+            "defined": np.isfinite(difference),
+        }
+    )
+
+
+def forest_plot(
+    comparison_or_frame: EvaluationComparison | pd.DataFrame,
+    *,
+    alpha: float = 0.05,
+    title: str | None = None,
+    theme: bool = True,
+) -> alt.LayerChart:
+    """Paired differences between two evaluations, one row per metric (a forest plot).
+
+    Encodes y = metric (the comparison's order), x = mean difference candidate - baseline over
+    the paired items (in each metric's own unit: metrics on different scales share the axis),
+    a horizontal bar for its bootstrap interval, and a dashed rule at zero (no difference).
+    Metrics whose Holm-adjusted sign-flip p-value is below ``alpha`` have a filled point, the
+    others a hollow one (legend). A metric without pairs (difference undefined) keeps its row,
+    marked "no pairs". Tooltips give the means, interval, p-values and pairs.
+
+    Parameters
+    ----------
+    comparison_or_frame : EvaluationComparison or DataFrame
+        From ``AnswerEvaluation.compare`` (or :func:`kagreport.frames.comparison_frame`).
+    alpha : float
+        Significance level for the Holm-adjusted p-values.
+    title : str, optional
+        Defaults to "<candidate> − <baseline>".
+    theme : bool
+        Apply the paper theme.
+
+    Returns
+    -------
+    alt.LayerChart
+        Its inline data is :func:`forest_data`.
+    """
+    data = forest_data(comparison_or_frame, alpha=alpha)
+    confidence = 0.95
+    heading = "Paired differences"
+    if isinstance(comparison_or_frame, EvaluationComparison):
+        confidence = float(comparison_or_frame.settings.get("confidence", 0.95))
+        heading = f"{comparison_or_frame.candidate} − {comparison_or_frame.baseline}"
+    elif {"candidate", "baseline"} <= set(comparison_or_frame.columns) and len(comparison_or_frame):
+        first = comparison_or_frame.iloc[0]
+        heading = f"{first['candidate']} − {first['baseline']}"
+    metrics = list(data["metric"])
+    labels = _labels(alpha)
+    y = alt.Y("metric:N", title=None, sort=metrics)
+    x = alt.X("mean_difference:Q", title="Mean difference (candidate − baseline)")
+    tooltip = [
+        alt.Tooltip("metric:N", title="Metric"),
+        alt.Tooltip("mean_difference:Q", title="Mean difference", format=".4~f"),
+        alt.Tooltip("ci_low:Q", title=f"{confidence:.0%} low", format=".4~f"),
+        alt.Tooltip("ci_high:Q", title=f"{confidence:.0%} high", format=".4~f"),
+        alt.Tooltip("candidate_mean:Q", title="Candidate mean", format=".4~f"),
+        alt.Tooltip("baseline_mean:Q", title="Baseline mean", format=".4~f"),
+        alt.Tooltip("p_value:Q", title="p", format=".3~g"),
+        alt.Tooltip("p_value_holm:Q", title="p (Holm)", format=".3~g"),
+        alt.Tooltip("n_pairs:Q", title="Pairs", format="d"),
+    ]
+    base = alt.Chart(inline_data(data))
+    defined = base.transform_filter("datum.defined")
+    layers = [
+        alt.Chart(inline_data(pd.DataFrame({"zero": [0.0]})))
+        .mark_rule(color="#555555", strokeDash=[4, 3], strokeWidth=1)
+        .encode(x="zero:Q"),
+        defined.mark_rule(color=_COLOUR, strokeWidth=1.2).encode(
+            x=alt.X("ci_low:Q"), x2="ci_high:Q", y=y, tooltip=tooltip
+        ),
+        defined.mark_point(filled=True, size=40, opacity=1, color=_COLOUR).encode(
+            x=x,
+            y=y,
+            shape=alt.Shape(
+                "status:N",
+                title=None,
+                scale=alt.Scale(domain=list(labels), range=["circle", RING]),
+                legend=alt.Legend(symbolFillColor=_COLOUR, symbolStrokeColor="transparent"),
+            ),
+            tooltip=tooltip,
+        ),
+        # Text last (vega/vl-convert#147).
+        base.transform_filter("!datum.defined")
+        .mark_text(align="left", dx=3, color="#777777")
+        .encode(x=alt.datum(0), y=y, text=alt.value("no pairs"), tooltip=tooltip),
+    ]
+    subtitle = [f"Bars: {confidence:.0%} bootstrap intervals; filled: {labels[0]}."]
+    chart = alt.LayerChart(
+        layer=layers,
+        title=title_params(heading if title is None else title, subtitle),
+        width=COLUMN_WIDTH,
+        height=alt.Step(16),
+    )
+    return apply_theme(chart) if theme else chart

@@ -1,0 +1,309 @@
+"""Per-setup outcome bars and the setups x datasets heatmap."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from kagreport.charts._data import (
+    inline_data,
+    require_columns,
+    sorted_setups,
+    stats_rows,
+    title_params,
+)
+from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
+from kagreport.frames import OVERALL
+from kagreport.grading import StatsReport
+
+__all__ = ["OUTCOME_COLOURS", "dataset_heatmap", "heatmap_data", "outcomes_chart", "outcomes_data"]
+
+#: Outcome -> colour (colour-blind safe: blue, orange, grey).
+OUTCOME_COLOURS: Final = {"correct": "#4c78a8", "incorrect": "#f58518", "error": "#9d9d9d"}
+
+_COUNTS: Final = {"correct": "correct", "incorrect": "incorrect", "error": "errors"}
+
+# Columns of stats_frame that are proportions in [0, 1] (shown as percentages).
+_PROPORTIONS: Final = frozenset(
+    f"{name}{suffix}"
+    for name in ("accuracy", "precision", "coverage")
+    for suffix in ("", "_low", "_high")
+)
+_MISSING_LABEL: Final = "–"
+
+
+def outcomes_data(report_or_frame: StatsReport | pd.DataFrame) -> pd.DataFrame:
+    """The table :func:`outcomes_chart` draws: one row per setup and outcome.
+
+    Columns: setup, outcome (correct / incorrect / error), count (result files), total,
+    share (count / total; NaN when total is 0), stack (0, 1, 2: the stacking order), rank.
+    """
+    frame = stats_rows(report_or_frame, 0.95)
+    require_columns(frame, ("total", *_COUNTS.values()), "the stats frame")
+    overall = frame[frame["dataset"].astype(str) == OVERALL]
+    setups = sorted_setups(overall)
+    rows = []
+    for rank, setup in enumerate(setups, start=1):
+        row = overall[overall["setup"].astype(str) == setup].iloc[0]
+        total = int(row["total"])
+        for stack, (outcome, column) in enumerate(_COUNTS.items()):
+            count = int(row[column])
+            rows.append(
+                {
+                    "setup": setup,
+                    "outcome": outcome,
+                    "count": count,
+                    "total": total,
+                    "share": count / total if total else np.nan,
+                    "stack": stack,
+                    "rank": rank,
+                }
+            )
+    columns = ["setup", "outcome", "count", "total", "share", "stack", "rank"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def outcomes_chart(
+    report_or_frame: StatsReport | pd.DataFrame,
+    *,
+    normalize: bool = False,
+    title: str | None = None,
+    theme: bool = True,
+) -> alt.Chart:
+    """Correct / incorrect / error result files per setup, as stacked horizontal bars.
+
+    Encodes one bar per setup (in kag's ranking order, best first), split into the counts of
+    correct, incorrect and error records (kag's outcomes over every result file of the setup),
+    or, with ``normalize``, their shares of the setup's files (0-100%). Tooltips give counts and
+    shares.
+
+    Parameters
+    ----------
+    report_or_frame : StatsReport or DataFrame
+        A graded run, or a frame from :func:`kagreport.frames.stats_frame` (its overall rows).
+    normalize : bool
+        Shares of each setup's result files instead of counts.
+    title : str, optional
+        Defaults to "Outcomes per setup".
+    theme : bool
+        Apply the paper theme.
+
+    Returns
+    -------
+    alt.Chart
+        Its inline data is :func:`outcomes_data`.
+    """
+    data = outcomes_data(report_or_frame)
+    setups = list(dict.fromkeys(data["setup"]))
+    value = "share" if normalize else "count"
+    x = alt.X(
+        f"{value}:Q",
+        title="Share of result files" if normalize else "Result files",
+        stack="zero",
+        axis=alt.Axis(format=".0%") if normalize else alt.Axis(format="d"),
+        scale=alt.Scale(domain=[0, 1]) if normalize else alt.Scale(),
+    )
+    chart: alt.Chart = (
+        alt.Chart(inline_data(data))
+        .mark_bar(stroke="white", strokeWidth=0.5)
+        .encode(
+            x=x,
+            y=alt.Y("setup:N", title=None, sort=setups),
+            color=alt.Color(
+                "outcome:N",
+                title=None,
+                scale=alt.Scale(domain=list(OUTCOME_COLOURS), range=list(OUTCOME_COLOURS.values())),
+            ),
+            order=alt.Order("stack:Q"),
+            tooltip=[
+                alt.Tooltip("setup:N", title="Setup"),
+                alt.Tooltip("outcome:N", title="Outcome"),
+                alt.Tooltip("count:Q", title="Files", format="d"),
+                alt.Tooltip("share:Q", title="Share", format=".1%"),
+                alt.Tooltip("total:Q", title="Setup total", format="d"),
+            ],
+        )
+        .properties(
+            title=title_params("Outcomes per setup" if title is None else title, []),
+            width=COLUMN_WIDTH,
+            height=alt.Step(14),
+        )
+    )
+    return apply_theme(chart) if theme else chart
+
+
+def _label(value: float, proportion: bool) -> str:
+    if not np.isfinite(value):
+        return _MISSING_LABEL
+    return f"{100 * value:.1f}" if proportion else f"{value:.3g}"
+
+
+def heatmap_data(
+    report_or_frame: StatsReport | pd.DataFrame,
+    metric: str = "accuracy",
+    *,
+    overall: bool = True,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """The table :func:`dataset_heatmap` draws: one row per setup and dataset.
+
+    Every setup x dataset pair is present; ``value`` is NaN where the metric is undefined
+    (for example precision without a parsed answer) or the setup has no result in the dataset.
+    Columns: setup, dataset, value, label (the value as text: percent with one decimal for
+    proportions, 3 significant digits otherwise, ``"–"`` where missing), defined, dark (whether
+    the cell is dark enough for a white label).
+
+    Raises
+    ------
+    ValueError
+        If ``metric`` is not a numeric column of the stats frame (the message lists them).
+    """
+    frame = stats_rows(report_or_frame, confidence)
+    numeric = [
+        str(c)
+        for c in frame.columns
+        if c not in ("setup", "dataset", "rank", "pareto")
+        and (frame.empty or pd.api.types.is_numeric_dtype(frame[c]))
+        and not pd.api.types.is_bool_dtype(frame[c])
+    ]
+    if metric not in numeric:
+        raise ValueError(f"`metric` must be one of {', '.join(numeric)}; not {metric!r}")
+    setups = sorted_setups(frame)
+    present = [str(d) for d in dict.fromkeys(frame["dataset"].astype(str))]
+    datasets = sorted(d for d in present if d != OVERALL)
+    if overall and OVERALL in present:
+        datasets.append(OVERALL)
+    lookup = {
+        (str(s), str(d)): float(v)
+        for s, d, v in zip(
+            frame["setup"],
+            frame["dataset"],
+            pd.to_numeric(frame[metric], errors="coerce").astype(float),
+            strict=True,
+        )
+    }
+    proportion = metric in _PROPORTIONS
+    values = np.array([lookup.get((s, d), np.nan) for s in setups for d in datasets], dtype=float)
+    finite = values[np.isfinite(values)]
+    low, high = (
+        (0.0, 1.0)
+        if proportion
+        else ((float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0))
+    )
+    middle = low + 0.6 * (high - low)
+    return pd.DataFrame(
+        {
+            "setup": [s for s in setups for _ in datasets],
+            "dataset": [d for _ in setups for d in datasets],
+            "value": values,
+            "label": [_label(v, proportion) for v in values],
+            "defined": np.isfinite(values),
+            "dark": np.isfinite(values) & (values > middle),
+        }
+    )
+
+
+def dataset_heatmap(
+    report_or_frame: StatsReport | pd.DataFrame,
+    metric: str = "accuracy",
+    *,
+    overall: bool = True,
+    title: str | None = None,
+    confidence: float = 0.95,
+    theme: bool = True,
+) -> alt.LayerChart:
+    """A setups x datasets heatmap of one metric, with the value written in each cell.
+
+    Encodes rows = setups (kag's ranking order), columns = datasets (alphabetical, then the
+    setup's overall value in the column ``(overall)``), colour = the metric: proportions
+    (accuracy, precision, coverage and their Wilson bounds) on a fixed 0-100% scale and labelled
+    in percent with one decimal, other metrics (seconds, bytes, counts) on the range of the data
+    with 3 significant digits. Undefined values (precision of a setup without a parsed answer,
+    a setup absent from a dataset) are **missing**: a light grey cell labelled "–", never 0.
+
+    Parameters
+    ----------
+    report_or_frame : StatsReport or DataFrame
+        A graded run, or a frame from :func:`kagreport.frames.stats_frame`.
+    metric : str
+        A numeric column of the stats frame (``accuracy``, ``precision``, ``coverage``,
+        ``avg_generation_secs``, ``errors``, ...).
+    overall : bool
+        Add the overall column (when the frame has overall rows).
+    title : str, optional
+        Defaults to "<metric> per setup and dataset".
+    confidence : float
+        Level of the Wilson bounds when a report is given and a bound is drawn.
+    theme : bool
+        Apply the paper theme.
+
+    Returns
+    -------
+    alt.LayerChart
+        Its inline data is :func:`heatmap_data`.
+
+    Raises
+    ------
+    ValueError
+        If ``metric`` is not a numeric column of the stats frame.
+    """
+    data = heatmap_data(report_or_frame, metric, overall=overall, confidence=confidence)
+    proportion = metric in _PROPORTIONS
+    setups = list(dict.fromkeys(data["setup"]))
+    datasets = list(dict.fromkeys(data["dataset"]))
+    name = metric.replace("_", " ")
+    legend_title = f"{name} (%)" if proportion else name
+    x = alt.X(
+        "dataset:N",
+        title=None,
+        sort=datasets,
+        axis=alt.Axis(orient="top", labelAngle=-35, labelAlign="left", domain=False, ticks=False),
+    )
+    y = alt.Y("setup:N", title=None, sort=setups, axis=alt.Axis(domain=False, ticks=False))
+    tooltip: list[Any] = [
+        alt.Tooltip("setup:N", title="Setup"),
+        alt.Tooltip("dataset:N", title="Dataset"),
+        alt.Tooltip("value:Q", title=name, format=".2%" if proportion else ".4~g"),
+    ]
+    base = alt.Chart(inline_data(data))
+    colour_scale = (
+        alt.Scale(scheme="blues", domain=[0, 1]) if proportion else alt.Scale(scheme="blues")
+    )
+    layers = [
+        base.mark_rect(color="#f0f0f0", stroke="white", strokeWidth=1).encode(
+            x=x, y=y, tooltip=tooltip
+        ),
+        base.transform_filter("datum.defined")
+        .mark_rect(stroke="white", strokeWidth=1)
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color(
+                "value:Q",
+                title=legend_title,
+                scale=colour_scale,
+                legend=alt.Legend(format=".0%" if proportion else ".3~g", gradientLength=120),
+            ),
+            tooltip=tooltip,
+        ),
+        # Text last: no shape may be declared after a text layer (vega/vl-convert#147).
+        base.mark_text(baseline="middle").encode(
+            x=x,
+            y=y,
+            text="label:N",
+            color=alt.condition("datum.dark", alt.value("white"), alt.value("#222222")),
+            tooltip=tooltip,
+        ),
+    ]
+    heading = f"{name.capitalize()} per setup and dataset" if title is None else title
+    subtitle = ["Grey cells with “–”: undefined."] if not data["defined"].all() else []
+    chart = alt.LayerChart(
+        layer=layers,
+        title=title_params(heading, subtitle),
+        width=COLUMN_WIDTH,
+        height=alt.Step(18),
+    )
+    return apply_theme(chart) if theme else chart

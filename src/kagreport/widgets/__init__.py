@@ -1,0 +1,44 @@
+"""Interactive notebook views (ipywidgets) of graded runs and evaluations.
+
+- :class:`StatsView`: metrics with Wilson intervals and the accuracy-against-cost
+  chart, by setup, dataset and cost axis.
+- :class:`ComparisonView`: paired comparison of two setups (or evaluations) and the
+  items that flipped.
+- :class:`ItemBrowser`: filter a run's items by setup, dataset, outcome and a regex
+  over the responses, page by page; responses are read lazily for the visible page.
+- :class:`AgreementView`: agreement between judges, per criterion and per pair.
+
+Each view is an ``ipywidgets.VBox``: display it, or drive its controls from Python
+(their values are attributes), and read the current table and chart back.
+
+Safety and size. Responses, errors and labels are untrusted: every one is
+HTML-escaped, and responses are cut to :data:`RESPONSE_LIMIT` characters with the
+full length stated (PITFALLS.md B15). Charts are drawn as inline SVG by
+vl-convert, with no JavaScript and no network (PITFALLS.md B13).
+
+Static fallback. ``view._repr_mimebundle_()`` returns the widget's own bundle plus
+``text/html``: a labelled snapshot of the view's current state (control values,
+the table(s) shown and the chart(s) as inline SVG; for :class:`ItemBrowser` only the
+visible page). A notebook exported without a live kernel or widget state (nbconvert,
+static sites) shows that snapshot; it never embeds the whole item table.
+:meth:`View.to_html` returns the same snapshot.
+"""
+
+from __future__ import annotations
+
+from kagreport.widgets._agreement import AgreementView
+from kagreport.widgets._base import View
+from kagreport.widgets._compare import ComparisonView
+from kagreport.widgets._html import RESPONSE_LIMIT, chart_svg
+from kagreport.widgets._items import ItemBrowser
+from kagreport.widgets._stats import StatsView
+
+__all__ = [
+    "RESPONSE_LIMIT",
+    "AgreementView",
+    "ComparisonView",
+    "ItemBrowser",
+    "StatsView",
+    "View",
+    "chart_svg",
+]

@@ -1,0 +1,362 @@
+""":class:`ItemBrowser`: filter and page through a graded run's items, responses read lazily."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import ipywidgets as widgets
+import numpy as np
+import numpy.typing as npt
+
+from kagreport._errors import KagreportError
+from kagreport.grading import WHITE_SPACE, ItemRow, Outcome, StatsReport, compile_pattern
+from kagreport.kag import read_result
+from kagreport.widgets._base import View, describe
+from kagreport.widgets._html import (
+    RESPONSE_LIMIT,
+    esc,
+    fmt_number,
+    html_table,
+    message_html,
+    truncated_html,
+)
+
+__all__ = ["ItemBrowser"]
+
+#: The value of a filter that keeps everything.
+ALL = ""
+
+_UNKNOWN, _HIT, _MISS = 0, 1, 2
+
+
+class ItemBrowser(View):
+    """Browse a graded run's items: filter by setup, dataset, outcome and a regex over responses.
+
+    Filters work on the in-memory item table (NumPy, fast at 100,000 items and
+    more); responses are read from the result files only for the rows of the
+    visible page, and, when a pattern is set, for the items the other filters
+    keep (as ``kagreport stats find`` reads every file). Search results are
+    remembered per pattern, so changing another filter does not read again.
+
+    Parameters
+    ----------
+    report : StatsReport
+        From :func:`kagreport.grade` (its item table must know the results folder
+        for responses to be shown).
+    page_size : int
+        Rows per page.
+    max_chars : int
+        Characters of a response (and of an error message) shown; the full length
+        is stated (PITFALLS.md B15).
+
+    Attributes
+    ----------
+    setup, dataset, outcome : ipywidgets.Dropdown
+        Filters; the value ``""`` keeps everything.
+    pattern : ipywidgets.Text
+        RE2 regular expression searched in each response trimmed of Unicode
+        White_Space (as ``stats find``; error records never match). Applied on
+        Enter. An invalid pattern shows an error in :attr:`message` and no rows.
+    prev_button, next_button : ipywidgets.Button
+    matches : numpy.ndarray of int
+        Indices into ``report.items`` of every item that passes the filters, sorted by
+        dataset, question and setup (in rank order).
+    page : int
+        The current page, from 0 (settable; clamped).
+    rows : list of dict
+        The visible rows: setup, dataset, question, outcome, expected, response
+        (cut to ``max_chars``), response_length, error (cut), error_length,
+        generation_secs, path.
+    error : str or None
+        The current problem (an invalid pattern), also shown in :attr:`message`.
+    table_html : str
+        The visible page as escaped HTML.
+
+    Notes
+    -----
+    Static fallback (:meth:`to_html`): the filter values, the match count and the
+    visible page only (never the whole table, so a saved notebook stays small).
+    """
+
+    title = "kagreport ItemBrowser"
+
+    def __init__(
+        self, report: StatsReport, *, page_size: int = 50, max_chars: int = RESPONSE_LIMIT
+    ) -> None:
+        super().__init__()
+        if page_size < 1:
+            raise ValueError(f"page_size must be at least 1, not {page_size!r}")
+        self.report = report
+        self.page_size = page_size
+        self.max_chars = max_chars
+        table = report.items
+        self._codes = {name: table.codes(name) for name in ("setup", "dataset", "question")}
+        self._outcomes = table.codes("outcome")
+        self._generation = table.codes("generation_secs")
+        setups = [s for s in report.setup_names if s in table.setup_names]
+        setups += [s for s in table.setup_names if s not in setups]
+        self._order = self._display_order(setups)
+        self.setup = widgets.Dropdown(
+            options=[("(all)", ALL), *((s, s) for s in setups)], value=ALL, description="Setup"
+        )
+        self.dataset = widgets.Dropdown(
+            options=[("(all)", ALL), *((d, d) for d in sorted(table.dataset_names))],
+            value=ALL,
+            description="Dataset",
+        )
+        self.outcome = widgets.Dropdown(
+            options=[("(all)", ALL), *((o.label, o.label) for o in Outcome)],
+            value=ALL,
+            description="Outcome",
+        )
+        self.pattern = widgets.Text(
+            value="",
+            placeholder="RE2 regular expression over responses (Enter)",
+            description="Response",
+            continuous_update=False,
+        )
+        self.prev_button = widgets.Button(description="◀ Previous", tooltip="previous page")
+        self.next_button = widgets.Button(description="Next ▶", tooltip="next page")
+        self.page_label = widgets.HTML()
+        self.table_widget = widgets.HTML()
+        self.matches: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.rows: list[dict[str, Any]] = []
+        self.error: str | None = None
+        self.table_html = ""
+        self.unreadable = 0
+        self._page = 0
+        self._searched: str | None = None
+        self._search = np.zeros(0, dtype=np.uint8)
+        for control in (self.setup, self.dataset, self.outcome, self.pattern):
+            control.observe(self._changed, names="value")
+        self.prev_button.on_click(lambda _: self.prev_page())
+        self.next_button.on_click(lambda _: self.next_page())
+        self.children = [
+            widgets.HBox([self.setup, self.dataset, self.outcome]),
+            self.pattern,
+            self.message,
+            widgets.HBox([self.prev_button, self.page_label, self.next_button]),
+            self.table_widget,
+        ]
+        self.refresh()
+
+    # ------------------------------------------------------------------ filtering
+
+    def _display_order(self, setups: list[str]) -> npt.NDArray[np.int64]:
+        """Item indices sorted by dataset, question (names) and setup (rank order)."""
+        table = self.report.items
+        if not len(table):
+            return np.zeros(0, dtype=np.int64)
+
+        def ranks(names: tuple[str, ...], order: list[str]) -> npt.NDArray[np.int64]:
+            position = {name: k for k, name in enumerate(order)}
+            return np.array([position[name] for name in names], dtype=np.int64)
+
+        keys = (
+            ranks(table.setup_names, setups)[self._codes["setup"]],
+            ranks(table.question_names, sorted(table.question_names))[self._codes["question"]],
+            ranks(table.dataset_names, sorted(table.dataset_names))[self._codes["dataset"]],
+        )
+        return np.lexsort(keys).astype(np.int64)
+
+    def _changed(self, change: Mapping[str, Any]) -> None:
+        self.refresh()
+
+    def _code_mask(self, column: str, names: tuple[str, ...], value: str) -> Any:
+        try:
+            code = names.index(value)
+        except ValueError:
+            return np.zeros(len(self._codes[column]), dtype=bool)
+        return self._codes[column] == code
+
+    def refresh(self) -> None:
+        """Filter again from the controls, go to the first page and render it."""
+        table = self.report.items
+        mask = np.ones(len(table), dtype=bool)
+        if self.setup.value != ALL:
+            mask &= self._code_mask("setup", table.setup_names, self.setup.value)
+        if self.dataset.value != ALL:
+            mask &= self._code_mask("dataset", table.dataset_names, self.dataset.value)
+        if self.outcome.value != ALL:
+            mask &= self._outcomes == Outcome[self.outcome.value.upper()].value
+        indices = self._order[mask[self._order]]
+        self.error = None
+        pattern = self.pattern.value
+        if pattern and table.results is None:
+            self.error = (
+                "Responses cannot be searched: the report does not know its results folder."
+            )
+            indices = indices[:0]
+        elif pattern:
+            try:
+                regex = compile_pattern(pattern)
+            except KagreportError as exc:  # UsageError: shown, never raised
+                self.error = str(exc)
+                indices = indices[:0]
+            else:
+                indices = indices[self._search_hits(pattern, regex, indices)]
+        self.matches = indices
+        self._page = 0
+        self._render()
+
+    def _search_hits(self, pattern: str, regex: Any, indices: npt.NDArray[np.int64]) -> Any:
+        """Which of ``indices`` have a response that matches; reads only unknown items."""
+        if self._searched != pattern:
+            self._searched = pattern
+            self._search = np.zeros(len(self.report.items), dtype=np.uint8)
+            self.unreadable = 0
+        state = self._search
+        table = self.report.items
+        if table.results is not None:
+            unknown = indices[state[indices] == _UNKNOWN]
+            if len(unknown) > 1000:  # feedback while the kernel reads (the front end shows it)
+                self._notify(f"Searching the responses of {len(unknown):,} items…")
+            for i in unknown:
+                hit = False
+                if self._outcomes[i] != Outcome.ERROR:
+                    try:
+                        result = read_result(table.path(self._row(int(i)))).result
+                    except KagreportError:
+                        self.unreadable += 1
+                        result = None
+                    hit = result is not None and bool(regex.search(result.strip(WHITE_SPACE)))
+                state[i] = _HIT if hit else _MISS
+        return state[indices] == _HIT
+
+    def _row(self, index: int) -> ItemRow:
+        table = self.report.items
+        generation = int(self._generation[index])
+        return ItemRow(
+            table.setup_names[self._codes["setup"][index]],
+            table.dataset_names[self._codes["dataset"][index]],
+            table.question_names[self._codes["question"][index]],
+            Outcome(int(self._outcomes[index])),
+            None if generation < 0 else generation / 1e9,
+            None, None, None, None, None,
+        )  # fmt: skip
+
+    # ------------------------------------------------------------------ paging
+
+    @property
+    def n_pages(self) -> int:
+        """Pages of the current matches (at least 1)."""
+        return max(1, math.ceil(len(self.matches) / self.page_size))
+
+    @property
+    def page(self) -> int:
+        """The current page, from 0."""
+        return self._page
+
+    @page.setter
+    def page(self, value: int) -> None:
+        self._page = min(max(0, int(value)), self.n_pages - 1)
+        self._render()
+
+    def next_page(self) -> None:
+        """Go to the next page (no-op on the last)."""
+        self.page = self._page + 1
+
+    def prev_page(self) -> None:
+        """Go to the previous page (no-op on the first)."""
+        self.page = self._page - 1
+
+    # ------------------------------------------------------------------ rendering
+
+    def _expected(self, dataset: str, question: str) -> str:
+        truth = self.report.ground_truth
+        entry = truth.get(dataset, question) if truth is not None else None
+        if entry is None or entry.output is None or entry.answer is None:
+            return "—"
+        option = entry.output.options.get(entry.answer)
+        if option is None:
+            return entry.answer
+        return f"{entry.answer}: {option[:200]}" + ("…" if len(option) > 200 else "")
+
+    def _read(self, row: ItemRow) -> dict[str, Any]:
+        table = self.report.items
+        path = None
+        response: str | None = None
+        error: str | None = None
+        if table.results is not None:
+            path = table.path(row)
+            try:
+                record = read_result(path)
+                response, error = record.result, record.error
+            except KagreportError as exc:
+                error = f"cannot read the result file: {exc}"
+        else:
+            error = "(the report does not know its results folder)"
+        return {
+            "setup": row.setup,
+            "dataset": row.dataset,
+            "question": row.question,
+            "outcome": row.outcome.label,
+            "expected": self._expected(row.dataset, row.question),
+            "response": None if response is None else response[: self.max_chars],
+            "response_length": None if response is None else len(response),
+            "error": None if error is None else error[: self.max_chars],
+            "error_length": None if error is None else len(error),
+            "generation_secs": row.generation_secs,
+            "path": path,
+        }
+
+    def _render(self) -> None:
+        start = self._page * self.page_size
+        visible = self.matches[start : start + self.page_size]
+        self.rows = [self._read(self._row(int(i))) for i in visible]
+        total = len(self.matches)
+        if self.error is not None:
+            self._notify(self.error, kind="error")
+        else:
+            note = f"{total:,} of {len(self.report.items):,} items match"
+            if self.unreadable and self.pattern.value:
+                note += f" ({self.unreadable:,} result files could not be read)"
+            self._notify(note + ".")
+        first = start + 1 if total else 0
+        self.page_label.value = esc(
+            f"page {self._page + 1} of {self.n_pages} (items {first:,}–{start + len(visible):,})"
+        )
+        self.prev_button.disabled = self._page == 0
+        self.next_button.disabled = self._page >= self.n_pages - 1
+        self.table_html = self._table(start)
+        self.table_widget.value = self.table_html
+
+    def _table(self, start: int) -> str:
+        if not self.rows:
+            return message_html("No item to show.")
+        rows = [{"n": start + k + 1, **row} for k, row in enumerate(self.rows)]
+        columns = [
+            ("n", "#"),
+            ("setup", "setup"),
+            ("dataset", "dataset"),
+            ("question", "question"),
+            ("outcome", "outcome"),
+            ("expected", "expected"),
+            ("response", "response"),
+            ("error", "error"),
+            ("generation_secs", "generation (s)"),
+        ]
+        formatters = {
+            "response": lambda r: self._cut(r["response"], r["response_length"]),
+            "error": lambda r: self._cut(r["error"], r["error_length"]) if r["error"] else "",
+            "generation_secs": lambda r: fmt_number(r["generation_secs"]),
+        }
+        return html_table(rows, columns, raw=("response", "error"), formatters=formatters)
+
+    def _cut(self, text: str | None, length: int | None) -> str:
+        """Escaped ``<pre>`` of a text cut to ``max_chars``, stating its full length."""
+        return truncated_html(text, self.max_chars, length=length)
+
+    def _controls_state(self) -> dict[str, str]:
+        return {
+            "setup": self.setup.value or "(all)",
+            "dataset": self.dataset.value or "(all)",
+            "outcome": self.outcome.value or "(all)",
+            "pattern": describe(self.pattern.value) or "(none)",
+            "page": f"{self._page + 1} of {self.n_pages}",
+        }
+
+    def _sections(self) -> list[str]:
+        return [self.table_html]

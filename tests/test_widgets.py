@@ -1,0 +1,577 @@
+"""kagreport.widgets: the views driven from Python, their escaping, truncation and static fallback."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from array import array
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from conftest import Tree, mcq
+from kagreport import find, grade
+from kagreport.examples import llmbar_natural, mmlu_pro_philosophy
+from kagreport.frames import COST_AXES, OVERALL
+from kagreport.grading import Outcome, StatsReport
+from kagreport.grading._items import ItemTable
+from kagreport.kag import simulate_run
+from kagreport.widgets import (
+    RESPONSE_LIMIT,
+    AgreementView,
+    ComparisonView,
+    ItemBrowser,
+    StatsView,
+    chart_svg,
+)
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+SCRIPT = "<script>alert(1)</script>"
+IMG = "<img src=x onerror=alert(1)>"
+HUGE = 1_000_000
+
+
+# ---------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> StatsReport:
+    run = simulate_run(tmp_path_factory.mktemp("sim"), questions=30, datasets=3)
+    return grade(run.datasets_path, run.results_path)
+
+
+@pytest.fixture(scope="module")
+def mmlu() -> StatsReport:
+    example = mmlu_pro_philosophy()
+    return grade(example.datasets, example.results)
+
+
+@pytest.fixture(scope="module")
+def llmbar() -> Any:
+    return llmbar_natural(agreement_resamples=100)
+
+
+@pytest.fixture
+def hostile(tree: Tree) -> StatsReport:
+    """Responses and errors that are HTML, and one response of a million characters."""
+    for q in ("q1", "q2", "q3", "q4", "q5"):
+        tree.question("ds", q, mcq("B"))
+    tree.ok("ds", "q1", "base", SCRIPT)
+    tree.ok("ds", "q2", "base", IMG)
+    tree.ok("ds", "q3", "base", "B")
+    tree.error("ds", "q4", "base", f"failed: {SCRIPT}")
+    tree.ok("ds", "q5", "base", "<b>" + "x" * (HUGE - 3))
+    for q in ("q1", "q2", "q3", "q4", "q5"):
+        tree.ok("ds", q, "other", "b")
+    return grade(tree.datasets_path, tree.results)
+
+
+def _no_external_script(html: str) -> None:
+    assert "<script" not in html.lower()
+    assert not re.search(r"""<[a-z][^>]*\s(?:src|href)\s*=\s*["']?https?://""", html, re.I)
+
+
+def _x_titles(spec: Any) -> Iterator[str]:
+    """Every x-encoding title in a (layered) Vega-Lite spec."""
+    if isinstance(spec, dict):
+        x = spec.get("encoding", {}).get("x") if isinstance(spec.get("encoding"), dict) else None
+        if isinstance(x, dict) and "title" in x:
+            yield str(x["title"])
+        for value in spec.values():
+            yield from _x_titles(value)
+    elif isinstance(spec, list):
+        for value in spec:
+            yield from _x_titles(value)
+
+
+def _x_axis(chart: Any) -> set[str]:
+    return set(_x_titles(chart.to_dict()))
+
+
+def _row_count(report: StatsReport, **where: str) -> int:
+    table = report.items
+    mask = np.ones(len(table), dtype=bool)
+    for column, value in where.items():
+        mask &= table.column(column) == value
+    return int(mask.sum())
+
+
+# ---------------------------------------------------------------------------- StatsView
+
+
+def test_stats_view_lists_the_selected_setups(sim: StatsReport) -> None:
+    view = StatsView(sim)
+    names = list(sim.setup_names)
+    assert list(view.frame["setup"]) == names
+    for name in names:
+        assert f">{name}<" in view.table_html
+    dropped = names[-1]
+    view.setups.value = tuple(names[:-1])
+    assert dropped not in set(view.frame["setup"])
+    assert f">{dropped}<" not in view.table_html
+    assert f">{dropped}<" not in view.table_widget.value
+    assert view.chart is not None
+    assert dropped not in json.dumps(view.chart.to_dict()["datasets"])
+
+
+def test_stats_view_cost_axis_changes_the_chart(sim: StatsReport) -> None:
+    view = StatsView(sim)
+    assert view.cost.value == "retrieval"  # the simulated run has KAG setups
+    assert COST_AXES["retrieval"][1] in _x_axis(view.chart)
+    before = view.chart_widget.value
+    view.cost.value = "generation"
+    assert COST_AXES["generation"][1] in _x_axis(view.chart)
+    assert COST_AXES["retrieval"][1] not in _x_axis(view.chart)
+    assert view.chart_widget.value != before
+    assert "<svg" in view.chart_widget.value
+    # The table's cost column follows the axis, and so do the chart's x values.
+    assert COST_AXES["generation"][1] in view.table_html
+    drawn = {
+        row["setup"]: row["cost"] for row in next(iter(view.chart.to_dict()["datasets"].values()))
+    }
+    for setup in sim.setups:
+        assert drawn[setup.setup] == pytest.approx(setup.overall.avg_generation_secs)
+
+
+def test_stats_view_dataset_selection_recomputes_the_overall(sim: StatsReport) -> None:
+    view = StatsView(sim)
+    for setup in sim.setups:  # every dataset selected: kag's own overall
+        row = view.frame[view.frame["setup"] == setup.setup].iloc[0]
+        assert row["total"] == setup.overall.total
+        assert row["accuracy"] == pytest.approx(setup.overall.accuracy)
+    one = view.datasets.options[0]
+    view.datasets.value = (one,)
+    assert "the selected datasets" in view.message.value
+    for setup in sim.setups:
+        row = view.frame[view.frame["setup"] == setup.setup].iloc[0]
+        assert row["dataset"] == OVERALL
+        assert row["total"] == setup.per_dataset[one].total
+        assert row["accuracy"] == pytest.approx(setup.per_dataset[one].accuracy)
+    view.per_dataset.value = True
+    assert set(view.frame["dataset"]) == {OVERALL, one}
+
+
+def test_stats_view_empty_selection_does_not_raise(sim: StatsReport) -> None:
+    view = StatsView(sim)
+    view.setups.value = ()
+    assert view.chart is None
+    assert "Select at least one setup" in view.message.value
+    assert view.frame.empty
+    view.setups.value = (sim.setup_names[0],)
+    assert list(view.frame["setup"]) == [sim.setup_names[0]]
+
+
+def test_stats_view_without_retrieval_defaults_to_generation(mmlu: StatsReport) -> None:
+    view = StatsView(mmlu)
+    assert view.cost.value == "generation"
+    assert len(view.frame) == len(mmlu.setups)
+
+
+def test_views_of_an_empty_run(tmp_path: Path) -> None:
+    (tmp_path / "results").mkdir()
+    (tmp_path / "datasets.json").write_text("{}", encoding="utf-8")
+    report = grade(tmp_path / "datasets.json", tmp_path / "results")
+    assert "no graded result" in StatsView(report).message.value
+    assert "nothing to compare" in ComparisonView(report).message.value
+    browser = ItemBrowser(report)
+    assert browser.rows == []
+    assert browser.n_pages == 1
+    browser.pattern.value = "x"
+    assert browser.rows == []
+    for view in (StatsView(report), ComparisonView(report), browser):
+        assert "static snapshot" in view._repr_mimebundle_()["text/html"]
+
+
+# ---------------------------------------------------------------------------- ItemBrowser
+
+
+def test_item_browser_filters_by_outcome_setup_and_dataset(sim: StatsReport) -> None:
+    browser = ItemBrowser(sim, page_size=500)
+    assert len(browser.matches) == len(sim.items)
+    browser.outcome.value = "error"
+    assert len(browser.matches) == _row_count(sim, outcome="error") > 0
+    assert {row["outcome"] for row in browser.rows} == {"error"}
+    assert all(row["error"] for row in browser.rows)
+    setup = sim.setup_names[0]
+    browser.setup.value = setup
+    assert {row["setup"] for row in browser.rows} <= {setup}
+    assert len(browser.matches) == _row_count(sim, outcome="error", setup=setup)
+    browser.outcome.value = ""
+    dataset = browser.dataset.options[1][1]
+    browser.dataset.value = dataset
+    assert len(browser.matches) == _row_count(sim, setup=setup, dataset=dataset)
+    assert {(row["setup"], row["dataset"]) for row in browser.rows} == {(setup, dataset)}
+
+
+def test_item_browser_shows_the_expected_answer(sim: StatsReport) -> None:
+    browser = ItemBrowser(sim, page_size=5)
+    assert sim.ground_truth is not None
+    for row in browser.rows:
+        key = sim.ground_truth.get(row["dataset"], row["question"])
+        assert key is not None
+        assert key.answer is not None
+        assert row["expected"].split(":")[0] == key.answer
+
+
+def test_item_browser_regex_matches_stats_find(sim: StatsReport) -> None:
+    browser = ItemBrowser(sim, page_size=1000)
+    browser.pattern.value = "^[ab]$"
+    assert sim.items.results is not None
+    found = {m.path for m in find("^[ab]$", sim.items.results)}
+    shown = {row["path"] for row in browser.rows}
+    graded = {sim.items.path(row) for row in sim.items}
+    assert shown == found & graded
+    assert shown
+    assert all(re.fullmatch("[ab]", row["response"].strip()) for row in browser.rows)
+    # Another filter with the same pattern reuses the search.
+    browser.outcome.value = "correct"
+    assert {row["outcome"] for row in browser.rows} == {"correct"}
+
+
+def test_item_browser_invalid_regex_shows_a_message(sim: StatsReport) -> None:
+    browser = ItemBrowser(sim)
+    browser.pattern.value = "(unclosed"
+    assert browser.error is not None
+    assert "invalid regular expression" in browser.message.value
+    assert 'role="alert"' in browser.message.value
+    assert browser.rows == []
+    assert len(browser.matches) == 0
+    browser.pattern.value = "(?<=look-behind)"  # valid in Python, not in RE2
+    assert "invalid regular expression" in browser.message.value
+    browser.pattern.value = ""
+    assert "invalid" not in browser.message.value
+    assert len(browser.matches) == len(sim.items)
+
+
+def test_item_browser_pages(sim: StatsReport) -> None:
+    browser = ItemBrowser(sim, page_size=50)
+    total = len(sim.items)
+    assert browser.n_pages == -(-total // 50)
+    assert browser.page == 0
+    assert len(browser.rows) == 50
+    assert browser.prev_button.disabled
+    assert not browser.next_button.disabled
+    first = [row["path"] for row in browser.rows]
+    browser.next_button.click()
+    assert browser.page == 1
+    assert [row["path"] for row in browser.rows] != first
+    assert "page 2 of" in browser.page_label.value
+    browser.page = 10_000  # clamped to the last page
+    assert browser.page == browser.n_pages - 1
+    assert len(browser.rows) == total - 50 * (browser.n_pages - 1)
+    assert browser.next_button.disabled
+    browser.prev_page()
+    assert browser.page == browser.n_pages - 2
+    browser.outcome.value = "correct"  # a new filter goes back to the first page
+    assert browser.page == 0
+    rows = [row for page in range(browser.n_pages) for row in _page(browser, page)]
+    assert len({row["path"] for row in rows}) == len(rows) == len(browser.matches)
+    # Sorted by dataset and question, setups in rank order within a question.
+    rank = {name: k for k, name in enumerate(sim.setup_names)}
+    keys = [(row["dataset"], row["question"], rank[row["setup"]]) for row in rows]
+    assert keys == sorted(keys)
+
+
+def _page(browser: ItemBrowser, page: int) -> list[dict[str, Any]]:
+    browser.page = page
+    return browser.rows
+
+
+def test_item_browser_reads_only_the_visible_page(
+    sim: StatsReport, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kagreport.kag import read_result
+
+    calls: list[str] = []
+
+    def counting(path: Any) -> Any:
+        calls.append(str(path))
+        return read_result(path)
+
+    monkeypatch.setattr("kagreport.widgets._items.read_result", counting)
+    browser = ItemBrowser(sim, page_size=7)
+    assert len(calls) == 7
+    browser.outcome.value = "incorrect"
+    browser.next_page()
+    assert len(calls) == 21
+
+
+def test_item_browser_escapes_html_in_responses_and_errors(hostile: StatsReport) -> None:
+    browser = ItemBrowser(hostile, page_size=50)
+    views = [browser.table_html, browser.to_html(), browser._repr_mimebundle_()["text/html"]]
+    for html in views:
+        assert SCRIPT not in html
+        assert IMG not in html
+        assert "<script" not in html
+        assert "<img" not in html
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+        assert "&lt;img src=x onerror=alert(1)&gt;" in html
+        assert "failed: &lt;script&gt;" in html  # the error message
+        assert "<b>x" not in html
+        assert "&lt;b&gt;x" in html
+    # A pattern typed by the user is escaped in the snapshot header too.
+    browser.pattern.value = "<script>"
+    assert "pattern: &lt;script&gt;" in browser.to_html()
+    assert len(browser.rows) == 1
+
+
+def test_item_browser_truncates_a_huge_response(hostile: StatsReport) -> None:
+    browser = ItemBrowser(hostile)
+    (row,) = [r for r in browser.rows if r["question"] == "q5" and r["setup"] == "base"]
+    assert row["response_length"] == HUGE
+    assert len(row["response"]) == RESPONSE_LIMIT
+    html = browser.table_html
+    assert f"showing the first {RESPONSE_LIMIT:,} of {HUGE:,} characters" in html
+    assert "x" * RESPONSE_LIMIT not in html  # 3 characters went to the escaped "<b>"
+    assert len(html) < 60_000
+    bundle = browser._repr_mimebundle_()
+    assert len(json.dumps(bundle)) < 80_000
+
+
+def test_item_browser_stays_fast_at_100000_items(tmp_path: Path) -> None:
+    n = 100_000
+    rng = np.random.default_rng(0)
+    columns = (
+        array("I", rng.integers(0, 4, n).tolist()),
+        array("I", [0] * n),
+        array("I", range(n)),
+        array("B", rng.integers(0, 3, n).tolist()),
+        *(array("q", [-1] * n) for _ in range(6)),
+    )
+    table = ItemTable(
+        ("s0", "s1", "s2", "s3"),
+        ("ds",),
+        tuple(f"q{i}" for i in range(n)),
+        columns,
+        results=str(tmp_path),  # no file there: every visible row says it cannot be read
+    )
+    report = StatsReport(1, n, 0, (), table, results=str(tmp_path))
+    start = time.perf_counter()
+    browser = ItemBrowser(report)
+    browser.setup.value = "s2"
+    browser.outcome.value = "error"
+    browser.next_page()
+    elapsed = time.perf_counter() - start
+    expected = int(((table.codes("setup") == 2) & (table.codes("outcome") == 2)).sum())
+    assert len(browser.matches) == expected
+    assert len(browser.rows) == 50
+    assert "cannot read the result file" in browser.rows[0]["error"]
+    assert elapsed < 5.0
+    assert len(browser.to_html()) < 100_000  # one page, never the whole table
+
+
+# ---------------------------------------------------------------------------- ComparisonView
+
+
+def _accuracy_on(report: StatsReport, setup: str, keys: set[tuple[str, str]]) -> float:
+    correct = [
+        row.outcome is Outcome.CORRECT
+        for row in report.items
+        if row.setup == setup and (row.dataset, row.question) in keys
+    ]
+    return sum(correct) / len(correct)
+
+
+def _keys(report: StatsReport, setup: str) -> set[tuple[str, str]]:
+    return {(row.dataset, row.question) for row in report.items if row.setup == setup}
+
+
+@pytest.mark.parametrize("which", ["sim", "mmlu"])
+def test_comparison_mean_difference_is_the_accuracy_difference(
+    which: str, request: pytest.FixtureRequest
+) -> None:
+    report: StatsReport = request.getfixturevalue(which)
+    view = ComparisonView(report, n_resamples=500)
+    names = report.setup_names
+    for a, b in ((names[0], names[1]), (names[3], names[1]), (names[2], names[3])):
+        view.candidate.value, view.baseline.value = a, b
+        shared = _keys(report, a) & _keys(report, b)
+        assert view.comparison is not None
+        assert view.comparison.candidate == a
+        assert view.comparison.baseline == b
+        correct = view.comparison.metrics["correct"]
+        assert correct.n_pairs == len(shared)
+        expected = _accuracy_on(report, a, shared) - _accuracy_on(report, b, shared)
+        assert correct.mean_difference == pytest.approx(expected, abs=1e-12)
+        assert list(view.frame["candidate"]) == [a]
+        assert "<svg" in view.chart_widget.value  # the forest plot
+        assert f"{expected:.4f}" in view.table_html or f"{expected:+.4f}" in view.table_html
+        # The flipped items: right on exactly one side.
+        outcomes = {
+            (row.setup, f"{row.dataset}/{row.question}"): row.outcome is Outcome.CORRECT
+            for row in report.items
+        }
+        flips = {
+            f"{d}/{q}" for d, q in shared if outcomes[(a, f"{d}/{q}")] != outcomes[(b, f"{d}/{q}")]
+        }
+        assert set(view.flips["identifier"]) == flips
+        for _, flip in view.flips.iterrows():
+            winner = a if flip["flipped_to"] == "candidate" else b
+            assert outcomes[(winner, flip["identifier"])]
+
+
+def test_comparison_handles_setups_with_missing_items(mmlu: StatsReport) -> None:
+    counts = {s: len(_keys(mmlu, s)) for s in mmlu.setup_names}
+    short = min(counts, key=counts.__getitem__)
+    full = max(counts, key=counts.__getitem__)
+    assert counts[short] < counts[full]  # DeepSeek-Coder-V2 lacks some questions
+    view = ComparisonView(mmlu, n_resamples=200)
+    view.candidate.value, view.baseline.value = short, full
+    assert view.comparison is not None
+    assert view.comparison.n_items == counts[short]
+    assert view.dropped == counts[full] - counts[short]
+    assert "left out" in view.message.value
+
+
+def test_comparison_same_setup_and_cache(sim: StatsReport) -> None:
+    view = ComparisonView(sim, n_resamples=200)
+    first = view.evaluation(sim.setup_names[0])
+    view.baseline.value = view.candidate.value
+    assert view.comparison is None
+    assert "two different" in view.message.value
+    assert view.evaluation(sim.setup_names[0]) is first
+
+
+def test_comparison_accepts_named_evaluations(sim: StatsReport) -> None:
+    from kagreport.evaluation import evaluation_from_stats
+
+    names = sim.setup_names[:2]
+    evaluations = {n: evaluation_from_stats(sim, n) for n in names}
+    view = ComparisonView(evaluations, n_resamples=300)
+    assert view.comparison is not None
+    from_report = ComparisonView(sim, n_resamples=300)
+    assert from_report.comparison is not None
+    assert view.comparison.metrics["correct"].mean_difference == pytest.approx(
+        from_report.comparison.metrics["correct"].mean_difference
+    )
+    assert set(view.flips["identifier"]) == set(from_report.flips["identifier"])
+
+
+def test_comparison_escapes_flipped_responses(hostile: StatsReport) -> None:
+    view = ComparisonView(hostile, n_resamples=100)
+    view.candidate.value, view.baseline.value = "base", "other"
+    assert set(view.flips["identifier"]) == {"ds/q1", "ds/q2", "ds/q4", "ds/q5"}
+    for html in (view.flips_html, view.to_html()):
+        assert SCRIPT not in html
+        assert IMG not in html
+        assert "<script" not in html
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+        assert "&lt;img src=x onerror=alert(1)&gt;" in html
+        assert f"of {HUGE:,} characters" in html
+    # Named evaluations carry their answers: the flipped responses come from them, escaped.
+    from kagreport.evaluation import evaluation_from_stats
+
+    named = ComparisonView(
+        {name: evaluation_from_stats(hostile, name) for name in ("base", "other")},
+        n_resamples=100,
+    )
+    assert set(named.flips["identifier"]) == set(view.flips["identifier"])
+    assert SCRIPT not in named.flips_html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in named.flips_html
+    assert f"of {HUGE:,} characters" in named.flips_html
+
+
+def test_comparison_escapes_evaluation_names_in_tables_and_chart(hostile: StatsReport) -> None:
+    from kagreport.evaluation import evaluation_from_stats
+
+    view = ComparisonView(
+        {IMG: evaluation_from_stats(hostile, "base"), "b": evaluation_from_stats(hostile, "other")},
+        n_resamples=100,
+    )
+    assert view.comparison is not None
+    assert view.comparison.candidate == IMG
+    html = view.to_html()
+    assert "<svg" in html  # the forest plot names the candidate in its text
+    assert "<img" not in html
+    assert "<script" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+# ---------------------------------------------------------------------------- AgreementView
+
+
+def test_agreement_view_follows_the_criterion(llmbar: Any) -> None:
+    view = AgreementView(llmbar)
+    criteria = list(llmbar.agreement)
+    assert list(view.criterion.options) == criteria
+    assert list(view.frame["criterion"]) == criteria
+    assert view.chart is not None
+    assert "<svg" in view.chart_widget.value
+    first = view.pairwise_chart
+    assert first is not None
+    first_svg = view.pairwise_widget.value
+    view.criterion.value = criteria[-1]
+    assert view.pairwise_chart is not None
+    assert view.pairwise_chart.to_dict() != first.to_dict()
+    assert view.pairwise_widget.value != first_svg
+    assert criteria[-1] in view.message.value
+    alpha = llmbar.agreement[criteria[-1]]
+    assert f"{alpha:.3f}" in view.table_html
+    view.criterion.value = criteria[0]
+    assert view.pairwise_chart is first  # cached per criterion
+
+
+def test_agreement_view_without_agreement(sim: StatsReport) -> None:
+    from kagreport.evaluation import evaluation_from_stats
+
+    view = AgreementView(evaluation_from_stats(sim, sim.setup_names[0], answers=False))
+    assert view.criterion.value is None
+    assert "no judge agreement" in view.message.value
+    with pytest.raises(ValueError, match="no agreement"):
+        AgreementView(evaluation_from_stats(sim, sim.setup_names[0]), criterion="x")
+
+
+# ---------------------------------------------------------------------------- static fallback
+
+
+def _views(sim: StatsReport, llmbar: Any) -> list[Any]:
+    return [
+        StatsView(sim),
+        ComparisonView(sim, n_resamples=200),
+        AgreementView(llmbar),
+    ]
+
+
+def test_mimebundle_has_the_widget_and_an_offline_html_snapshot(
+    sim: StatsReport, llmbar: Any
+) -> None:
+    for view in _views(sim, llmbar):
+        bundle = view._repr_mimebundle_()
+        assert WIDGET_MIME in bundle
+        assert bundle[WIDGET_MIME]["model_id"] == view.model_id
+        html = bundle["text/html"]
+        assert "<svg" in html
+        assert "static snapshot" in html
+        _no_external_script(html)
+        assert len(html) < 2_000_000
+        # include / exclude are honoured.
+        assert set(view._repr_mimebundle_(include={"text/html"})) == {"text/html"}
+        assert "text/html" not in view._repr_mimebundle_(exclude={"text/html"})
+
+
+def test_item_browser_snapshot(mmlu: StatsReport) -> None:
+    browser = ItemBrowser(mmlu, page_size=20)
+    html = browser._repr_mimebundle_()["text/html"]
+    _no_external_script(html)
+    assert html.count("<tr>") == 21  # the header and the visible page only
+    assert "page: 1 of" in html
+
+
+def test_snapshot_follows_the_controls(sim: StatsReport) -> None:
+    view = StatsView(sim)
+    dropped = sim.setup_names[-1]
+    assert f">{dropped}<" in view.to_html()
+    view.setups.value = tuple(sim.setup_names[:-1])
+    assert f">{dropped}<" not in view.to_html().split("</div>", 1)[1]
+
+
+def test_chart_svg_inlines_unique_ids(sim: StatsReport) -> None:
+    view = StatsView(sim)
+    one, two = chart_svg(view.chart), chart_svg(view.chart)
+    ids = set(re.findall(r'\sid="([^"]+)"', one)) & set(re.findall(r'\sid="([^"]+)"', two))
+    assert not ids
+    assert one.startswith("<svg")
