@@ -111,14 +111,14 @@ def check_output(path: str, inputs: list[str | None]) -> None:
     """
     from kagreport.evaluation._serialize import format_for
 
-    try:
-        format_for(path, None)
-    except ValueError as exc:
-        raise UsageError(str(exc).replace(", or pass format=", "")) from None
     target = os.path.abspath(path)
     folder = os.path.dirname(target)
     if os.path.isdir(target):
         raise UsageError(f"the output {path} is a folder")
+    try:
+        format_for(path, None)
+    except ValueError as exc:
+        raise UsageError(str(exc).replace(", or pass format=", "")) from None
     if not os.path.isdir(folder):
         raise UsageError(f"the folder of the output {path} does not exist")
     if not os.access(folder, os.W_OK):

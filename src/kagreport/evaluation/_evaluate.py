@@ -118,6 +118,11 @@ def evaluate_answers(
     rows = [_as_item(item, i) for i, item in enumerate(items)]
     judges = list(judges)
     _check_unique((row.identifier for row in rows), "item identifiers")
+    for judge in judges:
+        if not isinstance(judge, Judge):
+            raise TypeError(
+                f"{judge!r} is not a judge (it needs name, criteria, identity, judge())"
+            )
     _check_unique((judge.name for judge in judges), "judge names")
     if (
         isinstance(max_concurrency, bool)
@@ -131,11 +136,6 @@ def evaluate_answers(
         )
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0, not {seed!r}")
-    for judge in judges:
-        if not isinstance(judge, Judge):
-            raise TypeError(
-                f"{judge!r} is not a judge (it needs name, criteria, identity, judge())"
-            )
     owners: dict[str, str] = {}
     for judge in judges:  # "a.b" x "c" and "a" x "b.c" would both be "a.b.c"
         for criterion in judge.criteria:
