@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 __all__ = ["AnswerEvaluation", "RetrievalEvaluation", "mean_scores"]
 
 SCHEMA_VERSION = 1
+# What a wrongly shaped mapping raises while a report is rebuilt from it.
+_MALFORMED = (KeyError, TypeError, AttributeError, OverflowError, RecursionError)
 _Report = TypeVar("_Report", bound="_ReportMixin")
 
 
@@ -131,9 +133,7 @@ class _ReportMixin:
         data = loads_document(text, kind)
         try:
             return cls.from_dict(data)
-        except ValueError:
-            raise
-        except (KeyError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
+        except _MALFORMED as exc:
             raise ValueError(f"{os.fspath(path)} is not a valid {cls.__name__}: {exc!r}") from None
 
     @classmethod
@@ -280,9 +280,7 @@ class AnswerEvaluation(_ReportMixin):
                     k: (_nan_or(_at(v, 0)), _nan_or(_at(v, 1))) for k, v in intervals.items()
                 },
             )
-        except ValueError:
-            raise
-        except (KeyError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
+        except _MALFORMED as exc:
             # A hand-edited or foreign file: say so, whatever the shape.
             raise ValueError(f"not a valid {cls.__name__}: {exc!r}") from None
 
@@ -370,9 +368,7 @@ class RetrievalEvaluation(_ReportMixin):
                 settings=dict(data.get("settings") or {}),
                 metadata=dict(data.get("metadata") or {}),
             )
-        except ValueError:
-            raise
-        except (KeyError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
+        except _MALFORMED as exc:
             # A hand-edited or foreign file: say so, whatever the shape.
             raise ValueError(f"not a valid {cls.__name__}: {exc!r}") from None
 
