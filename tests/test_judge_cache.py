@@ -472,3 +472,222 @@ def test_b9_rerun_through_evaluate_answers_makes_no_request(
         "responses_without_token_counts": 0,
     }
     assert second.metrics == first.metrics
+
+
+# -- foreign, damaged and unusable files (one clear error, nothing written) -----------------
+
+
+def file_state(path: Path) -> tuple[bytes, list[str]]:
+    """The file's bytes and the names beside it (a -wal or -shm would be a write)."""
+    return path.read_bytes(), sorted(p.name for p in path.parent.iterdir())
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_a_foreign_responses_table_is_refused_and_left_alone(tmp_path: Path, version: int) -> None:
+    path = tmp_path / "app.db"
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE responses (id INTEGER PRIMARY KEY, body TEXT)")
+    connection.execute(f"PRAGMA user_version = {version}")
+    connection.commit()
+    connection.close()
+    before = file_state(path)
+    with pytest.raises(KagreportError, match=r"not a kagreport judge cache .*responses") as caught:
+        JudgeCache(path)
+    assert caught.value.path == str(path)
+    assert str(path) in str(caught.value)
+    assert file_state(path) == before  # not stamped, not switched to WAL
+
+
+def test_a_cache_without_its_table_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "app.db"
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA user_version = 1")
+    connection.close()
+    with pytest.raises(KagreportError, match="not a kagreport judge cache"):
+        JudgeCache(path)
+
+
+def test_a_cache_with_damaged_pages_is_refused_when_opened(cache_path: Path) -> None:
+    with JudgeCache(cache_path) as cache:
+        for index in range(40):
+            cache.put(f"k{index}", "Verdict: yes " * 20, 1, 1)
+    with cache_path.open("r+b") as file:  # page 2, the table's root, past its header
+        file.seek(4096 + 8)
+        file.write(b"\xff" * 64)
+    with pytest.raises(KagreportError, match=r"judge cache .* is damaged .*quick_check") as caught:
+        JudgeCache(cache_path)
+    assert caught.value.path == str(cache_path)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/null"), reason="needs /dev/null")
+def test_a_device_is_not_a_cache() -> None:
+    with pytest.raises(KagreportError, match="judge cache /dev/null: it is not a regular file"):
+        JudgeCache("/dev/null")
+
+
+def test_a_read_only_place_is_one_clear_error(tmp_path: Path) -> None:
+    if hasattr(os, "geteuid") and os.geteuid() != 0:  # permissions bind: a read-only folder
+        folder = tmp_path / "ro"
+        folder.mkdir()
+        JudgeCache(folder / "c.sqlite").close()
+        for name in os.listdir(folder):
+            (folder / name).chmod(0o444)
+        folder.chmod(0o555)
+        path = folder / "c.sqlite"
+    elif os.path.isdir("/proc/self"):  # root: procfs refuses new files to everyone
+        path = Path("/proc/self/kagreport-judge-cache.sqlite")
+    else:
+        pytest.skip("no read-only place to try")
+    try:
+        with pytest.raises(KagreportError, match="judge cache") as caught:
+            JudgeCache(path)
+        assert caught.value.path == str(path)
+        assert str(path) in str(caught.value)
+    finally:
+        if path.parent != Path("/proc/self"):
+            path.parent.chmod(0o755)
+
+
+# -- what put and get refuse ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda c: c.put("k", "cut \ud83d", 1, 1), "`text` holds a lone surrogate"),
+        (lambda c: c.put("k", "t", 2**63, 1), "`input_tokens` must be a non-negative integer"),
+        (lambda c: c.put("k", "t", 1, 10**30), "`output_tokens` must be a non-negative integer"),
+    ],
+)
+def test_text_and_counts_sqlite_cannot_store_are_refused(call: Any, message: str) -> None:
+    with JudgeCache(":memory:") as cache:
+        with pytest.raises(ValueError, match=message):
+            call(cache)
+        cache.put("k", "emoji \U0001f600", 2**63 - 1, 0)
+        hit = cache.get("k")
+        assert hit is not None
+        assert (hit.text, hit.input_tokens) == ("emoji \U0001f600", 2**63 - 1)
+
+
+def test_a_malformed_entry_is_an_error_not_a_wrong_hit(cache_path: Path) -> None:
+    with JudgeCache(cache_path) as cache:
+        connection = sqlite3.connect(cache_path)
+        connection.execute("INSERT INTO responses VALUES ('k', x'00ff', 1, 1, 0.0)")
+        connection.commit()
+        connection.close()
+        with pytest.raises(KagreportError, match="malformed entry under 'k'"):
+            cache.get("k")
+
+
+def test_disable_is_reported_once_and_cleared_by_close() -> None:
+    with JudgeCache(":memory:") as cache:
+        assert cache.disabled is None
+        assert cache.disable("disk full") is True
+        assert cache.disable("again") is False
+        assert cache.disabled == "disk full"
+        cache.close()
+        assert cache.disabled is None
+
+
+# -- a cache that fails after opening never changes a verdict or the usage ------------------
+
+
+class FailingCache(JudgeCache):
+    """An in-memory cache whose get or put raises ``error``, counting the calls."""
+
+    def __init__(self, failing: str, error: BaseException) -> None:
+        super().__init__(":memory:")
+        self.failing, self.error, self.calls = failing, error, 0
+
+    def get(self, key: str) -> CachedResponse | None:
+        self.calls += 1
+        if self.failing == "get":
+            raise self.error
+        return super().get(key)
+
+    def put(self, key: str, text: str, input_tokens: int | None, output_tokens: int | None) -> None:
+        self.calls += 1
+        if self.failing == "put":
+            raise self.error
+        super().put(key, text, input_tokens, output_tokens)
+
+
+@pytest.mark.parametrize("failing", ["get", "put"])
+@pytest.mark.parametrize(
+    "error",
+    [
+        KagreportError("cannot write the judge cache x: disk I/O error"),
+        UnicodeEncodeError("utf-8", "\ud83d", 0, 1, "surrogates not allowed"),
+        OverflowError("Python int too large to convert to SQLite INTEGER"),
+        sqlite3.DatabaseError("database disk image is malformed"),
+        RuntimeError(),  # no message: the type names it
+    ],
+    ids=["kagreport", "unicode", "overflow", "sqlite", "empty"],
+)
+def test_any_cache_failure_is_a_warning_and_one_error_line(
+    stub: ChatStub, caplog: pytest.LogCaptureFixture, failing: str, error: BaseException
+) -> None:
+    cache = FailingCache(failing, error)
+    judge = b9_judge(stub, cache)
+    with caplog.at_level("WARNING", logger="kagreport"):
+        usage, errors = judge_items(judge, ["q1", "q2", "q3"])
+    assert errors == 0
+    assert usage == Usage(responses=3, input_tokens=3 * 12, output_tokens=3 * 3)
+    assert cache.calls == (1 if failing == "get" else 2)  # disabled after the first failure
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    errors_logged = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert len(warnings) == 1
+    assert len(errors_logged) == 1
+    line = errors_logged[0].getMessage()
+    assert "caching is disabled for this run because of" in line
+    assert (str(error) or type(error).__name__) in line
+    assert cache.disabled is not None
+    cache.close()
+
+
+def test_a_cache_broken_mid_run_through_evaluate_answers(
+    cache_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from kagreport.evaluation import evaluate_answers
+
+    def reply(item: str | None, body: dict[str, Any]) -> Any:
+        if item == "q3":  # someone drops the table while the run goes on
+            connection = sqlite3.connect(cache_path)
+            connection.execute("DROP TABLE IF EXISTS responses")
+            connection.commit()
+            connection.close()
+        return ok()
+
+    items = [make_item(f"q{i}") for i in range(1, 7)]
+    with ChatStub(default=reply) as stub, caplog.at_level("WARNING", logger="kagreport"):
+        judge = b9_judge(stub, cache_path.parent / "unused.sqlite").with_cache(None)
+        evaluation = evaluate_answers(items, [judge], cache=cache_path, max_concurrency=1)
+    assert evaluation.errors["j"] == 0
+    assert evaluation.metrics["j"] == 1.0
+    assert evaluation.usage["j"]["responses"] == 6
+    assert evaluation.usage["j"]["input_tokens"] == 6 * 12
+    lines = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(lines) == 1
+    assert f"judge cache {cache_path}: caching is disabled for this run" in lines[0]
+    assert "no such table: responses" in lines[0]
+
+
+def test_a_surrogate_reply_is_cached_as_valid_utf8(stub: ChatStub, cache_path: Path) -> None:
+    from chat_stub import Reply
+
+    body = (
+        b'{"choices": [{"message": {"content": "Right \\ud83d\\nVerdict: yes"}, '
+        b'"finish_reason": "length"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}'
+    )
+    stub.script("q1", Reply(body=body))
+    with JudgeCache(cache_path) as cache:
+        judge = b9_judge(stub, cache)
+        first = judge.judge(make_item("q1"))
+        assert first.verdict == "Right \ufffd\nVerdict: yes"
+        assert first.usage == Usage(responses=1, input_tokens=1, output_tokens=1)
+        assert len(cache) == 1
+        again = judge.judge(make_item("q1"))
+    assert again.verdict == first.verdict
+    assert again.usage == Usage(responses=1, cached_responses=1)
+    assert stub.requests("q1") == 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import pickle
+import re
 import socket
 import subprocess
 import sys
@@ -527,12 +528,12 @@ def test_seed_none_is_left_out_of_the_request(stub: ChatStub) -> None:
 @pytest.mark.parametrize(
     ("prompt", "item_fields", "message"),
     [
-        ("{{ item.missing }}", {}, r"cannot render the prompt template for item 'q1': .*missing"),
-        ("{{ item.metadata['context'] }}", {}, r"cannot render the prompt .*'context'"),
+        ("{{ item.missing }}", {}, r"the prompt template failed for item 'q1': .*missing"),
+        ("{{ item.metadata['context'] }}", {}, r"the prompt template failed .*'context'"),
         ("Context: {{ context }}", {}, r"prints a value that is None"),
         ("Reference: {{ item.reference }}", {"reference": None}, r"prints a value that is None"),
-        ("{{ item.__class__.__mro__ }}", {}, r"cannot render the prompt template"),  # sandbox
-        ("{{ item.metadata.clear() }}", {"metadata": {"a": 1}}, r"cannot render the prompt"),
+        ("{{ item.__class__.__mro__ }}", {}, r"the prompt template failed"),  # sandbox
+        ("{{ item.metadata.clear() }}", {"metadata": {"a": 1}}, r"the prompt template failed"),
     ],
 )
 def test_template_errors_fail_the_item_with_a_clear_message(
@@ -548,7 +549,7 @@ def test_template_errors_fail_the_item_with_a_clear_message(
 
 def test_system_template_errors_name_the_system_prompt(stub: ChatStub) -> None:
     judge = make_judge(stub, system_prompt="{{ item.nope }}")
-    with pytest.raises(JudgeFailure, match="cannot render the system prompt template"):
+    with pytest.raises(JudgeFailure, match="judge 'j': the system prompt template failed"):
         judge.judge(make_item("q1"))
 
 
@@ -585,11 +586,11 @@ BASE = {"model": "m", "base_url": "http://127.0.0.1:1/v1", "prompt": "{{ item.qu
         ({"score_range": (5, 1), "scale": "json"}, "`score_range` must be two finite numbers"),
         ({"temperature": -1}, "`temperature` must be a finite number >= 0"),
         ({"temperature": math.nan}, "`temperature` must be a finite number >= 0"),
-        ({"seed": 1.5}, "`seed` must be an integer or None"),
-        ({"max_tokens": 0}, "`max_tokens` must be a positive integer or None"),
-        ({"timeout": 0}, "`timeout` must be a positive number of seconds"),
-        ({"max_retries": -1}, "`max_retries` must be an integer >= 0"),
-        ({"backoff": -0.5}, "`backoff` must be a number of seconds >= 0"),
+        ({"seed": 1.5}, "`seed` must be an integer"),
+        ({"max_tokens": 0}, "`max_tokens` must be a positive integer"),
+        ({"timeout": 0}, "`timeout` must be a number of seconds, more than 0"),
+        ({"max_retries": -1}, "`max_retries` must be an integer from 0 to 100"),
+        ({"backoff": -0.5}, "`backoff` must be a number of seconds, more than 0"),
         ({"max_concurrency": 0}, "`max_concurrency` must be an integer >= 1"),
         ({"prompt": ""}, "`prompt` must be a non-empty Jinja2 template string"),
         ({"prompt": "{{ item.question "}, r"`prompt` is not a valid Jinja2 template \(line 1\)"),
@@ -627,9 +628,8 @@ def test_it_is_a_judge_with_identity_and_criteria() -> None:
         "seed",
         "scale",
         "criteria",
-        "max_tokens",
         "version",
-    }
+    }  # max_tokens is None: left out (see test_identity_holds_no_none)
     assert identity["kind"] == "llm"
     assert identity["base_url"] == "http://127.0.0.1:1/v1"
     assert len(identity["prompt_sha256"]) == 64
@@ -744,3 +744,313 @@ def test_a_judge_is_safe_to_share_between_threads(stub: ChatStub) -> None:
         list(pool.map(run, range(40)))
     assert total == Usage(responses=40, input_tokens=40 * 12, output_tokens=40 * 3)
     judge.close()
+
+
+# -- hostile replies: surrogates, token counts, huge and deep JSON, huge replies -----------
+
+
+def raw_reply(
+    content_json: str, usage: str = '{"prompt_tokens": 5, "completion_tokens": 2}'
+) -> Any:
+    """A completion whose body is written by hand (JSON escapes json.dumps never makes)."""
+    from chat_stub import Reply
+
+    body = (
+        '{"choices": [{"message": {"role": "assistant", "content": '
+        + content_json
+        + '}, "finish_reason": "stop"}], "usage": '
+        + usage
+        + "}"
+    )
+    return Reply(body=body.encode())
+
+
+def test_a_lone_surrogate_in_a_reply_becomes_u_fffd(stub: ChatStub, tmp_path: Path) -> None:
+    from kagreport.evaluation import AnswerEvaluation, evaluate_answers
+
+    # A reply cut in the middle of an emoji: "\ud83d" without its low half.
+    stub.script("q1", raw_reply('"The answer is right \\ud83d\\nVerdict: yes"'))
+    stub.script("q2", raw_reply('"Hmm \\ud83d"'))  # unreadable: the raw verdict is kept
+    judgement = make_judge(stub).judge(make_item("q1"))
+    assert judgement.verdict == "The answer is right \ufffd\nVerdict: yes"
+    assert judgement.scores == {"score": 1.0}
+    judgement.verdict.encode("utf-8")  # valid UTF-8: every writer can store it
+
+    evaluation = evaluate_answers(
+        [make_item("q1"), make_item("q2")], [make_judge(stub)], keep_verdicts=True
+    )
+    assert evaluation.errors["j"] == 1
+    assert evaluation.usage["j"]["responses"] == 2
+    assert evaluation.usage["j"]["input_tokens"] == 10
+    failed = next(item for item in evaluation.items if item.identifier == "q2")
+    assert failed.verdicts["j"]["verdict"] == "Hmm \ufffd"
+    for suffix in (".json", ".toml"):
+        evaluation.write(tmp_path / f"report{suffix}")
+        again = AnswerEvaluation.read(tmp_path / f"report{suffix}")
+        assert again.items[0].verdicts["j"] == "The answer is right \ufffd\nVerdict: yes"
+
+
+def test_a_lone_surrogate_in_an_item_does_not_break_the_request(stub: ChatStub) -> None:
+    judge = make_judge(stub)
+    item = make_item("q1", answer="cut \ud83d")
+    assert judge.judge(item).scores == {"score": 1.0}
+    assert stub.log[0].body["messages"][-1]["content"].endswith("Answer: cut \ufffd")
+    assert len(judge.cache_key(item)) == 64
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        (
+            {"prompt_tokens": 2**63, "completion_tokens": 1},
+            Usage(responses=1, responses_without_token_counts=1),
+        ),
+        (
+            {"prompt_tokens": 1, "completion_tokens": 10**30},
+            Usage(responses=1, responses_without_token_counts=1),
+        ),
+        (
+            {"prompt_tokens": 2**63 - 1, "completion_tokens": 0},
+            Usage(responses=1, input_tokens=2**63 - 1, output_tokens=0),
+        ),
+    ],
+)
+def test_token_counts_outside_64_bits_count_as_missing(
+    stub: ChatStub, tmp_path: Path, usage: dict[str, int], expected: Usage
+) -> None:
+    from chat_stub import Reply
+
+    stub.script("q1", Reply(usage=usage))
+    with make_judge(stub, cache=tmp_path / "c.sqlite") as judge:
+        judgement = judge.judge(make_item("q1"))
+        assert judgement.usage == expected
+        assert judge.cache is not None
+        assert len(judge.cache) == 1  # cached, without the impossible count
+        assert judge.judge(make_item("q1")).usage == Usage(responses=1, cached_responses=1)
+
+
+def test_a_megabyte_of_braces_fails_fast() -> None:
+    for text in ("{" * 1_000_000, '{"a":' * 200_000, '{"a": [' * 150_000, '{ "' * 300_000):
+        started = time.monotonic()
+        with pytest.raises(ValueError, match="no complete JSON object"):
+            parse_verdict(text, "json")
+        assert time.monotonic() - started < 0.5, text[:10]
+
+
+def test_the_json_search_tries_a_bounded_number_of_places_in_order() -> None:
+    junk = '{"x" ' * 10
+    assert parse_verdict(junk + '{"score": 1}', "json") == {"score": 1.0}
+    # Beyond 64 places that could start an object, the search stops (documented).
+    with pytest.raises(ValueError, match="among the first 64 places"):
+        parse_verdict('{"x" ' * 64 + '{"score": 1}', "json")
+
+
+def test_deeply_nested_json_is_unreadable_not_a_recursion_error(stub: ChatStub) -> None:
+    deep = '{"score": 1, "why": ' + "[" * 5000 + "]" * 5000 + "}"
+    with pytest.raises(ValueError, match="nested too deeply"):
+        parse_verdict(deep, "json")
+    stub.script("q1", ok(deep))
+    stub.script("q2", ok("{" * 1_000_000))
+    judge = make_judge(stub, scale="json")
+    started = time.monotonic()
+    outcomes, total = judge_all(judge, [make_item("q1"), make_item("q2")])
+    assert time.monotonic() - started < 2
+    for identifier, text in (("q1", deep), ("q2", "{" * 1_000_000)):
+        failure = outcomes[identifier]
+        assert isinstance(failure, JudgeFailure)
+        assert "no json verdict" in str(failure)
+        assert failure.verdict == text  # the raw verdict is kept...
+    assert total == Usage(responses=2, input_tokens=24, output_tokens=6)  # ...and the usage
+
+
+def test_json_scores_are_compared_exactly_and_never_negative_zero() -> None:
+    with pytest.raises(ValueError, match="outside"):
+        parse_verdict('{"score": ' + "9" * 400 + "}", "json")  # no OverflowError
+    assert math.copysign(1, parse_verdict('{"score": -0.0}', "json")["score"]) == 1
+
+
+def test_a_reply_over_the_limit_is_read_and_kept_cut(stub: ChatStub, tmp_path: Path) -> None:
+    from kagreport.evaluation._llm import MAX_REPLY_CHARS
+
+    head = "Verdict: yes\n"
+    long_reply = head + "x" * MAX_REPLY_CHARS
+    late_verdict = "x" * MAX_REPLY_CHARS + "\nVerdict: yes"
+    stub.script("long", ok(long_reply))
+    stub.script("late", ok(late_verdict))
+    with make_judge(stub, cache=tmp_path / "c.sqlite") as judge:
+        judgement = judge.judge(make_item("long"))
+        assert judgement.scores == {"score": 1.0}  # the first MAX_REPLY_CHARS are read
+        assert isinstance(judgement.verdict, str)
+        assert judgement.verdict.startswith(long_reply[:MAX_REPLY_CHARS])
+        assert judgement.verdict.endswith("characters are kept and read]")
+        assert "reply cut here" in judgement.verdict[MAX_REPLY_CHARS:]
+        assert judge.cache is not None
+        assert len(judge.cache) == 0  # too long to keep whole: not cached
+        with pytest.raises(JudgeFailure, match="only its first 1,000,000 characters") as caught:
+            judge.judge(make_item("late"))  # its verdict is past the limit
+        assert caught.value.usage == Usage(responses=1, input_tokens=12, output_tokens=3)
+        assert caught.value.verdict.startswith("x" * 1000)
+        assert len(caught.value.verdict) < MAX_REPLY_CHARS + 200
+
+
+# -- templates that fail in other ways ------------------------------------------------------
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError  # no message at all
+
+
+@pytest.mark.parametrize(
+    ("prompt", "message"),
+    [
+        ("{{ 'a' * 10**12 }}", r"'\*' would make 1,000,000,000,000 characters"),
+        ("{{ [0] * 10**7 }}", r"'\*' would make 10,000,000"),
+        ("{{ 2 ** (10 ** 7) }}", r"'\*\*' would make a number"),
+        ("{{ '%0999999999d' % 1 }}", r"'%' formatting asks for a width"),
+        ("{{ '%0999999999d' | format(1) }}", r"'%' formatting asks for a width"),
+        ("{{ '{:>999999999}'.format(1) }}", r"str.format asks for a width"),
+        ("{{ item.answer.ljust(10**9) }}", r"str.ljust: a width of 1,000,000,000"),
+        ("{{ item.answer | center(10**9) }}", r"center: a width"),
+        ("{% for x in item %}{{ x }}{% endfor %}", r"TypeError: .*not iterable"),
+        ("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", r"RecursionError"),
+        ("{{ item.metadata.obj }}", r"RuntimeError$"),  # never an empty message
+        (
+            "{% for i in range(100000) %}{{ item.question }}{% endfor %}",
+            r"renders more than 1,000,000 characters",
+        ),
+    ],
+)
+def test_any_template_failure_fails_the_item_with_a_message(
+    stub: ChatStub, prompt: str, message: str
+) -> None:
+    item = make_item("q1", question="x" * 1000, metadata={"obj": Unprintable()})
+    judge = make_judge(stub, prompt="[item {{ item.identifier }}] " + prompt)
+    started = time.monotonic()
+    with pytest.raises(
+        JudgeFailure, match=r"^judge 'j': the prompt template failed for item 'q1': "
+    ) as caught:
+        judge.judge(item)
+    assert time.monotonic() - started < 2
+    assert re.search(message, str(caught.value)), str(caught.value)
+    assert caught.value.usage == Usage()
+    assert stub.requests() == 0
+
+
+def test_the_size_checks_leave_ordinary_templates_alone(stub: ChatStub) -> None:
+    prompt = (
+        "[item {{ item.identifier }}] {{ '-' * 3 }} {{ 2 ** 10 }} {{ '%5.1f|%s' % (3.14159, 'x') }} "
+        "{{ '{:,}'.format(1234567) }} {{ item.answer.ljust(3, '.') }} {{ 7 % 3 }} "
+        "{{ '%s' | format('f') }} {{ 'a' | center(3) }}"
+    )
+    make_judge(stub, prompt=prompt).judge(make_item("q1"))
+    content = stub.log[0].body["messages"][-1]["content"]
+    assert content == "[item q1] --- 1024   3.1|x 1,234,567 A.. 1 f  a "
+
+
+# -- identity -------------------------------------------------------------------------------
+
+
+def test_identity_holds_no_none(stub: ChatStub, tmp_path: Path) -> None:
+    from kagreport.evaluation import AnswerEvaluation, evaluate_answers
+
+    unset = make_judge(stub, seed=None)
+    assert "seed" not in unset.identity
+    assert "max_tokens" not in unset.identity
+    assert None not in unset.identity.values()
+    assert make_judge(stub, seed=0, max_tokens=5).identity | {"seed": 0, "max_tokens": 5} == (
+        make_judge(stub, seed=0, max_tokens=5).identity
+    )
+    # Left out and set differ, in the identity and in the cache key.
+    keys = {
+        make_judge(stub, **settings).cache_key(make_item("q1"))
+        for settings in (
+            {"seed": None},
+            {"seed": 0},
+            {"max_tokens": 5},
+            {"seed": None, "max_tokens": 5},
+        )
+    }
+    assert len(keys) == 4
+    # TOML has no null: the identity now survives a round trip, so compare sees no change.
+    evaluation = evaluate_answers([make_item("q1")], [unset])
+    evaluation.write(tmp_path / "report.toml")
+    again = AnswerEvaluation.read(tmp_path / "report.toml")
+    assert again.judges == evaluation.judges
+
+
+# -- settings -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"name": "  "}, "`name` must be a non-empty string"),
+        ({"name": 3}, "`name` must be a non-empty string"),
+        (
+            {"timeout": math.inf},
+            "`timeout` must be a number of seconds, more than 0 and at most 3600",
+        ),
+        ({"timeout": 3601}, "`timeout` must be a number of seconds"),
+        ({"timeout": True}, "`timeout` must be a number of seconds"),
+        ({"timeout": "5"}, "`timeout` must be a number of seconds"),
+        ({"backoff": 0}, "`backoff` must be a number of seconds, more than 0"),
+        ({"backoff": math.nan}, "`backoff` must be a number of seconds"),
+        ({"backoff": 10**400}, "`backoff` must be a number of seconds"),
+        ({"max_retries": 101}, "`max_retries` must be an integer from 0 to 100"),
+        ({"max_retries": True}, "`max_retries` must be an integer from 0 to 100"),
+        ({"max_retries": 2.0}, "`max_retries` must be an integer from 0 to 100"),
+        ({"max_concurrency": True}, "`max_concurrency` must be an integer >= 1"),
+        ({"max_concurrency": 1.5}, "`max_concurrency` must be an integer >= 1"),
+        ({"temperature": math.inf}, "`temperature` must be a finite number"),
+        ({"temperature": 10**400}, "`temperature` must be a finite number"),
+        ({"temperature": "0"}, "`temperature` must be a finite number"),
+        ({"seed": True}, "`seed` must be an integer"),
+        ({"seed": 2**63}, "`seed` must be an integer"),
+        ({"max_tokens": True}, "`max_tokens` must be a positive integer"),
+        ({"max_tokens": 2.0}, "`max_tokens` must be a positive integer"),
+        ({"criteria": {"score": 1}}, "`criteria` must be a sequence of names"),
+        ({"criteria": {"score"}}, "`criteria` must be a sequence of names"),
+        ({"criteria": b"score"}, "`criteria` must be a sequence of names"),
+        ({"criteria": [""]}, "`criteria` must be non-empty strings"),
+        ({"criteria": [1]}, "`criteria` must be non-empty strings"),
+        ({"score_range": 5, "scale": "json"}, "`score_range` must be two finite numbers"),
+        ({"score_range": (1, 2, 3), "scale": "json"}, "`score_range` must be two finite numbers"),
+        ({"score_range": "ab", "scale": "json"}, "`score_range` must be two finite numbers"),
+        ({"score_range": (0, math.inf), "scale": "json"}, "`score_range` must be two finite"),
+        ({"score_range": (1, 1), "scale": "json"}, "`score_range` must be two finite numbers"),
+        ({"score_range": (False, True), "scale": "json"}, "`score_range` must be two finite"),
+        ({"score_range": (-1e308, 1e308), "scale": "json"}, "`score_range` must be two finite"),
+        ({"scale": ["binary"]}, "`scale` must be one of"),
+        ({"scale": None}, "`scale` must be one of"),
+        ({"prompt": None}, "`prompt` must be a non-empty Jinja2 template string"),
+        ({"prompt": 3}, "`prompt` must be a non-empty Jinja2 template string"),
+        ({"prompt": "{{ item.question }} \ud83d"}, "`prompt` holds a lone UTF-16 surrogate"),
+        ({"system_prompt": b"x"}, "`system_prompt` must be a template string or None"),
+        ({"api_key": 3}, "`api_key` must be a string or None"),
+    ],
+)
+def test_more_invalid_settings_are_refused_naming_the_argument(
+    settings: dict[str, Any], message: str
+) -> None:
+    values = BASE | settings
+    with pytest.raises(ValueError, match=re.escape(message)):
+        LLMJudge(values.pop("name", "j"), **values)
+
+
+def test_settings_at_their_bounds_are_accepted() -> None:
+    judge = LLMJudge(
+        "j",
+        **BASE,  # type: ignore[arg-type]
+        timeout=3600,
+        backoff=1e-9,
+        max_retries=100,
+        max_concurrency=1,
+        seed=-(2**63),
+        max_tokens=2**63 - 1,
+        scale="json",
+        criteria=["a", "b"],
+        score_range=[-5, 5],  # type: ignore[arg-type]
+    )
+    assert judge.criteria == ("a", "b")
+    assert judge.identity["score_range"] == [-5.0, 5.0]

@@ -16,11 +16,30 @@ transaction. A process forked with an open cache opens its own connection on fir
 
 WAL needs shared memory between the processes, so the file must be on a local disk,
 not a network file system.
+
+Opening checks the file
+-----------------------
+A cache refuses, with one :class:`~kagreport._errors.KagreportError` naming the file, a
+path that is not a regular file (a folder, ``/dev/null``), a file that is not SQLite, an
+SQLite database of another program (tables other than ``responses``, or a ``responses``
+table of another shape: such a file is never written to, not even its journal mode), an
+unknown schema version, a file SQLite's ``quick_check`` finds damaged, and a file it cannot
+open for writing (a read-only file system or folder). The ``quick_check`` reads the whole
+file once, on the first opening of each :class:`JudgeCache` object (about 0.1 s per 50 MB).
+
+Disabling
+---------
+A judge that meets a failing cache (a read or write error after opening) calls
+:meth:`JudgeCache.disable`: judges stop using it until it is closed, and the judge logs
+one line at ERROR level saying so (each failure itself is a WARNING).
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -37,6 +56,20 @@ __all__ = ["CachedResponse", "JudgeCache"]
 
 #: Stored in ``PRAGMA user_version``; bump it when the table changes.
 _SCHEMA_VERSION = 1
+
+#: The ``responses`` table, column by column: (name, declared type, part of the primary key).
+_COLUMNS = (
+    ("key", "TEXT", 1),
+    ("text", "TEXT", 0),
+    ("input_tokens", "INTEGER", 0),
+    ("output_tokens", "INTEGER", 0),
+    ("created", "REAL", 0),
+)
+
+# SQLite integers are signed 64-bit.
+_MAX_TOKENS = 2**63 - 1
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -92,8 +125,32 @@ def _is_busy(exc: sqlite3.Error) -> bool:
 def _check_tokens(name: str, value: object) -> None:
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"`{name}` must be a non-negative integer or None, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_TOKENS:
+        raise ValueError(
+            f"`{name}` must be a non-negative integer below 2**63 or None, not {value!r}"
+        )
+
+
+def _is_token_count(value: object) -> bool:
+    return value is None or (
+        isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_TOKENS
+    )
+
+
+def _hint(exc: sqlite3.Error) -> str:
+    """Advice for an error met while opening the file, or ``""``."""
+    text = str(exc).lower()
+    if "malformed" in text or "not a database" in text:
+        return (
+            " (if it is a kagreport judge cache, it is only a cache: delete it, or give "
+            "the cache another file)"
+        )
+    if "unable to open" in text or "readonly" in text or "read-only" in text:
+        return (
+            " (the cache writes the file and its -wal and -shm companions: is the "
+            "folder on a writable file system, and writable by you?)"
+        )
+    return ""
 
 
 def _close(connection: sqlite3.Connection, pid: int) -> None:
@@ -141,7 +198,7 @@ class JudgeCache:
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         location = os.fspath(path)
-        if not isinstance(location, str) or not location:
+        if not isinstance(location, str) or not location or "\0" in location:
             raise ValueError(f"`path` must name a file, not {path!r}")
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
             raise ValueError(f"`timeout` must be a positive number of seconds, not {timeout!r}")
@@ -151,7 +208,15 @@ class JudgeCache:
         self._connection: sqlite3.Connection | None = None
         self._close_connection: weakref.finalize[..., JudgeCache] | None = None
         self._pid = os.getpid()
+        self._disabled: str | None = None
+        self._checked = False
         if location != ":memory:":
+            if os.path.exists(location) and not os.path.isfile(location):
+                raise KagreportError(
+                    f"cannot open the judge cache {location}: it is not a regular file "
+                    "(a folder, or a device such as /dev/null); give the cache a file path",
+                    path=location,
+                )
             try:
                 Path(location).parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -166,6 +231,36 @@ class JudgeCache:
         """The SQLite file (or ``":memory:"``)."""
         return self._path
 
+    @property
+    def disabled(self) -> str | None:
+        """Why judges stopped using this cache (see :meth:`disable`), or ``None``."""
+        return self._disabled
+
+    def disable(self, reason: str) -> bool:
+        """Tell the judges sharing this cache to stop using it until it is closed.
+
+        A judge calls it when a read or write fails after the cache opened (a damaged
+        page, a full disk, a lock held past ``timeout``): the rest of the run goes on
+        without the cache instead of failing, or waiting, at every item. The cache
+        itself still answers :meth:`get` and :meth:`put`; :meth:`close` clears the flag.
+
+        Parameters
+        ----------
+        reason : str
+            Why, for :attr:`disabled` and the log.
+
+        Returns
+        -------
+        bool
+            ``True`` if this call disabled it, ``False`` if it already was (so exactly
+            one caller reports it).
+        """
+        with self._lock:
+            if self._disabled is not None:
+                return False
+            self._disabled = str(reason) or "an unknown error"
+            return True
+
     # -- connection -----------------------------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
@@ -176,15 +271,40 @@ class JudgeCache:
         )
         try:
             connection.execute(f"PRAGMA busy_timeout = {int(busy * 1000)}")
+            # The schema first: another program's database is refused before anything,
+            # not even its journal mode, is changed.
+            self._check_schema(connection)
             if self._path != ":memory:":
                 connection.execute("PRAGMA journal_mode = WAL")
                 # In WAL mode NORMAL loses at most the last commits on power loss: fine for a cache.
                 connection.execute("PRAGMA synchronous = NORMAL")
-            self._check_schema(connection)
+                if not self._checked:
+                    self._check_pages(connection)
         except BaseException:
             connection.close()
             raise
         return connection
+
+    def _check_pages(self, connection: sqlite3.Connection) -> None:
+        # A damaged page would otherwise surface in the middle of a run, at one item.
+        problems = [row[0] for row in connection.execute("PRAGMA quick_check(3)")]
+        if problems != ["ok"]:
+            found = "; ".join(
+                " ".join(str(problem).replace("*", "").split()) for problem in problems
+            )
+            raise KagreportError(
+                f"the judge cache {self._path} is damaged (SQLite's quick_check: "
+                f"{found[:300]}); it is only a cache: delete it, or give the cache another file",
+                path=self._path,
+            )
+        self._checked = True
+
+    def _shape_is_ours(self, connection: sqlite3.Connection) -> bool:
+        columns = tuple(
+            (row[1], str(row[2]).upper(), row[5])
+            for row in connection.execute("PRAGMA table_info(responses)")
+        )
+        return columns == _COLUMNS
 
     def _check_schema(self, connection: sqlite3.Connection) -> None:
         # IMMEDIATE: two processes creating the table at once serialise here.
@@ -194,8 +314,10 @@ class JudgeCache:
             tables = {
                 row[0]
                 for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                if not str(row[0]).startswith("sqlite_")  # SQLite's own (sqlite_stat1...)
             }
-            if version == 0 and tables - {"responses"}:
+            foreign = tables - {"responses"}
+            if version == 0 and foreign:
                 raise KagreportError(
                     f"{self._path} is an SQLite database but not a kagreport judge cache "
                     f"(it has the tables {', '.join(sorted(tables))}); give the cache its own file",
@@ -207,12 +329,24 @@ class JudgeCache:
                     f"reads version {_SCHEMA_VERSION} (use another file, or delete this one)",
                     path=self._path,
                 )
+            has_table = "responses" in tables
+            if (has_table and not self._shape_is_ours(connection)) or (
+                version == _SCHEMA_VERSION and not has_table
+            ):
+                raise KagreportError(
+                    f"{self._path} is an SQLite database but not a kagreport judge cache (its "
+                    "`responses` table is missing or has other columns); give the cache its "
+                    "own file",
+                    path=self._path,
+                )
             if version == 0:
                 connection.execute(_SCHEMA)
                 connection.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
             connection.execute("COMMIT")
         except BaseException:
-            connection.execute("ROLLBACK")
+            if connection.in_transaction:
+                with contextlib.suppress(sqlite3.Error):  # the original error says more
+                    connection.execute("ROLLBACK")
             raise
 
     def _get_connection(self) -> sqlite3.Connection:
@@ -238,10 +372,18 @@ class JudgeCache:
             except sqlite3.Error as exc:
                 if not _is_busy(exc) or time.monotonic() >= deadline:
                     waited = f" after waiting {self._timeout:g} s" if _is_busy(exc) else ""
+                    hint = _hint(exc) if what == "open" else ""
                     raise KagreportError(
-                        f"cannot {what} the judge cache {self._path}{waited}: {exc}",
+                        f"cannot {what} the judge cache {self._path}{waited}: {exc}{hint}",
                         path=self._path,
                     ) from exc
+            except (OSError, MemoryError, OverflowError, ValueError) as exc:
+                # Not SQLite's own errors, but the file's or the value's: still one clear
+                # error naming the file, never a traceback.
+                raise KagreportError(
+                    f"cannot {what} the judge cache {self._path}: {type(exc).__name__}: {exc}",
+                    path=self._path,
+                ) from exc
             time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(pause * 2, 0.25)
 
@@ -253,7 +395,9 @@ class JudgeCache:
         Raises
         ------
         KagreportError
-            If the file cannot be read (or stays locked for ``timeout`` seconds).
+            If the file cannot be read (or stays locked for ``timeout`` seconds), or the
+            entry is not one this cache writes (a text that is not a string, a token
+            count that is not a non-negative integer).
         """
 
         def read(connection: sqlite3.Connection) -> Any:
@@ -265,8 +409,23 @@ class JudgeCache:
         row = self._run(read, "read")
         if row is None:
             return None
+        text, input_tokens, output_tokens, created = row
+        if (
+            not isinstance(text, str)
+            or not _is_token_count(input_tokens)
+            or not _is_token_count(output_tokens)
+            or isinstance(created, bool)
+            or not isinstance(created, int | float)
+            or not math.isfinite(created)
+        ):
+            raise KagreportError(
+                f"the judge cache {self._path} holds a malformed entry under {key!r} "
+                f"(text {type(text).__name__}, tokens {input_tokens!r}/{output_tokens!r}, "
+                f"created {created!r})",
+                path=self._path,
+            )
         return CachedResponse(
-            text=row[0], input_tokens=row[1], output_tokens=row[2], created=row[3]
+            text=text, input_tokens=input_tokens, output_tokens=output_tokens, created=created
         )
 
     def put(self, key: str, text: str, input_tokens: int | None, output_tokens: int | None) -> None:
@@ -277,14 +436,16 @@ class JudgeCache:
         key : str
             The judge's cache key (a SHA-256 hex digest).
         text : str
-            The model's message content.
+            The model's message content; valid Unicode (SQLite stores UTF-8, which has no
+            lone surrogates such as ``"\\ud83d"``: judges replace them first).
         input_tokens, output_tokens : int or None
             The tokens the response cost, ``None`` where the server did not say.
 
         Raises
         ------
         ValueError
-            If ``key`` is empty, ``text`` not a string, or a token count negative.
+            If ``key`` is empty, ``text`` not a string or holds a lone surrogate, or a
+            token count is negative or not below 2**63 (SQLite's integers are 64-bit).
         KagreportError
             If the file cannot be written (or stays locked for ``timeout`` seconds).
         """
@@ -292,6 +453,13 @@ class JudgeCache:
             raise ValueError(f"`key` must be a non-empty string, not {key!r}")
         if not isinstance(text, str):
             raise ValueError(f"`text` must be a string, not {type(text).__name__}")
+        if not text.isascii():
+            surrogate = _SURROGATE.search(text)
+            if surrogate is not None:
+                raise ValueError(
+                    f"`text` holds a lone surrogate {surrogate.group()!r} at index "
+                    f"{surrogate.start()}, which UTF-8 cannot store"
+                )
         _check_tokens("input_tokens", input_tokens)
         _check_tokens("output_tokens", output_tokens)
         row = (key, text, input_tokens, output_tokens, time.time())
@@ -313,9 +481,11 @@ class JudgeCache:
         self._run(lambda c: c.execute("DELETE FROM responses"), "clear")
 
     def close(self) -> None:
-        """Release the connection (the cache reopens it if used again)."""
+        """Release the connection (the cache reopens it if used again) and clear
+        :attr:`disabled`."""
         with self._lock:
             close, self._connection, self._close_connection = self._close_connection, None, None
+            self._disabled = None
             if close is not None:
                 close()
 

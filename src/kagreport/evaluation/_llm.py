@@ -20,21 +20,41 @@ as ``{"error": {...}}``, which some servers send for rate limits). Those end in 
 :class:`~kagreport.evaluation._judge.JudgeFailure` without being retried (a 2xx is not a
 signal to retry) and are never cached.
 
+Text the judge keeps
+--------------------
+A reply's text is the verdict kept in reports and stored in the cache, so it must be
+valid UTF-8: lone UTF-16 surrogates (a JSON escape such as ``\\ud83d`` left alone, from a
+reply cut in the middle of an emoji) become U+FFFD as soon as the reply is decoded, and so
+do any in a rendered prompt. A reply longer than 1,000,000 characters is read, kept and
+reported as its first 1,000,000 characters followed by a marker, as if cut off by
+``max_tokens`` (only a labelled verdict line or a complete JSON object in that part counts),
+and it is never cached. A rendered prompt (each message) longer than 1,000,000 characters,
+or a template that fails in any way, fails the item before any request.
+
+Token counts outside [0, 2**63) are treated as missing (``responses_without_token_counts``).
+
+The cache is a convenience: when reading or writing it fails after it opened, the judge
+logs a WARNING, stops using it (:meth:`JudgeCache.disable
+<kagreport.evaluation._cache.JudgeCache.disable>`, with one ERROR line per cache) and goes
+on; neither the verdict nor the usage counts change.
+
 The ``openai`` package (about a second to import) is imported on the first request.
 """
 
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
 import logging
 import math
 import os
 import re
+import string
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeGuard, get_args
@@ -46,9 +66,10 @@ from kagreport.evaluation._judge import JudgeFailure, Judgement, Usage, identity
 
 if TYPE_CHECKING:
     from jinja2 import Environment, Template
+    from jinja2.runtime import Context
     from openai import OpenAI
 
-__all__ = ["LLMJudge", "Scale", "parse_verdict"]
+__all__ = ["MAX_PROMPT_CHARS", "MAX_REPLY_CHARS", "LLMJudge", "Scale", "parse_verdict"]
 
 logger = logging.getLogger(__name__)
 
@@ -58,10 +79,35 @@ _SCALES: tuple[str, ...] = get_args(Scale)
 
 # Bump when anything that changes a verdict for the same response changes (parsing rules,
 # request shape): it is part of the identity, hence of every cache key.
-_VERSION = 1
+# 2: lone surrogates replaced, replies and prompts capped, bounded JSON search, identity
+#    without None values.
+_VERSION = 2
 
 # A server asking to wait longer than this (seconds) is not waited for: the item fails.
 _MAX_RETRY_AFTER = 120.0
+
+#: Longest reply text read and kept (characters); a longer one is cut, marked, not cached.
+MAX_REPLY_CHARS = 1_000_000
+#: Longest rendered prompt message (characters); a longer one fails the item.
+MAX_PROMPT_CHARS = 1_000_000
+# The JSON verdict search gives up after this many candidate objects, or after decoding
+# about this many characters in all: a hostile reply costs linear time, not quadratic.
+_MAX_JSON_ATTEMPTS = 64
+_JSON_SCAN_BUDGET = 4_000_000
+# A template may not compute an integer power of more bits than this.
+_MAX_POWER_BITS = 100_000
+# Bounds of the settings.
+_MAX_SECONDS = 3600.0
+_MAX_RETRIES = 100
+_MAX_INT64 = 2**63 - 1
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid_text(text: str) -> str:
+    """``text`` with every lone UTF-16 surrogate replaced by U+FFFD (valid UTF-8)."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
 
 _TEMPLATE_VARIABLES = ("item", "context")
 
@@ -143,24 +189,54 @@ def _parse_rating(text: str, top: int, truncated: bool) -> float:
     return (found - 1) / (top - 1)
 
 
-def _first_json_object(text: str) -> dict[str, Any] | None:
+# Where a JSON object can start: "{", JSON whitespace, then a key's quote or "}". Other
+# "{"s (prose, "{{{{...") cannot start one, so they cost no decoding attempt.
+_OBJECT_START = re.compile(r'\{[ \t\n\r]*["}]')
+
+
+def _first_json_object(text: str) -> dict[str, Any]:
+    """The first complete JSON object in ``text``; ``ValueError`` saying why there is none.
+
+    Candidates are tried in order of their opening brace; the search stops after
+    ``_MAX_JSON_ATTEMPTS`` of them or about ``_JSON_SCAN_BUDGET`` decoded characters, and
+    an object nested more deeply than Python's JSON reader allows does not count.
+    """
     decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
+    budget = _JSON_SCAN_BUDGET
+    too_deep = False
+    for attempt, match in enumerate(_OBJECT_START.finditer(text)):
+        if attempt == _MAX_JSON_ATTEMPTS or budget <= 0:
+            deep = "; one is nested too deeply to be read" if too_deep else ""
+            raise ValueError(
+                f"no complete JSON object among the first {attempt} places one could start "
+                f"(kagreport looks no further{deep})"
+            )
+        start = match.start()
         try:
-            value, _ = decoder.raw_decode(text, match.start())
-        except ValueError:
+            value, _ = decoder.raw_decode(text, start)
+        except RecursionError:
+            too_deep = True
+            budget -= len(text) - start
+            continue
+        except ValueError as exc:  # JSONDecodeError, or an integer of too many digits
+            position = getattr(exc, "pos", None)
+            if not isinstance(position, int) or str(exc).startswith("Unterminated string"):
+                position = len(text)  # read to the end
+            budget -= max(position - start, 1)
             continue
         if isinstance(value, dict):
             return value
-    return None
+    if too_deep:
+        raise ValueError(
+            "no complete JSON object in the reply (one is nested too deeply to be read)"
+        )
+    raise ValueError("no complete JSON object in the reply")
 
 
 def _parse_json(
     text: str, criteria: Sequence[str], score_range: tuple[float, float]
 ) -> dict[str, float]:
     data = _first_json_object(text)
-    if data is None:
-        raise ValueError("no complete JSON object in the reply")
     missing = [name for name in criteria if name not in data]
     if missing:
         raise ValueError(f"the JSON object has no {', '.join(map(repr, missing))}")
@@ -169,10 +245,11 @@ def _parse_json(
     for name in criteria:
         value = data[name]
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"{name!r} is {value!r}, not a number")
-        if not math.isfinite(value) or not low <= value <= high:
-            raise ValueError(f"{name!r} is {value!r}, outside [{low:g}, {high:g}]")
-        scores[name] = (float(value) - low) / (high - low)
+            raise ValueError(f"{name!r} is {_shorten(repr(value))}, not a number")
+        # Compared as is: an integer of 400 digits is out of range, not an OverflowError.
+        if not low <= value <= high:
+            raise ValueError(f"{name!r} is {_shorten(repr(value))}, outside [{low:g}, {high:g}]")
+        scores[name] = (float(value) - low) / (high - low) + 0.0  # + 0.0: no -0.0
     return scores
 
 
@@ -234,7 +311,14 @@ def parse_verdict(
     **json.** The first complete JSON object in the reply (code fences are fine); each
     criterion must be a key whose value is a number (not a string, not a boolean)
     within ``score_range``, else the verdict is unreadable. Scores are mapped by
-    ``(x - low) / (high - low)``.
+    ``(x - low) / (high - low)``. The search is bounded so that any reply costs linear
+    time: it tries at most 64 places where an object could start (a ``{`` followed by a
+    key or ``}``) and decodes about 4 million characters in all; an object nested more
+    deeply than Python's JSON reader allows (about 1,000 levels) is unreadable.
+
+    **length.** :class:`LLMJudge` reads at most the first 1,000,000 characters of a
+    reply (:data:`MAX_REPLY_CHARS`), as a cut-off reply; ``parse_verdict`` itself reads
+    all of ``text``, in time linear in its length.
     """
     if scale == "binary":
         return {criteria[0]: _parse_binary(text, truncated)}
@@ -256,6 +340,10 @@ class _NoneInPrompt(ValueError):
     pass
 
 
+class _PromptTooLong(ValueError):
+    pass
+
+
 def _refuse_none(value: Any) -> Any:
     # A prompt reading "Reference: None" is a bug to report, not a prompt to send.
     if value is None:
@@ -266,13 +354,166 @@ def _refuse_none(value: Any) -> Any:
     return value
 
 
+def _too_big(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > MAX_PROMPT_CHARS
+
+
+def _size_problem(what: str, values: Iterable[object]) -> str | None:
+    for value in values:
+        if _too_big(value):
+            return (
+                f"{what} of {value:,} is more than the {MAX_PROMPT_CHARS:,} characters a "
+                "prompt may have"
+            )
+    return None
+
+
+def _spec_problem(what: str, specs: Iterable[str], arguments: Iterable[object]) -> str | None:
+    """A width or precision in format specs (or, for ``*`` and nested fields, in the
+    arguments) beyond what a prompt may hold."""
+    nested = False
+    for spec in specs:
+        nested = nested or "*" in spec or "{" in spec
+        for digits in re.findall(r"\d+", spec):
+            if (
+                len(digits.lstrip("0")) > len(str(MAX_PROMPT_CHARS))
+                or int(digits) > MAX_PROMPT_CHARS
+            ):
+                return (
+                    f"{what} asks for a width or precision of {digits} characters, more than "
+                    "a prompt may have"
+                )
+    return _size_problem(f"{what}: a width", arguments) if nested else None
+
+
+_PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*((?:\*|\d+)?(?:\.(?:\*|\d+))?)")
+
+
+def _printf_problem(template: object, arguments: object) -> str | None:
+    if not isinstance(template, str):
+        return None
+    values = arguments if isinstance(arguments, tuple) else (arguments,)
+    specs = (match.group(1) for match in _PRINTF_SPEC.finditer(template))
+    return _spec_problem("'%' formatting", specs, values)
+
+
+def _str_format_problem(
+    template: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> str | None:
+    try:
+        specs = [spec for _, _, spec, _ in string.Formatter().parse(template) if spec]
+    except ValueError:
+        return None  # format() itself says what is wrong
+    values = [*args, *kwargs.values()]
+    values += [v for arg in args if isinstance(arg, Mapping) for v in arg.values()]
+    return _spec_problem("str.format", specs, values)
+
+
+def _binop_problem(operator: str, left: Any, right: Any) -> str | None:
+    """Why ``left <operator> right`` would be too big to compute in a prompt, or None."""
+    if operator == "*":
+        for sequence, count in ((left, right), (right, left)):
+            if (
+                isinstance(sequence, str | bytes | list | tuple)
+                and isinstance(count, int)
+                and len(sequence) * count > MAX_PROMPT_CHARS
+            ):
+                return (
+                    f"'*' would make {len(sequence) * count:,} characters or items, more than "
+                    f"the {MAX_PROMPT_CHARS:,} a prompt may have"
+                )
+    elif operator == "**" and isinstance(left, int) and isinstance(right, int):
+        bits = right * (abs(left).bit_length() - 1)
+        if bits > _MAX_POWER_BITS:
+            return f"'**' would make a number of about {bits:,} bits"
+    elif operator == "%":
+        return _printf_problem(left, right)
+    return None
+
+
+# str methods whose integer arguments are the length of what they return.
+_PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
+
+
+@functools.cache
+def _environment_class() -> type[Environment]:
+    from jinja2.exceptions import SecurityError
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def checked(problem: str | None) -> None:
+        if problem is not None:
+            raise SecurityError(problem)
+
+    class PromptEnvironment(ImmutableSandboxedEnvironment):
+        """The sandbox, plus size checks on the usual ways a template builds a huge
+        string ('*', '**', '%', str.format, padding methods and filters), so that they
+        fail at once instead of taking the memory or minutes. Anything else still meets
+        the cap on the rendered prompt, and any error fails only the item."""
+
+        # Intercepted operators are also not folded into constants at compile time.
+        intercepted_binops = frozenset({"*", "**", "%"})
+
+        def __init__(self, **options: Any) -> None:
+            super().__init__(**options)
+            filters = self.filters
+            format_filter, center_filter, indent_filter = (
+                filters["format"],
+                filters["center"],
+                filters["indent"],
+            )
+
+            def format_checked(value: Any, *args: Any, **kwargs: Any) -> Any:
+                checked(_printf_problem(str(value), tuple(kwargs.values()) or args))
+                return format_filter(value, *args, **kwargs)
+
+            def center_checked(value: Any, width: Any = 80) -> Any:
+                checked(_size_problem("center: a width", [width]))
+                return center_filter(value, width)
+
+            def indent_checked(value: Any, width: Any = 4, *args: Any, **kwargs: Any) -> Any:
+                checked(_size_problem("indent: a width", [width]))
+                return indent_filter(value, width, *args, **kwargs)
+
+            filters.update(format=format_checked, center=center_checked, indent=indent_checked)
+
+        def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
+            checked(_binop_problem(operator, left, right))
+            return super().call_binop(context, operator, left, right)
+
+        def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+            wrapped = super().wrap_str_format(value)
+            if wrapped is None:
+                return None
+            template = value.__self__
+
+            def format_checked(*args: Any, **kwargs: Any) -> str:
+                checked(_str_format_problem(template, args, kwargs))
+                return wrapped(*args, **kwargs)
+
+            return format_checked
+
+        def call(
+            __self,
+            __context: Context,
+            __obj: Any,
+            *args: Any,
+            **kwargs: Any,
+        ) -> Any:
+            name = getattr(__obj, "__name__", None)
+            if isinstance(getattr(__obj, "__self__", None), str) and name in _PADDING_METHODS:
+                arguments = [*args, *kwargs.values()]
+                checked(_size_problem(f"str.{name}: a width", arguments))
+            return super().call(__context, __obj, *args, **kwargs)
+
+    return PromptEnvironment
+
+
 def _environment() -> Environment:
     from jinja2 import StrictUndefined
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     # Sandboxed and immutable: a template may read the item, not call into or change it.
     # No autoescape: prompts are plain text, and "&amp;" would change what the model reads.
-    return ImmutableSandboxedEnvironment(
+    return _environment_class()(
         undefined=StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
@@ -318,8 +559,13 @@ class _Reply:
     output_tokens: int | None
 
 
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _is_count(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    """A token count: an integer in [0, 2**63) (larger ones fit no report or cache)."""
+    return _is_int(value) and 0 <= value <= _MAX_INT64
 
 
 def _read_usage(value: object) -> tuple[Usage, int | None, int | None]:
@@ -358,7 +604,27 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
 
 
 def _shorten(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
+    return _valid_text(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _cut(text: str) -> tuple[str, str | None]:
+    """The part of a reply that is read, and the verdict to keep if it was cut (else None)."""
+    if len(text) <= MAX_REPLY_CHARS:
+        return text, None
+    readable = text[:MAX_REPLY_CHARS]
+    marker = (
+        f"\n[kagreport: reply cut here; only its first {MAX_REPLY_CHARS:,} of "
+        f"{len(text):,} characters are kept and read]"
+    )
+    return readable, readable + marker
+
+
+def _describe(exc: BaseException, plain: tuple[type[BaseException], ...] = ()) -> str:
+    """An exception as text, never empty: its type name unless it is one of ``plain``."""
+    text = str(exc)
+    if text and isinstance(exc, plain):
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _restore(name: str, settings: dict[str, Any]) -> LLMJudge:
@@ -400,17 +666,18 @@ class LLMJudge:
     seed : int or None
         Sent as ``seed`` (default 0); ``None`` leaves it out of the request.
     max_tokens : int, optional
-        Cap on the reply's length, in tokens.
+        Cap on the reply's length, in tokens (from 1 to 2**63 - 1).
     timeout : float
         Seconds allowed for each attempt's connect, send and each read (httpx timeouts
-        apply per operation, so a server trickling bytes can take longer in total).
+        apply per operation, so a server trickling bytes can take longer in total); more
+        than 0 and at most 3600.
     max_retries : int
-        Extra attempts after a 429, a 5xx, a timeout or a connection error (default 3).
-        Other 4xx replies fail at once.
+        Extra attempts after a 429, a 5xx, a timeout or a connection error (default 3, at
+        most 100). Other 4xx replies fail at once.
     backoff : float
-        Seconds before the first retry, doubling at each one (0.5, 1, 2, ...); a longer
-        ``retry-after-ms`` or ``Retry-After`` header wins. A server asking for more than
-        120 s fails the item instead.
+        Seconds before the first retry, doubling at each one (0.5, 1, 2, ...); more than
+        0 and at most 3600. A longer ``retry-after-ms`` or ``Retry-After`` header wins. A
+        server asking for more than 120 s fails the item instead.
     max_concurrency : int
         Requests this judge keeps in flight at most, across threads (default 4). A request
         waiting to be retried gives its slot up meanwhile.
@@ -420,9 +687,9 @@ class LLMJudge:
     Raises
     ------
     ValueError
-        If an argument is out of its domain (the message names it and what is allowed),
-        or a template does not compile or uses a variable other than ``item`` and
-        ``context``.
+        If an argument is out of its domain (the message names it and what is allowed;
+        booleans are not integers here), or a template does not compile or uses a
+        variable other than ``item`` and ``context``.
     KagreportError
         If ``cache`` is a path that cannot be opened as a judge cache.
 
@@ -430,11 +697,16 @@ class LLMJudge:
     -----
     ``identity`` holds what determines a verdict: kind, model, base URL, the SHA-256 of
     both templates, temperature, seed, scale, criteria, max_tokens (and score_range for
-    JSON) and a version. Timeouts, retries, concurrency and the API key do not belong there.
-    The cache key is ``identity_hash({"judge": identity, "request": body})`` with the exact
-    request body, so changing either template, even the system one, changes every key.
+    JSON) and a version. It never holds ``None``: ``seed`` and ``max_tokens`` are left out
+    when they are ``None`` (as they are from the request), so an identity survives a round
+    trip through TOML, which has no null. Timeouts, retries, concurrency and the API key do
+    not belong there. The cache key is ``identity_hash({"judge": identity, "request":
+    body})`` with the exact request body, so changing either template, even the system
+    one, changes every key, and a setting left out gives another key than any value of it.
 
-    The raw reply text is the verdict kept in reports, for failures too.
+    The raw reply text is the verdict kept in reports, for failures too (lone surrogates
+    replaced by U+FFFD, and cut after 1,000,000 characters with a marker: see the module
+    docstring).
 
     Examples
     --------
@@ -474,50 +746,24 @@ class LLMJudge:
         max_concurrency: int = 4,
         cache: JudgeCache | str | os.PathLike[str] | None = None,
     ) -> None:
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"`name` must be a non-empty string, not {name!r}")
-        for parameter, value in (("model", model), ("base_url", base_url)):
-            if not isinstance(value, str) or not value.strip():
-                raise ValueError(f"`{parameter}` must be a non-empty string, not {value!r}")
-        if scale not in _SCALES:
-            raise ValueError(f"`scale` must be one of {', '.join(_SCALES)}; got {scale!r}")
-        if isinstance(criteria, str):
-            raise ValueError(f"`criteria` must be a sequence of names, not the string {criteria!r}")
-        names = tuple(criteria)
-        if not names or any(not isinstance(c, str) or not c for c in names):
-            raise ValueError(f"`criteria` must be non-empty strings, not {criteria!r}")
-        if len(set(names)) != len(names):
-            raise ValueError(f"`criteria` must not repeat: {criteria!r}")
-        if scale != "json" and len(names) != 1:
-            raise ValueError(
-                f"`criteria` must have one name for scale {scale!r} (several need scale 'json'); "
-                f"got {criteria!r}"
-            )
-        if score_range is not None and scale != "json":
-            raise ValueError(f"`score_range` applies to scale 'json' only, not {scale!r}")
-        low, high = (0.0, 1.0) if score_range is None else score_range
-        if not all(_is_real(v) for v in (low, high)) or not low < high:
-            raise ValueError(
-                f"`score_range` must be two finite numbers (low < high), not {score_range!r}"
-            )
-        if not _is_real(temperature) or temperature < 0:
-            raise ValueError(f"`temperature` must be a finite number >= 0, not {temperature!r}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ValueError(f"`seed` must be an integer or None, not {seed!r}")
-        if max_tokens is not None and (not _is_count(max_tokens) or max_tokens == 0):
-            raise ValueError(f"`max_tokens` must be a positive integer or None, not {max_tokens!r}")
-        if not _is_real(timeout) or timeout <= 0:
-            raise ValueError(f"`timeout` must be a positive number of seconds, not {timeout!r}")
-        if not _is_count(max_retries):
-            raise ValueError(f"`max_retries` must be an integer >= 0, not {max_retries!r}")
-        if not _is_real(backoff) or backoff < 0:
-            raise ValueError(f"`backoff` must be a number of seconds >= 0, not {backoff!r}")
-        if not _is_count(max_concurrency) or max_concurrency < 1:
-            raise ValueError(f"`max_concurrency` must be an integer >= 1, not {max_concurrency!r}")
-        if system_prompt is not None and not isinstance(system_prompt, str):
-            raise ValueError(
-                f"`system_prompt` must be a template string or None, not {system_prompt!r}"
-            )
+        names, (low, high) = _check_settings(
+            name=name,
+            model=model,
+            base_url=base_url,
+            prompt=prompt,
+            system_prompt=system_prompt,
+            api_key=api_key,
+            scale=scale,
+            criteria=criteria,
+            score_range=score_range,
+            temperature=temperature,
+            seed=seed,
+            max_tokens=max_tokens,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            max_concurrency=max_concurrency,
+        )
 
         environment = _environment()
         self._user_template = _compile(environment, prompt, "prompt")
@@ -534,7 +780,7 @@ class LLMJudge:
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
         self._scale: Scale = scale
         self._criteria = names
-        self._score_range: tuple[float, float] = (float(low), float(high))
+        self._score_range: tuple[float, float] = (low, high)
         self._explicit_range = score_range is not None
         self._temperature = float(temperature)
         self._seed = seed
@@ -562,12 +808,16 @@ class LLMJudge:
             "base_url": self._base_url,
             "prompt_sha256": identity_hash({"system": self._system_prompt, "user": self._prompt}),
             "temperature": self._temperature,
-            "seed": self._seed,
             "scale": self._scale,
             "criteria": list(self._criteria),
-            "max_tokens": self._max_tokens,
             "version": _VERSION,
         }
+        # No None values (TOML has no null): an unset setting is left out, as from the
+        # request, and "left out" hashes differently from every value.
+        if self._seed is not None:
+            identity["seed"] = self._seed
+        if self._max_tokens is not None:
+            identity["max_tokens"] = self._max_tokens
         if self._scale == "json":
             identity["score_range"] = list(self._score_range)
         return identity
@@ -632,13 +882,25 @@ class LLMJudge:
     def _render(self, template: Template, item: AnswerItem, which: str) -> str:
         from jinja2 import TemplateError
 
+        parts: list[str] = []
+        size = 0
         try:
-            return template.render(item=item, context=item.metadata.get("context"))
-        except (TemplateError, _NoneInPrompt) as exc:
+            # Streamed, so a prompt growing past the limit stops there.
+            for part in template.generate(item=item, context=item.metadata.get("context")):
+                size += len(part)
+                if size > MAX_PROMPT_CHARS:
+                    raise _PromptTooLong(
+                        f"it renders more than {MAX_PROMPT_CHARS:,} characters, the most a "
+                        "prompt message may have"
+                    )
+                parts.append(part)
+        except Exception as exc:  # any failure of the template fails this item, clearly
+            detail = _describe(exc, (TemplateError, _NoneInPrompt, _PromptTooLong))
             raise JudgeFailure(
-                f"judge {self.name!r}: cannot render the {which} template for item "
-                f"{item.identifier!r}: {exc}"
+                f"judge {self.name!r}: the {which} template failed for item "
+                f"{item.identifier!r}: {detail}"
             ) from exc
+        return _valid_text("".join(parts))
 
     def request_body(self, item: AnswerItem) -> dict[str, Any]:
         """The exact chat-completions request body this judge sends for ``item``.
@@ -646,7 +908,8 @@ class LLMJudge:
         Raises
         ------
         JudgeFailure
-            If a template cannot be rendered for this item (the message says why).
+            If a template fails for this item, or renders more than 1,000,000 characters
+            (the message names the judge and the template, and says why).
         """
         messages = []
         if self._system_template is not None:
@@ -766,7 +1029,7 @@ class LLMJudge:
             error = data.get("error") if isinstance(data, dict) else None
             if isinstance(error, Mapping) and isinstance(error.get("message"), str):
                 error = error["message"]
-            detail = f"an error: {error!r}" if error is not None else _shorten(text)
+            detail = f"an error: {_shorten(repr(error))}" if error is not None else _shorten(text)
             raise JudgeFailure(f"{where} has no choices, {detail}")
         usage, input_tokens, output_tokens = _read_usage(data.get("usage"))
         choices = data["choices"]
@@ -776,7 +1039,8 @@ class LLMJudge:
         message = choice.get("message")
         content = message.get("content") if isinstance(message, Mapping) else None
         return _Reply(
-            text=content if isinstance(content, str) else None,
+            # Valid UTF-8 from here on: reports and the cache must be able to store it.
+            text=_valid_text(content) if isinstance(content, str) else None,
             finish_reason=choice.get("finish_reason"),
             usage=usage,
             input_tokens=input_tokens,
@@ -784,23 +1048,46 @@ class LLMJudge:
         )
 
     def _judgement(self, item: AnswerItem, text: str, usage: Usage, truncated: bool) -> Judgement:
+        """Scores from a reply's text; a reply over MAX_REPLY_CHARS is read as cut off."""
+        readable, kept = _cut(text)
+        verdict = text if kept is None else kept
         try:
             scores = parse_verdict(
-                text,
+                readable,
                 self._scale,
                 self._criteria,
                 score_range=self._score_range,
-                truncated=truncated,
+                truncated=truncated or kept is not None,
             )
-        except ValueError as exc:
-            cut = " (the reply was cut off: finish_reason 'length')" if truncated else ""
+        except Exception as exc:  # unreadable, whatever the reason: text and usage are kept
+            if kept is not None:
+                cut = f" (only its first {MAX_REPLY_CHARS:,} characters are read)"
+            elif truncated:
+                cut = " (the reply was cut off: finish_reason 'length')"
+            else:
+                cut = ""
             raise JudgeFailure(
                 f"judge {self.name!r}: no {self._scale} verdict in the reply for item "
-                f"{item.identifier!r}{cut}: {exc}",
-                verdict=text,
+                f"{item.identifier!r}{cut}: {_describe(exc, (ValueError,))}",
+                verdict=verdict,
                 usage=usage,
             ) from None
-        return Judgement(scores=scores, verdict=text, usage=usage)
+        return Judgement(scores=scores, verdict=verdict, usage=usage)
+
+    def _usable_cache(self) -> JudgeCache | None:
+        cache = self._cache
+        return cache if cache is not None and cache.disabled is None else None
+
+    def _cache_failed(self, cache: JudgeCache, what: str, exc: Exception) -> None:
+        """Log a failed cache read or write, and stop using the cache (one ERROR line)."""
+        reason = _describe(exc, (KagreportError,))
+        logger.warning("judge %r: %s: %s", self.name, what, reason)
+        if cache.disable(reason):
+            logger.error(
+                "judge cache %s: caching is disabled for this run because of this error: %s "
+                "(the run goes on without it; verdicts and usage are not affected)",
+                *(cache.path, reason),
+            )
 
     def judge(self, item: AnswerItem) -> Judgement:
         """Score one item: from the cache, or by asking the model.
@@ -822,23 +1109,25 @@ class LLMJudge:
             If the item has no answer, a template fails to render, the server fails after
             the retries (or at once on a 4xx other than 429), the reply is not a model
             response, or no verdict can be read from it (then ``verdict`` holds the raw
-            text and ``usage`` what the response cost). Failures are never cached.
+            text and ``usage`` what the response cost). Failures are never cached; a
+            failing cache never fails the item (see the module docstring).
         """
         if item.answer is None:
             raise JudgeFailure(f"judge {self.name!r}: item {item.identifier!r} has no answer")
         body = self.request_body(item)
-        cache = self._cache
+        cache = self._usable_cache()
         key = None
         if cache is not None:
-            key = self._key(body)
+            # Whatever goes wrong with the cache costs a request, never the item.
             try:
+                key = self._key(body)
                 hit = cache.get(key)
-            except KagreportError as exc:  # an unreadable cache costs a request, not the item
-                logger.warning("judge %r: %s; asking the model", self.name, exc)
+            except Exception as exc:
+                self._cache_failed(cache, "cannot read the cache, asking the model", exc)
                 hit = None
             if hit is not None:
                 return self._judgement(
-                    item, hit.text, Usage(responses=1, cached_responses=1), False
+                    item, _valid_text(hit.text), Usage(responses=1, cached_responses=1), False
                 )
         reply = self._complete(item, body)
         truncated = reply.finish_reason == "length"
@@ -849,11 +1138,17 @@ class LLMJudge:
                 usage=reply.usage,
             )
         judgement = self._judgement(item, reply.text, reply.usage, truncated)
-        if cache is not None and key is not None:
+        # A reply too long to keep whole is not cached: a hit would read the same cut text.
+        if (
+            cache is not None
+            and key is not None
+            and cache.disabled is None  # a failed read above disabled it
+            and len(reply.text) <= MAX_REPLY_CHARS
+        ):
             try:
                 cache.put(key, reply.text, reply.input_tokens, reply.output_tokens)
-            except KagreportError as exc:  # the verdict stands; only the reuse is lost
-                logger.warning("judge %r: response not cached: %s", self.name, exc)
+            except Exception as exc:  # the verdict stands; only the reuse is lost
+                self._cache_failed(cache, "response not cached", exc)
         return judgement
 
     # -- resources ------------------------------------------------------------------
@@ -880,4 +1175,113 @@ class LLMJudge:
 
 
 def _is_real(value: object) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
+    """A finite int or float (not a bool), one that converts to a finite float."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # an int beyond float range
+        return False
+
+
+def _check_text(parameter: str, value: str) -> None:
+    if _SURROGATE.search(value) is not None:
+        raise ValueError(
+            f"`{parameter}` holds a lone UTF-16 surrogate, which cannot be encoded as UTF-8; "
+            f"got {_shorten(repr(value))}"
+        )
+
+
+def _check_settings(
+    *,
+    name: object,
+    model: object,
+    base_url: object,
+    prompt: object,
+    system_prompt: object,
+    api_key: object,
+    scale: object,
+    criteria: object,
+    score_range: object,
+    temperature: object,
+    seed: object,
+    max_tokens: object,
+    timeout: object,
+    max_retries: object,
+    backoff: object,
+    max_concurrency: object,
+) -> tuple[tuple[str, ...], tuple[float, float]]:
+    """Validate the constructor's arguments; the criteria and score range to use."""
+    for parameter, value in (("name", name), ("model", model), ("base_url", base_url)):
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"`{parameter}` must be a non-empty string, not {value!r}")
+        _check_text(parameter, value)
+    if not isinstance(prompt, str):
+        raise ValueError(f"`prompt` must be a non-empty Jinja2 template string, not {prompt!r}")
+    _check_text("prompt", prompt)
+    if system_prompt is not None:
+        if not isinstance(system_prompt, str):
+            raise ValueError(
+                f"`system_prompt` must be a template string or None, not {system_prompt!r}"
+            )
+        _check_text("system_prompt", system_prompt)
+    if api_key is not None and not isinstance(api_key, str):
+        raise ValueError(f"`api_key` must be a string or None, not {type(api_key).__name__}")
+    if not isinstance(scale, str) or scale not in _SCALES:
+        raise ValueError(f"`scale` must be one of {', '.join(_SCALES)}; got {scale!r}")
+    if isinstance(criteria, str | bytes):
+        raise ValueError(f"`criteria` must be a sequence of names, not the string {criteria!r}")
+    if isinstance(criteria, Mapping) or not isinstance(criteria, Sequence):
+        raise ValueError(
+            f"`criteria` must be a sequence of names (a list or tuple of strings), not "
+            f"{type(criteria).__name__} {criteria!r}"
+        )
+    names = tuple(criteria)
+    if not names or any(not isinstance(c, str) or not c.strip() for c in names):
+        raise ValueError(f"`criteria` must be non-empty strings, not {criteria!r}")
+    for criterion in names:
+        _check_text("criteria", criterion)
+    if len(set(names)) != len(names):
+        raise ValueError(f"`criteria` must not repeat: {criteria!r}")
+    if scale != "json" and len(names) != 1:
+        raise ValueError(
+            f"`criteria` must have one name for scale {scale!r} (several need scale 'json'); "
+            f"got {criteria!r}"
+        )
+    if score_range is not None and scale != "json":
+        raise ValueError(f"`score_range` applies to scale 'json' only, not {scale!r}")
+    pair = (0.0, 1.0) if score_range is None else score_range
+    if (
+        isinstance(pair, str | bytes | Mapping)
+        or not isinstance(pair, Sequence)
+        or len(pair) != 2
+        or not all(_is_real(v) for v in pair)
+        or not float(pair[0]) < float(pair[1])
+        or not math.isfinite(float(pair[1]) - float(pair[0]))
+    ):
+        raise ValueError(
+            "`score_range` must be two finite numbers (low, high) with low < high, not "
+            f"{score_range!r}"
+        )
+    low, high = float(pair[0]), float(pair[1])
+    if not _is_real(temperature) or temperature < 0:  # type: ignore[operator]
+        raise ValueError(f"`temperature` must be a finite number >= 0, not {temperature!r}")
+    if seed is not None and (not _is_int(seed) or not -_MAX_INT64 - 1 <= seed <= _MAX_INT64):
+        raise ValueError(f"`seed` must be an integer (64-bit) or None, not {seed!r}")
+    if max_tokens is not None and (not _is_int(max_tokens) or not 1 <= max_tokens <= _MAX_INT64):
+        raise ValueError(
+            f"`max_tokens` must be a positive integer (below 2**63) or None, not {max_tokens!r}"
+        )
+    for parameter, value in (("timeout", timeout), ("backoff", backoff)):
+        if not _is_real(value) or not 0 < value <= _MAX_SECONDS:  # type: ignore[operator]
+            raise ValueError(
+                f"`{parameter}` must be a number of seconds, more than 0 and at most "
+                f"{_MAX_SECONDS:g}, not {value!r}"
+            )
+    if not _is_int(max_retries) or not 0 <= max_retries <= _MAX_RETRIES:
+        raise ValueError(
+            f"`max_retries` must be an integer from 0 to {_MAX_RETRIES}, not {max_retries!r}"
+        )
+    if not _is_int(max_concurrency) or max_concurrency < 1:
+        raise ValueError(f"`max_concurrency` must be an integer >= 1, not {max_concurrency!r}")
+    return names, (low, high)
