@@ -133,5 +133,6 @@ def test_comparison_latex_marks_significance() -> None:
     pro = evaluation_from_stats(report, "gemini-1-5-pro-002", answers=False)
     llama = evaluation_from_stats(report, "llama-2-7b-hf", answers=False)
     latex = to_latex(pro.compare(llama, n_resamples=2000))
-    assert r"$^{\dagger}$" in latex
-    assert "<0.001" in latex
+    assert r"$<$0.001$^{\dagger}$" in latex  # math-mode "<": text mode would print "¡"
+    assert r"$^{\dagger}$ Holm-adjusted $p < 0.05$." in latex  # the mark is explained
+    assert latex.count(r"\\") == 2  # one header row and one body row

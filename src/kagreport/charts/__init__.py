@@ -38,6 +38,7 @@ from kagreport.charts._export import (
 from kagreport.charts._forest import forest_data, forest_plot
 from kagreport.charts._latency import latency_bins, latency_chart, latency_summary
 from kagreport.charts._outcomes import dataset_heatmap, heatmap_data, outcomes_chart, outcomes_data
+from kagreport.charts._renderer import RENDERER_NAME, enable_notebook_renderer
 from kagreport.charts._theme import (
     COLUMN_WIDTH,
     FONT,
@@ -53,6 +54,7 @@ __all__ = [
     "FORMATS",
     "FRONTIER_LABELS",
     "PAPER_CONFIG",
+    "RENDERER_NAME",
     "THEME_NAME",
     "MissingGlyphWarning",
     "accuracy_cost_chart",
@@ -61,6 +63,7 @@ __all__ = [
     "apply_theme",
     "criterion_ratings",
     "dataset_heatmap",
+    "enable_notebook_renderer",
     "forest_data",
     "forest_plot",
     "heatmap_data",

@@ -125,11 +125,22 @@ def build_parser() -> argparse.ArgumentParser:
         "OUT must not exist; it appears complete or not at all.",
     )
     simulate.add_argument("out", metavar="OUT", help="folder to create")
-    simulate.add_argument("--questions", type=_non_negative, default=40, help="per dataset")
-    simulate.add_argument("--datasets", type=int, default=3, choices=range(1, 7), metavar="1-6")
-    simulate.add_argument("--vector-dim", type=_non_negative, default=384)
-    simulate.add_argument("--seed", type=int, default=0)
-    simulate.add_argument("--prefix", default="")
+    simulate.add_argument(
+        "--questions", type=_non_negative, default=40, help="scorable questions per dataset (40)"
+    )
+    simulate.add_argument(
+        "--datasets",
+        type=int,
+        default=3,
+        choices=range(1, 7),
+        metavar="1-6",
+        help="scorable MCQ datasets (3); one unlabelled and one free-form dataset are added",
+    )
+    simulate.add_argument(
+        "--vector-dim", type=_non_negative, default=384, help="embedding length (384)"
+    )
+    simulate.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    simulate.add_argument("--prefix", default="", help="file-name prefix of the run (none)")
     add_evaluation_parsers(commands, verbosity)
     return parser
 

@@ -51,6 +51,7 @@ class _ReportMixin:
     SCHEMA: ClassVar[str]
     items: tuple[Any, ...]
     metrics: Mapping[str, float]
+    errors: Mapping[str, int]
     metadata: Mapping[str, Any]
 
     @property
@@ -81,6 +82,15 @@ class _ReportMixin:
             known = ", ".join(self.metrics) or "none"
             raise KeyError(f"this evaluation has no metric {metric!r} (metrics: {known})")
         return np.array([item.scores.get(metric, np.nan) for item in self.items], dtype=float)
+
+    def __repr__(self) -> str:
+        # The dataclass repr would print every item (megabytes for a large evaluation).
+        name = self.metadata.get("name")
+        label = f" {name!r}" if isinstance(name, str) else ""
+        return (
+            f"<{type(self).__name__}{label}: {self.n_items} items, "
+            f"{len(self.metrics)} metrics, errors {dict(self.errors)}>"
+        )
 
     def _repr_html_(self) -> str:
         from kagreport.evaluation._text import render_evaluation_html
@@ -193,7 +203,7 @@ class _ReportMixin:
         return compare_items(candidate, other, kind=kind, n_resamples=n_resamples, seed=seed)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class AnswerEvaluation(_ReportMixin):
     """The result of :func:`evaluate_answers` (ANSWER_EVALUATION_SPEC.md).
 
@@ -302,7 +312,7 @@ def _at(values: Any, index: int) -> Any:
     return values[index] if isinstance(values, list | tuple) and len(values) > index else None
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class RetrievalEvaluation(_ReportMixin):
     """The result of :func:`evaluate_retrieval`: ranked-retrieval metrics per item.
 

@@ -61,7 +61,7 @@ def _number(value: Any, digits: int) -> str:
 def _p(value: float) -> str:
     if value is None or math.isnan(value):
         return "–"
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
+    return "\0$<$0.001" if value < 0.001 else f"{value:.3f}"
 
 
 def _stats_table(report: StatsReport, digits: int) -> pd.DataFrame:
@@ -96,7 +96,7 @@ def _comparison_table(comparison: EvaluationComparison, digits: int, alpha: floa
             "Difference [95% CI]": f"{_number(r.mean_difference, digits + 2)} "
             f"[{_number(r.ci_low, digits + 2)}, {_number(r.ci_high, digits + 2)}]",
             "p": _p(r.p_value),
-            "p (Holm)": _p(r.p_value_holm) + "\0" + mark,
+            "p (Holm)": _p(r.p_value_holm) + ("" if "\0" in _p(r.p_value_holm) else "\0") + mark,
         }
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "metric"
@@ -143,23 +143,29 @@ def to_latex(
         raise TypeError(f"cannot make a LaTeX table from {type(table).__name__}")
 
     def cell(value: Any) -> str:
+        # After a NUL comes LaTeX already written (a significance mark, "$<$0.001").
         text = _number(value, digits)
-        if marked and "\0" in text:  # the significance mark is LaTeX already
-            plain, mark = text.split("\0", 1)
-            return latex_escape(plain) + mark
-        return latex_escape(text)
+        plain, _, raw = text.partition("\0")
+        return latex_escape(plain) + raw
 
     body = frame.apply(lambda column: column.map(cell))
     body.columns = [latex_escape(str(c)) for c in frame.columns]
-    body.index = [latex_escape(str(i)) for i in frame.index]
-    body.index.name = None if frame.index.name is None else latex_escape(str(frame.index.name))
-    styler = body.style
-    latex = styler.to_latex(
-        caption=None if caption is None else latex_escape(caption),
-        label=label,
-        hrules=True,
-        column_format="l" + "r" * len(body.columns),
-        position_float="centering" if caption or label else None,
-        environment="table" if caption or label else None,
+    # The index becomes the first column, headed by its name: one header row, not two.
+    first = "" if frame.index.name is None else latex_escape(str(frame.index.name))
+    body.insert(0, first, [latex_escape(str(i)) for i in frame.index])
+    styler = body.style.hide(axis="index")
+    latex = str(
+        styler.to_latex(
+            caption=None if caption is None else latex_escape(caption),
+            label=label,
+            hrules=True,
+            column_format="l" + "r" * (len(body.columns) - 1),
+            position_float="centering" if caption or label else None,
+            environment="table" if caption or label else None,
+        )
     )
-    return str(latex)
+    if marked:
+        note = f"\\par\\smallskip{{\\footnotesize $^{{\\dagger}}$ Holm-adjusted $p < {alpha}$.}}\n"
+        at = latex.find("\\end{table}")
+        latex = latex[:at] + note + latex[at:] if at >= 0 else latex + note
+    return latex

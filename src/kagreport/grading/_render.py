@@ -91,6 +91,9 @@ def render_html(report: StatsReport) -> str:
         return head + "<p>No scorable results were found.</p>"
     columns = ["SETUP", "ACC%", "PREC%", "COVER%", "OK", "WRONG", "ERR", "TOT", "GEN(s)",
                "CTX_LEN", "RET(s)", "VERTICE", "RELATION", "PROPERTY"]  # fmt: skip
+    retrieval = any(s.overall.retrieval is not None for s in report.setups)
+    if not retrieval:  # as the text table: no retrieval columns without retrieval
+        columns = columns[:10]
 
     def cells(name: str, m: Metrics, style: str) -> str:
         r = m.retrieval
@@ -103,6 +106,7 @@ def render_html(report: StatsReport) -> str:
             _fixed(None if r is None else r.avg_relationships, 2),
             _fixed(None if r is None else r.avg_properties, 2),
         ]  # fmt: skip
+        values = values if retrieval else values[:9]
         tds = "".join(f'<td style="text-align:right">{v}</td>' for v in values)
         return f'<tr><td style="text-align:left{style}">{escape(name)}</td>{tds}</tr>'
 

@@ -125,7 +125,7 @@ class ComparisonView(View):
         self,
         source: StatsReport | Mapping[str, AnswerEvaluation],
         *,
-        n_resamples: int = 2000,
+        n_resamples: int = 10000,
         seed: int = 0,
         threshold: float = 0.5,
         max_flips: int = 25,
