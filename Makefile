@@ -4,6 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
+# Debian's Chromium drives the browser tests (Playwright's own browser download is not used).
+CHROMIUM ?= /usr/bin/chromium
 
 .PHONY: demo test lint typecheck pytest bench examples lab clean
 
@@ -33,8 +35,16 @@ lint: $(STAMP_DEV)
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy
 
-pytest: $(STAMP_DEV)
-	$(BIN)/python -m pytest -q
+pytest: $(STAMP_DEV) $(CHROMIUM)
+	KAGREPORT_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest -q
+
+# Installed once, from Debian's packages, when missing.
+$(CHROMIUM):
+	@if ! command -v apt-get >/dev/null 2>&1; then \
+		echo "The browser tests need Chromium at $(CHROMIUM) (set CHROMIUM=...)." >&2; exit 1; fi
+	@SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -q && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
 
 ## lab: open the analyst notebooks in JupyterLab (installs it into .venv)
 lab: $(STAMP_RUN)
