@@ -21,9 +21,10 @@ $(STAMP_DEV): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(STAMP_RUN)
 
-## demo: grade the bundled MMLU-Pro philosophy example and print the kag stats table
+## demo: grade the bundled MMLU-Pro philosophy example, print the kag stats table, build the site
 demo: $(STAMP_RUN)
 	$(BIN)/kagreport demo
+	$(BIN)/kagreport site build -o site/_build
 
 ## test: lint, type-check and run the test suite
 test: lint typecheck pytest

@@ -15,6 +15,8 @@ from kagreport import __version__
 from kagreport._errors import KagreportError, UsageError
 from kagreport.cli._evaluation import add_parsers as add_evaluation_parsers
 from kagreport.cli._evaluation import run_compare, run_evaluate
+from kagreport.cli._site import add_parsers as add_site_parsers
+from kagreport.cli._site import run_site
 from kagreport.grading import FindReport, compile_pattern, find, grade
 from kagreport.kag import simulate_run
 
@@ -142,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--seed", type=int, default=0, help="random seed (0)")
     simulate.add_argument("--prefix", default="", help="file-name prefix of the run (none)")
     add_evaluation_parsers(commands, verbosity)
+    add_site_parsers(commands, verbosity)
     return parser
 
 
@@ -329,6 +332,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, int], int]] = {
     "simulate": _run_simulate,
     "evaluate": run_evaluate,
     "compare": run_compare,
+    "site": run_site,
 }
 
 

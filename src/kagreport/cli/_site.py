@@ -1,0 +1,137 @@
+"""``kagreport site build``: parse, call :func:`kagreport.site.build_site`, print the path."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from kagreport._errors import UsageError
+
+__all__ = ["add_parsers", "run_site"]
+
+#: Where ``kagreport site build`` writes without ``-o``.
+DEFAULT_OUTPUT = "site/_build"
+
+
+def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
+    """Register ``site`` (with its ``build`` sub-command) on the top-level parser."""
+    site = commands.add_parser(
+        "site",
+        parents=[verbosity],
+        help="build the static report site",
+        description="Static HTML report site that opens from disk with no network.",
+    )
+    actions = site.add_subparsers(dest="site_command", metavar="ACTION", required=True)
+    build = actions.add_parser(
+        "build",
+        parents=[verbosity],
+        help="build the site from a TOML configuration, flags, or the bundled examples",
+        description="Build the site. With neither CONFIG nor --results, the bundled examples "
+        "are used. The output folder is replaced whole (atomically).",
+    )
+    build.add_argument(
+        "config", nargs="?", metavar="CONFIG", help="site configuration (TOML), e.g. site/site.toml"
+    )
+    build.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        default=DEFAULT_OUTPUT,
+        help=f"site folder to write (default: {DEFAULT_OUTPUT})",
+    )
+    build.add_argument("--title", help="site title (overrides the configuration's)")
+    run = build.add_argument_group("one run from flags (instead of CONFIG)")
+    run.add_argument("-r", "--results", metavar="DIR", help="results root of a kag run")
+    run.add_argument("-d", "--datasets", metavar="FILE", help="datasets file (with --results)")
+    run.add_argument("--prefix", default="", help="file-name prefix of the run")
+    run.add_argument("--name", help="display name of the run (default: the results folder)")
+    run.add_argument("--baseline", metavar="SETUP", help="setup to compare against")
+    run.add_argument(
+        "--compare",
+        choices=("baseline", "all-pairs"),
+        default="baseline",
+        help="compare each setup with the baseline (default) or every pair",
+    )
+    build.add_argument(
+        "--evaluation",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="AnswerEvaluation / RetrievalEvaluation / EvaluationComparison file (repeatable)",
+    )
+    build.add_argument(
+        "--notebook", action="append", default=[], metavar="FILE", help="notebook (repeatable)"
+    )
+    build.add_argument(
+        "--templates", metavar="DIR", help="folder of templates that replace the package's"
+    )
+    build.add_argument(
+        "--no-execute",
+        action="store_true",
+        help="convert notebooks as saved, without running them",
+    )
+    build.add_argument(
+        "--with-notebooks",
+        action="store_true",
+        help="with the bundled examples: also execute the repository's notebooks/",
+    )
+    build.set_defaults(parser=build)
+
+
+def run_site(args: argparse.Namespace, level: int) -> int:
+    """Run ``kagreport site build``; print the index path."""
+    import dataclasses
+
+    from kagreport.site import EvaluationSource, RunConfig, SiteConfig, build_site
+
+    if args.config is not None and (args.results or args.datasets):
+        raise UsageError("give either CONFIG or --results/--datasets, not both")
+    if args.datasets and not args.results:
+        raise UsageError("--datasets goes with --results")
+    if args.config is not None:
+        config = SiteConfig.from_toml(args.config)
+    elif args.results is not None:
+        if args.datasets is None:
+            raise UsageError("--results needs --datasets")
+        results = Path(args.results)
+        config = SiteConfig(
+            title=args.title or "kagreport",
+            runs=(
+                RunConfig(
+                    name=args.name or results.resolve().name,
+                    datasets=Path(args.datasets),
+                    results=results,
+                    prefix=args.prefix,
+                    baseline=args.baseline,
+                    compare=args.compare,
+                ),
+            ),
+        )
+    else:
+        config = SiteConfig.default(notebooks=args.with_notebooks and not args.no_execute)
+    config = dataclasses.replace(
+        config,
+        title=args.title or config.title,
+        evaluations=config.evaluations
+        + tuple(EvaluationSource.of(Path(p)) for p in args.evaluation),
+        notebooks=config.notebooks + tuple(Path(p) for p in args.notebook),
+        templates=Path(args.templates) if args.templates else config.templates,
+    )
+
+    # Steps on a terminal at the default level; with -vv they are logged (INFO) instead.
+    show = level == logging.ERROR and sys.stderr is not None and sys.stderr.isatty()
+
+    def progress(message: str) -> None:
+        sys.stderr.write(f"kagreport: site: {message}\n")
+
+    index = build_site(
+        config,
+        args.output,
+        execute_notebooks=not args.no_execute,
+        progress=progress if show else None,
+    )
+    sys.stdout.write(f"site written to {index.parent}\nopen {index.resolve().as_uri()}\n")
+    return 0

@@ -1,0 +1,30 @@
+"""The static report site: runs, comparisons, evaluations and notebooks as HTML pages.
+
+>>> from kagreport.site import SiteConfig, build_site
+>>> build_site(SiteConfig.from_toml("site/site.toml"), "site/_build")  # doctest: +SKIP
+
+The site opens from ``file://`` with no network: data is inlined into the pages (and written
+under ``data/`` for download), charts are Vega-Lite specs drawn by the one shared
+``assets/vega.js`` (from the installed vl-convert), and every link is relative. Builds are
+deterministic and replace the output folder atomically. Importing this module loads neither
+pandas nor Altair; building does.
+"""
+
+from __future__ import annotations
+
+from kagreport.site._build import MARKER, RESPONSE_LIMIT, build_site, slugify
+from kagreport.site._config import COMPARE_MODES, EvaluationSource, RunConfig, SiteConfig
+from kagreport.site._json import dumps_json, inline_json
+
+__all__ = [
+    "COMPARE_MODES",
+    "MARKER",
+    "RESPONSE_LIMIT",
+    "EvaluationSource",
+    "RunConfig",
+    "SiteConfig",
+    "build_site",
+    "dumps_json",
+    "inline_json",
+    "slugify",
+]

@@ -1,0 +1,167 @@
+"""SVG export of the site's charts, in a helper process so it overlaps the rest of the build.
+
+vl-convert holds the GIL while it renders (about a quarter of a second a chart), so a site
+of many setups spends much of its build there. :class:`FigureWriter` hands the specs to one
+helper process (``python -m kagreport.site._figures``, which reads one JSON job a line on
+stdin and answers one line per job on stdout) while this process reads responses and renders
+pages. Each file is written by :func:`kagreport.charts.save_figure`. If the helper cannot be
+started or dies, the remaining figures are exported in this process: the output is the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from queue import Queue
+from typing import Any
+
+from kagreport._errors import KagreportError
+
+__all__ = ["FigureWriter"]
+
+logger = logging.getLogger("kagreport.site")
+
+_STOP = None
+
+
+def _export(spec: Any, path: str) -> None:
+    from kagreport.charts import save_figure
+
+    save_figure(spec, path)
+
+
+class FigureWriter:
+    """Export Vega-Lite specs to SVG files, in a helper process when possible.
+
+    Parameters
+    ----------
+    helper : bool
+        Start the helper process; False exports in this process, at :meth:`submit`.
+    """
+
+    def __init__(self, helper: bool = True) -> None:
+        self.jobs: list[tuple[str, str]] = []  # (spec JSON, path), in submission order
+        self.process: subprocess.Popen[bytes] | None = None
+        self.queue: Queue[bytes | None] = Queue()
+        self.feeder: threading.Thread | None = None
+        self.helper = helper
+        self.started = False
+
+    def _start(self) -> None:
+        # Started at the first figure, not before: grading forks its workers only while
+        # this process has a single thread.
+        self.started = True
+        if self.helper:
+            try:
+                env = dict(os.environ)
+                env["PYTHONPATH"] = os.pathsep.join(
+                    [p for p in (*sys.path, env.get("PYTHONPATH", "")) if p]
+                )
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "kagreport.site._figures"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env=env,
+                )
+            except OSError as exc:
+                logger.debug("no figure helper process (%s); exporting in this process", exc)
+                self.process = None
+        if self.process is not None:
+            self.feeder = threading.Thread(target=self._feed, daemon=True)
+            self.feeder.start()
+
+    def _feed(self) -> None:
+        assert self.process is not None
+        stdin = self.process.stdin
+        assert stdin is not None
+        try:
+            while True:
+                line = self.queue.get()
+                if line is _STOP:
+                    break
+                stdin.write(line)
+                stdin.flush()
+        except OSError:  # the helper died; finish() exports what it did not confirm
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                stdin.close()
+
+    def submit(self, spec: Any, path: Path) -> None:
+        """Export ``spec`` to ``path`` (now, or in the helper)."""
+        text = json.dumps(spec, sort_keys=True)
+        if not self.started:
+            self._start()
+        if self.process is None:
+            self._local(text, str(path))
+            return
+        self.jobs.append((text, str(path)))
+        job = {"spec": text, "path": str(path)}
+        self.queue.put(json.dumps(job).encode("utf-8") + b"\n")
+
+    def _local(self, text: str, path: str) -> None:
+        try:
+            _export(json.loads(text), path)
+        except (ValueError, OSError) as exc:
+            raise KagreportError(f"cannot export the figure {path}: {exc}", path=path) from None
+
+    def finish(self) -> None:
+        """Wait for every figure; export in this process those the helper did not write.
+
+        Raises
+        ------
+        KagreportError
+            If a figure cannot be exported.
+        """
+        if self.process is None:
+            return
+        self.queue.put(_STOP)
+        assert self.process.stdout is not None
+        answers = [line.decode("utf-8", "replace").rstrip("\n") for line in self.process.stdout]
+        self.process.wait()
+        if self.feeder is not None:
+            self.feeder.join()
+        self.process = None
+        for index, (text, path) in enumerate(self.jobs):
+            answer = answers[index] if index < len(answers) else ""
+            if answer == "ok":
+                continue
+            if answer.startswith("error "):
+                raise KagreportError(f"cannot export the figure {path}: {answer[6:]}", path=path)
+            self._local(text, path)  # the helper died before this one
+        self.jobs = []
+
+    def close(self) -> None:
+        """Stop the helper (after a failed build)."""
+        if self.process is not None:
+            self.queue.put(_STOP)
+            self.process.kill()
+            self.process.wait()
+            if self.process.stdout is not None:
+                self.process.stdout.close()
+            self.process = None
+
+
+def _main() -> int:
+    for line in sys.stdin.buffer:
+        try:
+            job = json.loads(line)
+            _export(json.loads(job["spec"]), job["path"])
+        except Exception as exc:  # reported to the parent, which raises it
+            message = " ".join(f"{type(exc).__name__}: {exc}".split())
+            sys.stdout.write(f"error {message}\n")
+        else:
+            sys.stdout.write("ok\n")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

@@ -1,0 +1,130 @@
+"""The Jinja2 environment of the site: package templates, a user's override folder, filters."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from kagreport._errors import KagreportError
+from kagreport.kag import format_float
+from kagreport.site._json import inline_json
+
+__all__ = ["NOTEBOOK_TEMPLATE", "Templates", "package_templates"]
+
+#: The nbconvert template (a folder of the templates directory) notebooks are converted with.
+NOTEBOOK_TEMPLATE = "notebook"
+
+_DASH = "—"
+
+
+def package_templates() -> Path:
+    """The folder of the templates shipped with kagreport."""
+    return Path(str(files("kagreport.site"))) / "templates"
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and not math.isfinite(value))
+
+
+def fmt_pct(value: Any, digits: int = 1) -> str:
+    """A proportion as a percentage (``"72.3%"``); a dash where undefined."""
+    return _DASH if _missing(value) else f"{100 * float(value):.{digits}f}%"
+
+
+def fmt_num(value: Any, digits: int = 3) -> str:
+    """A number with ``digits`` significant digits; integers in full; a dash where undefined."""
+    if _missing(value):
+        return _DASH
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    return f"{float(value):.{digits}g}"
+
+
+def fmt_fixed(value: Any, digits: int = 3) -> str:
+    """A number with ``digits`` decimals; a dash where undefined."""
+    return _DASH if _missing(value) else f"{float(value):.{digits}f}"
+
+
+def json_number(value: Any) -> str:
+    """A value as ``kag stats --format json`` writes it (``null``, ``12``, ``0.5``)."""
+    if _missing(value):
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return format_float(value)
+    return str(value)
+
+
+def script_json(value: Any, sort_keys: bool = True) -> Markup:
+    """JSON safe inside ``<script type="application/json">`` (see :func:`inline_json`)."""
+    return Markup(inline_json(value, sort_keys=sort_keys))
+
+
+class Templates:
+    """Renders the site's pages; templates in ``override`` win over the package's.
+
+    Autoescaping is on for every template, whatever its name.
+
+    Raises
+    ------
+    KagreportError
+        If ``override`` is given but is not a folder.
+    """
+
+    def __init__(self, override: Path | None = None) -> None:
+        self.searched: list[Path] = []
+        if override is not None:
+            if not override.is_dir():
+                raise KagreportError(
+                    f"the templates folder {override} does not exist or is not a folder",
+                    path=override,
+                )
+            self.searched.append(override)
+        self.searched.append(package_templates())
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader([str(p) for p in self.searched]),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            keep_trailing_newline=True,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.filters.update(
+            pct=fmt_pct,
+            num=fmt_num,
+            fixed=fmt_fixed,
+            json_number=json_number,
+            script_json=script_json,
+        )
+
+    def notebook_dirs(self) -> Sequence[Path]:
+        """Base folders searched for the nbconvert template, the override first."""
+        return tuple(self.searched)
+
+    def render(self, name: str, /, **context: Any) -> str:
+        """Render one page template.
+
+        Raises
+        ------
+        KagreportError
+            If no searched folder holds the template (the message lists them).
+        """
+        try:
+            template = self.env.get_template(name)
+        except jinja2.TemplateNotFound as exc:
+            where = ", ".join(str(p) for p in self.searched)
+            raise KagreportError(
+                f"the site template {exc.name!r} was not found; searched: {where}"
+            ) from None
+        return template.render(**context)

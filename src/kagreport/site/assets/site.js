@@ -1,0 +1,174 @@
+/* kagreport site: charts and the item table. A classic script (no ES modules, no fetch),
+   so every page works from file:// with no network. All data is read from
+   <script type="application/json"> elements of the page itself. Text from result files is
+   only ever put in the page with textContent, never parsed as HTML.
+   Integers above 2^53 in the inline JSON may be rounded by JSON.parse; this script never
+   does arithmetic on them or shows them (the pages show the exact numbers as text). */
+(function () {
+  "use strict";
+
+  function readJSON(element) {
+    return JSON.parse(element.textContent);
+  }
+
+  function renderCharts() {
+    var specs = document.querySelectorAll("script.vega-spec");
+    for (var i = 0; i < specs.length; i++) {
+      var script = specs[i];
+      var target = script.previousElementSibling;
+      if (!target || !target.classList.contains("chart")) {
+        continue;
+      }
+      if (typeof window.vegaEmbed !== "function") {
+        target.textContent = "(charts need assets/vega.js)";
+        target.className += " chart-error";
+        continue;
+      }
+      (function (div, spec) {
+        window.vegaEmbed(div, spec, { actions: false, renderer: "svg" }).catch(function (err) {
+          div.textContent = "This chart could not be drawn: " + err;
+          div.className += " chart-error";
+          if (window.console) {
+            window.console.error(err);
+          }
+        });
+      })(target, readJSON(script));
+    }
+  }
+
+  function cell(row, text, className) {
+    var td = document.createElement("td");
+    if (className) {
+      td.className = className;
+    }
+    td.textContent = text;
+    row.appendChild(td);
+    return td;
+  }
+
+  function number(value) {
+    if (value === null || value === undefined) {
+      return "\u2014";
+    }
+    return String(Number(value.toPrecision(3)));
+  }
+
+  function setupItems() {
+    var data = document.getElementById("items-data");
+    var table = document.getElementById("items");
+    if (!data || !table) {
+      return;
+    }
+    var items = readJSON(data);
+    var columns = items.columns;
+    var rows = items.rows;
+    var col = {};
+    for (var c = 0; c < columns.length; c++) {
+      col[columns[c]] = c;
+    }
+    var pageSize = parseInt(table.getAttribute("data-page-size"), 10) || 50;
+    var body = table.tBodies[0];
+    var search = document.getElementById("item-search");
+    var prev = document.getElementById("items-prev");
+    var next = document.getElementById("items-next");
+    var count = document.getElementById("items-count");
+    var pageLabel = document.getElementById("items-page");
+    var haystack = null; // lower-cased text of each row, built on first search
+    var matches = rows;
+    var page = 0;
+
+    function text(row) {
+      var parts = [];
+      for (var k = 0; k < row.length; k++) {
+        if (row[k] !== null && typeof row[k] === "string") {
+          parts.push(row[k]);
+        }
+      }
+      return parts.join("\n").toLowerCase();
+    }
+
+    function render() {
+      var pages = Math.max(1, Math.ceil(matches.length / pageSize));
+      if (page >= pages) {
+        page = pages - 1;
+      }
+      if (page < 0) {
+        page = 0;
+      }
+      var start = page * pageSize;
+      var end = Math.min(matches.length, start + pageSize);
+      var fragment = document.createDocumentFragment();
+      for (var i = start; i < end; i++) {
+        var r = matches[i];
+        var tr = document.createElement("tr");
+        tr.className = "outcome-" + r[col.outcome];
+        cell(tr, r[col.dataset]);
+        cell(tr, r[col.question]);
+        cell(tr, r[col.outcome]);
+        cell(tr, r[col.expected] === null ? "\u2014" : r[col.expected]);
+        var response = r[col.response];
+        var td = cell(tr, response === null ? "\u2014" : response, "text");
+        var length = r[col.response_length];
+        if (response !== null && length !== null && length > response.length) {
+          var more = document.createElement("span");
+          more.className = "cut";
+          more.textContent = " \u2026 (" + length + " characters)";
+          td.appendChild(more);
+        }
+        cell(tr, r[col.error] === null ? "" : r[col.error], "text");
+        cell(tr, number(r[col.generation_secs]), "num");
+        cell(tr, number(r[col.retrieval_secs]), "num");
+        fragment.appendChild(tr);
+      }
+      while (body.firstChild) {
+        body.removeChild(body.firstChild);
+      }
+      body.appendChild(fragment);
+      count.textContent = String(matches.length);
+      pageLabel.textContent = "page " + (page + 1) + " of " + pages;
+      prev.disabled = page === 0;
+      next.disabled = page >= pages - 1;
+    }
+
+    function filter() {
+      var query = search.value.trim().toLowerCase();
+      if (!query) {
+        matches = rows;
+      } else {
+        if (haystack === null) {
+          haystack = rows.map(text);
+        }
+        matches = [];
+        for (var i = 0; i < rows.length; i++) {
+          if (haystack[i].indexOf(query) !== -1) {
+            matches.push(rows[i]);
+          }
+        }
+      }
+      page = 0;
+      render();
+    }
+
+    search.addEventListener("input", filter);
+    prev.addEventListener("click", function () {
+      page -= 1;
+      render();
+    });
+    next.addEventListener("click", function () {
+      page += 1;
+      render();
+    });
+    filter();
+  }
+
+  function start() {
+    setupItems();
+    renderCharts();
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();

@@ -1,0 +1,582 @@
+"""The static report site: layout, links, offline assets, safe inline JSON, determinism,
+atomic replacement and configuration errors (no browser here: see tests/browser/)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kagreport import KagreportError, grade
+from kagreport.evaluation import AnswerItem, ExactMatch, TokenF1, evaluate_answers
+from kagreport.examples import mmlu_pro_philosophy
+from kagreport.kag import simulate_run
+from kagreport.site import (
+    MARKER,
+    RESPONSE_LIMIT,
+    RunConfig,
+    SiteConfig,
+    build_site,
+    inline_json,
+    slugify,
+)
+
+PAYLOAD = "</script><script>alert(1)</script><!-- <img src=x onerror=alert(2)>"
+LONG = 5000
+BIG_INT = 9007199254740993  # 2**53 + 1: a double cannot hold it
+
+
+# ---------------------------------------------------------------------- fixtures
+
+
+def _poison_run(root: Path) -> tuple[Path, Path]:
+    """A small simulated run whose responses, errors, prompts and options carry markup."""
+    run = simulate_run(root, questions=6, datasets=2, seed=3, vector_dim=4, unparsable_files=0)
+    results = Path(run.results_path)
+    datasets = Path(run.datasets_path)
+    truth = json.loads(datasets.read_text(encoding="utf-8"))
+    for questions in truth.values():
+        for entry in questions.values():
+            output = entry.get("output")
+            if output and output.get("options"):
+                key = next(iter(output["options"]))
+                output["options"][key] = PAYLOAD + output["options"][key]
+    datasets.write_text(json.dumps(truth, indent=2), encoding="utf-8")
+    files = sorted(results.glob("sim-*/*/*.json"))
+    for n, path in enumerate(files):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if "ok" in record:
+            record["ok"]["stats"]["prompt"] += PAYLOAD
+            if n % 3 == 0:
+                record["ok"]["result"] = PAYLOAD + record["ok"]["result"]
+            if n == 0:
+                record["ok"]["result"] = "x" * LONG
+        else:
+            record["error"] = PAYLOAD + record["error"]
+        path.write_text(json.dumps(record, indent=2), encoding="utf-8")
+    return datasets, results
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    base = tmp_path_factory.mktemp("inputs")
+    datasets, results = _poison_run(base / "sim")
+    items = [
+        AnswerItem("q1", "Which?", "Paris " + PAYLOAD, "Paris"),
+        AnswerItem("q2", "Which?", "Lyon", "Paris"),
+        AnswerItem("q3", "Which?", "Nice", "Nice"),
+    ]
+    judges = [ExactMatch(), TokenF1()]
+    first = evaluate_answers(items, judges, metadata={"name": PAYLOAD, "ns_total": BIG_INT})
+    second = evaluate_answers(
+        [AnswerItem(i.identifier, i.question, i.reference or "", i.reference) for i in items],
+        judges,
+        metadata={"name": "perfect"},
+    )
+    answers = base / "answers.json"
+    first.write(answers)
+    comparison = base / "comparison.json"
+    second.compare(first, n_resamples=100).write(comparison)
+    example = mmlu_pro_philosophy()
+    config = SiteConfig(
+        title="Test site " + PAYLOAD,
+        runs=(
+            RunConfig("Simulated " + PAYLOAD, datasets, results, compare="all-pairs"),
+            RunConfig(example.name, example.datasets, example.results),
+        ),
+        evaluations=(answers, comparison),
+    )
+    return {"base": base, "config": config, "datasets": datasets, "results": results}
+
+
+@pytest.fixture(scope="module")
+def site(inputs: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("build") / "site"
+    index = build_site(inputs["config"], out)
+    assert index == out / "index.html"
+    return out
+
+
+def _pages(site: Path) -> list[Path]:
+    return sorted(site.rglob("*.html"))
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.ids: set[str] = set()
+        self.scripts: list[tuple[dict[str, str | None], str]] = []
+        self._script: dict[str, str | None] | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        self.tags.append((tag, attributes))
+        if attributes.get("id"):
+            self.ids.add(str(attributes["id"]))
+        if tag == "script":
+            self._script, self._text = attributes, []
+
+    def handle_data(self, data: str) -> None:
+        if self._script is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script" and self._script is not None:
+            self.scripts.append((self._script, "".join(self._text)))
+            self._script = None
+
+
+def _parse(path: Path) -> _Tags:
+    parser = _Tags()
+    parser.feed(path.read_text(encoding="utf-8"))
+    parser.close()
+    return parser
+
+
+# ---------------------------------------------------------------------- layout
+
+
+def test_layout(site: Path, inputs: dict[str, Any]) -> None:
+    config: SiteConfig = inputs["config"]
+    first = grade(config.runs[0].datasets, config.runs[0].results)
+    assert (site / "index.html").is_file()
+    assert (site / MARKER).is_file()
+    # data/report.json is the first run's kag stats JSON, byte for byte
+    assert (site / "data/report.json").read_text(encoding="utf-8") == first.to_json()
+    run_slug = slugify(config.runs[0].name)
+    assert (site / f"data/{run_slug}/report.json").read_text(encoding="utf-8") == first.to_json()
+    assert (site / "data/mmlu-pro-philosophy/report.json").is_file()
+    for setup in first.setup_names:
+        assert (site / f"setups/{run_slug}--{setup}.html").is_file()
+    n = len(first.setup_names)
+    comparisons = sorted((site / "comparisons").glob(f"{run_slug}--*--vs--*.html"))
+    assert len(comparisons) == n * (n - 1) // 2  # all pairs
+    for page in comparisons:
+        assert (site / "data/comparisons" / (page.stem + ".json")).is_file()
+    assert (site / "evaluations/answers.html").is_file()
+    assert (site / "evaluations/comparison.html").is_file()
+    assert (site / "data/evaluations/answers.json").is_file()
+    svgs = sorted((site / "figures").glob("*.svg"))
+    assert svgs
+    for svg in svgs:
+        assert svg.read_text(encoding="utf-8").lstrip().startswith("<svg")
+    assert "window.vegaEmbed" in (site / "assets/vega.js").read_text(encoding="utf-8")
+    assert (site / "assets/site.css").is_file()
+    assert (site / "assets/site.js").is_file()
+
+
+def test_every_chart_has_an_svg_and_a_div(site: Path) -> None:
+    for page in _pages(site):
+        tags = _parse(page)
+        for attributes, text in tags.scripts:
+            if "vega-spec" not in (attributes.get("class") or ""):
+                continue
+            spec = json.loads(text)
+            assert "$schema" in spec
+            chart_id = attributes.get("data-chart")
+            if chart_id:  # site pages (notebook charts have no figure file)
+                assert chart_id in tags.ids
+                assert (site / "figures" / f"{chart_id.removeprefix('chart-')}.svg").is_file()
+
+
+def test_links_resolve_and_nothing_comes_from_the_network(site: Path) -> None:
+    for page in _pages(site):
+        tags = _parse(page)
+        for tag, attributes in tags.tags:
+            for name in ("href", "src"):
+                value = attributes.get(name)
+                if value is None:
+                    continue
+                assert not re.match(r"(?i)\s*(https?:)?//", value), (page, tag, value)
+                if value.startswith(("data:", "mailto:")):
+                    continue
+                path, _, fragment = value.partition("#")
+                target = (page.parent / path).resolve() if path else page
+                assert target.is_file(), f"{page.relative_to(site)}: {value}"
+                if fragment and target.suffix == ".html":
+                    assert fragment in _parse(target).ids, f"{page}: {value}"
+        for tag, attributes in tags.tags:
+            if tag == "script" and attributes.get("src"):
+                assert attributes["src"].endswith(("assets/vega.js", "assets/site.js"))
+
+
+def test_pages_use_the_one_shared_script(site: Path) -> None:
+    for page in _pages(site):
+        sources = [a.get("src") for t, a in _parse(page).tags if t == "script" and a.get("src")]
+        root = "" if page.parent == site else "../"
+        assert sources == [f"{root}assets/vega.js", f"{root}assets/site.js"]
+
+
+# ---------------------------------------------------------------------- safety
+
+
+def test_inline_json_escapes() -> None:
+    value = {"a": PAYLOAD, "b": "line\u2028sep\u2029", "c": BIG_INT, "d": float("nan")}
+    text = inline_json(value)
+    for bad in ("<", ">", "&", "\u2028", "\u2029"):
+        assert bad not in text
+    assert json.loads(text) == {**value, "d": None}
+    assert f":{BIG_INT}" in text  # exact digits, a JSON number
+
+
+def test_untrusted_text_cannot_break_out(site: Path) -> None:
+    for page in _pages(site):
+        html = page.read_text(encoding="utf-8")
+        assert "</script><script>alert" not in html, page
+        assert "<img src=x" not in html, page
+        tags = _parse(page)
+        # Every script element is one the site wrote: a shared asset or inline JSON.
+        opening = len(re.findall(r"<script\b", html, flags=re.IGNORECASE))
+        assert opening == len(tags.scripts), page
+        for attributes, text in tags.scripts:
+            if attributes.get("src"):
+                assert not text.strip()
+                continue
+            assert attributes.get("type") == "application/json", (page, attributes)
+            assert "<" not in text, page
+            json.loads(text)
+
+
+def test_payload_survives_as_data(site: Path) -> None:
+    """The markup is shown as text: the JSON holds it intact and the HTML holds it escaped."""
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert "Simulated &lt;/script&gt;&lt;script&gt;alert(1)" in index
+    seen = False
+    for page in sorted((site / "setups").glob("simulated-*.html")):
+        tags = _parse(page)
+        data = next(text for attrs, text in tags.scripts if attrs.get("id") == "items-data")
+        rows = json.loads(data)["rows"]
+        seen = seen or any(PAYLOAD in (row[4] or "") or PAYLOAD in (row[6] or "") for row in rows)
+        assert all(row[4] is None or len(row[4]) <= RESPONSE_LIMIT for row in rows)
+    assert seen
+
+
+def test_big_integers_stay_exact(site: Path) -> None:
+    page = (site / "evaluations/answers.html").read_text(encoding="utf-8")
+    tags = _parse(site / "evaluations/answers.html")
+    data = next(t for a, t in tags.scripts if a.get("id") == "evaluation-data")
+    assert f'"ns_total":{BIG_INT}' in data
+    assert str(BIG_INT) in page
+    assert json.loads(data)["metadata"]["ns_total"] == BIG_INT
+
+
+# ---------------------------------------------------------------------- content
+
+
+def test_leaderboard_shows_the_report_numbers(site: Path, inputs: dict[str, Any]) -> None:
+    report = json.loads((site / "data/report.json").read_text(encoding="utf-8"))
+    wanted = f"data/{slugify(inputs['config'].runs[0].name)}/report.json"
+    cells: dict[str, dict[str, str]] = {}
+    setup = None
+    inside = False
+    for tag, attributes in _parse(site / "index.html").tags:
+        if tag == "table":
+            inside = attributes.get("data-report") == wanted
+        if not inside:
+            continue
+        if tag == "tr" and attributes.get("data-setup"):
+            setup = str(attributes["data-setup"])
+            cells[setup] = {}
+        if tag == "td" and setup and attributes.get("data-key"):
+            cells[setup][str(attributes["data-key"])] = str(attributes["data-value"])
+    assert set(cells) == {s["setup"] for s in report["setups"]}
+    for entry in report["setups"]:
+        overall = entry["overall"]
+        got = cells[entry["setup"]]
+        assert json.loads(got["accuracy"]) == overall["accuracy"]
+        assert int(got["correct"]) == overall["correct"]
+        assert int(got["total"]) == overall["total"]
+        assert int(got["errors"]) == overall["errors"]
+
+
+def test_setup_page_items(site: Path, inputs: dict[str, Any]) -> None:
+    config: SiteConfig = inputs["config"]
+    report = grade(config.runs[0].datasets, config.runs[0].results)
+    slug = slugify(config.runs[0].name)
+    for setup in report.setups:
+        page = site / f"setups/{slug}--{setup.setup}.html"
+        tags = _parse(page)
+        for needed in ("item-search", "items", "items-prev", "items-next", "items-count"):
+            assert needed in tags.ids
+        data = json.loads(next(t for a, t in tags.scripts if a.get("id") == "items-data"))
+        assert data["columns"][:3] == ["dataset", "question", "outcome"]
+        assert len(data["rows"]) == setup.overall.total
+        outcomes = [row[2] for row in data["rows"]]
+        assert outcomes.count("correct") == setup.overall.correct
+        assert outcomes.count("error") == setup.overall.errors
+    lengths = [
+        row[5]
+        for page in (site / "setups").glob(f"{slug}--*.html")
+        for row in json.loads(
+            next(t for a, t in _parse(page).scripts if a.get("id") == "items-data")
+        )["rows"]
+    ]
+    assert LONG in lengths  # the full length is kept beside the cut response
+
+
+def test_skipped_comparison_is_said(site: Path) -> None:
+    index = (site / "index.html").read_text(encoding="utf-8")
+    # deepseek-coder-v2 has no answer to 8 MMLU-Pro questions: its item set differs
+    assert "deepseek-coder-v2 vs gemini-1-5-pro-002: not compared" in index
+    assert not list((site / "comparisons").glob("mmlu-pro-philosophy--deepseek*"))
+
+
+def test_index_is_small(site: Path) -> None:
+    assert (site / "index.html").stat().st_size < 1_000_000
+    assert "items-data" not in (site / "index.html").read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------- builds
+
+
+def test_deterministic(inputs: dict[str, Any], site: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    build_site(inputs["config"], again)
+    first = sorted(p.relative_to(site) for p in site.rglob("*") if p.is_file())
+    second = sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
+    assert first == second
+    for relative in first:
+        assert (site / relative).read_bytes() == (again / relative).read_bytes(), relative
+
+
+def test_failed_build_leaves_the_old_site(inputs: dict[str, Any], tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    small = SiteConfig(title="small", runs=(inputs["config"].runs[1],))
+    build_site(small, out)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    broken = tmp_path / "broken.json"
+    broken.write_text("{}", encoding="utf-8")
+    failing = SiteConfig(title="other", runs=small.runs, evaluations=(broken,))
+    with pytest.raises(KagreportError, match=r"broken\.json"):
+        build_site(failing, out)
+    after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.json", "site"]
+    # A good build replaces it whole.
+    build_site(SiteConfig(title="new title", runs=small.runs), out)
+    assert "new title" in (out / "index.html").read_text(encoding="utf-8")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.json", "site"]
+
+
+def test_refuses_to_replace_a_foreign_folder(inputs: dict[str, Any], tmp_path: Path) -> None:
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "thesis.tex").write_text("precious", encoding="utf-8")
+    with pytest.raises(KagreportError, match="not a site built by kagreport"):
+        build_site(SiteConfig(runs=(inputs["config"].runs[1],)), out)
+    assert (out / "thesis.tex").read_text(encoding="utf-8") == "precious"
+
+
+def test_refuses_an_output_inside_an_input(inputs: dict[str, Any]) -> None:
+    run = inputs["config"].runs[0]
+    with pytest.raises(KagreportError, match="input"):
+        build_site(SiteConfig(runs=(run,)), run.results / "site")
+
+
+def test_template_override(inputs: dict[str, Any], tmp_path: Path) -> None:
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "_footer.html.j2").write_text(
+        '<footer>OUR FOOTER {{ "<b>" }}</footer>\n'
+        '<script src="{{ root }}assets/vega.js"></script>\n'
+        '<script src="{{ root }}assets/site.js"></script>\n',
+        encoding="utf-8",
+    )
+    config = SiteConfig(runs=(inputs["config"].runs[1],), templates=templates)
+    index = build_site(config, tmp_path / "site")
+    html = index.read_text(encoding="utf-8")
+    assert "OUR FOOTER &lt;b&gt;" in html  # the user's template, autoescaped
+
+
+# ---------------------------------------------------------------------- configuration
+
+
+def _toml(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "site.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_from_toml(tmp_path: Path) -> None:
+    path = _toml(
+        tmp_path,
+        'title = "T"\nevaluations = ["e.json"]\nnotebooks = ["n.ipynb"]\ntemplates = "tpl"\n'
+        '[[runs]]\nname = "R"\ndatasets = "d.json"\nresults = "res"\nbaseline = "b"\n'
+        'compare = "all-pairs"\n',
+    )
+    config = SiteConfig.from_toml(path)
+    assert config.title == "T"
+    assert config.runs[0].datasets == tmp_path / "d.json"
+    assert config.runs[0].results == tmp_path / "res"
+    assert config.runs[0].compare == "all-pairs"
+    assert config.runs[0].baseline == "b"
+    assert config.evaluations[0].path == tmp_path / "e.json"
+    assert config.notebooks == (tmp_path / "n.ipynb",)
+    assert config.templates == tmp_path / "tpl"
+
+
+def test_repository_config_loads() -> None:
+    path = Path(__file__).resolve().parents[1] / "site" / "site.toml"
+    config = SiteConfig.from_toml(path)
+    assert config.runs[0].datasets.is_file()
+    assert config.runs[0].results.is_dir()
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("title = 3\n", "`title` must be a string"),
+        ('colour = "red"\n', "`colour` is not a known key"),
+        ('[[runs]]\nname = "R"\nresults = "r"\n', "`runs[0].datasets` is required"),
+        (
+            '[[runs]]\nname = "R"\ndatasets = "d"\nresults = "r"\ncompare = "some"\n',
+            "`runs[0].compare` must be one of baseline, all-pairs",
+        ),
+        (
+            '[[runs]]\nname = "R"\ndatasets = "d"\nresults = "r"\nextra = 1\n',
+            "`runs[0].extra` is not a known key",
+        ),
+        ('evaluations = "e.json"\n', "`evaluations` must be a list"),
+        (
+            '[[runs]]\nname = "R"\ndatasets = "d"\nresults = "r"\n'
+            '[[runs]]\nname = "R"\ndatasets = "d"\nresults = "r"\n',
+            "`runs[1].name` repeats",
+        ),
+        ("title = \n", "is not valid TOML"),
+    ],
+)
+def test_config_errors_name_file_and_key(tmp_path: Path, text: str, key: str) -> None:
+    path = _toml(tmp_path, text)
+    with pytest.raises(KagreportError, match=re.escape(key)) as caught:
+        SiteConfig.from_toml(path)
+    assert str(path) in str(caught.value)
+
+
+def test_missing_config_file(tmp_path: Path) -> None:
+    with pytest.raises(KagreportError, match="cannot read the site configuration"):
+        SiteConfig.from_toml(tmp_path / "nope.toml")
+
+
+def test_unknown_baseline(inputs: dict[str, Any], tmp_path: Path) -> None:
+    example = mmlu_pro_philosophy()
+    path = _toml(
+        tmp_path,
+        f'[[runs]]\nname = "R"\ndatasets = "{example.datasets}"\n'
+        f'results = "{example.results}"\nbaseline = "nobody"\n',
+    )
+    with pytest.raises(KagreportError, match=r"`runs\[0\].baseline` names no setup") as caught:
+        build_site(SiteConfig.from_toml(path), tmp_path / "out")
+    assert str(path) in str(caught.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_templates_folder(tmp_path: Path) -> None:
+    config = SiteConfig(templates=tmp_path / "nowhere")
+    with pytest.raises(KagreportError, match="templates folder"):
+        build_site(config, tmp_path / "out")
+
+
+# ---------------------------------------------------------------------- notebooks, CLI
+
+
+NOTEBOOK = {
+    "cells": [
+        {
+            "cell_type": "code",
+            "id": "chart",
+            "metadata": {},
+            "source": "import altair as alt, pandas as pd\n"
+            "alt.Chart(pd.DataFrame({'setup': ['a', 'b'], 'accuracy': [0.5, 0.7]}))"
+            ".mark_bar().encode(x='setup', y='accuracy')",
+            "outputs": [],
+            "execution_count": None,
+        },
+        {
+            "cell_type": "code",
+            "id": "widgets",
+            "metadata": {},
+            "source": "import ipywidgets as w\nout = w.Output()\nwith out:\n    print('hi')\n"
+            "w.VBox([w.IntSlider(value=3), out])",
+            "outputs": [],
+            "execution_count": None,
+        },
+        {"cell_type": "markdown", "id": "math", "metadata": {}, "source": "Math: $\\alpha = 0.81$"},
+    ],
+    "metadata": {
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+    },
+    "nbformat": 4,
+    "nbformat_minor": 5,
+}
+
+
+def test_notebook_page(inputs: dict[str, Any], tmp_path: Path) -> None:
+    notebook = tmp_path / "demo.ipynb"
+    notebook.write_text(json.dumps(NOTEBOOK), encoding="utf-8")
+    config = SiteConfig(title="nb", runs=(inputs["config"].runs[1],), notebooks=(notebook,))
+    out = tmp_path / "site"
+    build_site(config, out)
+    page = out / "notebooks/demo.html"
+    html = page.read_text(encoding="utf-8")
+    tags = _parse(page)
+    specs = [t for a, t in tags.scripts if "vega-spec" in (a.get("class") or "")]
+    assert len(specs) == 1
+    assert json.loads(specs[0])["mark"]["type"] == "bar"
+    assert "application/vnd.jupyter.widget-view+json" not in html
+    assert "mathjax" not in html.lower()
+    assert "require.js" not in html
+    assert "$\\alpha = 0.81$" in html
+    assert "In\xa0[1]:" in html  # the hidden setup cell takes no number
+    assert 'href="../index.html"' in html  # the site's navigation
+    for _tag, attributes in tags.tags:
+        for name in ("src", "href"):
+            assert not re.match(r"(?i)\s*(https?:)?//", attributes.get(name) or ""), attributes
+    assert 'href="notebooks/demo.html"' in (out / "index.html").read_text(encoding="utf-8")
+
+
+def test_cli(inputs: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from kagreport.cli._main import _verbosity_parent
+    from kagreport.cli._site import add_parsers, run_site
+
+    parser = argparse.ArgumentParser()
+    add_parsers(parser.add_subparsers(dest="command"), _verbosity_parent())
+    example = mmlu_pro_philosophy()
+    out = tmp_path / "out"
+    args = parser.parse_args(
+        [
+            "site",
+            "build",
+            "-r",
+            str(example.results),
+            "-d",
+            str(example.datasets),
+            "--name",
+            "cli run",
+            "--compare",
+            "all-pairs",
+            "-o",
+            str(out),
+        ]
+    )
+    assert run_site(args, 40) == 0
+    assert str(out) in capsys.readouterr().out
+    assert (out / "setups/cli-run--yi-34b.html").is_file()
+
+
+def test_one_setup_report_gives_the_same_evaluation() -> None:
+    from kagreport.evaluation import evaluation_from_stats
+    from kagreport.site._build import _only_setup
+
+    example = mmlu_pro_philosophy()
+    report = grade(example.datasets, example.results)
+    for setup in report.setup_names[:2]:
+        whole = evaluation_from_stats(report, setup, answers=False)
+        alone = evaluation_from_stats(_only_setup(report, setup), setup, answers=False)
+        assert alone.to_dict() == whole.to_dict()
