@@ -37,7 +37,7 @@ typecheck: $(STAMP_DEV)
 	$(BIN)/mypy
 
 pytest: $(STAMP_DEV) $(CHROMIUM)
-	KAGREPORT_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest -q
+	KAGREPORT_CHROMIUM=$(CHROMIUM) KAGREPORT_NOTEBOOK_CELL_TIMEOUT=120 $(BIN)/python -m pytest -q
 
 # Installed once, from Debian's packages, when missing.
 $(CHROMIUM):

@@ -164,11 +164,12 @@ def _write_notebook(path: Path) -> Path:
         nbformat.v4.new_code_cell(
             "import ipywidgets as widgets\n"
             "from IPython.display import display\n"
-            "slider = widgets.IntSlider(value=3, description='k')\n"
+            # The source must not hold the texts the test looks for in the outputs.
+            "slider = widgets.IntSlider(value=1 + 2, description='k')\n"
             "out = widgets.Output()\n"
             "display(slider, out)\n"
             "with out:\n"
-            f"    print({NOTEBOOK_OUTPUT_TEXT!r})"
+            f"    print({NOTEBOOK_OUTPUT_TEXT[:10]!r} + {NOTEBOOK_OUTPUT_TEXT[10:]!r})"
         ),
         nbformat.v4.new_markdown_cell("The agreement is $\\alpha = 0.81$."),
     ]
@@ -748,7 +749,8 @@ def test_notebook_page_offline(browser: Browser, notebook_site: Path, output_dir
         page.screenshot(path=str(output_dir / "notebook.png"), full_page=True)
     assert not log.problems(), log.problems()
     assert bars == 2, f"{bars} bar marks"
-    assert "3" in slider or re.search(r"IntSlider.{0,80}\b3\b", text, re.S), (slider, text[:2000])
+    # A live slider at 3, or a static fallback that names the widget and its value.
+    assert "3" in slider or re.search(r"IntSlider\(value=3\b", text), (slider, text[:2000])
     assert NOTEBOOK_OUTPUT_TEXT in text
     assert "application/vnd.jupyter.widget-view+json" not in text
     assert "α = 0.81" in text.replace("\u2061", "") or "\\alpha = 0.81" in text, text[:2000]

@@ -15,6 +15,8 @@ environment first.
 
 from __future__ import annotations
 
+import copy
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,7 @@ DISPLAY_PRIORITY = (
 )
 
 #: Seconds a cell may run.
+#: Seconds a cell may run (``KAGREPORT_NOTEBOOK_CELL_TIMEOUT`` overrides it).
 CELL_TIMEOUT = 600
 
 
@@ -133,22 +136,35 @@ def _execute(notebook: Any, path: Path) -> None:
     # each widget's static fallback), but nbclient 0.10's Output-widget handler reads the
     # stored state and fails without it: store it, then drop it below.
     v4: Any = importlib.import_module("nbformat.v4")
-    setup = v4.new_code_cell(SETUP_SOURCE)
-    notebook.cells.insert(0, setup)
-    client = NotebookClient(
-        notebook,
-        timeout=CELL_TIMEOUT,
-        resources={"metadata": {"path": str(path.parent)}},
-        store_widget_state=True,
-    )
-    try:
-        client.execute()
-    except (CellExecutionError, CellTimeoutError) as exc:
-        raise KagreportError(f"the notebook {path} failed: {exc}", path=path) from None
-    except Exception as exc:  # a kernel that does not start, and the like
-        raise KagreportError(f"cannot execute the notebook {path}: {exc}", path=path) from exc
-    finally:
-        del notebook.cells[0]  # the setup cell
+    timeout = int(os.environ.get("KAGREPORT_NOTEBOOK_CELL_TIMEOUT", CELL_TIMEOUT))
+    original = copy.deepcopy(notebook)
+    for attempt in (1, 2):
+        setup = v4.new_code_cell(SETUP_SOURCE)
+        notebook.cells.insert(0, setup)
+        client = NotebookClient(
+            notebook,
+            timeout=timeout,
+            resources={"metadata": {"path": str(path.parent)}},
+            store_widget_state=True,
+        )
+        try:
+            client.execute()
+            break
+        except CellTimeoutError as exc:
+            # A kernel that stops answering (a lost idle message) is rare but real: start a
+            # fresh kernel once before calling the notebook broken.
+            if attempt == 2:
+                raise KagreportError(f"the notebook {path} timed out: {exc}", path=path) from None
+            notebook.cells[:] = copy.deepcopy(original.cells)
+            notebook.metadata = copy.deepcopy(original.metadata)
+            continue
+        except CellExecutionError as exc:
+            raise KagreportError(f"the notebook {path} failed: {exc}", path=path) from None
+        except Exception as exc:  # a kernel that does not start, and the like
+            raise KagreportError(f"cannot execute the notebook {path}: {exc}", path=path) from exc
+        finally:
+            if notebook.cells and notebook.cells[0] is setup:
+                del notebook.cells[0]  # the setup cell
     # Number the cells as if the setup cell had not run (it took execution count 1).
     for cell in notebook.cells:
         if cell.get("execution_count"):
@@ -156,4 +172,50 @@ def _execute(notebook: Any, path: Path) -> None:
         for output in cell.get("outputs", ()):
             if output.get("execution_count"):
                 output["execution_count"] -= 1
+    _inline_output_widgets(notebook)
     notebook.metadata.pop("widgets", None)
+
+
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def _inline_output_widgets(notebook: Any) -> None:
+    """Copy what ``Output`` widgets captured into the cells, before the widget state goes.
+
+    The text printed into an ``ipywidgets.Output`` lives only in the widget state, which
+    the site drops (it would need the widget manager from a CDN); without this step the
+    page would show ``Output()`` and lose the text (PITFALLS.md B13).
+    """
+    state = (
+        notebook.metadata.get("widgets", {})
+        .get("application/vnd.jupyter.widget-state+json", {})
+        .get("state", {})
+    )
+    if not state:
+        return
+
+    def captured(model_id: str, seen: set[str]) -> list[Any]:
+        if model_id in seen or model_id not in state:
+            return []
+        seen.add(model_id)
+        model = state[model_id]
+        fields = model.get("state", {})
+        if model.get("model_name") == "OutputModel":
+            return list(fields.get("outputs", []))
+        found: list[Any] = []
+        for child in fields.get("children", []) or []:
+            if isinstance(child, str) and child.startswith("IPY_MODEL_"):
+                found += captured(child.removeprefix("IPY_MODEL_"), seen)
+        return found
+
+    for cell in notebook.cells:
+        outputs = cell.get("outputs")
+        if not outputs:
+            continue
+        expanded = []
+        for output in outputs:
+            expanded.append(output)
+            view = output.get("data", {}).get(_WIDGET_VIEW)
+            if isinstance(view, dict) and isinstance(view.get("model_id"), str):
+                expanded += captured(view["model_id"], set())
+        cell["outputs"] = expanded
