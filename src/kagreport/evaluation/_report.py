@@ -140,14 +140,27 @@ class _ReportMixin:
         kind = format_for(path, format)
         with open(path, encoding="utf-8") as file:
             text = file.read()
-        data = loads_document(text, kind)
-        try:
-            return cls.from_dict(data)
-        except _MALFORMED as exc:
-            raise ValueError(f"{os.fspath(path)} is not a valid {cls.__name__}: {exc!r}") from None
+        return cls.from_dict(loads_document(text, kind))
 
     @classmethod
-    def from_dict(cls: type[_Report], data: Mapping[str, Any]) -> _Report:  # pragma: no cover
+    def from_dict(cls: type[_Report], data: Mapping[str, Any]) -> _Report:
+        """Rebuild from :meth:`to_dict` output.
+
+        Raises
+        ------
+        ValueError
+            If the schema or its version is not this one, or the mapping is not
+            shaped like a report.
+        """
+        cls._check_schema(data)
+        try:
+            return cls._from_checked(data)
+        except _MALFORMED as exc:
+            # A hand-edited or foreign file: say so, whatever the shape.
+            raise ValueError(f"not a valid {cls.__name__}: {exc!r}") from None
+
+    @classmethod
+    def _from_checked(cls: type[_Report], data: Mapping[str, Any]) -> _Report:  # pragma: no cover
         raise NotImplementedError
 
     @classmethod
@@ -266,33 +279,21 @@ class AnswerEvaluation(_ReportMixin):
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> AnswerEvaluation:
-        """Rebuild from :meth:`to_dict` output.
-
-        Raises
-        ------
-        ValueError
-            If the schema or its version is not this one.
-        """
-        cls._check_schema(data)
-        try:
-            intervals = data.get("agreement_intervals") or {}
-            return cls(
-                metrics={k: _nan_or(v) for k, v in (data.get("metrics") or {}).items()},
-                items=tuple(AnswerItem.from_dict(i) for i in data.get("items") or ()),
-                judges=dict(data.get("judges") or {}),
-                agreement={k: _nan_or(v) for k, v in (data.get("agreement") or {}).items()},
-                usage={k: dict(v) for k, v in (data.get("usage") or {}).items()},
-                errors=dict(data.get("errors") or {}),
-                settings=dict(data.get("settings") or {}),
-                metadata=dict(data.get("metadata") or {}),
-                agreement_intervals={
-                    k: (_nan_or(_at(v, 0)), _nan_or(_at(v, 1))) for k, v in intervals.items()
-                },
-            )
-        except _MALFORMED as exc:
-            # A hand-edited or foreign file: say so, whatever the shape.
-            raise ValueError(f"not a valid {cls.__name__}: {exc!r}") from None
+    def _from_checked(cls, data: Mapping[str, Any]) -> AnswerEvaluation:
+        intervals = data.get("agreement_intervals") or {}
+        return cls(
+            metrics={k: _nan_or(v) for k, v in (data.get("metrics") or {}).items()},
+            items=tuple(AnswerItem.from_dict(i) for i in data.get("items") or ()),
+            judges=dict(data.get("judges") or {}),
+            agreement={k: _nan_or(v) for k, v in (data.get("agreement") or {}).items()},
+            usage={k: dict(v) for k, v in (data.get("usage") or {}).items()},
+            errors=dict(data.get("errors") or {}),
+            settings=dict(data.get("settings") or {}),
+            metadata=dict(data.get("metadata") or {}),
+            agreement_intervals={
+                k: (_nan_or(_at(v, 0)), _nan_or(_at(v, 1))) for k, v in intervals.items()
+            },
+        )
 
     def to_rows(self) -> list[dict[str, Any]]:
         """One flat row per item: identifier, answer, each metric, latency, error."""
@@ -361,26 +362,14 @@ class RetrievalEvaluation(_ReportMixin):
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RetrievalEvaluation:
-        """Rebuild from :meth:`to_dict` output.
-
-        Raises
-        ------
-        ValueError
-            If the schema or its version is not this one.
-        """
-        cls._check_schema(data)
-        try:
-            return cls(
-                metrics={k: _nan_or(v) for k, v in (data.get("metrics") or {}).items()},
-                items=tuple(RetrievalItem.from_dict(i) for i in data.get("items") or ()),
-                errors=dict(data.get("errors") or {}),
-                settings=dict(data.get("settings") or {}),
-                metadata=dict(data.get("metadata") or {}),
-            )
-        except _MALFORMED as exc:
-            # A hand-edited or foreign file: say so, whatever the shape.
-            raise ValueError(f"not a valid {cls.__name__}: {exc!r}") from None
+    def _from_checked(cls, data: Mapping[str, Any]) -> RetrievalEvaluation:
+        return cls(
+            metrics={k: _nan_or(v) for k, v in (data.get("metrics") or {}).items()},
+            items=tuple(RetrievalItem.from_dict(i) for i in data.get("items") or ()),
+            errors=dict(data.get("errors") or {}),
+            settings=dict(data.get("settings") or {}),
+            metadata=dict(data.get("metadata") or {}),
+        )
 
     def to_rows(self) -> list[dict[str, Any]]:
         """One flat row per item: identifier, retrieved, relevant, each metric, latency, error."""
