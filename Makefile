@@ -53,9 +53,10 @@ lab: $(STAMP_RUN)
 	$(BIN)/jupyter lab notebooks/
 
 ## bench: speed and memory measurements (not part of the tests)
-bench: $(STAMP_DEV)
+bench: $(STAMP_DEV) $(CHROMIUM)
 	$(BIN)/python benchmarks/bench_stats.py
 	$(BIN)/python benchmarks/bench_compare.py
+	KAGREPORT_CHROMIUM=$(CHROMIUM) $(BIN)/python benchmarks/bench_site.py
 
 ## examples: rebuild the bundled MMLU-Pro example from ../shared/data
 examples: $(STAMP_DEV)

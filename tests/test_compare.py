@@ -30,6 +30,7 @@ from kagreport.evaluation._compare import (
     SignFlipResult,
     bootstrap_mean_interval,
     compare_items,
+    compare_scores,
     holm_adjust,
     sign_flip_test,
 )
@@ -561,6 +562,54 @@ def test_invalid_arguments() -> None:
         compare_items(candidate, baseline, kind="answers", n_resamples=0)
     with pytest.raises(ValueError, match="`confidence` must be"):
         compare_items(candidate, baseline, kind="answers", confidence=1.5)
+
+
+def test_compare_scores_hand_worked() -> None:
+    # The pairs of test_compare_items_hand_worked, already aligned by item (q1..q5), NaN
+    # where a metric is undefined: the same numbers follow.
+    nan = math.nan
+    result = compare_scores(
+        {"correct": [1, 1, 1, 0, 1], "f1": [0.5, nan, 1.0, 0.25, 0.75]},
+        {"correct": [0, 1, 0, 0, 0], "f1": [nan, 0.5, 0.25, 0.25, 0.5], "only": [1] * 5},
+        candidate_label="kag",
+        baseline_label="plain",
+        metadata={"run": "r"},
+    )
+    correct, f1 = result.metrics["correct"], result.metrics["f1"]
+    assert (correct.n_pairs, correct.p_value, correct.exact, correct.n_nonzero) == (
+        5,
+        0.25,
+        True,
+        3,
+    )
+    assert (f1.n_pairs, f1.n_nonzero, f1.p_value) == (3, 2, 0.5)
+    assert (correct.p_value_holm, f1.p_value_holm) == (0.5, 0.5)
+    assert list(result.metrics) == ["correct", "f1"]  # "only" is not shared
+    assert (result.candidate, result.baseline, result.n_items) == ("kag", "plain", 5)
+    assert result.metadata == {"run": "r"}
+    assert result.judge_mismatch == {}
+    # The item form gives the same comparison (labels and judges aside).
+    candidate, baseline = _hand_worked_pair()
+    items = compare_items(candidate, baseline, kind="answers")
+    assert {k: v.to_dict() for k, v in items.metrics.items()} == {
+        k: v.to_dict() for k, v in result.metrics.items()
+    }
+
+
+@pytest.mark.parametrize(
+    ("candidate", "baseline", "message"),
+    [
+        ({"m": [1.0, 0.0]}, {"m": [1.0]}, "the baseline's scores of 'm' hold 1 items, not 2"),
+        ({"m": [[1.0]]}, {"m": [1.0]}, "must be one-dimensional, not of shape \\(1, 1\\)"),
+        ({"m": ["a"]}, {"m": [1.0]}, "the candidate's scores of 'm' are not numbers"),
+        ({"a": [1.0]}, {"b": [1.0]}, "share no metric"),
+    ],
+)
+def test_compare_scores_invalid(candidate: Any, baseline: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        compare_scores(candidate, baseline)
+    with pytest.raises(ValueError, match="`kind` must be"):
+        compare_scores({"m": [1.0]}, {"m": [0.0]}, kind="x")
 
 
 def test_metric_without_pairs_is_nan_and_not_adjusted() -> None:

@@ -56,3 +56,35 @@ def test_io_error_in_a_worker_is_reported(big_run, monkeypatch: pytest.MonkeyPat
 def test_invalid_worker_count(big_run) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ValueError, match="workers"):
         grade(big_run.datasets_path, big_run.results_path, workers=0)
+
+
+def test_kept_texts_are_the_result_files_and_do_not_depend_on_workers(big_run) -> None:  # type: ignore[no-untyped-def]
+    from kagreport.kag import read_result
+
+    whole = grade(big_run.datasets_path, big_run.results_path, workers=1, keep_text=True)
+    cut = grade(big_run.datasets_path, big_run.results_path, workers=2, keep_text=7)
+    plain = grade(big_run.datasets_path, big_run.results_path, workers=2)
+    assert plain.items.texts is None
+    assert whole.to_json() == cut.to_json() == plain.to_json()
+    texts, short = whole.items.texts, cut.items.texts
+    assert texts is not None
+    assert short is not None
+    assert (texts.limit, short.limit) == (None, 7)
+    assert len(texts) == len(short) == len(whole.items) > 1000
+    errors = 0
+    for i, row in enumerate(whole.items):
+        record = read_result(whole.items.path(row))  # read again, independently
+        assert texts.responses[i] == record.result
+        assert texts.errors[i] == record.error
+        expected_length = -1 if record.result is None else len(record.result)
+        assert texts.response_lengths[i] == short.response_lengths[i] == expected_length
+        assert short.responses[i] == (None if record.result is None else record.result[:7])
+        assert short.errors[i] == (None if record.error is None else record.error[:7])
+        errors += record.error is not None
+    assert errors > 0  # error records were among them
+
+
+@pytest.mark.parametrize("keep_text", [0, -1, 1.5, "yes", None])
+def test_invalid_keep_text(big_run, keep_text: object) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match="`keep_text` must be a bool or a positive int"):
+        grade(big_run.datasets_path, big_run.results_path, keep_text=keep_text)  # type: ignore[arg-type]

@@ -321,11 +321,108 @@ def test_setup_page_items(site: Path, inputs: dict[str, Any]) -> None:
     assert LONG in lengths  # the full length is kept beside the cut response
 
 
-def test_skipped_comparison_is_said(site: Path) -> None:
-    index = (site / "index.html").read_text(encoding="utf-8")
-    # deepseek-coder-v2 has no answer to 8 MMLU-Pro questions: its item set differs
-    assert "deepseek-coder-v2 vs gemini-1-5-pro-002: not compared" in index
-    assert not list((site / "comparisons").glob("mmlu-pro-philosophy--deepseek*"))
+def _example_comparisons(site: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """The MMLU-Pro run's comparison documents, keyed (candidate, baseline)."""
+    found = {}
+    for path in sorted((site / "data/comparisons").glob("mmlu-pro-philosophy--*.json")):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        found[document["candidate"], document["baseline"]] = document
+    return found
+
+
+def _holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjustment, written out from Holm (1979), for the test only."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def test_setups_with_different_items_compare_on_the_shared_ones(site: Path) -> None:
+    from scipy.stats import binomtest
+
+    from kagreport.grading import Outcome
+
+    example = mmlu_pro_philosophy()
+    report = grade(example.datasets, example.results)
+    # Independent pairing: (dataset, question) -> correct, per setup, from ItemRow objects.
+    correct: dict[str, dict[tuple[str, str], bool]] = {}
+    for row in report.items:
+        correct.setdefault(row.setup, {})[row.dataset, row.question] = (
+            row.outcome is Outcome.CORRECT
+        )
+    baseline = report.setup_names[0]
+    # deepseek-coder-v2 has no answer to 8 MMLU-Pro questions: its item set differs.
+    candidate = "deepseek-coder-v2"
+    assert len(correct[candidate]) != len(correct[baseline])
+    shared = correct[candidate].keys() & correct[baseline].keys()
+    gained = sum(correct[candidate][k] and not correct[baseline][k] for k in shared)
+    lost = sum(correct[baseline][k] and not correct[candidate][k] for k in shared)
+
+    document = _example_comparisons(site)[candidate, baseline]
+    metric = document["metrics"][0]
+    assert document["n_items"] == metric["n_pairs"] == len(shared)
+    meta = document["metadata"]
+    assert meta["items_only_in_candidate"] == len(correct[candidate].keys() - shared)
+    assert meta["items_only_in_baseline"] == len(correct[baseline].keys() - shared) > 0
+    assert metric["mean_difference"] == pytest.approx((gained - lost) / len(shared), abs=1e-15)
+    # 0/1 differences: the sign-flip test is the two-sided sign test on the discordant pairs.
+    expected = binomtest(gained, gained + lost, 0.5).pvalue
+    tolerance = 1e-12 if metric["exact"] else 0.03  # Monte Carlo with 10,000 resamples
+    assert metric["p_value"] == pytest.approx(expected, abs=tolerance)
+
+    slug = f"mmlu-pro-philosophy--{slugify(candidate)}--vs--{slugify(baseline)}"
+    page = (site / f"comparisons/{slug}.html").read_text(encoding="utf-8")
+    assert 'id="item-difference"' in page
+    assert f"{meta['items_only_in_baseline']} for {baseline} only" in page
+    scripts = _parse(site / f"comparisons/{slug}.html").scripts
+    flips = json.loads(next(t for a, t in scripts if a.get("id") == "flips-data"))
+    assert len(flips["rows"]) == gained + lost
+    assert sum(row[1] == "correct" for row in flips["rows"]) == gained
+    assert "not compared" not in (site / "index.html").read_text(encoding="utf-8")
+
+
+def test_comparisons_are_holm_adjusted_across_the_run(site: Path) -> None:
+    documents = _example_comparisons(site)
+    pairs = list(documents)
+    raw = [documents[pair]["metrics"][0]["p_value"] for pair in pairs]
+    adjusted = _holm(raw)
+    tags = _parse(site / "index.html")
+    shown = [
+        float(str(a["data-value"]))
+        for _, a in tags.tags
+        if a.get("data-key") == "p_value_holm_across_run"
+    ]
+    assert len(shown) >= len(pairs)
+    for pair, p_holm in zip(pairs, adjusted, strict=True):
+        meta = documents[pair]["metadata"]
+        assert meta["comparisons_in_run"] == len(pairs)
+        assert meta["p_value_holm_across_run"] == pytest.approx(p_holm, rel=1e-12)
+        assert any(v == pytest.approx(p_holm, rel=1e-12) for v in shown)
+
+
+def test_comparisons_match_the_item_level_api(site: Path) -> None:
+    """The site pairs items from arrays; AnswerEvaluation.compare pairs item objects."""
+    from kagreport.evaluation import evaluation_from_stats
+
+    example = mmlu_pro_philosophy()
+    report = grade(example.datasets, example.results)
+    documents = _example_comparisons(site)
+    checked = 0
+    for (candidate, baseline), document in documents.items():
+        mine = evaluation_from_stats(report, candidate, answers=False)
+        theirs = evaluation_from_stats(report, baseline, answers=False)
+        if len(mine.items) != len(theirs.items):
+            continue
+        expected = mine.compare(theirs, n_resamples=10_000, seed=0).to_dict()
+        assert document["metrics"] == expected["metrics"]
+        assert document["n_items"] == expected["n_items"]
+        checked += 1
+    assert checked >= 3
 
 
 def test_index_is_small(site: Path) -> None:
@@ -568,15 +665,3 @@ def test_cli(inputs: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixtu
     assert run_site(args, 40) == 0
     assert str(out) in capsys.readouterr().out
     assert (out / "setups/cli-run--yi-34b.html").is_file()
-
-
-def test_one_setup_report_gives_the_same_evaluation() -> None:
-    from kagreport.evaluation import evaluation_from_stats
-    from kagreport.site._build import _only_setup
-
-    example = mmlu_pro_philosophy()
-    report = grade(example.datasets, example.results)
-    for setup in report.setup_names[:2]:
-        whole = evaluation_from_stats(report, setup, answers=False)
-        alone = evaluation_from_stats(_only_setup(report, setup), setup, answers=False)
-        assert alone.to_dict() == whole.to_dict()

@@ -643,6 +643,49 @@ def test_item_paging_changes_rows(setup_page: tuple[Any, PageLog, list[Any]]) ->
     assert not log.problems(), log.problems()
 
 
+def test_flipped_items_page_and_search(browser: Browser, main_site: Path) -> None:
+    """The flipped-items table of a comparison pages through and filters all its rows."""
+    pages = sorted((main_site / "comparisons").glob("*.html"))
+    best: tuple[int, Path, list[Any]] | None = None
+    for path in pages:
+        text = path.read_text(encoding="utf-8")
+        found = re.search(r'<script type="application/json" id="flips-data">(.*?)</script>', text)
+        if found:
+            rows = json.loads(found.group(1))["rows"]
+            if best is None or len(rows) > best[0]:
+                best = (len(rows), path, rows)
+    assert best is not None
+    assert best[0] > 50, "no comparison with more than one page of flips"
+    _, path, rows = best
+    visible = (
+        "() => Array.from(document.querySelectorAll('#flipped tbody tr')).map((tr) => tr.innerText)"
+    )
+    count = "() => document.getElementById('flips-count').innerText.replace(/,/g, '')"
+    with browser.open(path) as (page, log):
+        # site.js has run once the page label reads "page 1 of N".
+        page.wait_for_function(
+            "() => document.getElementById('flips-page').innerText.includes('of')"
+        )
+        first = page.evaluate(visible)
+        assert len(first) == 50
+        assert page.evaluate(count) == str(len(rows))
+        page.click("#flips-next")
+        page.wait_for_function(
+            "(f) => document.querySelector('#flipped tbody tr').innerText !== f", arg=first[0]
+        )
+        assert not set(page.evaluate(visible)) & set(first)
+        gained = sum(row[1] == "correct" for row in rows)
+        term = rows[-1][0].lower()  # an item identifier
+        expected = sum(term in " ".join(row).lower() for row in rows)
+        assert 1 <= expected < len(rows)
+        page.fill("#flip-search", term)
+        page.wait_for_function(f"() => ({count})() !== '{len(rows)}'")
+        assert page.evaluate(count) == str(expected)
+        assert any(term in text.lower() for text in page.evaluate(visible))
+        assert 0 < gained < len(rows)
+        assert not log.problems(), log.problems()
+
+
 def test_index_screenshot(browser: Browser, main_site: Path, output_dir: Path) -> None:
     target = output_dir / "index.png"
     with browser.open(main_site / "index.html") as (page, log):

@@ -157,7 +157,7 @@ def _warn_missing(svg: str, name: str) -> None:
 
 
 @functools.lru_cache(maxsize=1)
-def _vl_version() -> str | None:
+def vegalite_version() -> str | None:
     """The Vega-Lite version Altair writes, as vl-convert names it (None: vl-convert's latest)."""
     match = re.match(r"v?(\d+)\.(\d+)", alt.SCHEMA_VERSION)
     version = f"{match.group(1)}.{match.group(2)}" if match else None
@@ -256,7 +256,7 @@ def save_figure(
     if isinstance(scale, bool) or not isinstance(scale, int | float) or not scale > 0:
         raise ValueError(f"`scale` must be a positive number, not {scale!r}")
     spec = _spec(chart, width, height, font)
-    version = _vl_version()
+    version = vegalite_version()
     payload: str | bytes
     if suffix == ".html":
         payload = vlc.vegalite_to_html(spec, vl_version=version, bundle=True)

@@ -21,6 +21,7 @@ from kagreport.evaluation._compare import (
     SignFlipResult,
     bootstrap_mean_interval,
     compare_items,
+    compare_scores,
     holm_adjust,
     sign_flip_test,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "answer_items_from_run",
     "bootstrap_mean_interval",
     "compare_items",
+    "compare_scores",
     "compute_agreement",
     "evaluate_answers",
     "evaluate_retrieval",

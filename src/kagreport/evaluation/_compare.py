@@ -41,6 +41,7 @@ __all__ = [
     "SignFlipResult",
     "bootstrap_mean_interval",
     "compare_items",
+    "compare_scores",
     "holm_adjust",
     "sign_flip_test",
 ]
@@ -817,6 +818,19 @@ def _column(items: Sequence[_ScoredItem], metric: str) -> np.ndarray[Any, Any]:
     )
 
 
+def _check_settings(kind: str, n_resamples: int, seed: int, confidence: float) -> tuple[int, int]:
+    """Validate the comparison settings; return ``(n_resamples, seed)`` checked."""
+    if kind not in KINDS:
+        raise ValueError(f"`kind` must be one of {', '.join(KINDS)}, not {kind!r}")
+    n_resamples = _check_n_resamples(n_resamples)
+    seed = _check_seed(seed)
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        raise ValueError(f"`confidence` must be a number in (0, 1), not {confidence!r}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"`confidence` must be in (0, 1), not {confidence!r}")
+    return n_resamples, seed
+
+
 def compare_items(
     candidate: _Evaluation,
     baseline: _Evaluation,
@@ -871,15 +885,7 @@ def compare_items(
     Judges both evaluations name but with different identities are not refused
     (the spec's decision) but recorded in ``judge_mismatch``.
     """
-    if kind not in KINDS:
-        raise ValueError(f"`kind` must be one of {', '.join(KINDS)}, not {kind!r}")
-    n_resamples = _check_n_resamples(n_resamples)
-    seed = _check_seed(seed)
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-        raise ValueError(f"`confidence` must be a number in (0, 1), not {confidence!r}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"`confidence` must be in (0, 1), not {confidence!r}")
-
+    _check_settings(kind, n_resamples, seed, confidence)
     candidate_items = list(candidate.items)
     baseline_items = list(baseline.items)
     candidate_index = _identifier_index(candidate_items, "candidate")
@@ -900,10 +906,102 @@ def compare_items(
     if not shared:
         raise ValueError("the two evaluations share no metric")
 
+    mismatch: dict[str, dict[str, Any]] = {}
+    for name in sorted(set(candidate.judges) & set(baseline.judges)):
+        mine, theirs = candidate.judges[name], baseline.judges[name]
+        if canonical(mine) != canonical(theirs):
+            mismatch[name] = {"candidate": jsonable(mine), "baseline": jsonable(theirs)}
+
+    return compare_scores(
+        {metric: _column(candidate_items, metric) for metric in shared},
+        {metric: _column(paired_baseline, metric) for metric in shared},
+        kind=kind,
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
+        candidate_label=_label(candidate, candidate_label, "candidate"),
+        baseline_label=_label(baseline, baseline_label, "baseline"),
+        judge_mismatch=mismatch,
+    )
+
+
+def compare_scores(
+    candidate: Mapping[str, npt.ArrayLike],
+    baseline: Mapping[str, npt.ArrayLike],
+    *,
+    kind: str = "answers",
+    n_resamples: int = 10000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    candidate_label: str = "candidate",
+    baseline_label: str = "baseline",
+    judge_mismatch: Mapping[str, Mapping[str, Any]] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> EvaluationComparison:
+    """Paired comparison of two systems from aligned per-item scores, metric by metric.
+
+    The array form of :func:`compare_items`, for callers that already hold the
+    scores in columns (a graded kag run, a DataFrame): no item objects are built.
+
+    Parameters
+    ----------
+    candidate, baseline : mapping of str to array_like, each of shape (n,)
+        Metric name -> per-item scores. Row ``i`` of every array is the same item
+        in both systems; NaN where a metric is undefined for an item. The metrics
+        compared are those both mappings hold.
+    kind : {"answers", "retrieval"}, default "answers"
+        The kind of evaluations compared (recorded in the result).
+    n_resamples, seed, confidence
+        As :func:`compare_items`.
+    candidate_label, baseline_label : str
+        Labels recorded in the result.
+    judge_mismatch : mapping, optional
+        Recorded as :attr:`EvaluationComparison.judge_mismatch`.
+    metadata : mapping, optional
+        Recorded as :attr:`EvaluationComparison.metadata` (JSON-compatible).
+
+    Returns
+    -------
+    EvaluationComparison
+        As :func:`compare_items`, with ``n_items = n``.
+
+    Raises
+    ------
+    ValueError
+        If an array is not one-dimensional or not numeric, the arrays differ in
+        length, no metric is shared, ``kind`` is unknown, or a resampling argument
+        is invalid.
+    """
+    n_resamples, seed = _check_settings(kind, n_resamples, seed, confidence)
+    shared = sorted(set(candidate) & set(baseline))
+    if not shared:
+        raise ValueError("the two systems share no metric")
+    columns: dict[str, tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]] = {}
+    n_items: int | None = None
+    for metric in shared:
+        pair = []
+        for which, scores in (("candidate", candidate), ("baseline", baseline)):
+            try:
+                values = np.asarray(scores[metric], dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"the {which}'s scores of {metric!r} are not numbers") from None
+            if values.ndim != 1:
+                raise ValueError(
+                    f"the {which}'s scores of {metric!r} must be one-dimensional, "
+                    f"not of shape {values.shape}"
+                )
+            if n_items is None:
+                n_items = values.size
+            elif values.size != n_items:
+                raise ValueError(
+                    f"the {which}'s scores of {metric!r} hold {values.size} items, not {n_items}"
+                )
+            pair.append(values)
+        columns[metric] = (pair[0], pair[1])
+
     rows: dict[str, dict[str, Any]] = {}
     for metric in shared:
-        c = _column(candidate_items, metric)
-        b = _column(paired_baseline, metric)
+        c, b = columns[metric]
         both = ~(np.isnan(c) | np.isnan(b))
         c, b = c[both], b[both]
         if c.size == 0:
@@ -931,20 +1029,13 @@ def compare_items(
         metric: MetricComparison(**rows[metric], p_value_holm=p_holm)
         for metric, p_holm in zip(shared, adjusted, strict=True)
     }
-
-    mismatch: dict[str, dict[str, Any]] = {}
-    for name in sorted(set(candidate.judges) & set(baseline.judges)):
-        mine, theirs = candidate.judges[name], baseline.judges[name]
-        if canonical(mine) != canonical(theirs):
-            mismatch[name] = {"candidate": jsonable(mine), "baseline": jsonable(theirs)}
-
     return EvaluationComparison(
         kind=kind,
-        candidate=_label(candidate, candidate_label, "candidate"),
-        baseline=_label(baseline, baseline_label, "baseline"),
+        candidate=candidate_label,
+        baseline=baseline_label,
         metrics=metrics,
-        n_items=len(candidate_items),
-        judge_mismatch=mismatch,
+        n_items=n_items or 0,
+        judge_mismatch=dict(judge_mismatch or {}),
         settings={
             "n_resamples": n_resamples,
             "seed": seed,
@@ -954,4 +1045,5 @@ def compare_items(
             "interval": "percentile bootstrap",
             "adjustment": "holm",
         },
+        metadata=dict(metadata or {}),
     )

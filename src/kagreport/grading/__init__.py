@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from kagreport.grading._find import FindMatch, FindReport, compile_pattern, find
 from kagreport.grading._grade import SetupReport, StatsReport, grade
-from kagreport.grading._items import ItemRow, ItemTable, Outcome
+from kagreport.grading._items import ItemRow, ItemTable, ItemTexts, Outcome
 from kagreport.grading._metrics import (
     Metrics,
     RetrievalMetrics,
@@ -26,6 +26,7 @@ __all__ = [
     "FindReport",
     "ItemRow",
     "ItemTable",
+    "ItemTexts",
     "Metrics",
     "Outcome",
     "RetrievalMetrics",

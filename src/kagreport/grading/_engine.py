@@ -54,11 +54,17 @@ class PendingChunk:
         return len(self.paths) >= CHUNK_QUESTIONS
 
 
+#: Responses cut to the limit, their full lengths (-1: none), error messages cut.
+ChunkTexts = tuple[list[str | None], "array[int]", list[str | None]]
+
+
 class GradedChunk(NamedTuple):
     """What grading a chunk gives back (small and picklable).
 
     ``rows``: for each parsed result file, the index of its question folder in
-    the chunk and the index of its setup in ``setups``. ``columns``: outcome,
+    the chunk and the index of its setup in ``setups``. ``texts``: when asked
+    for, each row's response cut to the limit, its full length (-1: none) and
+    its error message cut to the limit. ``columns``: outcome,
     generation ns, retrieval ns, vertices, relationships, properties, context
     bytes, one entry per row (-1 = absent). ``sums``: per (setup index,
     dataset code), the 11 group sums of ``_grade``. ``unparsable``:
@@ -72,12 +78,25 @@ class GradedChunk(NamedTuple):
     sums: dict[tuple[int, int], list[int]]
     unparsable: list[tuple[str, str]]
     io_error: tuple[str, str] | None
+    texts: ChunkTexts | None = None
+
+
+def _cut(text: str | None, limit: int | None) -> str | None:
+    return text if text is None or limit is None else text[:limit]
 
 
 def grade_chunk(
-    paths: list[str], answers: list[str], datasets: list[int], prefix: str
+    paths: list[str],
+    answers: list[str],
+    datasets: list[int],
+    prefix: str,
+    keep_text: bool | int = False,
 ) -> GradedChunk:
-    """List each question folder's result files, read, decode and grade them."""
+    """List each question folder's result files, read, decode and grade them.
+
+    ``keep_text``: False keeps no text; True keeps each response and error message
+    whole; a positive int keeps that many characters of each.
+    """
     from kagreport._errors import ResultTreeError
 
     question_index, setup_index = rows = (array("I"), array("I"))
@@ -89,9 +108,13 @@ def grade_chunk(
     setup_codes: dict[str, int] = {}
     sums: dict[tuple[int, int], list[int]] = {}
     unparsable: list[tuple[str, str]] = []
+    texts: ChunkTexts | None = None
+    if keep_text is not False:
+        texts = ([], array("q"), [])
+    limit = None if keep_text is True else int(keep_text)
 
     def done(error: tuple[str, str] | None = None) -> GradedChunk:
-        return GradedChunk(rows, setups, columns, sums, unparsable, error)
+        return GradedChunk(rows, setups, columns, sums, unparsable, error, texts)
 
     for index, folder in enumerate(paths):
         answer = answers[index]
@@ -120,6 +143,10 @@ def grade_chunk(
                 total = sums[key] = [0] * 11
             question_index.append(index)
             setup_index.append(setup)
+            if texts is not None:
+                texts[0].append(_cut(record.result, limit))
+                texts[1].append(-1 if record.result is None else len(record.result))
+                texts[2].append(_cut(record.error, limit))
             if record.result is None:
                 total[2] += 1
                 outcome.append(2)
@@ -180,11 +207,13 @@ class ChunkRunner:
         workers: int | None,
         prefix: str,
         merge: Callable[[PendingChunk, GradedChunk], None],
+        keep_text: bool | int = False,
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be >= 1, not {workers}")
         self._workers = _default_workers() if workers is None else workers
         self._prefix = prefix
+        self._keep_text = keep_text
         self._merge = merge
         self._submitted = 0
         self._pool: Pool | None = None
@@ -192,7 +221,7 @@ class ChunkRunner:
 
     def submit(self, chunk: PendingChunk) -> None:
         self._submitted += len(chunk.paths)
-        args = (chunk.paths, chunk.answers, chunk.datasets, self._prefix)
+        args = (chunk.paths, chunk.answers, chunk.datasets, self._prefix, self._keep_text)
         if (
             self._pool is None
             and self._workers > 1

@@ -149,6 +149,7 @@ def grade(
     *,
     progress: ProgressCallback | None = None,
     workers: int | None = None,
+    keep_text: bool | int = False,
 ) -> StatsReport:
     """Grade a kag result tree as ``kag stats`` does.
 
@@ -168,6 +169,11 @@ def grade(
         (at most 8); large trees only, and only where ``fork`` is safe (Linux,
         a single-threaded caller). ``1`` grades in this process. The report is
         the same whatever the value.
+    keep_text : bool or int, default False
+        Also keep each graded file's response and error message in
+        ``report.items.texts`` (:class:`ItemTexts`), read in the same pass:
+        True keeps them whole, a positive int keeps that many characters of each
+        (the full response length is kept either way).
 
     Returns
     -------
@@ -179,17 +185,21 @@ def grade(
         If the datasets file cannot be read or is invalid.
     ResultTreeError
         If the results root is missing, or a folder or file cannot be read.
+    ValueError
+        If ``workers`` or ``keep_text`` is out of range.
 
     Notes
     -----
     Result files that do not parse are logged as warnings, skipped and
     listed in :attr:`StatsReport.unparsable_files`; kag counts them nowhere.
     """
+    if not isinstance(keep_text, bool) and (not isinstance(keep_text, int) or keep_text < 1):
+        raise ValueError(f"`keep_text` must be a bool or a positive int, not {keep_text!r}")
     truth = datasets if isinstance(datasets, Datasets) else load_datasets(datasets)
     root = os.fspath(results)
     logger.debug("ground truth: %d questions, %d scorable", len(truth), truth.scorable_questions)
     trace = logger.isEnabledFor(5)
-    items = ItemTableBuilder()
+    items = ItemTableBuilder(keep_text)
     group_ids: dict[tuple[int, int], int] = {}
     group_sums: list[list[int]] = []
     seen_datasets = 0
@@ -212,7 +222,7 @@ def grade(
             array("I", [chunk.datasets[q] for q in question_index]),
             array("I", [chunk.questions[q] for q in question_index]),
         )
-        items.extend(codes, graded.columns)
+        items.extend(codes, graded.columns, graded.texts)
         for (setup, dataset), sums in graded.sums.items():
             key = (setup_codes[setup], dataset)
             group = group_ids.get(key)
@@ -235,7 +245,7 @@ def grade(
             progress(done)
 
     # With -vvvv, per-file traces come from the walk too: keep them in one process, in order.
-    runner = ChunkRunner(1 if trace else workers, prefix, merge)
+    runner = ChunkRunner(1 if trace else workers, prefix, merge, keep_text)
     try:
         chunk = PendingChunk()
         for entry in iter_question_dirs(root):

@@ -1,9 +1,9 @@
 """The per-item outcome table: one row per graded result file, held in columns.
 
 ``kag stats`` keeps only aggregates; later layers (paired tests, item
-browsers, charts of latency) need the items. The table holds no prompts,
-responses or vectors: small integer codes and 64-bit numbers, about 60 bytes
-a row, so a million results fit in memory comfortably.
+browsers, charts of latency) need the items. The table holds no prompts or
+vectors, and responses only when asked for: small integer codes and 64-bit
+numbers, about 60 bytes a row, so a million results fit in memory comfortably.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-__all__ = ["ItemRow", "ItemTable", "Outcome"]
+__all__ = ["ItemRow", "ItemTable", "ItemTexts", "Outcome"]
 
 _MISSING = -1
 _DTYPES = {"I": "uint32", "B": "uint8", "q": "int64"}
@@ -53,6 +53,36 @@ class ItemRow:
     context_bytes: int | None
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class ItemTexts:
+    """The response and error message of every row of an :class:`ItemTable`.
+
+    Kept only when asked for (``grade(..., keep_text=...)``): texts can be large,
+    the table itself stays small. Row ``i`` of each sequence belongs to row ``i``
+    of the table.
+
+    Attributes
+    ----------
+    limit : int or None
+        Characters kept of each text; None when they are kept whole.
+    responses : sequence of str or None, length n
+        The model response (``ok.result``), cut to ``limit``; None for error records.
+    response_lengths : sequence of int, length n
+        The full length of each response in characters (code points); -1 for error
+        records.
+    errors : sequence of str or None, length n
+        The benchmark error message (``err``), cut to ``limit``; None for success records.
+    """
+
+    limit: int | None
+    responses: Sequence[str | None]
+    response_lengths: Sequence[int]
+    errors: Sequence[str | None]
+
+    def __len__(self) -> int:
+        return len(self.responses)
+
+
 class _Interner:
     __slots__ = ("codes", "names")
 
@@ -75,9 +105,19 @@ class ItemTableBuilder:
     the same length; measurements use -1 for absent.
     """
 
-    __slots__ = ("columns", "datasets", "questions", "setups")
+    __slots__ = (
+        "columns",
+        "datasets",
+        "errors",
+        "keep_text",
+        "lengths",
+        "limit",
+        "questions",
+        "responses",
+        "setups",
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, keep_text: bool | int = False) -> None:
         self.setups = _Interner()
         self.datasets = _Interner()
         self.questions = _Interner()
@@ -89,11 +129,32 @@ class ItemTableBuilder:
             array("B"),
             *(array("q") for _ in range(6)),
         )
+        # Texts (only when kept): responses, their full lengths, error messages.
+        self.keep_text = keep_text is not False
+        self.limit = None if isinstance(keep_text, bool) else int(keep_text)
+        self.responses: list[str | None] = []
+        self.lengths: array[int] = array("q")
+        self.errors: list[str | None] = []
 
-    def extend(self, codes: Sequence[array[int]], measures: Sequence[array[int]]) -> None:
-        """Append rows: three code arrays, then outcome and six measurement arrays."""
+    def extend(
+        self,
+        codes: Sequence[array[int]],
+        measures: Sequence[array[int]],
+        texts: tuple[Sequence[str | None], Sequence[int], Sequence[str | None]] | None = None,
+    ) -> None:
+        """Append rows: three code arrays, then outcome and six measurement arrays.
+
+        ``texts`` (responses, response lengths, errors) is required when texts are kept.
+        """
         for column, values in zip(self.columns, (*codes, *measures), strict=True):
             column.extend(values)
+        if self.keep_text:
+            if texts is None:
+                raise ValueError("this builder keeps texts: pass them with the rows")
+            responses, lengths, errors = texts
+            self.responses.extend(responses)
+            self.lengths.extend(lengths)
+            self.errors.extend(errors)
 
     def build(self, results: str | None = None, prefix: str = "") -> ItemTable:
         return ItemTable(
@@ -103,6 +164,9 @@ class ItemTableBuilder:
             self.columns,
             results=results,
             prefix=prefix,
+            texts=ItemTexts(self.limit, self.responses, self.lengths, self.errors)
+            if self.keep_text
+            else None,
         )
 
 
@@ -120,6 +184,9 @@ class ItemTable:
         ``results/<dataset>/<question>/<prefix><setup>.json``.
     prefix : str
         The file-name prefix of the graded run.
+    texts : ItemTexts or None
+        Each row's response and error message, when grading kept them
+        (``grade(..., keep_text=...)``); else None.
     """
 
     COLUMNS = (
@@ -144,13 +211,17 @@ class ItemTable:
         *,
         results: str | None = None,
         prefix: str = "",
+        texts: ItemTexts | None = None,
     ) -> None:
+        if texts is not None and len(texts) != len(columns[0]):
+            raise ValueError(f"texts hold {len(texts)} rows, the columns {len(columns[0])}")
         self.setup_names = tuple(setup_names)
         self.dataset_names = tuple(dataset_names)
         self.question_names = tuple(question_names)
         self._columns = columns
         self.results = results
         self.prefix = prefix
+        self.texts = texts
 
     def __len__(self) -> int:
         return len(self._columns[0])

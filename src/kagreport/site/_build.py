@@ -19,15 +19,12 @@ build leaves the previous site as it was.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import multiprocessing
+import math
 import os
 import re
 import shutil
-import sys
 import tempfile
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -38,8 +35,7 @@ import numpy as np
 
 import kagreport
 from kagreport._errors import KagreportError
-from kagreport.grading import ItemTable, Outcome, StatsReport, grade
-from kagreport.kag import decode_result, read_bytes
+from kagreport.grading import Outcome, StatsReport, grade
 from kagreport.site._config import EvaluationSource, RunConfig, SiteConfig
 from kagreport.site._figures import FigureWriter
 from kagreport.site._json import dumps_json
@@ -62,8 +58,8 @@ logger = logging.getLogger("kagreport.site")
 RESPONSE_LIMIT = 2000
 #: Characters of an MCQ option kept in the expected answer.
 OPTION_LIMIT = 200
-#: Flipped items listed on a comparison page (the count is always given in full).
-FLIP_LIMIT = 2000
+#: Rows a page of an item table (or of flipped items) shows; the first page is in the HTML.
+PAGE_SIZE = 50
 #: Evaluation documents larger than this (bytes of JSON) are inlined without their items.
 INLINE_LIMIT = 2_000_000
 #: A file at the root of every built site; a folder without it is never replaced.
@@ -125,7 +121,18 @@ class _Comparison:
     href: str
     data: str
     comparison: EvaluationComparison
-    flips: int
+    flips: list[tuple[str, str, str]]  # (item, candidate outcome, baseline outcome), sorted
+    only_candidate: int  # items graded for the candidate only
+    only_baseline: int
+    p_value_family: float  # Holm-adjusted across the run's comparisons
+
+
+@dataclass
+class _SetupItems:
+    """One setup's rows of the item table, ordered by (dataset, question) name."""
+
+    rows: np.ndarray[Any, Any]  # row indices into the item table
+    keys: np.ndarray[Any, Any]  # dataset code * questions + question code, ascending
 
 
 @dataclass
@@ -139,6 +146,7 @@ class _Run:
     leaderboard: list[dict[str, Any]] = field(default_factory=list)
     charts: list[_Chart] = field(default_factory=list)
     comparisons: list[_Comparison] = field(default_factory=list)
+    forest: _Chart | None = None  # every comparison of the run, one row each
     skipped: list[str] = field(default_factory=list)
     setup_slugs: dict[str, str] = field(default_factory=dict)
 
@@ -322,6 +330,8 @@ class _Builder:
 
     def build(self) -> None:
         try:
+            if self.config.runs or self.config.evaluations:
+                self.figures.start()  # warms up while the runs are graded
             self.build_pages()
             self.say("waiting for the figures")
             self.figures.finish()
@@ -332,15 +342,11 @@ class _Builder:
         self.write(MARKER, "A static report site built by kagreport; rebuilt whole.\n")
         self.assets()
         # Grade every run first: grading forks worker processes only while this process
-        # has one thread (the figure helper adds one).
-        # Responses are read then too, in forked workers like grading's.
-        graded = []
-        for index, run in enumerate(self.config.runs):
-            report = self.grade_run(index, run)
-            self.say(f"reading the responses of {run.name}")
-            graded.append((run, report, _read_responses(report.items)))
-        for index, (run, report, responses) in enumerate(graded):
-            self.build_run(index, run, report, responses)
+        # has one thread (the figure helper adds one). The responses shown on setup
+        # pages are kept in the same pass.
+        graded = [(run, self.grade_run(index, run)) for index, run in enumerate(self.config.runs)]
+        for index, (run, report) in enumerate(graded):
+            self.build_run(index, run, report)
         for source in self.config.evaluations:
             self.build_evaluation(source)
         for path in self.config.notebooks:
@@ -369,7 +375,7 @@ class _Builder:
 
     def grade_run(self, index: int, config: RunConfig) -> StatsReport:
         self.say(f"grading {config.name}")
-        report = grade(config.datasets, config.results, config.prefix)
+        report = grade(config.datasets, config.results, config.prefix, keep_text=RESPONSE_LIMIT)
         where = self.config.source or "the site configuration"
         if not report.setups:
             raise KagreportError(
@@ -385,10 +391,8 @@ class _Builder:
             )
         return report
 
-    def build_run(
-        self, index: int, config: RunConfig, report: StatsReport, responses: list[_Response]
-    ) -> None:
-        from kagreport.frames import stats_frame
+    def build_run(self, index: int, config: RunConfig, report: StatsReport) -> None:
+        from kagreport.frames import OVERALL, stats_frame
 
         baseline = config.baseline or report.setups[0].setup
         slug = self.run_slugs(config.name)
@@ -411,8 +415,6 @@ class _Builder:
         for setup in report.setups:
             run.setup_slugs[setup.setup] = setup_slugs(setup.setup)
         hrefs = {s: f"setups/{slug}--{t}.html" for s, t in run.setup_slugs.items()}
-        from kagreport.frames import OVERALL
-
         for rank, setup in enumerate(report.setups, start=1):
             overall = next(r for r in by_setup[setup.setup] if r["dataset"] == OVERALL)
             run.leaderboard.append(
@@ -439,10 +441,12 @@ class _Builder:
                 dataset_heatmap(report), f"{slug}--heatmap", "Accuracy per setup and dataset"
             )
         )
-        self.say(f"setup pages of {config.name}")
-        outcomes = self.setup_pages(run, frame, by_setup, hrefs, responses)
+        items = _setup_items(report)
         self.say(f"comparisons of {config.name}")
-        self.comparisons(run, outcomes, hrefs)
+        self.compare_setups(run, items)
+        self.say(f"setup pages of {config.name}")
+        self.setup_pages(run, frame, by_setup, hrefs, items)
+        self.comparison_pages(run, hrefs)
         self.runs.append(run)
 
     def setup_pages(
@@ -451,16 +455,17 @@ class _Builder:
         frame: pd.DataFrame,
         by_setup: Mapping[str, list[dict[str, Any]]],
         hrefs: Mapping[str, str],
-        responses: list[_Response],
-    ) -> dict[str, dict[str, str]]:
-        """Write each setup's page; return setup -> item identifier -> outcome label."""
+        items: Mapping[str, _SetupItems],
+    ) -> None:
+        """Write each setup's page: per-dataset table, outcome chart, every item."""
         from kagreport.charts import outcomes_chart
         from kagreport.frames import OVERALL
 
         report = run.report
         table = report.items
+        texts = table.texts
+        assert texts is not None  # graded with keep_text
         truth = report.ground_truth
-        setup_codes = table.codes("setup")
         dataset_codes = table.codes("dataset")
         question_codes = table.codes("question")
         outcome_codes = table.codes("outcome")
@@ -468,44 +473,36 @@ class _Builder:
         retrieval = table.codes("retrieval_secs")
         labels = [o.label for o in Outcome]
         expected_cache: dict[tuple[int, int], str | None] = {}
-        outcomes: dict[str, dict[str, str]] = {}
         for rank, setup in enumerate(report.setups, start=1):
             name = setup.setup
-            code = table.setup_names.index(name)
-            indices = np.flatnonzero(setup_codes == code)
-            keyed = sorted(
-                (
-                    (
-                        table.dataset_names[dataset_codes[i]],
-                        table.question_names[question_codes[i]],
-                    ),
-                    int(i),
-                )
-                for i in indices
-            )
+            indices = items[name].rows
             rows: list[list[Any]] = []
-            per_item: dict[str, str] = {}
-            for (dataset, question), i in keyed:
-                key = (int(dataset_codes[i]), int(question_codes[i]))
-                if key not in expected_cache:
-                    expected_cache[key] = _expected(truth, dataset, question)
-                outcome = labels[int(outcome_codes[i])]
-                per_item[f"{dataset}/{question}"] = outcome
-                response, response_length, error = responses[i]
+            for i, d, q, o, g, r in zip(
+                indices.tolist(),
+                dataset_codes[indices].tolist(),
+                question_codes[indices].tolist(),
+                outcome_codes[indices].tolist(),
+                generation[indices].tolist(),
+                retrieval[indices].tolist(),
+                strict=True,
+            ):
+                dataset, question = table.dataset_names[d], table.question_names[q]
+                if (d, q) not in expected_cache:
+                    expected_cache[d, q] = _expected(truth, dataset, question)
+                length = texts.response_lengths[i]
                 rows.append(
                     [
                         dataset,
                         question,
-                        outcome,
-                        expected_cache[key],
-                        response,
-                        response_length,
-                        error,
-                        _secs(int(generation[i])),
-                        _secs(int(retrieval[i])),
+                        labels[o],
+                        expected_cache[d, q],
+                        texts.responses[i],
+                        None if length < 0 else length,
+                        texts.errors[i],
+                        None if g < 0 else round(g / 1e9, 3),
+                        None if r < 0 else round(r / 1e9, 3),
                     ]
                 )
-            outcomes[name] = per_item
             records = by_setup[name]
             datasets = [r for r in records if r["dataset"] != OVERALL]
             overall = next(r for r in records if r["dataset"] == OVERALL)
@@ -531,78 +528,122 @@ class _Builder:
                 per_dataset_json={k: m.to_dict() for k, m in setup.per_dataset.items()},
                 figure=chart,
                 items={"columns": list(ITEM_COLUMNS), "rows": rows},
-                first_rows=rows[:50],
-                page_size=50,
+                first_rows=rows[:PAGE_SIZE],
+                page_size=PAGE_SIZE,
                 response_limit=RESPONSE_LIMIT,
-                comparisons_of=[],
+                comparisons_of=[c for c in run.comparisons if name in (c.candidate, c.baseline)],
             )
-        return outcomes
 
-    def comparisons(
-        self, run: _Run, outcomes: Mapping[str, Mapping[str, str]], hrefs: Mapping[str, str]
-    ) -> None:
-        from kagreport.charts import forest_plot
-        from kagreport.evaluation import evaluation_from_stats
+    def compare_setups(self, run: _Run, items: Mapping[str, _SetupItems]) -> None:
+        """Paired sign-flip tests of per-item correctness between the run's setups.
+
+        Each pair is compared on the items graded for both setups (a file that did not
+        parse leaves an item to one setup only; the counts are recorded); p-values are
+        then Holm-adjusted across the run's comparisons.
+        """
+        from kagreport.evaluation import compare_scores, holm_adjust
 
         report = run.report
+        table = report.items
+        outcome_codes = table.codes("outcome")
+        dataset_codes = table.codes("dataset")
+        question_codes = table.codes("question")
+        labels = [o.label for o in Outcome]
         ranked = list(report.setup_names)
         if run.config.compare == "all-pairs":
             pairs = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1 :]]
         else:
             pairs = [(s, run.baseline) for s in ranked if s != run.baseline]
-        evaluations: dict[str, AnswerEvaluation] = {}
         slugs = run.setup_slugs
         for candidate, baseline in pairs:
-            mine, theirs = outcomes[candidate], outcomes[baseline]
-            if mine.keys() != theirs.keys():
-                only_c = len(mine.keys() - theirs.keys())
-                only_b = len(theirs.keys() - mine.keys())
+            mine, theirs = items[candidate], items[baseline]
+            _, at_mine, at_theirs = np.intersect1d(
+                mine.keys, theirs.keys, assume_unique=True, return_indices=True
+            )
+            rows_c, rows_b = mine.rows[at_mine], theirs.rows[at_theirs]
+            only_c = len(mine.keys) - len(rows_c)
+            only_b = len(theirs.keys) - len(rows_b)
+            if not len(rows_c):
                 run.skipped.append(
-                    f"{candidate} vs {baseline}: not compared, the item sets differ "
+                    f"{candidate} vs {baseline}: not compared, no item was graded for both "
                     f"({only_c} item(s) only in {candidate}, {only_b} only in {baseline})"
                 )
                 continue
-            for setup in (candidate, baseline):
-                if setup not in evaluations:
-                    evaluations[setup] = evaluation_from_stats(
-                        _only_setup(report, setup), setup, answers=False
-                    )
-            comparison = evaluations[candidate].compare(
-                evaluations[baseline], n_resamples=N_RESAMPLES, seed=0
+            outcome_c, outcome_b = outcome_codes[rows_c], outcome_codes[rows_b]
+            correct = Outcome.CORRECT.value
+            comparison = compare_scores(
+                {"correct": (outcome_c == correct).astype(np.float64)},
+                {"correct": (outcome_b == correct).astype(np.float64)},
+                kind="answers",
+                n_resamples=N_RESAMPLES,
+                seed=0,
+                candidate_label=candidate,
+                baseline_label=baseline,
+            )
+            flipped = np.flatnonzero((outcome_c == correct) != (outcome_b == correct))
+            flips = sorted(
+                (
+                    f"{table.dataset_names[dataset_codes[r]]}/"
+                    f"{table.question_names[question_codes[r]]}",
+                    labels[outcome_c[k]],
+                    labels[outcome_b[k]],
+                )
+                for k, r in zip(flipped.tolist(), rows_c[flipped].tolist(), strict=True)
             )
             name = f"{run.slug}--{slugs[candidate]}--vs--{slugs[baseline]}"
-            href = f"comparisons/{name}.html"
-            data = f"data/comparisons/{name}.json"
-            document = comparison.dumps("json")
-            self.write(data, document)
-            flips = sorted(
-                (identifier, outcome, theirs[identifier])
-                for identifier, outcome in mine.items()
-                if (outcome == "correct") != (theirs[identifier] == "correct")
-            )
-            chart = self.chart(
-                forest_plot(comparison), f"{name}--forest", f"{candidate} − {baseline}"
-            )
-            self.page(
-                href,
-                "comparison.html.j2",
-                title=f"{candidate} vs {baseline} ({run.name})",
-                run=run,
-                candidate=candidate,
-                baseline=baseline,
-                candidate_href=hrefs[candidate],
-                baseline_href=hrefs[baseline],
-                comparison=comparison,
-                rows=[m.to_dict() for m in comparison.metrics.values()],
-                document=_loads(document),
-                data=data,
-                figure=chart,
-                flips=flips[:FLIP_LIMIT],
-                n_flips=len(flips),
-                gained=sum(1 for _, o, _ in flips if o == "correct"),
-            )
             run.comparisons.append(
-                _Comparison(run.name, candidate, baseline, href, data, comparison, len(flips))
+                _Comparison(
+                    run.name,
+                    candidate,
+                    baseline,
+                    f"comparisons/{name}.html",
+                    f"data/comparisons/{name}.json",
+                    comparison,
+                    flips,
+                    only_c,
+                    only_b,
+                    p_value_family=math.nan,
+                )
+            )
+        family = holm_adjust([c.comparison.metrics["correct"].p_value for c in run.comparisons])
+        for c, p_value in zip(run.comparisons, family, strict=True):
+            c.p_value_family = p_value
+            c.comparison = _with_context(c, len(run.comparisons))
+
+    def comparison_pages(self, run: _Run, hrefs: Mapping[str, str]) -> None:
+        """The run's forest plot, then one page per comparison (with the forest plot)."""
+        if not run.comparisons:
+            return
+        run.forest = self.chart(
+            _run_forest(run),
+            f"{run.slug}--comparisons-forest",
+            "Accuracy differences, every comparison of the run",
+        )
+        for c in run.comparisons:
+            document = c.comparison.dumps("json")
+            self.write(c.data, document)
+            self.page(
+                c.href,
+                "comparison.html.j2",
+                title=f"{c.candidate} vs {c.baseline} ({run.name})",
+                run=run,
+                c=c,
+                candidate=c.candidate,
+                baseline=c.baseline,
+                candidate_href=hrefs[c.candidate],
+                baseline_href=hrefs[c.baseline],
+                comparison=c.comparison,
+                rows=[m.to_dict() for m in c.comparison.metrics.values()],
+                document=_loads(document),
+                data=c.data,
+                figure=run.forest,
+                forest_row=_forest_label(run, c),
+                flips={"columns": ["item", "candidate", "baseline"], "rows": c.flips},
+                first_flips=c.flips[:PAGE_SIZE],
+                page_size=PAGE_SIZE,
+                n_flips=len(c.flips),
+                gained=sum(1 for _, o, _ in c.flips if o == "correct"),
+                family=len(run.comparisons),
             )
 
     # ------------------------------------------------------------------ evaluations
@@ -715,83 +756,75 @@ class _Builder:
 # ---------------------------------------------------------------------- helpers
 
 
-def _only_setup(report: StatsReport, setup: str) -> StatsReport:
-    """``report`` with the rows of one setup only in its item table (same metrics).
-
-    :func:`evaluation_from_stats` walks the whole item table for each setup; giving it
-    one setup's rows keeps a site of many setups linear in the number of items.
-    """
-    from array import array
-
+def _setup_items(report: StatsReport) -> dict[str, _SetupItems]:
+    """Each setup's rows, ordered by (dataset name, question name)."""
     table = report.items
-    mask = table.codes("setup") == table.setup_names.index(setup)
-    columns = tuple(
-        array(typecode, table.codes(name)[mask].tobytes())
-        for name, typecode in zip(ItemTable.COLUMNS, "IIIBqqqqqq", strict=True)
+    n_questions = max(1, len(table.question_names))
+    # Codes follow first appearance; ranks follow name order, so the keys sort by names.
+    dataset_rank = _name_ranks(table.dataset_names)
+    question_rank = _name_ranks(table.question_names)
+    keys = (
+        dataset_rank[table.codes("dataset")] * n_questions + question_rank[table.codes("question")]
     )
-    subset = ItemTable(
-        table.setup_names,
-        table.dataset_names,
-        table.question_names,
-        columns,
-        results=table.results,
-        prefix=table.prefix,
-    )
-    return dataclasses.replace(report, items=subset)
+    setup_codes = table.codes("setup")
+    found: dict[str, _SetupItems] = {}
+    for setup in report.setup_names:
+        rows = np.flatnonzero(setup_codes == table.setup_names.index(setup))
+        order = np.argsort(keys[rows], kind="stable")
+        found[setup] = _SetupItems(rows[order], keys[rows][order])
+    return found
 
 
-def _secs(nanos: int) -> float | None:
-    return None if nanos < 0 else round(nanos / 1e9, 3)
+def _name_ranks(names: tuple[str, ...]) -> np.ndarray[Any, Any]:
+    ranks = np.empty(len(names), dtype=np.int64)
+    ranks[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+    return ranks
 
 
-def _cut(text: str | None) -> str | None:
-    if text is None or len(text) <= RESPONSE_LIMIT:
-        return text
-    return text[:RESPONSE_LIMIT]
+def _forest_label(run: _Run, comparison: _Comparison) -> str:
+    if run.config.compare == "all-pairs":
+        return f"{comparison.candidate} − {comparison.baseline}"
+    return comparison.candidate
 
 
-#: Below this many items, responses are read in this process.
-_POOL_MIN_ITEMS = 5000
+def _run_forest(run: _Run) -> Any:
+    """The forest plot of every comparison of ``run``: one row per pair.
 
-_Response = tuple[str | None, int | None, str | None]
-
-
-def _read_responses(table: ItemTable) -> list[_Response]:
-    """(response cut, full length, error cut) of every row of ``table``, in row order.
-
-    Large tables are read by a pool of forked workers (Linux, and only while this process
-    has a single thread, as :func:`kagreport.grade` does); the result is the same.
+    The rows carry the Holm adjustment across the run's comparisons, so a filled point
+    means significant after correcting for all of them.
     """
-    if table.results is None:
-        return [(None, None, "(the report does not know its results folder)")] * len(table)
-    setups = table.codes("setup")
-    datasets = table.codes("dataset")
-    questions = table.codes("question")
-    paths = [
-        os.path.join(
-            table.results,
-            table.dataset_names[d],
-            table.question_names[q],
-            f"{table.prefix}{table.setup_names[s]}.json",
-        )
-        for s, d, q in zip(setups.tolist(), datasets.tolist(), questions.tolist(), strict=True)
-    ]
-    workers = min(8, os.cpu_count() or 1)
-    fork_ok = sys.platform.startswith("linux") and threading.active_count() == 1
-    if len(paths) < _POOL_MIN_ITEMS or workers < 2 or not fork_ok:
-        return [_read_response(path) for path in paths]
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        return pool.map(_read_response, paths, chunksize=1000)
+    import pandas as pd
+
+    from kagreport.charts import forest_plot
+
+    rows = []
+    for c in run.comparisons:
+        m = c.comparison.metrics["correct"].to_dict()
+        m["metric"] = _forest_label(run, c)
+        m["p_value_holm"] = c.p_value_family
+        rows.append(m)
+    if run.config.compare == "all-pairs":
+        title = f"Accuracy differences between the setups of {run.name}"
+    else:
+        title = f"Accuracy difference against {run.baseline} ({run.name})"
+    return forest_plot(pd.DataFrame(rows), title=title)
 
 
-def _read_response(path: str) -> _Response:
-    """(response cut to the limit, its full length, error message cut) of one result file."""
-    try:
-        record = decode_result(read_bytes(path))
-    except (OSError, ValueError) as exc:
-        return None, None, _cut(f"cannot read the result file: {exc}")
-    response = record.result
-    return _cut(response), None if response is None else len(response), _cut(record.error)
+def _with_context(c: _Comparison, size: int) -> EvaluationComparison:
+    """The comparison of ``c`` with the site's context recorded in its metadata."""
+    import dataclasses
+
+    p_value = c.p_value_family
+    return dataclasses.replace(
+        c.comparison,
+        metadata={
+            "run": c.run,
+            "items_only_in_candidate": c.only_candidate,
+            "items_only_in_baseline": c.only_baseline,
+            "comparisons_in_run": size,
+            "p_value_holm_across_run": None if math.isnan(p_value) else p_value,
+        },
+    )
 
 
 def _expected(truth: Any, dataset: str, question: str) -> str | None:

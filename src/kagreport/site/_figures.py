@@ -1,11 +1,14 @@
 """SVG export of the site's charts, in a helper process so it overlaps the rest of the build.
 
-vl-convert holds the GIL while it renders (about a quarter of a second a chart), so a site
-of many setups spends much of its build there. :class:`FigureWriter` hands the specs to one
-helper process (``python -m kagreport.site._figures``, which reads one JSON job a line on
-stdin and answers one line per job on stdout) while this process reads responses and renders
-pages. Each file is written by :func:`kagreport.charts.save_figure`. If the helper cannot be
-started or dies, the remaining figures are exported in this process: the output is the same.
+vl-convert holds the GIL while it renders (about a tenth of a second a chart, most of it
+measuring text), so a site of many setups spends much of its build there.
+:class:`FigureWriter` hands the specs to one helper process (``python -m
+kagreport.site._figures``, which reads one JSON job a line on stdin and answers one line per
+job on stdout) while this process grades and renders pages. The helper imports vl-convert
+only (not Altair or pandas) and starts its renderer at once, so its start-up overlaps grading.
+Its SVG is what :func:`kagreport.charts.save_figure` writes: the same call to vl-convert with
+the Vega-Lite version Altair targets. If the helper cannot be started or dies, the remaining
+figures are exported in this process: the output is the same.
 """
 
 from __future__ import annotations
@@ -36,6 +39,22 @@ def _export(spec: Any, path: str) -> None:
     save_figure(spec, path)
 
 
+def _render(spec: Any, path: str, vl_version: str | None) -> None:
+    """The helper's export: :func:`save_figure`'s SVG path without importing Altair."""
+    import vl_convert as vlc
+
+    from kagreport._atomic import write_atomic
+
+    write_atomic(Path(path), vlc.vegalite_to_svg(spec, vl_version=vl_version))
+
+
+def _warm_up() -> None:
+    # The first render starts vl-convert's JavaScript runtime (about a second).
+    import vl_convert as vlc
+
+    vlc.vegalite_to_svg({"mark": "point", "data": {"values": [{}]}})
+
+
 class FigureWriter:
     """Export Vega-Lite specs to SVG files, in a helper process when possible.
 
@@ -52,10 +71,17 @@ class FigureWriter:
         self.feeder: threading.Thread | None = None
         self.helper = helper
         self.started = False
+        self.vl_version: str | None = None
 
-    def _start(self) -> None:
-        # Started at the first figure, not before: grading forks its workers only while
-        # this process has a single thread.
+    def start(self) -> None:
+        """Start the helper process now (it warms up while this process works).
+
+        Starts no thread in this process (grading forks its workers only while this
+        process has a single thread); the thread that feeds the helper starts with the
+        first figure.
+        """
+        if self.started:
+            return
         self.started = True
         if self.helper:
             try:
@@ -73,9 +99,6 @@ class FigureWriter:
             except OSError as exc:
                 logger.debug("no figure helper process (%s); exporting in this process", exc)
                 self.process = None
-        if self.process is not None:
-            self.feeder = threading.Thread(target=self._feed, daemon=True)
-            self.feeder.start()
 
     def _feed(self) -> None:
         assert self.process is not None
@@ -98,12 +121,18 @@ class FigureWriter:
         """Export ``spec`` to ``path`` (now, or in the helper)."""
         text = json.dumps(spec, sort_keys=True)
         if not self.started:
-            self._start()
+            self.start()
         if self.process is None:
             self._local(text, str(path))
             return
+        if self.feeder is None:
+            from kagreport.charts._export import vegalite_version
+
+            self.vl_version = vegalite_version()
+            self.feeder = threading.Thread(target=self._feed, daemon=True)
+            self.feeder.start()
         self.jobs.append((text, str(path)))
-        job = {"spec": text, "path": str(path)}
+        job = {"spec": text, "path": str(path), "vl_version": self.vl_version}
         self.queue.put(json.dumps(job).encode("utf-8") + b"\n")
 
     def _local(self, text: str, path: str) -> None:
@@ -123,6 +152,9 @@ class FigureWriter:
         if self.process is None:
             return
         self.queue.put(_STOP)
+        if self.feeder is None:  # no figure was submitted: the feeder never started
+            assert self.process.stdin is not None
+            self.process.stdin.close()
         assert self.process.stdout is not None
         answers = [line.decode("utf-8", "replace").rstrip("\n") for line in self.process.stdout]
         self.process.wait()
@@ -150,10 +182,12 @@ class FigureWriter:
 
 
 def _main() -> int:
+    with contextlib.suppress(Exception):  # the first job reports what is wrong
+        _warm_up()
     for line in sys.stdin.buffer:
         try:
             job = json.loads(line)
-            _export(json.loads(job["spec"]), job["path"])
+            _render(json.loads(job["spec"]), job["path"], job["vl_version"])
         except Exception as exc:  # reported to the parent, which raises it
             message = " ".join(f"{type(exc).__name__}: {exc}".split())
             sys.stdout.write(f"error {message}\n")

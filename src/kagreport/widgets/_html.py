@@ -167,22 +167,13 @@ def _unique_ids(svg: str) -> str:
     return svg
 
 
-@functools.lru_cache(maxsize=1)
-def _vl_version() -> str | None:
-    """The Vega-Lite version Altair writes, if vl-convert has it (None: vl-convert's latest)."""
-    import altair as alt
-    import vl_convert
-
-    match = re.match(r"v?(\d+)\.(\d+)", str(alt.SCHEMA_VERSION))
-    version = f"{match.group(1)}.{match.group(2)}" if match else None
-    return version if version in vl_convert.get_vegalite_versions() else None
-
-
 @functools.lru_cache(maxsize=64)
 def _svg_of_spec(spec: str) -> str:
     import vl_convert
 
-    return str(vl_convert.vegalite_to_svg(spec, vl_version=_vl_version()))
+    from kagreport.charts._export import vegalite_version
+
+    return str(vl_convert.vegalite_to_svg(spec, vl_version=vegalite_version()))
 
 
 def chart_svg(chart: Any) -> str:

@@ -53,26 +53,61 @@
     return String(Number(value.toPrecision(3)));
   }
 
-  function setupItems() {
-    var data = document.getElementById("items-data");
-    var table = document.getElementById("items");
-    if (!data || !table) {
+  // Row renderers of the paged tables, by the table's data-kind. Each gets the row (an
+  // array), the column index by name and the <tr> to fill; text goes in with textContent.
+  var RENDERERS = {
+    items: function (r, col, tr) {
+      tr.className = "outcome-" + r[col.outcome];
+      cell(tr, r[col.dataset]);
+      cell(tr, r[col.question]);
+      cell(tr, r[col.outcome]);
+      cell(tr, r[col.expected] === null ? "\u2014" : r[col.expected]);
+      var response = r[col.response];
+      var td = cell(tr, response === null ? "\u2014" : response, "text");
+      var length = r[col.response_length];
+      if (response !== null && length !== null && length > response.length) {
+        var more = document.createElement("span");
+        more.className = "cut";
+        more.textContent = " \u2026 (" + length + " characters)";
+        td.appendChild(more);
+      }
+      cell(tr, r[col.error] === null ? "" : r[col.error], "text");
+      cell(tr, number(r[col.generation_secs]), "num");
+      cell(tr, number(r[col.retrieval_secs]), "num");
+    },
+    flips: function (r, col, tr) {
+      tr.className = r[col.candidate] === "correct" ? "gained" : "lost";
+      cell(tr, r[col.item]);
+      cell(tr, r[col.candidate]);
+      cell(tr, r[col.baseline]);
+    }
+  };
+
+  // A table whose rows come from an inline JSON {columns, rows} document, shown a page at
+  // a time and filtered by a case-insensitive substring search over its text columns.
+  // Markup: <div class="paged" data-source="<id of the JSON script>"> holding a
+  // <table data-kind data-page-size> and the controls (.paged-search, .paged-prev,
+  // .paged-next, .paged-count, .paged-page).
+  function setupPaged(container) {
+    var data = document.getElementById(container.getAttribute("data-source"));
+    var table = container.querySelector("table");
+    var renderRow = table ? RENDERERS[table.getAttribute("data-kind")] : null;
+    if (!data || !table || !renderRow) {
       return;
     }
-    var items = readJSON(data);
-    var columns = items.columns;
-    var rows = items.rows;
+    var source = readJSON(data);
+    var rows = source.rows;
     var col = {};
-    for (var c = 0; c < columns.length; c++) {
-      col[columns[c]] = c;
+    for (var c = 0; c < source.columns.length; c++) {
+      col[source.columns[c]] = c;
     }
     var pageSize = parseInt(table.getAttribute("data-page-size"), 10) || 50;
     var body = table.tBodies[0];
-    var search = document.getElementById("item-search");
-    var prev = document.getElementById("items-prev");
-    var next = document.getElementById("items-next");
-    var count = document.getElementById("items-count");
-    var pageLabel = document.getElementById("items-page");
+    var search = container.querySelector(".paged-search");
+    var prev = container.querySelector(".paged-prev");
+    var next = container.querySelector(".paged-next");
+    var count = container.querySelector(".paged-count");
+    var pageLabel = container.querySelector(".paged-page");
     var haystack = null; // lower-cased text of each row, built on first search
     var matches = rows;
     var page = 0;
@@ -99,25 +134,8 @@
       var end = Math.min(matches.length, start + pageSize);
       var fragment = document.createDocumentFragment();
       for (var i = start; i < end; i++) {
-        var r = matches[i];
         var tr = document.createElement("tr");
-        tr.className = "outcome-" + r[col.outcome];
-        cell(tr, r[col.dataset]);
-        cell(tr, r[col.question]);
-        cell(tr, r[col.outcome]);
-        cell(tr, r[col.expected] === null ? "\u2014" : r[col.expected]);
-        var response = r[col.response];
-        var td = cell(tr, response === null ? "\u2014" : response, "text");
-        var length = r[col.response_length];
-        if (response !== null && length !== null && length > response.length) {
-          var more = document.createElement("span");
-          more.className = "cut";
-          more.textContent = " \u2026 (" + length + " characters)";
-          td.appendChild(more);
-        }
-        cell(tr, r[col.error] === null ? "" : r[col.error], "text");
-        cell(tr, number(r[col.generation_secs]), "num");
-        cell(tr, number(r[col.retrieval_secs]), "num");
+        renderRow(matches[i], col, tr);
         fragment.appendChild(tr);
       }
       while (body.firstChild) {
@@ -162,7 +180,10 @@
   }
 
   function start() {
-    setupItems();
+    var paged = document.querySelectorAll("div.paged");
+    for (var i = 0; i < paged.length; i++) {
+      setupPaged(paged[i]);
+    }
     renderCharts();
   }
 
