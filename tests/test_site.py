@@ -172,18 +172,41 @@ def test_layout(site: Path, inputs: dict[str, Any]) -> None:
     assert (site / "assets/site.js").is_file()
 
 
-def test_every_chart_has_an_svg_and_a_div(site: Path) -> None:
+def test_every_chart_has_a_div_and_figures_have_an_svg(site: Path) -> None:
+    linked: set[Path] = set()
+    detail = 0
     for page in _pages(site):
         tags = _parse(page)
+        svg_links = {
+            (page.parent / str(a["href"])).resolve()
+            for tag, a in tags.tags
+            if tag == "a" and str(a.get("href", "")).endswith(".svg")
+        }
         for attributes, text in tags.scripts:
             if "vega-spec" not in (attributes.get("class") or ""):
                 continue
             spec = json.loads(text)
             assert "$schema" in spec
             chart_id = attributes.get("data-chart")
-            if chart_id:  # site pages (notebook charts have no figure file)
-                assert chart_id in tags.ids
-                assert (site / "figures" / f"{chart_id.removeprefix('chart-')}.svg").is_file()
+            if not chart_id:  # notebook charts have no figure file
+                continue
+            assert chart_id in tags.ids
+            figure = (site / "figures" / f"{chart_id.removeprefix('chart-')}.svg").resolve()
+            if figure in svg_links:
+                assert figure.is_file()
+                assert figure.read_text(encoding="utf-8").lstrip().startswith("<svg")
+                linked.add(figure)
+            else:  # a setup page's detail chart: drawn in the browser only
+                assert "--outcomes" in chart_id
+                assert "/setups/" in page.as_posix()
+                assert not figure.exists()
+                detail += 1
+    assert detail > 0
+    # Every figure file is shown on some page; the run-level ones are there.
+    assert linked == {p.resolve() for p in (site / "figures").glob("*.svg")}
+    names = {p.name for p in linked}
+    for kind in ("accuracy-cost", "heatmap", "outcomes", "comparisons-forest"):
+        assert f"mmlu-pro-philosophy--{kind}.svg" in names, kind
 
 
 def test_links_resolve_and_nothing_comes_from_the_network(site: Path) -> None:

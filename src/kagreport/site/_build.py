@@ -19,13 +19,14 @@ build leaves the previous site as it was.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -110,7 +111,7 @@ class _Chart:
     id: str
     title: str
     spec: dict[str, Any]
-    svg: str  # path from the site root
+    svg: str | None  # path from the site root of its SVG figure, if it has one
 
 
 @dataclass
@@ -311,7 +312,12 @@ class _Builder:
             links.append(("Notebooks", "index.html#notebooks"))
         return links
 
-    def chart(self, chart: Any, name: str, title: str) -> _Chart:
+    def chart(self, chart: Any, name: str, title: str, *, figure: bool = True) -> _Chart:
+        """A chart for a page; with ``figure`` also exported to ``figures/<name>.svg``.
+
+        Figures are the charts a paper would use (run and evaluation level); a page's
+        detail charts are drawn in the browser only (its menu exports SVG or PNG).
+        """
         # The charts of kagreport.charts are tested; skipping Altair's schema validation
         # here saves most of the time to_dict takes.
         spec: dict[str, Any] = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
@@ -322,9 +328,10 @@ class _Builder:
         self.figure_names.add(slug)
         relative = f"figures/{slug}.svg"
         (self.root / "figures").mkdir(exist_ok=True)
-        self.figures.submit(spec, self.root / relative)
+        if figure:
+            self.figures.submit(spec, self.root / relative)
         self.chart_counter += 1
-        return _Chart(f"chart-{slug}", title, spec, relative)
+        return _Chart(f"chart-{slug}", title, spec, relative if figure else None)
 
     # ------------------------------------------------------------------ build
 
@@ -332,7 +339,10 @@ class _Builder:
         try:
             if self.config.runs or self.config.evaluations:
                 self.figures.start()  # warms up while the runs are graded
-            self.build_pages()
+                with _charts_unchecked():
+                    self.build_pages()
+            else:
+                self.build_pages()
             self.say("waiting for the figures")
             self.figures.finish()
         finally:
@@ -427,7 +437,7 @@ class _Builder:
                 }
             )
         self.say(f"charts of {config.name}")
-        from kagreport.charts import accuracy_cost_chart, dataset_heatmap
+        from kagreport.charts import accuracy_cost_chart, dataset_heatmap, outcomes_chart
 
         run.charts.append(
             self.chart(
@@ -439,6 +449,13 @@ class _Builder:
         run.charts.append(
             self.chart(
                 dataset_heatmap(report), f"{slug}--heatmap", "Accuracy per setup and dataset"
+            )
+        )
+        run.charts.append(
+            self.chart(
+                outcomes_chart(frame, normalize=True),
+                f"{slug}--outcomes",
+                "Correct, incorrect and error records per setup",
             )
         )
         items = _setup_items(report)
@@ -471,38 +488,39 @@ class _Builder:
         outcome_codes = table.codes("outcome")
         generation = table.codes("generation_secs")
         retrieval = table.codes("retrieval_secs")
-        labels = [o.label for o in Outcome]
+        labels = np.array([o.label for o in Outcome], dtype=object)
+        dataset_names = np.array(table.dataset_names, dtype=object)
+        question_names = np.array(table.question_names, dtype=object)
+        lengths = np.asarray(texts.response_lengths, dtype=np.int64)
         expected_cache: dict[tuple[int, int], str | None] = {}
+
+        def expected(d: int, q: int) -> str | None:
+            if (d, q) not in expected_cache:
+                expected_cache[d, q] = _expected(
+                    truth, table.dataset_names[d], table.question_names[q]
+                )
+            return expected_cache[d, q]
+
         for rank, setup in enumerate(report.setups, start=1):
             name = setup.setup
-            indices = items[name].rows
-            rows: list[list[Any]] = []
-            for i, d, q, o, g, r in zip(
-                indices.tolist(),
-                dataset_codes[indices].tolist(),
-                question_codes[indices].tolist(),
-                outcome_codes[indices].tolist(),
-                generation[indices].tolist(),
-                retrieval[indices].tolist(),
-                strict=True,
-            ):
-                dataset, question = table.dataset_names[d], table.question_names[q]
-                if (d, q) not in expected_cache:
-                    expected_cache[d, q] = _expected(truth, dataset, question)
-                length = texts.response_lengths[i]
-                rows.append(
-                    [
-                        dataset,
-                        question,
-                        labels[o],
-                        expected_cache[d, q],
-                        texts.responses[i],
-                        None if length < 0 else length,
-                        texts.errors[i],
-                        None if g < 0 else round(g / 1e9, 3),
-                        None if r < 0 else round(r / 1e9, 3),
-                    ]
+            at = items[name].rows
+            positions = at.tolist()
+            d, q = dataset_codes[at], question_codes[at]
+            # Columns first (NumPy where it can), then rows: each row is an ITEM_COLUMNS tuple.
+            rows = list(
+                zip(
+                    dataset_names[d].tolist(),
+                    question_names[q].tolist(),
+                    labels[outcome_codes[at]].tolist(),
+                    list(map(expected, d.tolist(), q.tolist())),
+                    [texts.responses[i] for i in positions],
+                    [None if n < 0 else n for n in lengths[at].tolist()],
+                    [texts.errors[i] for i in positions],
+                    [None if g < 0 else round(g / 1e9, 3) for g in generation[at].tolist()],
+                    [None if r < 0 else round(r / 1e9, 3) for r in retrieval[at].tolist()],
+                    strict=True,
                 )
+            )
             records = by_setup[name]
             datasets = [r for r in records if r["dataset"] != OVERALL]
             overall = next(r for r in records if r["dataset"] == OVERALL)
@@ -514,6 +532,7 @@ class _Builder:
                 outcomes_chart(chart_frame, title=f"Outcomes of {name} per dataset"),
                 f"{run.slug}--{run.setup_slugs[name]}--outcomes",
                 "Outcomes per dataset",
+                figure=False,
             )
             self.page(
                 hrefs[name],
@@ -754,6 +773,19 @@ class _Builder:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+@contextlib.contextmanager
+def _charts_unchecked() -> Iterator[None]:
+    """Altair without its schema validation while the site builds charts.
+
+    The charts of :mod:`kagreport.charts` are validated by their tests; validating each
+    again at construction would cost about a third of the time the site spends on them.
+    """
+    from altair.utils.schemapi import debug_mode
+
+    with debug_mode(False):
+        yield
 
 
 def _setup_items(report: StatsReport) -> dict[str, _SetupItems]:

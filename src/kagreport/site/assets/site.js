@@ -25,7 +25,10 @@
         continue;
       }
       (function (div, spec) {
-        window.vegaEmbed(div, spec, { actions: false, renderer: "svg" }).catch(function (err) {
+        // Export only: the source, compiled and editor actions would open other pages,
+        // and the editor is on the network.
+        var actions = { export: true, source: false, compiled: false, editor: false };
+        window.vegaEmbed(div, spec, { actions: actions, renderer: "svg" }).catch(function (err) {
           div.textContent = "This chart could not be drawn: " + err;
           div.className += " chart-error";
           if (window.console) {
