@@ -10,7 +10,7 @@ Output layout (every link relative; the site opens from ``file://`` with no netw
     data/report.json                             the first run's kag stats JSON
     data/<run>/report.json                       each run's, when there are several
     data/comparisons/*.json, data/evaluations/*.json
-    figures/*.svg                                every chart, for papers
+    figures/*.svg                                run and evaluation figures, for papers
     assets/vega.js, assets/site.css, assets/site.js
 
 The site is built in a sibling temporary folder and swapped in with renames, so a failed

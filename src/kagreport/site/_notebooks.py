@@ -43,7 +43,6 @@ DISPLAY_PRIORITY = (
     "text/plain",
 )
 
-#: Seconds a cell may run.
 #: Seconds a cell may run (``KAGREPORT_NOTEBOOK_CELL_TIMEOUT`` overrides it).
 CELL_TIMEOUT = 600
 
