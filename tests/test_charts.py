@@ -677,3 +677,95 @@ def test_save_figure_html_is_self_contained(tmp_path: Path, sim: StatsReport) ->
     assert "from 'http" not in page
     assert 'from "http' not in page
     assert '"kag-large"' in page  # the data is in the page
+
+
+# ------------------------------------------------------------------ nothing outside the figure
+
+
+def _content_width(chart: alt.TopLevelMixin) -> tuple[float, float]:
+    """(figure width, width everything drawn needs), from vl-convert's own layout.
+
+    The paper theme fixes the figure width (``autosize: fit-x``) and shrinks the plot to fit;
+    whatever cannot fit is clipped at the figure's edge. Laid out again with the plot at that
+    width and ``autosize: pad`` (the figure grows to hold everything), the figure's width is
+    what the content needs: any excess is text the fixed-width figure clips.
+    """
+    import copy
+
+    import vl_convert as vlc
+
+    from kagreport.charts._export import vegalite_version
+
+    spec = chart.to_dict()
+    fitted = vlc.vegalite_to_scenegraph(spec, vl_version=vegalite_version())
+    padded = copy.deepcopy(spec)
+    padded["width"] = fitted["scenegraph"]["items"][0]["width"]
+    padded["config"]["autosize"] = {"type": "pad", "contains": "padding"}
+    grown = vlc.vegalite_to_scenegraph(padded, vl_version=vegalite_version())
+    return float(fitted["width"]), float(grown["width"])
+
+
+LONG_NAMES = (
+    "meta-llama-3-1-70b-instruct",
+    "gemini-1-5-flash-002 with a knowledge graph",
+    "deepseek-coder-v2",
+)
+
+
+def _long_comparison_frame() -> pd.DataFrame:
+    rows = []
+    for i, name in enumerate(LONG_NAMES):
+        rows.append(
+            {
+                "metric": f"{name} − gemini-1-5-pro-002",
+                "mean_difference": -0.1 * i,
+                "ci_low": -0.1 * i - 0.05,
+                "ci_high": -0.1 * i + 0.05,
+                "p_value": 0.01,
+                "p_value_holm": 0.03 * (i + 1),
+                "n_pairs": 491.0,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda f: outcomes_chart(f), id="outcomes"),
+        pytest.param(lambda f: outcomes_chart(f, normalize=True), id="outcomes-shares"),
+        pytest.param(lambda f: dataset_heatmap(f), id="heatmap"),
+        pytest.param(
+            lambda f: accuracy_cost_chart(f, title="Accuracy against mean retrieval time (s)"),
+            id="accuracy-cost",
+        ),
+        pytest.param(
+            lambda f: forest_plot(
+                _long_comparison_frame(),
+                title="Accuracy difference against gemini-1-5-pro-002 (MMLU-Pro philosophy)",
+            ),
+            id="forest",
+        ),
+    ],
+)
+def test_no_text_runs_past_a_one_column_figure(sim: StatsReport, make: Any) -> None:
+    """Long setup names and titles (as on the report site) stay inside the 240 px figure."""
+    frame = stats_frame(sim)
+    renamed = {name: LONG_NAMES[i % len(LONG_NAMES)] + f" {i}" for i, name in
+               enumerate(sorted(frame["setup"].unique()))}  # fmt: skip
+    frame = frame.assign(setup=frame["setup"].map(renamed))
+    figure, needed = _content_width(make(frame))
+    assert figure == COLUMN_WIDTH
+    assert needed <= figure + 0.5, f"content needs {needed} px of a {figure} px figure"
+
+
+def test_evaluation_charts_stay_inside_the_figure(
+    llmbar: AnswerEvaluation, retrieval_comparison: EvaluationComparison
+) -> None:
+    for chart in (
+        agreement_chart(llmbar),
+        pairwise_agreement_chart(llmbar, "score_1"),
+        forest_plot(retrieval_comparison),
+    ):
+        figure, needed = _content_width(chart)
+        assert needed <= figure + 0.5, f"content needs {needed} px of a {figure} px figure"

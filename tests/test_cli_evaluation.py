@@ -135,7 +135,18 @@ def test_compare_refuses_mismatched_or_foreign_files(files: Path) -> None:
             "-o", str(files / "c.json"))  # fmt: skip
     done = run_cli("compare", str(files / "a.json"), str(files / "c.json"))
     assert done.returncode == 1
-    assert "different items" in done.stderr
+    assert done.stderr.count("\n") == 1
+    assert "different items (1 only in the candidate, 1 only in the baseline)" in done.stderr
+    assert "--shared" in done.stderr
+    # --shared: q0..q2 are paired (q3 and q9 left out, and said).
+    shared = run_cli("compare", str(files / "a.json"), str(files / "c.json"), "--shared",
+                     "--format", "json")  # fmt: skip
+    assert shared.returncode == 0, shared.stderr
+    document = json.loads(shared.stdout)
+    assert document["n_items"] == 3
+    assert document["metadata"] == {"items_only_in_candidate": 1, "items_only_in_baseline": 1}
+    text = run_cli("compare", str(files / "a.json"), str(files / "c.json"), "--shared")
+    assert "left out (not in both reports): 1 only in" in text.stdout
     (files / "other.json").write_text('{"schema": "something-else"}')
     foreign = run_cli("compare", str(files / "a.json"), str(files / "other.json"))
     assert foreign.returncode == 1

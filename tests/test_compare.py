@@ -543,6 +543,23 @@ def test_different_items() -> None:
         compare_items(evaluation({"m": [1, 2]}), evaluation({"m": [1, 2, 3]}), kind="answers")
 
 
+def test_shared_only_compares_the_common_items() -> None:
+    # candidate q1..q5, baseline q2..q6: q1 and q6 are left out; on q2..q5 the differences
+    # are 1-1, 1-0, 0-0, 1-0 = 0, 1, 0, 1: m = 2, both +1, so p = 2/4 = 0.5 (exact).
+    candidate = evaluation({"m": [1, 1, 1, 0, 1]})
+    baseline = evaluation({"m": [1, 0, 0, 0, 1]}, identifiers=["q2", "q3", "q4", "q5", "q6"])
+    with pytest.raises(ValueError, match="shared_only=True"):
+        compare_items(candidate, baseline, kind="answers")
+    result = compare_items(candidate, baseline, kind="answers", shared_only=True)
+    m = result.metrics["m"]
+    assert (result.n_items, m.n_pairs, m.n_nonzero, m.p_value, m.exact) == (4, 4, 2, 0.5, True)
+    assert m.mean_difference == pytest.approx(0.5)
+    assert result.metadata == {"items_only_in_candidate": 1, "items_only_in_baseline": 1}
+    with pytest.raises(ValueError, match="share no item"):
+        compare_items(candidate, evaluation({"m": [1.0]}, identifiers=["x"]), kind="answers",
+                      shared_only=True)  # fmt: skip
+
+
 def test_duplicate_identifier() -> None:
     twice = evaluation({"m": [1.0, 0.0]}, identifiers=["q1", "q1"])
     with pytest.raises(ValueError, match="the baseline holds item 'q1' twice"):

@@ -205,8 +205,15 @@ def test_every_chart_has_a_div_and_figures_have_an_svg(site: Path) -> None:
     # Every figure file is shown on some page; the run-level ones are there.
     assert linked == {p.resolve() for p in (site / "figures").glob("*.svg")}
     names = {p.name for p in linked}
-    for kind in ("accuracy-cost", "heatmap", "outcomes", "comparisons-forest"):
+    for kind in ("heatmap", "outcomes", "comparisons-forest"):
         assert f"mmlu-pro-philosophy--{kind}.svg" in names, kind
+    # The simulated run recorded retrieval times; the MMLU-Pro predictions recorded no cost,
+    # so their run says why it has no accuracy-against-cost chart instead of an empty one.
+    assert any(n.endswith("--accuracy-cost.svg") and n.startswith("simulated") for n in names)
+    assert "mmlu-pro-philosophy--accuracy-cost.svg" not in names
+    assert "so there is no accuracy-against-cost chart" in (site / "index.html").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_links_resolve_and_nothing_comes_from_the_network(site: Path) -> None:
@@ -688,3 +695,29 @@ def test_cli(inputs: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixtu
     assert run_site(args, 40) == 0
     assert str(out) in capsys.readouterr().out
     assert (out / "setups/cli-run--yi-34b.html").is_file()
+
+
+def test_cli_on_a_simulated_run(tmp_path: Path) -> None:
+    """As a user runs it: one warning line for unparsable files, the SIMULATED notice, a
+    default name from the run folder, and missing parent folders created."""
+    import subprocess
+    import sys
+
+    run = simulate_run(tmp_path / "my-sim", questions=8, datasets=2, unparsable_files=2)
+    out = tmp_path / "public" / "deep" / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "kagreport", "site", "build", "-r", run.results_path,
+         "-d", run.datasets_path, "-o", str(out)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # Some of the damaged files may belong to questions kag does not grade.
+    unparsable = len(grade(run.datasets_path, run.results_path).unparsable_files)
+    assert unparsable >= 1
+    assert done.stderr.splitlines() == [
+        f"kagreport: run 'my-sim': {unparsable} result file(s) did not parse and were skipped "
+        "(the index lists the count; -v lists the files)"
+    ]
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "SIMULATED data: no model was run" in index
+    assert '<a href="#run-my-sim">my-sim</a>' in index

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Iterable
 from typing import Any
 
@@ -75,9 +76,25 @@ def sorted_setups(frame: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(str(s) for s in ordered))
 
 
+#: Characters per line of a title (10 pt) and of a subtitle (8 pt) in a 240 px figure: Vega
+#: does not wrap titles, and the figure's fixed width would clip a longer line.
+TITLE_CHARACTERS = 40
+SUBTITLE_CHARACTERS = 52
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [""]
+
+
 def title_params(title: str, subtitle: list[str]) -> alt.TitleParams | str:
-    """A title with subtitle lines (Vega draws one line per list element)."""
-    lines = [line for line in subtitle if line]
+    """A title with subtitle lines, wrapped to fit a paper column (one Vega line per element).
+
+    Lines are cut at spaces after :data:`TITLE_CHARACTERS` (title) or
+    :data:`SUBTITLE_CHARACTERS` (subtitle) characters, so no line runs past a 240 px figure.
+    """
+    heading = _wrap(title, TITLE_CHARACTERS)
+    lines = [part for line in subtitle if line for part in _wrap(line, SUBTITLE_CHARACTERS)]
+    text: str | list[str] = heading[0] if len(heading) == 1 else heading
     if not lines:
-        return title
-    return alt.TitleParams(text=title, subtitle=lines)
+        return text if isinstance(text, str) else alt.TitleParams(text=text)
+    return alt.TitleParams(text=text, subtitle=lines)

@@ -150,11 +150,13 @@ def forest_plot(
         defined.mark_point(filled=True, size=40, opacity=1, color=_COLOUR).encode(
             x=x,
             y=y,
+            # No legend: the subtitle says what filled means, and a legend below the plot
+            # would run past a one-column figure when the row labels are long.
             shape=alt.Shape(
                 "status:N",
                 title=None,
                 scale=alt.Scale(domain=list(labels), range=["circle", RING]),
-                legend=alt.Legend(symbolFillColor=_COLOUR, symbolStrokeColor="transparent"),
+                legend=None,
             ),
             tooltip=tooltip,
         ),
@@ -163,7 +165,9 @@ def forest_plot(
         .mark_text(align="left", dx=3, color="#777777")
         .encode(x=alt.datum(0), y=y, text=alt.value("no pairs"), tooltip=tooltip),
     ]
-    subtitle = [f"Bars: {confidence:.0%} bootstrap intervals; filled: {labels[0]}."]
+    subtitle = [
+        f"Bars: {confidence:.0%} bootstrap intervals. Filled: {labels[0]}; hollow: {labels[1]}."
+    ]
     chart = alt.LayerChart(
         layer=layers,
         title=title_params(heading if title is None else title, subtitle),

@@ -260,7 +260,8 @@ def dataset_heatmap(
         "dataset:N",
         title=None,
         sort=datasets,
-        axis=alt.Axis(orient="top", labelAngle=-35, labelAlign="left", domain=False, ticks=False),
+        # Upright labels: slanted ones run past the right edge of a one-column figure.
+        axis=alt.Axis(orient="top", labelAngle=-90, labelAlign="left", domain=False, ticks=False),
     )
     y = alt.Y("setup:N", title=None, sort=setups, axis=alt.Axis(domain=False, ticks=False))
     tooltip: list[Any] = [
@@ -285,7 +286,9 @@ def dataset_heatmap(
                 "value:Q",
                 title=legend_title,
                 scale=colour_scale,
-                legend=alt.Legend(format=".0%" if proportion else ".3~g", gradientLength=120),
+                # Every cell prints its value, so no legend (a gradient below the plot would
+                # run past a one-column figure when the setup names are long).
+                legend=None,
             ),
             tooltip=tooltip,
         ),

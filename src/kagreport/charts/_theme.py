@@ -59,9 +59,15 @@ PAPER_CONFIG: Final[dict[str, Any]] = {
         "gridColor": "#e8e8e8",
         "labelLimit": 140,
     },
+    # An x-axis title ends at the plot's right edge: centred, a title wider than the plot
+    # (long row labels leave it narrow) would run past the figure.
+    "axisX": {"titleAnchor": "end"},
     "legend": {
         "orient": "bottom",
         "direction": "horizontal",
+        # A bottom legend starts at the plot's left edge, after the axis labels: one entry a
+        # row keeps it inside the figure however long those labels are.
+        "columns": 1,
         "labelFontSize": _TEXT,
         "titleFontSize": _TEXT,
         "titleFontWeight": "normal",

@@ -50,6 +50,12 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
     compare.add_argument("baseline", metavar="BASELINE", help="report file of the baseline")
     compare.add_argument("--n-resamples", type=int, default=10000, metavar="N")
     compare.add_argument("--seed", type=int, default=0)
+    compare.add_argument(
+        "--shared",
+        action="store_true",
+        help="compare on the items both reports hold (others are left out and counted); "
+        "by default reports whose items differ are refused",
+    )
     compare.add_argument("--format", choices=("text", "json"), default="text")
     compare.add_argument("-o", "--output", metavar="FILE", help="also write the comparison")
     compare.set_defaults(parser=compare)
@@ -178,8 +184,19 @@ def run_compare(args: argparse.Namespace, level: int) -> int:
         check_output(args.output, inputs=[args.candidate, args.baseline])
     candidate = _read_report(args.candidate)
     baseline = _read_report(args.baseline)
+    if not args.shared and type(candidate) is type(baseline):
+        mine = {item.identifier for item in candidate.items}
+        theirs = {item.identifier for item in baseline.items}
+        if mine != theirs:
+            raise KagreportError(
+                f"cannot compare {args.candidate} with {args.baseline}: they hold different "
+                f"items ({len(mine - theirs)} only in the candidate, {len(theirs - mine)} only "
+                "in the baseline); --shared compares the items both hold"
+            )
     try:
-        comparison = candidate.compare(baseline, n_resamples=args.n_resamples, seed=args.seed)
+        comparison = candidate.compare(
+            baseline, n_resamples=args.n_resamples, seed=args.seed, shared_only=args.shared
+        )
     except (TypeError, ValueError) as exc:
         raise KagreportError(
             f"cannot compare {args.candidate} with {args.baseline}: {exc}"

@@ -47,7 +47,11 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
     run.add_argument("-r", "--results", metavar="DIR", help="results root of a kag run")
     run.add_argument("-d", "--datasets", metavar="FILE", help="datasets file (with --results)")
     run.add_argument("--prefix", default="", help="file-name prefix of the run")
-    run.add_argument("--name", help="display name of the run (default: the results folder)")
+    run.add_argument(
+        "--name",
+        help="display name of the run (default: the results folder's name, or its parent's "
+        "when it is called results)",
+    )
     run.add_argument("--baseline", metavar="SETUP", help="setup to compare against")
     run.add_argument(
         "--compare",
@@ -81,6 +85,13 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
     build.set_defaults(parser=build)
 
 
+def _run_name(results: Path) -> str:
+    """The default display name of a run: its results folder's, or the folder above a
+    folder called ``results`` (``kagreport simulate`` and kag write ``<run>/results``)."""
+    folder = results.resolve()
+    return folder.parent.name if folder.name == "results" and folder.parent.name else folder.name
+
+
 def run_site(args: argparse.Namespace, level: int) -> int:
     """Run ``kagreport site build``; print the index path."""
     import dataclasses
@@ -101,7 +112,7 @@ def run_site(args: argparse.Namespace, level: int) -> int:
             title=args.title or "kagreport",
             runs=(
                 RunConfig(
-                    name=args.name or results.resolve().name,
+                    name=args.name or _run_name(results),
                     datasets=Path(args.datasets),
                     results=results,
                     prefix=args.prefix,
@@ -127,11 +138,16 @@ def run_site(args: argparse.Namespace, level: int) -> int:
     def progress(message: str) -> None:
         sys.stderr.write(f"kagreport: site: {message}\n")
 
+    def warn(message: str) -> None:
+        sys.stderr.write(f"kagreport: {message}\n")
+
     index = build_site(
         config,
         args.output,
         execute_notebooks=not args.no_execute,
         progress=progress if show else None,
+        # At the default level (logs off) each warning is one line; with -v it is logged.
+        warn=warn if level == logging.ERROR else None,
     )
     sys.stdout.write(f"site written to {index.parent}\nopen {index.resolve().as_uri()}\n")
     return 0

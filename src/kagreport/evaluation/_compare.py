@@ -841,6 +841,7 @@ def compare_items(
     confidence: float = 0.95,
     candidate_label: str | None = None,
     baseline_label: str | None = None,
+    shared_only: bool = False,
 ) -> EvaluationComparison:
     """Paired comparison of two evaluations of the same items, metric by metric.
 
@@ -862,6 +863,11 @@ def compare_items(
     candidate_label, baseline_label : str, optional
         Labels; default ``metadata["name"]`` when it is a non-empty string, else
         ``"candidate"`` / ``"baseline"``.
+    shared_only : bool, default False
+        Compare on the items both evaluations hold and leave the others out, instead of
+        refusing evaluations whose items differ (e.g. a result file that did not parse for
+        one system). The counts left out are recorded in the result's ``metadata``
+        (``items_only_in_candidate``, ``items_only_in_baseline``).
 
     Returns
     -------
@@ -875,10 +881,10 @@ def compare_items(
     Raises
     ------
     ValueError
-        If the identifier sets differ (the message names up to five), an
-        evaluation holds an identifier twice, no metric is shared (a metric is
-        shared when some item of each evaluation has it), ``kind`` is unknown,
-        or a resampling argument is invalid.
+        If the identifier sets differ (the message names up to five) and not
+        ``shared_only``, they share no item, an evaluation holds an identifier twice,
+        no metric is shared (a metric is shared when some item of each evaluation has
+        it), ``kind`` is unknown, or a resampling argument is invalid.
 
     Notes
     -----
@@ -890,15 +896,27 @@ def compare_items(
     baseline_items = list(baseline.items)
     candidate_index = _identifier_index(candidate_items, "candidate")
     baseline_index = _identifier_index(baseline_items, "baseline")
-    if candidate_index.keys() != baseline_index.keys():
-        only_candidate = set(candidate_index) - set(baseline_index)
-        only_baseline = set(baseline_index) - set(candidate_index)
+    only_candidate = set(candidate_index) - set(baseline_index)
+    only_baseline = set(baseline_index) - set(candidate_index)
+    metadata: dict[str, Any] = {}
+    if shared_only:
+        if len(only_candidate) == len(candidate_items):
+            raise ValueError("the two evaluations share no item")
+        candidate_items = [i for i in candidate_items if i.identifier in baseline_index]
+        metadata = {
+            "items_only_in_candidate": len(only_candidate),
+            "items_only_in_baseline": len(only_baseline),
+        }
+    elif only_candidate or only_baseline:
         parts = []
         if only_candidate:
             parts.append(f"only in the candidate: {_few(only_candidate)}")
         if only_baseline:
             parts.append(f"only in the baseline: {_few(only_baseline)}")
-        raise ValueError("the two evaluations hold different items; " + "; ".join(parts))
+        raise ValueError(
+            "the two evaluations hold different items (compare on the shared ones with "
+            "shared_only=True); " + "; ".join(parts)
+        )
     # Baseline items in the candidate's order, so row i of every column is one pair.
     paired_baseline = [baseline_items[baseline_index[item.identifier]] for item in candidate_items]
 
@@ -922,6 +940,7 @@ def compare_items(
         candidate_label=_label(candidate, candidate_label, "candidate"),
         baseline_label=_label(baseline, baseline_label, "baseline"),
         judge_mismatch=mismatch,
+        metadata=metadata,
     )
 
 

@@ -184,7 +184,7 @@ class _ReportMixin:
     __hash__ = None  # type: ignore[assignment]
 
     def compare(
-        self, baseline: Any, *, n_resamples: int = 10000, seed: int = 0
+        self, baseline: Any, *, n_resamples: int = 10000, seed: int = 0, shared_only: bool = False
     ) -> EvaluationComparison:
         """Paired sign-flip test of this system against ``baseline`` over the same items.
 
@@ -193,14 +193,16 @@ class _ReportMixin:
         all sign assignments when 2^m <= n_resamples (m = non-zero differences),
         else from ``n_resamples`` random assignments as (hits + 1) / (n + 1);
         95% bootstrap interval of the mean difference; Holm-adjusted p-values
-        across metrics (ANSWER_EVALUATION_SPEC.md).
+        across metrics (ANSWER_EVALUATION_SPEC.md). With ``shared_only``, items only one
+        report holds are left out (and counted in the result's ``metadata``) instead of
+        refused.
 
         Raises
         ------
         TypeError
             If ``baseline`` is not a report of the same kind.
         ValueError
-            If the item identifiers differ or no metric is shared.
+            If the item identifiers differ (unless ``shared_only``) or no metric is shared.
         """
         from kagreport.evaluation._compare import compare_items
 
@@ -213,7 +215,14 @@ class _ReportMixin:
         # Both report classes have .items, .judges and .metadata (what compare_items reads).
         candidate: Any = self
         other: Any = baseline
-        return compare_items(candidate, other, kind=kind, n_resamples=n_resamples, seed=seed)
+        return compare_items(
+            candidate,
+            other,
+            kind=kind,
+            n_resamples=n_resamples,
+            seed=seed,
+            shared_only=shared_only,
+        )
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -111,6 +111,16 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
         "",
         f"* Holm-adjusted p < {alpha}",
     ]
+    left_out = [
+        (value if isinstance(value := comparison.metadata.get(key), int) else 0, who)
+        for key, who in (
+            ("items_only_in_candidate", comparison.candidate),
+            ("items_only_in_baseline", comparison.baseline),
+        )
+    ]
+    if any(n for n, _ in left_out):
+        parts = [f"{n} only in {_safe(str(who))}" for n, who in left_out if n]
+        out.append(f"left out (not in both reports): {', '.join(parts)}")
     if comparison.judge_mismatch:
         judges = _safe(", ".join(sorted(comparison.judge_mismatch)))
         out.append(

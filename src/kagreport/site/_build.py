@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -148,6 +148,8 @@ class _Run:
     charts: list[_Chart] = field(default_factory=list)
     comparisons: list[_Comparison] = field(default_factory=list)
     forest: _Chart | None = None  # every comparison of the run, one row each
+    notes: list[str] = field(default_factory=list)  # said under the run's charts
+    attribution: str = ""
     skipped: list[str] = field(default_factory=list)
     setup_slugs: dict[str, str] = field(default_factory=dict)
 
@@ -165,6 +167,7 @@ def build_site(
     *,
     execute_notebooks: bool = True,
     progress: ProgressCallback | None = None,
+    warn: ProgressCallback | None = None,
 ) -> Path:
     """Build the static report site of ``config`` into ``out_dir``.
 
@@ -175,11 +178,16 @@ def build_site(
     out_dir : path
         The site folder. It is replaced whole: the site is built in a temporary sibling
         folder, then swapped in by renames. An existing folder is replaced only if it is
-        empty or a site built by kagreport (it holds ``.kagreport-site``).
+        empty or a site built by kagreport (it holds ``.kagreport-site``). Missing parent
+        folders are created.
     execute_notebooks : bool
         Run the notebooks (nbclient) before converting them; False converts them as saved.
     progress : callable, optional
         Called with a short message at each step.
+    warn : callable, optional
+        Called with a one-line message for what the reader of the site should know but
+        that does not stop the build (result files that did not parse, setups that could
+        not be compared); also logged as warnings.
 
     Returns
     -------
@@ -195,9 +203,15 @@ def build_site(
     out = Path(out_dir)
     _check_output(out, config)
     parent = out.absolute().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise KagreportError(
+            f"cannot create the folder of the site {out}: {exc.strerror or exc}", path=out
+        ) from None
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=parent))
     try:
-        _Builder(config, staging, execute_notebooks, progress).build()
+        _Builder(config, staging, execute_notebooks, progress, warn).build()
         _swap(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -207,8 +221,8 @@ def build_site(
 
 def _check_output(out: Path, config: SiteConfig) -> None:
     parent = out.absolute().parent
-    if not parent.is_dir():
-        raise KagreportError(f"the parent folder of the site {out} does not exist", path=out)
+    if parent.exists() and not parent.is_dir():
+        raise KagreportError(f"the parent of the site folder {out} is not a folder", path=out)
     if out.exists() and not out.is_dir():
         raise KagreportError(f"the site folder {out} exists and is not a folder", path=out)
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
@@ -257,8 +271,10 @@ class _Builder:
         root: Path,
         execute_notebooks: bool,
         progress: ProgressCallback | None,
+        warn: ProgressCallback | None = None,
     ) -> None:
         self.config = config
+        self.on_warning = warn
         self.root = root
         self.execute_notebooks = execute_notebooks
         self.progress = progress
@@ -278,6 +294,11 @@ class _Builder:
         logger.info("%s", message)
         if self.progress is not None:
             self.progress(message)
+
+    def warn(self, message: str) -> None:
+        logger.warning("%s", message)
+        if self.on_warning is not None:
+            self.on_warning(message)
 
     def slug(self, namespace: str, text: str) -> str:
         return self.page_slugs.setdefault(namespace, _Slugs())(text)
@@ -402,7 +423,7 @@ class _Builder:
         return report
 
     def build_run(self, index: int, config: RunConfig, report: StatsReport) -> None:
-        from kagreport.frames import OVERALL, stats_frame
+        from kagreport.frames import COST_AXES, OVERALL, stats_frame
 
         baseline = config.baseline or report.setups[0].setup
         slug = self.run_slugs(config.name)
@@ -414,6 +435,12 @@ class _Builder:
         if index == 0:
             self.write("data/report.json", json_text)
         run = _Run(config.name, slug, config, report, data, baseline)
+        run.attribution = config.attribution or _simulated_notice(config.results)
+        if report.unparsable_files:
+            self.warn(
+                f"run {config.name!r}: {len(report.unparsable_files)} result file(s) did not "
+                "parse and were skipped (the index lists the count; -v lists the files)"
+            )
         frame = stats_frame(report)
         records: list[dict[str, Any]] = [
             {str(k): v for k, v in r.items()} for r in frame.to_dict("records")
@@ -439,13 +466,21 @@ class _Builder:
         self.say(f"charts of {config.name}")
         from kagreport.charts import accuracy_cost_chart, dataset_heatmap, outcomes_chart
 
-        run.charts.append(
-            self.chart(
-                accuracy_cost_chart(report, title="Accuracy against mean retrieval time"),
-                f"{slug}--accuracy-cost",
-                "Accuracy against retrieval cost",
+        cost = _cost_axis(frame)
+        if cost is None:
+            run.notes.append(
+                "No setup of this run recorded a retrieval time, a generation time, a context "
+                "length or retrieved graph elements, so there is no accuracy-against-cost chart."
             )
-        )
+        else:
+            noun = COST_AXES[cost][1].removeprefix("Mean ").split(" (")[0]
+            run.charts.append(
+                self.chart(
+                    accuracy_cost_chart(report, cost=cost, title=f"Accuracy against mean {noun}"),
+                    f"{slug}--accuracy-cost",
+                    f"Accuracy against {noun}",
+                )
+            )
         run.charts.append(
             self.chart(
                 dataset_heatmap(report), f"{slug}--heatmap", "Accuracy per setup and dataset"
@@ -583,10 +618,12 @@ class _Builder:
             only_c = len(mine.keys) - len(rows_c)
             only_b = len(theirs.keys) - len(rows_b)
             if not len(rows_c):
-                run.skipped.append(
+                note = (
                     f"{candidate} vs {baseline}: not compared, no item was graded for both "
                     f"({only_c} item(s) only in {candidate}, {only_b} only in {baseline})"
                 )
+                run.skipped.append(note)
+                self.warn(f"run {run.name!r}: {note}")
                 continue
             outcome_c, outcome_b = outcome_codes[rows_c], outcome_codes[rows_b]
             correct = Outcome.CORRECT.value
@@ -786,6 +823,39 @@ def _charts_unchecked() -> Iterator[None]:
 
     with debug_mode(False):
         yield
+
+
+def _simulated_notice(results: Path) -> str:
+    """The notice of a run written by ``kagreport simulate`` (it leaves SIMULATED.md)."""
+    for folder in (results, results.parent):
+        if (folder / "SIMULATED.md").is_file():
+            return "SIMULATED data: no model was run (SIMULATED.md beside its results says how)."
+    return ""
+
+
+def _cost_axis(
+    frame: pd.DataFrame,
+) -> Literal["retrieval", "generation", "context", "graph"] | None:
+    """The cost the headline chart draws: the first the run recorded (a positive mean).
+
+    Retrieval time first (the cost knowledge augmentation adds), then generation time,
+    context length and graph elements; None when no setup recorded any of them (a run
+    converted from predictions alone).
+    """
+    from kagreport.frames import COST_AXES, OVERALL
+
+    overall = frame[frame["dataset"] == OVERALL]
+    costs: tuple[Literal["retrieval", "generation", "context", "graph"], ...] = (
+        "retrieval",
+        "generation",
+        "context",
+        "graph",
+    )
+    for cost in costs:
+        values = overall[COST_AXES[cost][0]].to_numpy(dtype=float)
+        if np.any(np.nan_to_num(values) > 0):
+            return cost
+    return None
 
 
 def _setup_items(report: StatsReport) -> dict[str, _SetupItems]:

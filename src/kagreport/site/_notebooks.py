@@ -67,8 +67,15 @@ def convert_notebook(
     import importlib
 
     # nbformat and nbconvert are untyped: use them through Any.
-    nbformat: Any = importlib.import_module("nbformat")
-    exporters: Any = importlib.import_module("nbconvert")
+    try:
+        nbformat: Any = importlib.import_module("nbformat")
+        exporters: Any = importlib.import_module("nbconvert")
+    except ImportError as exc:
+        raise KagreportError(
+            f"cannot convert the notebook {path}: {exc.name or exc} is not installed "
+            "(pip install 'nbformat>=5.9' 'nbconvert>=7.16' 'nbclient>=0.10' 'ipykernel>=6.29')",
+            path=path,
+        ) from None
 
     try:
         notebook = nbformat.read(str(path), as_version=4)

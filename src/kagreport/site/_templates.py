@@ -53,6 +53,17 @@ def fmt_fixed(value: Any, digits: int = 3) -> str:
     return _DASH if _missing(value) else f"{float(value):.{digits}f}"
 
 
+def fmt_p(value: Any) -> str:
+    """A p-value with 3 decimals, ``"< 0.001"`` below that; a dash where undefined.
+
+    A Monte Carlo p-value is never below 1 / (resamples + 1): shown exactly it would read as
+    a measured value, where it is a bound.
+    """
+    if _missing(value):
+        return _DASH
+    return "< 0.001" if float(value) < 0.001 else f"{float(value):.3f}"
+
+
 def json_number(value: Any) -> str:
     """A value as ``kag stats --format json`` writes it (``null``, ``12``, ``0.5``)."""
     if _missing(value):
@@ -104,6 +115,7 @@ class Templates:
             pct=fmt_pct,
             num=fmt_num,
             fixed=fmt_fixed,
+            pvalue=fmt_p,
             json_number=json_number,
             script_json=script_json,
         )

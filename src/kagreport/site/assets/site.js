@@ -81,8 +81,8 @@
     flips: function (r, col, tr) {
       tr.className = r[col.candidate] === "correct" ? "gained" : "lost";
       cell(tr, r[col.item]);
-      cell(tr, r[col.candidate]);
-      cell(tr, r[col.baseline]);
+      cell(tr, r[col.candidate], "o-" + r[col.candidate]);
+      cell(tr, r[col.baseline], "o-" + r[col.baseline]);
     }
   };
 
