@@ -620,6 +620,8 @@ def test_compare_scores_hand_worked() -> None:
         ({"m": [[1.0]]}, {"m": [1.0]}, "must be one-dimensional, not of shape \\(1, 1\\)"),
         ({"m": ["a"]}, {"m": [1.0]}, "the candidate's scores of 'm' are not numbers"),
         ({"a": [1.0]}, {"b": [1.0]}, "share no metric"),
+        ({"m": [1.0, math.inf]}, {"m": [1.0, 0.0]}, "the candidate's scores of 'm' hold an inf"),
+        ({"m": [1e308]}, {"m": [-1e308]}, "the differences of 'm' overflow"),
     ],
 )
 def test_compare_scores_invalid(candidate: Any, baseline: Any, message: str) -> None:

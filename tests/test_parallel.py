@@ -62,7 +62,7 @@ def test_kept_texts_are_the_result_files_and_do_not_depend_on_workers(big_run) -
     from kagreport.kag import read_result
 
     whole = grade(big_run.datasets_path, big_run.results_path, workers=1, keep_text=True)
-    cut = grade(big_run.datasets_path, big_run.results_path, workers=2, keep_text=7)
+    cut = grade(big_run.datasets_path, big_run.results_path, workers=2, keep_text=np.int64(7))
     plain = grade(big_run.datasets_path, big_run.results_path, workers=2)
     assert plain.items.texts is None
     assert whole.to_json() == cut.to_json() == plain.to_json()

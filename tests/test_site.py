@@ -151,8 +151,10 @@ def test_layout(site: Path, inputs: dict[str, Any]) -> None:
     # data/report.json is the first run's kag stats JSON, byte for byte
     assert (site / "data/report.json").read_text(encoding="utf-8") == first.to_json()
     run_slug = slugify(config.runs[0].name)
-    assert (site / f"data/{run_slug}/report.json").read_text(encoding="utf-8") == first.to_json()
-    assert (site / "data/mmlu-pro-philosophy/report.json").is_file()
+    assert (site / f"data/runs/{run_slug}/report.json").read_text(
+        encoding="utf-8"
+    ) == first.to_json()
+    assert (site / "data/runs/mmlu-pro-philosophy/report.json").is_file()
     for setup in first.setup_names:
         assert (site / f"setups/{run_slug}--{setup}.html").is_file()
     n = len(first.setup_names)
@@ -196,9 +198,12 @@ def test_every_chart_has_a_div_and_figures_have_an_svg(site: Path) -> None:
                 assert figure.is_file()
                 assert figure.read_text(encoding="utf-8").lstrip().startswith("<svg")
                 linked.add(figure)
-            else:  # a setup page's detail chart: drawn in the browser only
-                assert "--outcomes" in chart_id
-                assert "/setups/" in page.as_posix()
+            else:  # a page's detail chart: drawn in the browser only
+                where = page.parent.name
+                assert (where, chart_id.rsplit("--", 1)[1]) in {
+                    ("setups", "outcomes"),  # one setup's outcomes per dataset
+                    ("comparisons", "forest"),  # all pairs: the rows of the two setups
+                }, (page, chart_id)
                 assert not figure.exists()
                 detail += 1
     assert detail > 0
@@ -302,7 +307,7 @@ def test_big_integers_stay_exact(site: Path) -> None:
 
 def test_leaderboard_shows_the_report_numbers(site: Path, inputs: dict[str, Any]) -> None:
     report = json.loads((site / "data/report.json").read_text(encoding="utf-8"))
-    wanted = f"data/{slugify(inputs['config'].runs[0].name)}/report.json"
+    wanted = f"data/runs/{slugify(inputs['config'].runs[0].name)}/report.json"
     cells: dict[str, dict[str, str]] = {}
     setup = None
     inside = False
@@ -721,3 +726,88 @@ def test_cli_on_a_simulated_run(tmp_path: Path) -> None:
     index = (out / "index.html").read_text(encoding="utf-8")
     assert "SIMULATED data: no model was run" in index
     assert '<a href="#run-my-sim">my-sim</a>' in index
+
+
+def test_setup_addresses_do_not_depend_on_rank(tree: Any, tmp_path: Path) -> None:
+    """kag setup names that slugify alike keep their own page address, whatever their rank."""
+    from conftest import mcq
+
+    names = ["-a-b-", "a--b", "a-b-2", "a---b", "a-b", "x" * 240]
+    for q in range(4):
+        tree.question("ds", f"q{q}", mcq("A"))
+        for rank, name in enumerate(names):
+            # Setup k answers k of the 4 questions right: ranks follow the list backwards.
+            tree.ok("ds", f"q{q}", name, "A" if q < rank % 5 else "B")
+    out = tmp_path / "site"
+    build_site(SiteConfig(runs=(RunConfig("r", tree.datasets_path, tree.results),)), out)
+    for name in ("a--b", "a-b-2", "a---b", "a-b"):
+        page = (out / f"setups/r--{name}.html").read_text(encoding="utf-8")
+        assert f"<h1>{name} <span" in page, name
+    pages = {p.name for p in (out / "setups").iterdir()}
+    assert len(pages) == len(names)  # the two unsafe names got addresses of their own
+    assert all(len(p.encode()) < 255 for p in pages)
+    assert all(len(p.name.encode()) < 255 for p in (out / "comparisons").iterdir())
+
+
+def test_run_data_and_evaluation_data_do_not_collide(
+    inputs: dict[str, Any], tmp_path: Path
+) -> None:
+    example = mmlu_pro_philosophy()
+    config = SiteConfig(
+        runs=(
+            RunConfig(example.name, example.datasets, example.results),
+            RunConfig("evaluations", example.datasets, example.results),
+        ),
+        evaluations=(inputs["base"] / "answers.json",),
+    )
+    out = tmp_path / "site"
+    build_site(config, out)
+    stats = grade(example.datasets, example.results).to_json()
+    assert (out / "data/runs/evaluations/report.json").read_text(encoding="utf-8") == stats
+    assert (
+        json.loads((out / "data/evaluations/answers.json").read_text(encoding="utf-8"))["schema"]
+        == "kagreport.AnswerEvaluation"
+    )
+
+
+def test_output_folder_refusals_and_mode(inputs: dict[str, Any], tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    import os
+    import stat
+
+    small = SiteConfig(runs=(inputs["config"].runs[1],))
+    real = tmp_path / "real"
+    build_site(small, real)
+    # Folders get the umask's mode (as mkdir gives), not tempfile's owner-only 0700.
+    old = os.umask(0o022)
+    try:
+        build_site(small, real)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(real.stat().st_mode) == 0o755
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    with pytest.raises(KagreportError, match="is a symbolic link"):
+        build_site(small, link)
+    monkeypatch.chdir(real)
+    with pytest.raises(KagreportError, match="current folder"):
+        build_site(small, ".")
+    assert (real / "index.html").is_file()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["site/site.toml", "--baseline", "x"], "--baseline describe a run given with --results"),
+        (["--compare", "all-pairs"], "--compare describe a run given with --results"),
+        (["site/site.toml", "--with-notebooks"], "--with-notebooks goes with the bundled"),
+        (["-r", "results", "-d", "d.json", "--name", "  "], "--name must not be blank"),
+    ],
+)
+def test_cli_refuses_contradictory_flags(flags: list[str], message: str, tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    done = run_cli("site", "build", *flags, "-o", str(tmp_path / "out"))
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert not (tmp_path / "out").exists()

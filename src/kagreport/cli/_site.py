@@ -102,6 +102,25 @@ def run_site(args: argparse.Namespace, level: int) -> int:
         raise UsageError("give either CONFIG or --results/--datasets, not both")
     if args.datasets and not args.results:
         raise UsageError("--datasets goes with --results")
+    if args.results is None:
+        given = [
+            flag
+            for flag, value in (
+                ("--prefix", args.prefix),
+                ("--name", args.name),
+                ("--baseline", args.baseline),
+                ("--compare", args.compare != "baseline"),
+            )
+            if value
+        ]
+        if given:
+            raise UsageError(f"{', '.join(given)} describe a run given with --results")
+    if args.with_notebooks and (args.config is not None or args.results is not None):
+        raise UsageError(
+            "--with-notebooks goes with the bundled examples (no CONFIG, no --results)"
+        )
+    if args.name is not None and not args.name.strip():
+        raise UsageError("--name must not be blank")
     if args.config is not None:
         config = SiteConfig.from_toml(args.config)
     elif args.results is not None:
@@ -112,7 +131,7 @@ def run_site(args: argparse.Namespace, level: int) -> int:
             title=args.title or "kagreport",
             runs=(
                 RunConfig(
-                    name=args.name or _run_name(results),
+                    name=args.name or _run_name(results) or "run",
                     datasets=Path(args.datasets),
                     results=results,
                     prefix=args.prefix,
@@ -122,7 +141,7 @@ def run_site(args: argparse.Namespace, level: int) -> int:
             ),
         )
     else:
-        config = SiteConfig.default(notebooks=args.with_notebooks and not args.no_execute)
+        config = SiteConfig.default(notebooks=args.with_notebooks)
     config = dataclasses.replace(
         config,
         title=args.title or config.title,

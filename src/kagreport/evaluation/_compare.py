@@ -966,8 +966,8 @@ def compare_scores(
     ----------
     candidate, baseline : mapping of str to array_like, each of shape (n,)
         Metric name -> per-item scores. Row ``i`` of every array is the same item
-        in both systems; NaN where a metric is undefined for an item. The metrics
-        compared are those both mappings hold.
+        in both systems; NaN where a metric is undefined for an item (infinities are
+        refused). The metrics compared are those both mappings hold.
     kind : {"answers", "retrieval"}, default "answers"
         The kind of evaluations compared (recorded in the result).
     n_resamples, seed, confidence
@@ -987,9 +987,9 @@ def compare_scores(
     Raises
     ------
     ValueError
-        If an array is not one-dimensional or not numeric, the arrays differ in
-        length, no metric is shared, ``kind`` is unknown, or a resampling argument
-        is invalid.
+        If an array is not one-dimensional or not numeric, holds an infinity, the
+        arrays differ in length, differences overflow, no metric is shared, ``kind``
+        is unknown, or a resampling argument is invalid.
     """
     n_resamples, seed = _check_settings(kind, n_resamples, seed, confidence)
     shared = sorted(set(candidate) & set(baseline))
@@ -1009,6 +1009,8 @@ def compare_scores(
                     f"the {which}'s scores of {metric!r} must be one-dimensional, "
                     f"not of shape {values.shape}"
                 )
+            if np.isinf(values).any():
+                raise ValueError(f"the {which}'s scores of {metric!r} hold an infinity")
             if n_items is None:
                 n_items = values.size
             elif values.size != n_items:
@@ -1031,7 +1033,10 @@ def compare_scores(
                 "n_nonzero": 0,
             }  # fmt: skip
             continue
-        d = c - b
+        with np.errstate(over="ignore", invalid="ignore"):
+            d = c - b
+        if not np.isfinite(d).all():
+            raise ValueError(f"the differences of {metric!r} overflow (scores near ±1.8e308)")
         test = sign_flip_test(d, n_resamples=n_resamples, seed=seed)
         low, high = bootstrap_mean_interval(
             d, n_resamples=n_resamples, seed=seed, confidence=confidence

@@ -6,6 +6,7 @@ Source: kag ``src/subcommand/stats/mod.rs`` and ``KAG_STATS_SPEC.md``.
 from __future__ import annotations
 
 import logging
+import operator
 import os
 from array import array
 from collections.abc import Callable
@@ -193,8 +194,14 @@ def grade(
     Result files that do not parse are logged as warnings, skipped and
     listed in :attr:`StatsReport.unparsable_files`; kag counts them nowhere.
     """
-    if not isinstance(keep_text, bool) and (not isinstance(keep_text, int) or keep_text < 1):
-        raise ValueError(f"`keep_text` must be a bool or a positive int, not {keep_text!r}")
+    if not isinstance(keep_text, bool):
+        try:
+            limit = operator.index(keep_text)  # int, NumPy integers
+        except TypeError:
+            limit = 0
+        if limit < 1:
+            raise ValueError(f"`keep_text` must be a bool or a positive int, not {keep_text!r}")
+        keep_text = limit
     truth = datasets if isinstance(datasets, Datasets) else load_datasets(datasets)
     root = os.fspath(results)
     logger.debug("ground truth: %d questions, %d scorable", len(truth), truth.scorable_questions)

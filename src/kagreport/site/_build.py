@@ -8,7 +8,7 @@ Output layout (every link relative; the site opens from ``file://`` with no netw
     evaluations/<name>.html                      one page per evaluation report
     notebooks/<stem>.html                        executed, converted notebooks
     data/report.json                             the first run's kag stats JSON
-    data/<run>/report.json                       each run's, when there are several
+    data/runs/<run>/report.json                  each run's, when there are several
     data/comparisons/*.json, data/evaluations/*.json
     figures/*.svg                                run and evaluation figures, for papers
     assets/vega.js, assets/site.css, assets/site.js
@@ -24,9 +24,9 @@ import logging
 import math
 import os
 import re
+import secrets
 import shutil
-import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -83,11 +83,17 @@ ITEM_COLUMNS = (
 ProgressCallback = Callable[[str], None]
 
 
+#: Characters a slug keeps: a comparison's file name holds three (run, candidate, baseline)
+#: and must stay under the 255 bytes file systems allow.
+SLUG_LIMIT = 64
+
+
 def slugify(text: str) -> str:
-    """A file-name-safe, URL-safe form of ``text``: ``[a-z0-9._-]``, no ``--``, never empty."""
+    """A file-name-safe, URL-safe form of ``text``: ``[a-z0-9._-]``, no ``--``, never empty,
+    at most :data:`SLUG_LIMIT` characters."""
     slug = re.sub(r"[^a-z0-9._-]+", "-", text.lower())
     slug = re.sub(r"-{2,}", "-", slug).strip("-.")
-    return slug or "x"
+    return slug[:SLUG_LIMIT].rstrip("-.") or "x"
 
 
 class _Slugs:
@@ -209,7 +215,7 @@ def build_site(
         raise KagreportError(
             f"cannot create the folder of the site {out}: {exc.strerror or exc}", path=out
         ) from None
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=parent))
+    staging = _new_folder(parent, f".{out.name}.build-")
     try:
         _Builder(config, staging, execute_notebooks, progress, warn).build()
         _swap(staging, out)
@@ -223,8 +229,19 @@ def _check_output(out: Path, config: SiteConfig) -> None:
     parent = out.absolute().parent
     if parent.exists() and not parent.is_dir():
         raise KagreportError(f"the parent of the site folder {out} is not a folder", path=out)
+    if out.is_symlink():
+        raise KagreportError(
+            f"the site folder {out} is a symbolic link; give the folder it points to", path=out
+        )
     if out.exists() and not out.is_dir():
         raise KagreportError(f"the site folder {out} exists and is not a folder", path=out)
+    cwd = Path.cwd().resolve()
+    if out.resolve() == cwd or out.resolve() in cwd.parents:
+        raise KagreportError(
+            f"the site folder {out} is (or holds) the current folder, which a rebuild cannot "
+            "replace; give a folder below it",
+            path=out,
+        )
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
         raise KagreportError(
             f"{out} is not empty and is not a site built by kagreport (no {MARKER}); "
@@ -247,11 +264,28 @@ def _check_output(out: Path, config: SiteConfig) -> None:
             )
 
 
+def _new_folder(parent: Path, prefix: str) -> Path:
+    """A new empty folder in ``parent``, created with the process's umask (as ``mkdir``
+    does; ``tempfile.mkdtemp`` would make it readable by its owner only)."""
+    for _ in range(100):
+        folder = parent / f"{prefix}{secrets.token_hex(4)}"
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise KagreportError(
+                f"cannot write in {parent}: {exc.strerror or exc}", path=parent
+            ) from None
+        return folder
+    raise KagreportError(f"cannot create a build folder in {parent}", path=parent)
+
+
 def _swap(staging: Path, out: Path) -> None:
     """Put ``staging`` in place of ``out``: two renames, the old site removed last."""
     old: Path | None = None
     if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.absolute().parent))
+        old = _new_folder(out.absolute().parent, f".{out.name}.old-")
         old.rmdir()
         os.rename(out, old)
     try:
@@ -407,16 +441,21 @@ class _Builder:
     def grade_run(self, index: int, config: RunConfig) -> StatsReport:
         self.say(f"grading {config.name}")
         report = grade(config.datasets, config.results, config.prefix, keep_text=RESPONSE_LIMIT)
-        where = self.config.source or "the site configuration"
         if not report.setups:
             raise KagreportError(
-                f"{where}: run {config.name!r} has no graded result under {config.results}",
+                f"run {config.name!r} has no graded result under {config.results}",
                 path=config.results,
             )
         baseline = config.baseline or report.setups[0].setup
         if baseline not in report.setup_names:
+            # From a configuration file, name the key; from flags, the flag.
+            what = (
+                f"{self.config.source}: `runs[{index}].baseline`"
+                if self.config.source is not None
+                else "the baseline"
+            )
             raise KagreportError(
-                f"{where}: `runs[{index}].baseline` names no setup of run {config.name!r}: "
+                f"{what} names no setup of run {config.name!r}: "
                 f"{baseline!r}; setups: {', '.join(report.setup_names)}",
                 path=self.config.source,
             )
@@ -430,7 +469,7 @@ class _Builder:
         json_text = report.to_json()
         data = "data/report.json"
         if len(self.config.runs) > 1:
-            data = f"data/{slug}/report.json"
+            data = f"data/runs/{slug}/report.json"
             self.write(data, json_text)
         if index == 0:
             self.write("data/report.json", json_text)
@@ -448,9 +487,7 @@ class _Builder:
         by_setup: dict[str, list[dict[str, Any]]] = {}
         for record in records:
             by_setup.setdefault(str(record["setup"]), []).append(record)
-        setup_slugs = _Slugs()
-        for setup in report.setups:
-            run.setup_slugs[setup.setup] = setup_slugs(setup.setup)
+        run.setup_slugs = _setup_slugs(report.setup_names)
         hrefs = {s: f"setups/{slug}--{t}.html" for s, t in run.setup_slugs.items()}
         for rank, setup in enumerate(report.setups, start=1):
             overall = next(r for r in by_setup[setup.setup] if r["dataset"] == OVERALL)
@@ -675,9 +712,25 @@ class _Builder:
             f"{run.slug}--comparisons-forest",
             "Accuracy differences, every comparison of the run",
         )
+        all_pairs = run.config.compare == "all-pairs"
         for c in run.comparisons:
             document = c.comparison.dumps("json")
             self.write(c.data, document)
+            figure = run.forest
+            if all_pairs:
+                # The rows of the two setups only: with every pair, the run's plot has
+                # n(n-1)/2 rows, and one copy a page would grow the site as n^4.
+                near = [
+                    other
+                    for other in run.comparisons
+                    if {other.candidate, other.baseline} & {c.candidate, c.baseline}
+                ]
+                figure = self.chart(
+                    _run_forest(run, near),
+                    f"{c.href.removeprefix('comparisons/').removesuffix('.html')}--forest",
+                    f"Accuracy differences involving {c.candidate} or {c.baseline}",
+                    figure=False,
+                )
             self.page(
                 c.href,
                 "comparison.html.j2",
@@ -692,7 +745,8 @@ class _Builder:
                 rows=[m.to_dict() for m in c.comparison.metrics.values()],
                 document=_loads(document),
                 data=c.data,
-                figure=run.forest,
+                figure=figure,
+                all_pairs=all_pairs,
                 forest_row=_forest_label(run, c),
                 flips={"columns": ["item", "candidate", "baseline"], "rows": c.flips},
                 first_flips=c.flips[:PAGE_SIZE],
@@ -825,6 +879,21 @@ def _charts_unchecked() -> Iterator[None]:
         yield
 
 
+def _setup_slugs(names: Sequence[str]) -> dict[str, str]:
+    """The address of each setup's page: its own name when that is already safe in a URL
+    and a file name (kag's setup names are), else a slug that none of those takes.
+
+    Never depends on rank, so a page keeps its address when accuracies change.
+    """
+    safe = {n for n in names if len(n) <= SLUG_LIMIT and re.fullmatch(r"[a-z0-9][a-z0-9._-]*", n)}
+    slugs = _Slugs()
+    slugs.used |= safe
+    found = {name: name for name in safe}
+    for name in sorted(set(names) - safe):
+        found[name] = slugs(name)
+    return {name: found[name] for name in names}
+
+
 def _simulated_notice(results: Path) -> str:
     """The notice of a run written by ``kagreport simulate`` (it leaves SIMULATED.md)."""
     for folder in (results, results.parent):
@@ -889,8 +958,8 @@ def _forest_label(run: _Run, comparison: _Comparison) -> str:
     return comparison.candidate
 
 
-def _run_forest(run: _Run) -> Any:
-    """The forest plot of every comparison of ``run``: one row per pair.
+def _run_forest(run: _Run, comparisons: list[_Comparison] | None = None) -> Any:
+    """The forest plot of the comparisons of ``run`` (default all): one row per pair.
 
     The rows carry the Holm adjustment across the run's comparisons, so a filled point
     means significant after correcting for all of them.
@@ -900,7 +969,7 @@ def _run_forest(run: _Run) -> Any:
     from kagreport.charts import forest_plot
 
     rows = []
-    for c in run.comparisons:
+    for c in run.comparisons if comparisons is None else comparisons:
         m = c.comparison.metrics["correct"].to_dict()
         m["metric"] = _forest_label(run, c)
         m["p_value_holm"] = c.p_value_family

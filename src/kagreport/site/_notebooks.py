@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import copy
 import os
+import re
+import subprocess
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -78,9 +81,17 @@ def convert_notebook(
         ) from None
 
     try:
-        notebook = nbformat.read(str(path), as_version=4)
-    except (OSError, ValueError) as exc:
-        raise KagreportError(f"cannot read the notebook {path}: {exc}", path=path) from None
+        with warnings.catch_warnings():  # e.g. MissingIDFieldWarning: ids are added, fine
+            warnings.simplefilter("ignore")
+            notebook = nbformat.read(str(path), as_version=4)
+            nbformat.validate(notebook)
+    except OSError as exc:
+        raise KagreportError(
+            f"cannot read the notebook {path}: {exc.strerror or exc}", path=path
+        ) from None
+    except Exception as exc:  # nbformat raises many kinds on a malformed file
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise KagreportError(f"{path} is not a valid notebook: {first}", path=path) from None
     if execute:
         _execute(notebook, path)
     else:
@@ -154,7 +165,8 @@ def _execute(notebook: Any, path: Path) -> None:
             store_widget_state=True,
         )
         try:
-            client.execute()
+            # The kernel's own log lines (e.g. about unencrypted local TCP) are not ours to show.
+            client.execute(stderr=subprocess.DEVNULL)
             break
         except CellTimeoutError as exc:
             # A kernel that stops answering (a lost idle message) is rare but real: start a
@@ -165,7 +177,17 @@ def _execute(notebook: Any, path: Path) -> None:
             notebook.metadata = copy.deepcopy(original.metadata)
             continue
         except CellExecutionError as exc:
-            raise KagreportError(f"the notebook {path} failed: {exc}", path=path) from None
+            # One line: the exception, not the cell source and coloured traceback nbclient gives.
+            cell = next(
+                (n for n, c in enumerate(notebook.cells) if c.get("outputs") and any(
+                    o.get("output_type") == "error" for o in c["outputs"])),
+                None,
+            )  # fmt: skip
+            where = "" if cell is None else f" in cell {cell}"  # the setup cell is cell 0
+            raise KagreportError(
+                f"the notebook {path} failed{where}: {exc.ename}: {_one_line(exc.evalue)}",
+                path=path,
+            ) from None
         except Exception as exc:  # a kernel that does not start, and the like
             raise KagreportError(f"cannot execute the notebook {path}: {exc}", path=path) from exc
         finally:
@@ -180,6 +202,11 @@ def _execute(notebook: Any, path: Path) -> None:
                 output["execution_count"] -= 1
     _inline_output_widgets(notebook)
     notebook.metadata.pop("widgets", None)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", str(text)).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

@@ -130,13 +130,23 @@ class Templates:
         Raises
         ------
         KagreportError
-            If no searched folder holds the template (the message lists them).
+            If no searched folder holds the template or one it includes (the message lists
+            the folders), or a template is not valid Jinja, not UTF-8, or fails to render.
         """
         try:
-            template = self.env.get_template(name)
+            return self.env.get_template(name).render(**context)
         except jinja2.TemplateNotFound as exc:
             where = ", ".join(str(p) for p in self.searched)
             raise KagreportError(
                 f"the site template {exc.name!r} was not found; searched: {where}"
             ) from None
-        return template.render(**context)
+        except jinja2.TemplateSyntaxError as exc:
+            raise KagreportError(
+                f"the site template {exc.filename or exc.name or name} is not valid Jinja "
+                f"(line {exc.lineno}): {exc.message}",
+                path=exc.filename,
+            ) from None
+        except (jinja2.TemplateError, UnicodeDecodeError) as exc:
+            raise KagreportError(
+                f"the site template {name} (or one it uses) cannot be rendered: {exc}"
+            ) from None

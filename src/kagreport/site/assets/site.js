@@ -68,7 +68,8 @@
       var response = r[col.response];
       var td = cell(tr, response === null ? "\u2014" : response, "text");
       var length = r[col.response_length];
-      if (response !== null && length !== null && length > response.length) {
+      // length counts code points (as Python does); so must the comparison (not UTF-16 units).
+      if (response !== null && length !== null && length > Array.from(response).length) {
         var more = document.createElement("span");
         more.className = "cut";
         more.textContent = " \u2026 (" + length + " characters)";
