@@ -116,7 +116,7 @@ def test_setups_with_different_items_cannot_be_compared() -> None:
     report = grade(example.datasets, example.results)
     deepseek = evaluation_from_stats(report, "deepseek-coder-v2", answers=False)  # 491 items
     pro = evaluation_from_stats(report, "gemini-1-5-pro-002", answers=False)
-    with pytest.raises(ValueError, match="different items; only in the candidate: 'mmlu-pro"):
+    with pytest.raises(ValueError, match=r"different items .*; only in the candidate: 'mmlu-pro"):
         pro.compare(deepseek)
     with pytest.raises(TypeError, match="AnswerEvaluation"):
         pro.compare(fast_graphrag_2wiki()["vdb"])

@@ -103,6 +103,14 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
     _write(evaluation, args.output)
     sys.stdout.write(render_evaluation(evaluation))
     sys.stdout.write(f"\nreport written to {args.output}\n")
+    failed = sorted(j for j in evaluation.judges if evaluation.errors.get(j) == len(items))
+    if failed:
+        hint = ""
+        if args.items is None and args.questions == "free-form":
+            hint = " (free-form questions have no reference: --questions mcq takes the MCQ ones)"
+        sys.stderr.write(
+            f"kagreport: warning: judge(s) {', '.join(failed)} failed on every item{hint}\n"
+        )
     return 0
 
 
@@ -124,7 +132,7 @@ def check_output(path: str, inputs: list[str | None]) -> None:
     try:
         format_for(path, None)
     except ValueError as exc:
-        raise UsageError(str(exc).replace(", or pass format=", "")) from None
+        raise UsageError(str(exc)) from None
     if not os.path.isdir(folder):
         raise UsageError(f"the folder of the output {path} does not exist")
     if not os.access(folder, os.W_OK):
@@ -153,7 +161,7 @@ def _read_report(path: str) -> Any:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     try:
-        with open(path, encoding="utf-8") as file:
+        with open(path, encoding="utf-8-sig") as file:
             data = loads_document(file.read(), kind)
     except OSError as exc:
         raise KagreportError(f"cannot read {path}: {exc.strerror or exc}", path=path) from None

@@ -536,6 +536,15 @@ class MetricComparison:
         ValueError
             If ``metric`` or a count is missing or not of its type.
         """
+        for key in ("n_pairs", "n_resamples", "n_nonzero"):
+            value = data.get(key)
+            if key in data and (
+                not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**63
+            ):
+                raise ValueError(
+                    f"not a metric comparison row: `{key}` must be a count (an integer >= 0), "
+                    f"not {value!r}"
+                )
         try:
             return cls(
                 metric=str(data["metric"]),
@@ -551,8 +560,10 @@ class MetricComparison:
                 n_resamples=int(data["n_resamples"]),
                 n_nonzero=int(data["n_nonzero"]),
             )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"not a metric comparison row: {exc!r} in {dict(data)!r}") from None
+        except KeyError as exc:
+            raise ValueError(f"not a metric comparison row: it lacks {exc}") from None
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"not a metric comparison row: {exc}") from None
 
     def _key(self) -> tuple[Any, ...]:
         return tuple(
@@ -747,7 +758,7 @@ class EvaluationComparison:
             If the file cannot be read.
         """
         fmt = format_for(path, format)
-        with open(path, encoding="utf-8") as file:
+        with open(path, encoding="utf-8-sig") as file:
             text = file.read()
         return cls.from_dict(loads_document(text, fmt, items_key="metrics"))
 

@@ -153,7 +153,7 @@ def load_items_jsonl(path: str | os.PathLike[str]) -> list[AnswerItem]:
     name = os.fspath(path)
     items = []
     try:
-        with open(name, encoding="utf-8") as file:
+        with open(name, encoding="utf-8-sig") as file:
             for number, line in enumerate(file, start=1):
                 if not line.strip():
                     continue

@@ -138,7 +138,7 @@ class _ReportMixin:
             If it does not parse, or is not a report of this kind and schema version.
         """
         kind = format_for(path, format)
-        with open(path, encoding="utf-8") as file:
+        with open(path, encoding="utf-8-sig") as file:
             text = file.read()
         return cls.from_dict(loads_document(text, kind))
 

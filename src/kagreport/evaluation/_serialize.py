@@ -48,8 +48,8 @@ def format_for(path: str | os.PathLike[str], format: str | None) -> str:
     suffix = os.path.splitext(os.fspath(path))[1].lower()
     if suffix not in _SUFFIXES:
         raise ValueError(
-            f"cannot tell the format of {os.fspath(path)!r} from its suffix; "
-            f"use .json, .jsonl, .yaml or .toml, or pass format="
+            f"cannot tell the format of {os.fspath(path)!r} from its suffix "
+            "(.json, .jsonl, .yaml, .yml or .toml)"
         )
     return _SUFFIXES[suffix]
 

@@ -1029,7 +1029,7 @@ def _read_evaluation(
     assert path is not None
     try:
         kind = format_for(path, None)
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise KagreportError(
             f"cannot read the evaluation {path}: {exc.strerror or exc}", path=path
