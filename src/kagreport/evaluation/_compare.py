@@ -383,10 +383,7 @@ def bootstrap_mean_interval(
     d = _as_differences(differences)
     n_resamples = _check_n_resamples(n_resamples)
     seed = _check_seed(seed)
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-        raise ValueError(f"`confidence` must be a number in (0, 1), not {confidence!r}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"`confidence` must be in (0, 1), not {confidence!r}")
+    _check_confidence(confidence)
     if d.size == 0:
         return (math.nan, math.nan)
     n = d.size
@@ -829,16 +826,20 @@ def _column(items: Sequence[_ScoredItem], metric: str) -> np.ndarray[Any, Any]:
     )
 
 
+def _check_confidence(confidence: float) -> None:
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        raise ValueError(f"`confidence` must be a number in (0, 1), not {confidence!r}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"`confidence` must be in (0, 1), not {confidence!r}")
+
+
 def _check_settings(kind: str, n_resamples: int, seed: int, confidence: float) -> tuple[int, int]:
     """Validate the comparison settings; return ``(n_resamples, seed)`` checked."""
     if kind not in KINDS:
         raise ValueError(f"`kind` must be one of {', '.join(KINDS)}, not {kind!r}")
     n_resamples = _check_n_resamples(n_resamples)
     seed = _check_seed(seed)
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-        raise ValueError(f"`confidence` must be a number in (0, 1), not {confidence!r}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"`confidence` must be in (0, 1), not {confidence!r}")
+    _check_confidence(confidence)
     return n_resamples, seed
 
 
