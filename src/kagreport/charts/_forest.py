@@ -87,6 +87,7 @@ def forest_plot(
     *,
     alpha: float = 0.05,
     title: str | None = None,
+    percent: bool = False,
     theme: bool = True,
 ) -> alt.LayerChart:
     """Paired differences between two evaluations, one row per metric (a forest plot).
@@ -106,6 +107,8 @@ def forest_plot(
         Significance level for the Holm-adjusted p-values.
     title : str, optional
         Defaults to "<candidate> − <baseline>".
+    percent : bool
+        Show differences and means as percentages (for proportions such as accuracy).
     theme : bool
         Apply the paper theme.
 
@@ -126,14 +129,19 @@ def forest_plot(
     metrics = list(data["metric"])
     labels = _labels(alpha)
     y = alt.Y("metric:N", title=None, sort=metrics)
-    x = alt.X("mean_difference:Q", title="Mean difference (candidate − baseline)")
+    number = ".1%" if percent else ".4~f"
+    x = alt.X(
+        "mean_difference:Q",
+        title="Mean difference (candidate − baseline)",
+        axis=alt.Axis(format="%") if percent else alt.Undefined,
+    )
     tooltip = [
         alt.Tooltip("metric:N", title="Metric"),
-        alt.Tooltip("mean_difference:Q", title="Mean difference", format=".4~f"),
-        alt.Tooltip("ci_low:Q", title=f"{confidence:.0%} low", format=".4~f"),
-        alt.Tooltip("ci_high:Q", title=f"{confidence:.0%} high", format=".4~f"),
-        alt.Tooltip("candidate_mean:Q", title="Candidate mean", format=".4~f"),
-        alt.Tooltip("baseline_mean:Q", title="Baseline mean", format=".4~f"),
+        alt.Tooltip("mean_difference:Q", title="Mean difference", format=number),
+        alt.Tooltip("ci_low:Q", title=f"{confidence:.0%} low", format=number),
+        alt.Tooltip("ci_high:Q", title=f"{confidence:.0%} high", format=number),
+        alt.Tooltip("candidate_mean:Q", title="Candidate mean", format=number),
+        alt.Tooltip("baseline_mean:Q", title="Baseline mean", format=number),
         alt.Tooltip("p_value:Q", title="p", format=".3~g"),
         alt.Tooltip("p_value_holm:Q", title="p (Holm)", format=".3~g"),
         alt.Tooltip("n_pairs:Q", title="Pairs", format="d"),
@@ -165,8 +173,10 @@ def forest_plot(
         .mark_text(align="left", dx=3, color="#777777")
         .encode(x=alt.datum(0), y=y, text=alt.value("no pairs"), tooltip=tooltip),
     ]
+    # No-break spaces keep "Holm p < 0.05" on one line when the subtitle wraps.
     subtitle = [
-        f"Bars: {confidence:.0%} bootstrap intervals. Filled: {labels[0]}; hollow: {labels[1]}."
+        f"Bars: {confidence:.0%} bootstrap intervals. "
+        f"Filled: {labels[0].replace(' ', chr(0xA0))}; hollow: {labels[1]}."
     ]
     chart = alt.LayerChart(
         layer=layers,

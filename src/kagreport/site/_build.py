@@ -506,8 +506,9 @@ class _Builder:
         cost = _cost_axis(frame)
         if cost is None:
             run.notes.append(
-                "No setup of this run recorded a retrieval time, a generation time, a context "
-                "length or retrieved graph elements, so there is no accuracy-against-cost chart."
+                "No setup of this run recorded a cost above zero (retrieval or generation "
+                "time, context length, graph elements retrieved), so there is no "
+                "accuracy-against-cost chart."
             )
         else:
             noun = COST_AXES[cost][1].removeprefix("Mean ").split(" (")[0]
@@ -978,7 +979,7 @@ def _run_forest(run: _Run, comparisons: list[_Comparison] | None = None) -> Any:
         title = f"Accuracy differences between the setups of {run.name}"
     else:
         title = f"Accuracy difference against {run.baseline} ({run.name})"
-    return forest_plot(pd.DataFrame(rows), title=title)
+    return forest_plot(pd.DataFrame(rows), title=title, percent=True)
 
 
 def _with_context(c: _Comparison, size: int) -> EvaluationComparison:
