@@ -709,6 +709,7 @@ LONG_NAMES = (
     "meta-llama-3-1-70b-instruct",
     "gemini-1-5-flash-002 with a knowledge graph",
     "deepseek-coder-v2",
+    "a-setup-name-of-sixty-four-characters-with-no-space-in-it-at-all",
 )
 
 
@@ -746,12 +747,19 @@ def _long_comparison_frame() -> pd.DataFrame:
             ),
             id="forest",
         ),
+        pytest.param(
+            lambda f: forest_plot(
+                _long_comparison_frame().assign(metric=lambda d: d["metric"] + "x" * 120),
+                title="Accuracy difference against " + "y" * 70,
+            ),
+            id="forest-no-spaces",
+        ),
     ],
 )
 def test_no_text_runs_past_a_one_column_figure(sim: StatsReport, make: Any) -> None:
     """Long setup names and titles (as on the report site) stay inside the 240 px figure."""
     frame = stats_frame(sim)
-    renamed = {name: LONG_NAMES[i % len(LONG_NAMES)] + f" {i}" for i, name in
+    renamed = {name: LONG_NAMES[i % len(LONG_NAMES)] + f"{i}" for i, name in
                enumerate(sorted(frame["setup"].unique()))}  # fmt: skip
     frame = frame.assign(setup=frame["setup"].map(renamed))
     figure, needed = _content_width(make(frame))

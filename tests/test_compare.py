@@ -756,6 +756,34 @@ def test_from_dict_refuses_other_schemas() -> None:
         EvaluationComparison.from_dict({**document, "metrics": [{"metric": "m"}]})
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"metrics": [[1, 2]]}, "must be a list of rows"),
+        ({"judge_mismatch": ["x"]}, "`judge_mismatch` must be a mapping"),
+        ({"judge_mismatch": {"j": "x"}}, "map judge names to mappings"),
+        ({"n_items": 3.7}, "`n_items` must be a count"),
+        ({"n_items": True}, "`n_items` must be a count"),
+        ({"settings": ["ab"]}, "`settings` must be a mapping"),
+    ],
+)
+def test_from_dict_refuses_malformed_fields(change: dict[str, Any], message: str) -> None:
+    document = {**_comparison_with_nan().to_dict(), **change}
+    with pytest.raises(ValueError, match=message):
+        EvaluationComparison.from_dict(document)
+
+
+def test_from_dict_refuses_malformed_rows() -> None:
+    document = _comparison_with_nan().to_dict()
+    row = document["metrics"][0]
+    with pytest.raises(ValueError, match="`exact` must be true or false"):
+        EvaluationComparison.from_dict({**document, "metrics": [{**row, "exact": "false"}]})
+    with pytest.raises(ValueError, match="names a metric twice"):
+        EvaluationComparison.from_dict({**document, "metrics": [row, row]})
+    with pytest.raises(ValueError, match="`n_pairs` must be a count"):
+        EvaluationComparison.from_dict({**document, "metrics": [{**row, "n_pairs": 10**400}]})
+
+
 def test_write_refuses_unknown_suffix(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="cannot tell the format"):
         _comparison_with_nan().write(tmp_path / "out.txt")

@@ -798,8 +798,8 @@ def test_output_folder_refusals_and_mode(inputs: dict[str, Any], tmp_path: Path,
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["site/site.toml", "--baseline", "x"], "--baseline describe a run given with --results"),
-        (["--compare", "all-pairs"], "--compare describe a run given with --results"),
+        (["site/site.toml", "--baseline", "x"], "--baseline: only for a run given with --results"),
+        (["--compare", "all-pairs"], "--compare: only for a run given with --results"),
         (["site/site.toml", "--with-notebooks"], "--with-notebooks goes with the bundled"),
         (["-r", "results", "-d", "d.json", "--name", "  "], "--name must not be blank"),
     ],
@@ -811,3 +811,40 @@ def test_cli_refuses_contradictory_flags(flags: list[str], message: str, tmp_pat
     assert done.returncode == 2, done.stderr
     assert message in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_setup_names_holding_the_separator_do_not_collide(tree: Any, tmp_path: Path) -> None:
+    from conftest import mcq
+
+    names = ["y--vs--z", "z", "x", "x--vs--y"]
+    for q in range(3):
+        tree.question("ds", f"q{q}", mcq("A"))
+        for name in names:
+            tree.ok("ds", f"q{q}", name, "A")
+    out = tmp_path / "site"
+    config = SiteConfig(
+        runs=(RunConfig("r", tree.datasets_path, tree.results, compare="all-pairs"),)
+    )
+    build_site(config, out)
+    assert len(list((out / "comparisons").glob("*.html"))) == 6  # 4 setups: 6 pairs
+    assert len(list((out / "data/comparisons").glob("*.json"))) == 6
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("{{ 1/0 }}", "cannot be rendered: ZeroDivisionError"),
+        ('{% include "index.html.j2" %}', "includes or extends itself"),
+        ("{% if %}", "is not valid Jinja"),
+    ],
+)
+def test_broken_templates_give_one_line(
+    inputs: dict[str, Any], tmp_path: Path, source: str, message: str
+) -> None:
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "index.html.j2").write_text(source, encoding="utf-8")
+    config = SiteConfig(runs=(inputs["config"].runs[1],), templates=templates)
+    with pytest.raises(KagreportError, match=message):
+        build_site(config, tmp_path / "site")
+    assert not (tmp_path / "site").exists()

@@ -20,6 +20,10 @@ from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.frames import COST_AXES, OVERALL, pareto_front
 from kagreport.grading import StatsReport
 
+#: Pixels of a point's label before it is cut with an ellipsis: a label sits on the side of
+#: its point with more room, about half the plot of a one-column figure.
+_LABEL_LIMIT = 90
+
 __all__ = ["FRONTIER_LABELS", "accuracy_cost_chart", "accuracy_cost_data"]
 
 Cost = Literal["retrieval", "generation", "context", "graph"]
@@ -272,12 +276,12 @@ def accuracy_cost_chart(
         # Text comes last: vl-convert's PDF draws text above shapes declared after it
         # (vega/vl-convert#147), so no shape may follow a text layer.
         placed.transform_filter("datum.label_side === 'right'")
-        .mark_text(align="left", baseline="middle", dx=5, dy=-5)
+        .mark_text(align="left", baseline="middle", dx=5, dy=-5, limit=_LABEL_LIMIT)
         .encode(x=x, y=y, text="label:N", tooltip=tooltip),
         placed.transform_filter("datum.label_side === 'left'")
-        .mark_text(align="right", baseline="middle", dx=-5, dy=-5)
+        .mark_text(align="right", baseline="middle", dx=-5, dy=-5, limit=_LABEL_LIMIT)
         .encode(x=x, y=y, text="label:N", tooltip=tooltip),
-        unplaced.mark_text(align="left", baseline="bottom", dy=-2).encode(
+        unplaced.mark_text(align="left", baseline="bottom", dy=-2, limit=2 * _LABEL_LIMIT).encode(
             x=alt.value(2), y=y, text="label:N", tooltip=tooltip
         ),
     ]

@@ -83,7 +83,8 @@ SUBTITLE_CHARACTERS = 52
 
 
 def _wrap(text: str, width: int) -> list[str]:
-    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [""]
+    # Long words (a setup name without spaces) are cut too: better than clipped at the edge.
+    return textwrap.wrap(text, width, break_on_hyphens=False) or [""]
 
 
 def title_params(title: str, subtitle: list[str]) -> alt.TitleParams | str:

@@ -343,6 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     args = parser.parse_args(argv)
     level = _configure_logging(args)
+    _terminate_as_interrupt()
     try:
         run: Callable[[argparse.Namespace, int], int]
         if args.command == "stats":
@@ -371,3 +372,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("kagreport: interrupted\n")
         return 130
+
+
+def _terminate_as_interrupt() -> None:
+    # CI runners and `timeout` stop a job with SIGTERM; by default Python dies at once and a
+    # site build would leave its temporary folder behind. As SystemExit(143), the cleanup
+    # runs; forked workers that get it exit quietly with the same code.
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)

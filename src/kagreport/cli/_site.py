@@ -114,7 +114,7 @@ def run_site(args: argparse.Namespace, level: int) -> int:
             if value
         ]
         if given:
-            raise UsageError(f"{', '.join(given)} describe a run given with --results")
+            raise UsageError(f"{', '.join(given)}: only for a run given with --results")
     if args.with_notebooks and (args.config is not None or args.results is not None):
         raise UsageError(
             "--with-notebooks goes with the bundled examples (no CONFIG, no --results)"

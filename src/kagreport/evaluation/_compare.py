@@ -468,6 +468,12 @@ def holm_adjust(p_values: Sequence[float]) -> list[float]:
 # --------------------------------------------------------------------------------------
 
 
+def _boolean(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"`{name}` must be true or false, not {value!r}")
+    return value
+
+
 def _float_or_nan(value: Any) -> float:
     return math.nan if value is None else float(value)
 
@@ -553,7 +559,7 @@ class MetricComparison:
                 ci_high=_float_or_nan(data.get("ci_high")),
                 p_value=_float_or_nan(data.get("p_value")),
                 p_value_holm=_float_or_nan(data.get("p_value_holm")),
-                exact=bool(data["exact"]),
+                exact=_boolean(data["exact"], "exact"),
                 n_resamples=int(data["n_resamples"]),
                 n_nonzero=int(data["n_nonzero"]),
             )
@@ -697,23 +703,34 @@ class EvaluationComparison:
             )
         try:
             rows = data["metrics"]
-            if not isinstance(rows, list):
-                raise TypeError(f"metrics must be a list of rows, not {type(rows).__name__}")
+            if not isinstance(rows, list) or not all(isinstance(r, Mapping) for r in rows):
+                raise TypeError("`metrics` must be a list of rows (mappings)")
             metrics = [MetricComparison.from_dict(row) for row in rows]
+            if len({c.metric for c in metrics}) != len(metrics):
+                raise TypeError("`metrics` names a metric twice")
+            n_items = data["n_items"]
+            if not isinstance(n_items, int) or isinstance(n_items, bool) or n_items < 0:
+                raise TypeError(f"`n_items` must be a count (an integer >= 0), not {n_items!r}")
+            for key in ("judge_mismatch", "settings", "metadata"):
+                if not isinstance(data.get(key) or {}, Mapping):
+                    raise TypeError(f"`{key}` must be a mapping")
+            mismatch = data.get("judge_mismatch") or {}
+            if not all(isinstance(v, Mapping) for v in mismatch.values()):
+                raise TypeError("`judge_mismatch` must map judge names to mappings")
             return cls(
                 kind=str(data["kind"]),
                 candidate=str(data["candidate"]),
                 baseline=str(data["baseline"]),
                 metrics={c.metric: c for c in metrics},
-                n_items=int(data["n_items"]),
-                judge_mismatch={
-                    str(k): dict(v) for k, v in (data.get("judge_mismatch") or {}).items()
-                },
+                n_items=n_items,
+                judge_mismatch={str(k): dict(v) for k, v in mismatch.items()},
                 settings=dict(data.get("settings") or {}),
                 metadata=dict(data.get("metadata") or {}),
             )
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"malformed {SCHEMA} document: {exc!r}") from None
+        except KeyError as exc:
+            raise ValueError(f"malformed {SCHEMA} document: it lacks {exc}") from None
+        except TypeError as exc:
+            raise ValueError(f"malformed {SCHEMA} document: {exc}") from None
 
     def dumps(self, format: str = "json") -> str:
         """Serialise to ``"json"``, ``"jsonl"`` (a header line, then one line per

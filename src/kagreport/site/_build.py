@@ -206,9 +206,14 @@ def build_site(
         For an unreadable input, a bad baseline, a notebook that fails, an output folder that
         cannot be replaced; the previous site is then left intact.
     """
-    out = Path(out_dir)
-    _check_output(out, config)
-    parent = out.absolute().parent
+    out = _site_path(Path(out_dir))
+    try:
+        _check_output(out, config)
+    except PermissionError as exc:
+        raise KagreportError(
+            f"cannot inspect the site folder {out}: {exc.strerror or exc}", path=out
+        ) from None
+    parent = out.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -223,6 +228,19 @@ def build_site(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return out / "index.html"
+
+
+def _site_path(out: Path) -> Path:
+    """``out`` made absolute with its parent resolved (symbolic links and ``..`` as the
+    kernel follows them), its own last part kept: a symlinked site folder is refused later,
+    not followed."""
+    absolute = out.absolute()
+    if absolute.name in ("", ".", ".."):
+        return absolute.resolve()
+    try:
+        return absolute.parent.resolve() / absolute.name
+    except OSError:  # a loop of links: left to the checks that follow
+        return absolute
 
 
 def _check_output(out: Path, config: SiteConfig) -> None:
@@ -287,7 +305,12 @@ def _swap(staging: Path, out: Path) -> None:
     if out.exists():
         old = _new_folder(out.absolute().parent, f".{out.name}.old-")
         old.rmdir()
-        os.rename(out, old)
+        try:
+            os.rename(out, old)
+        except OSError as exc:
+            raise KagreportError(
+                f"cannot replace the site folder {out}: {exc.strerror or exc}", path=out
+            ) from None
     try:
         os.rename(staging, out)
     except OSError as exc:
@@ -727,7 +750,12 @@ class _Builder:
                     if {other.candidate, other.baseline} & {c.candidate, c.baseline}
                 ]
                 figure = self.chart(
-                    _run_forest(run, near),
+                    _run_forest(
+                        run,
+                        near,
+                        title=f"Accuracy differences involving {c.candidate} or "
+                        f"{c.baseline} ({run.name})",
+                    ),
                     f"{c.href.removeprefix('comparisons/').removesuffix('.html')}--forest",
                     f"Accuracy differences involving {c.candidate} or {c.baseline}",
                     figure=False,
@@ -760,6 +788,18 @@ class _Builder:
     # ------------------------------------------------------------------ evaluations
 
     def build_evaluation(self, source: EvaluationSource) -> None:
+        try:
+            self._build_evaluation(source)
+        except (ValueError, TypeError, AttributeError, KeyError, OverflowError) as exc:
+            # A report object read from a file can hold values of the wrong kind that the
+            # page then trips on; name the file rather than show a traceback.
+            where = source.path if source.path is not None else source.name
+            raise KagreportError(
+                f"{where} is not an evaluation report kagreport can show: {exc}",
+                path=source.path,
+            ) from None
+
+    def _build_evaluation(self, source: EvaluationSource) -> None:
         from kagreport.evaluation import (
             AnswerEvaluation,
             EvaluationComparison,
@@ -886,7 +926,12 @@ def _setup_slugs(names: Sequence[str]) -> dict[str, str]:
 
     Never depends on rank, so a page keeps its address when accuracies change.
     """
-    safe = {n for n in names if len(n) <= SLUG_LIMIT and re.fullmatch(r"[a-z0-9][a-z0-9._-]*", n)}
+    # "--" separates the parts of a comparison's file name: a name holding it is not safe.
+    safe = {
+        n
+        for n in names
+        if len(n) <= SLUG_LIMIT and re.fullmatch(r"[a-z0-9][a-z0-9._-]*", n) and "--" not in n
+    }
     slugs = _Slugs()
     slugs.used |= safe
     found = {name: name for name in safe}
@@ -959,7 +1004,9 @@ def _forest_label(run: _Run, comparison: _Comparison) -> str:
     return comparison.candidate
 
 
-def _run_forest(run: _Run, comparisons: list[_Comparison] | None = None) -> Any:
+def _run_forest(
+    run: _Run, comparisons: list[_Comparison] | None = None, title: str | None = None
+) -> Any:
     """The forest plot of the comparisons of ``run`` (default all): one row per pair.
 
     The rows carry the Holm adjustment across the run's comparisons, so a filled point
@@ -975,20 +1022,30 @@ def _run_forest(run: _Run, comparisons: list[_Comparison] | None = None) -> Any:
         m["metric"] = _forest_label(run, c)
         m["p_value_holm"] = c.p_value_family
         rows.append(m)
-    if run.config.compare == "all-pairs":
+    if title is None and run.config.compare == "all-pairs":
         title = f"Accuracy differences between the setups of {run.name}"
-    else:
+    elif title is None:
         title = f"Accuracy difference against {run.baseline} ({run.name})"
     return forest_plot(pd.DataFrame(rows), title=title, percent=True)
 
 
 def _with_context(c: _Comparison, size: int) -> EvaluationComparison:
-    """The comparison of ``c`` with the site's context recorded in its metadata."""
+    """The comparison of ``c`` as the site reports it: its one metric's Holm-adjusted
+    p-value is the one across the run's ``size`` comparisons (across its metrics, the
+    adjustment would change nothing), and the site's context is in its metadata."""
     import dataclasses
 
     p_value = c.p_value_family
+    metrics = {
+        name: dataclasses.replace(m, p_value_holm=p_value)
+        for name, m in c.comparison.metrics.items()
+    }
+    settings = dict(c.comparison.settings)
+    settings["adjustment"] = f"holm across the {size} comparison(s) of run {c.run!r}"
     return dataclasses.replace(
         c.comparison,
+        metrics=metrics,
+        settings=settings,
         metadata={
             "run": c.run,
             "items_only_in_candidate": c.only_candidate,
@@ -1054,7 +1111,7 @@ def _read_evaluation(
         report: AnswerEvaluation | RetrievalEvaluation | EvaluationComparison = cls.from_dict(
             document
         )
-    except (ValueError, TypeError, KeyError) as exc:
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
         raise KagreportError(
             f"{path} is not an evaluation report kagreport can show: {exc}", path=path
         ) from None

@@ -153,7 +153,12 @@ def _execute(notebook: Any, path: Path) -> None:
     # each widget's static fallback), but nbclient 0.10's Output-widget handler reads the
     # stored state and fails without it: store it, then drop it below.
     v4: Any = importlib.import_module("nbformat.v4")
-    timeout = int(os.environ.get("KAGREPORT_NOTEBOOK_CELL_TIMEOUT", CELL_TIMEOUT))
+    raw = os.environ.get("KAGREPORT_NOTEBOOK_CELL_TIMEOUT", str(CELL_TIMEOUT))
+    if not raw.strip().isdigit() or int(raw) < 1:
+        raise KagreportError(
+            f"KAGREPORT_NOTEBOOK_CELL_TIMEOUT must be a whole number of seconds >= 1, not {raw!r}"
+        )
+    timeout = int(raw)
     original = copy.deepcopy(notebook)
     for attempt in (1, 2):
         setup = v4.new_code_cell(SETUP_SOURCE)
@@ -178,9 +183,12 @@ def _execute(notebook: Any, path: Path) -> None:
             continue
         except CellExecutionError as exc:
             # One line: the exception, not the cell source and coloured traceback nbclient gives.
+            # The last cell with an error output: cells tagged raises-exception may fail
+            # before it, and nothing runs after it.
             cell = next(
-                (n for n, c in enumerate(notebook.cells) if c.get("outputs") and any(
-                    o.get("output_type") == "error" for o in c["outputs"])),
+                (n for n in reversed(range(len(notebook.cells)))
+                 if any(o.get("output_type") == "error"
+                        for o in notebook.cells[n].get("outputs", ()))),
                 None,
             )  # fmt: skip
             where = "" if cell is None else f" in cell {cell}"  # the setup cell is cell 0

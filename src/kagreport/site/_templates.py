@@ -146,7 +146,14 @@ class Templates:
                 f"(line {exc.lineno}): {exc.message}",
                 path=exc.filename,
             ) from None
-        except (jinja2.TemplateError, UnicodeDecodeError) as exc:
+        except KagreportError:
+            raise
+        except RecursionError:
             raise KagreportError(
-                f"the site template {name} (or one it uses) cannot be rendered: {exc}"
+                f"the site template {name} (or one it uses) includes or extends itself"
+            ) from None
+        except Exception as exc:  # a user's template can fail in any way while it renders
+            raise KagreportError(
+                f"the site template {name} (or one it uses) cannot be rendered: "
+                f"{type(exc).__name__}: {exc}"
             ) from None
