@@ -454,7 +454,11 @@ def test_comparisons_match_the_item_level_api(site: Path) -> None:
         if len(mine.items) != len(theirs.items):
             continue
         expected = mine.compare(theirs, n_resamples=10_000, seed=0).to_dict()
-        assert document["metrics"] == expected["metrics"]
+        # Everything but the Holm adjustment, which the site makes across the run.
+        [row], [wanted] = document["metrics"], expected["metrics"]
+        assert row.pop("p_value_holm") == document["metadata"]["p_value_holm_across_run"]
+        wanted.pop("p_value_holm")
+        assert row == wanted
         assert document["n_items"] == expected["n_items"]
         checked += 1
     assert checked >= 3
@@ -740,11 +744,12 @@ def test_setup_addresses_do_not_depend_on_rank(tree: Any, tmp_path: Path) -> Non
             tree.ok("ds", f"q{q}", name, "A" if q < rank % 5 else "B")
     out = tmp_path / "site"
     build_site(SiteConfig(runs=(RunConfig("r", tree.datasets_path, tree.results),)), out)
-    for name in ("a--b", "a-b-2", "a---b", "a-b"):
+    for name in ("a-b-2", "a-b"):  # URL-safe names are their own address
         page = (out / f"setups/r--{name}.html").read_text(encoding="utf-8")
         assert f"<h1>{name} <span" in page, name
     pages = {p.name for p in (out / "setups").iterdir()}
-    assert len(pages) == len(names)  # the two unsafe names got addresses of their own
+    # The others ("--" separates parts of comparison file names) got addresses of their own.
+    assert len(pages) == len(names)
     assert all(len(p.encode()) < 255 for p in pages)
     assert all(len(p.name.encode()) < 255 for p in (out / "comparisons").iterdir())
 
