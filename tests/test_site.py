@@ -853,3 +853,50 @@ def test_broken_templates_give_one_line(
     with pytest.raises(KagreportError, match=message):
         build_site(config, tmp_path / "site")
     assert not (tmp_path / "site").exists()
+
+
+def test_sigterm_cleans_up_like_ctrl_c(tmp_path: Path) -> None:
+    """CI runners stop jobs with SIGTERM: the build folder goes, the old site stays."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    notebook = tmp_path / "slow.ipynb"
+    notebook.write_text(
+        json.dumps(
+            {
+                "cells": [{"cell_type": "code", "metadata": {}, "execution_count": None,
+                           "outputs": [], "source": "import time\ntime.sleep(120)"}],
+                "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                            "language": "python"}},
+                "nbformat": 4, "nbformat_minor": 5,
+            }
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    out = tmp_path / "site"
+    example = mmlu_pro_philosophy()
+    build_site(SiteConfig(runs=(RunConfig(example.name, example.datasets, example.results),)), out)
+    before = (out / "index.html").read_bytes()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kagreport", "site", "build", "--notebook", str(notebook),
+         "-o", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    # Pages of the runs and evaluations come first, then the notebook (its cell sleeps):
+    # once the evaluation pages exist, the kernel is starting or running the cell.
+    while not list(tmp_path.glob(".site.build-*/evaluations")):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the build never reached the notebook"
+        time.sleep(0.2)
+    time.sleep(5)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    # 143 (SIGTERM) or 130: while a notebook runs, nbclient takes the signal itself (it
+    # stops the kernel) and which one it was is lost; the build stops either way.
+    assert process.returncode in (130, 143), stderr
+    assert stderr.splitlines()[-1:] in (["kagreport: interrupted"], []), stderr
+    assert not list(tmp_path.glob(".site.*")), "a build folder was left behind"
+    assert (out / "index.html").read_bytes() == before

@@ -15,7 +15,26 @@ __all__ = [
     "ResultFileError",
     "ResultTreeError",
     "UsageError",
+    "note_stop",
+    "stop_requested",
 ]
+
+_stop: BaseException | None = None
+
+
+def note_stop(stop: BaseException) -> None:
+    """Record the Ctrl-C or SIGTERM the command line was asked to stop by (before raising it).
+
+    Libraries with their own event loop (nbclient) can swallow the exception a signal
+    handler raises; code around them asks :func:`stop_requested` and stops anyway.
+    """
+    global _stop
+    _stop = stop
+
+
+def stop_requested() -> BaseException | None:
+    """The stop recorded by :func:`note_stop`, if any."""
+    return _stop
 
 
 class KagreportError(Exception):

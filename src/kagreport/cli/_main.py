@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 
 from kagreport import __version__
-from kagreport._errors import KagreportError, UsageError
+from kagreport._errors import KagreportError, UsageError, note_stop
 from kagreport.cli._evaluation import add_parsers as add_evaluation_parsers
 from kagreport.cli._evaluation import run_compare, run_evaluate
 from kagreport.cli._site import add_parsers as add_site_parsers
@@ -377,14 +377,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _terminate_as_interrupt() -> None:
     # CI runners and `timeout` stop a job with SIGTERM; by default Python dies at once and a
     # site build would leave its temporary folder behind. As SystemExit(143), the cleanup
-    # runs; forked workers that get it exit quietly with the same code.
+    # runs; forked workers that get it exit quietly with the same code. Both signals are
+    # also recorded (note_stop), for code that waits inside another library's event loop.
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         return
 
-    def handler(signum: int, frame: object) -> None:
-        raise SystemExit(128 + signum)
+    def terminate(signum: int, frame: object) -> None:
+        stop = SystemExit(128 + signum)
+        note_stop(stop)
+        raise stop
 
-    signal.signal(signal.SIGTERM, handler)
+    def interrupt(signum: int, frame: object) -> None:
+        stop = KeyboardInterrupt()
+        note_stop(stop)
+        raise stop
+
+    signal.signal(signal.SIGTERM, terminate)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, interrupt)

@@ -18,7 +18,9 @@ from __future__ import annotations
 import copy
 import os
 import re
+import signal
 import subprocess
+import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -169,6 +171,9 @@ def _execute(notebook: Any, path: Path) -> None:
             resources={"metadata": {"path": str(path.parent)}},
             store_widget_state=True,
         )
+        # nbclient handles SIGINT/SIGTERM itself while it runs (it stops the kernel) and
+        # then resets them to the defaults: put back what the caller had installed.
+        handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             # The kernel's own log lines (e.g. about unencrypted local TCP) are not ours to show.
             client.execute(stderr=subprocess.DEVNULL)
@@ -197,8 +202,15 @@ def _execute(notebook: Any, path: Path) -> None:
                 path=path,
             ) from None
         except Exception as exc:  # a kernel that does not start, and the like
+            stop = _stop_request(exc)
+            if stop is not None:
+                raise stop from None
             raise KagreportError(f"cannot execute the notebook {path}: {exc}", path=path) from exc
         finally:
+            if threading.current_thread() is threading.main_thread():
+                for sig, handler in handlers.items():
+                    if handler is not None:
+                        signal.signal(sig, handler)
             if notebook.cells and notebook.cells[0] is setup:
                 del notebook.cells[0]  # the setup cell
     # Number the cells as if the setup cell had not run (it took execution count 1).
@@ -210,6 +222,34 @@ def _execute(notebook: Any, path: Path) -> None:
                 output["execution_count"] -= 1
     _inline_output_widgets(notebook)
     notebook.metadata.pop("widgets", None)
+
+
+def _stop_request(exc: BaseException) -> BaseException | None:
+    """The Ctrl-C or SIGTERM (SystemExit) that ``exc`` hides, if any.
+
+    Interrupted while it waits for the kernel, nbclient's event loop cancels its task and
+    its own clean-up can fail (an AssertionError), hiding the interruption; the build must
+    still stop as asked (the command line records the signal: ``stop_requested``).
+    """
+    import asyncio
+
+    from kagreport._errors import stop_requested
+
+    recorded = stop_requested()
+    if recorded is not None:
+        return recorded
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    cancelled = False
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, KeyboardInterrupt | SystemExit):
+            return current
+        cancelled = cancelled or isinstance(current, asyncio.CancelledError)
+        current = current.__context__
+    # nbclient answers SIGINT and SIGTERM itself by stopping the kernel: what is left is a
+    # cancelled task (and a dead kernel). Which signal it was is lost: stop as for Ctrl-C.
+    return KeyboardInterrupt() if cancelled else None
 
 
 def _one_line(text: str, limit: int = 300) -> str:
