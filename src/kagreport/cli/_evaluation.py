@@ -153,32 +153,12 @@ def _write(report: Any, path: str) -> None:
 
 
 def _read_report(path: str) -> Any:
-    from kagreport.evaluation import AnswerEvaluation, RetrievalEvaluation
-    from kagreport.evaluation._serialize import format_for, loads_document
+    from kagreport.evaluation import AnswerEvaluation, RetrievalEvaluation, read_report
 
     try:
-        kind = format_for(path, None)
-    except ValueError as exc:
+        return read_report(path, kinds=(AnswerEvaluation, RetrievalEvaluation))
+    except ValueError as exc:  # the suffix names no format
         raise UsageError(str(exc)) from None
-    try:
-        with open(path, encoding="utf-8-sig") as file:
-            data = loads_document(file.read(), kind)
-    except OSError as exc:
-        raise KagreportError(f"cannot read {path}: {exc.strerror or exc}", path=path) from None
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        reason = " ".join(str(exc).split())  # one line, whatever the parser printed
-        raise KagreportError(f"{path} is not a readable report: {reason}", path=path) from None
-    classes = {cls.SCHEMA: cls for cls in (AnswerEvaluation, RetrievalEvaluation)}
-    schema = data.get("schema")
-    cls = classes.get(schema) if isinstance(schema, str) else None
-    if cls is None:
-        raise KagreportError(
-            f"{path} is not an evaluation report (schema {data.get('schema')!r})", path=path
-        )
-    try:
-        return cls.from_dict(data)
-    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-        raise KagreportError(f"{path} is not a valid {cls.__name__}: {exc}", path=path) from None
 
 
 def run_compare(args: argparse.Namespace, level: int) -> int:
@@ -192,19 +172,18 @@ def run_compare(args: argparse.Namespace, level: int) -> int:
         check_output(args.output, inputs=[args.candidate, args.baseline])
     candidate = _read_report(args.candidate)
     baseline = _read_report(args.baseline)
-    if not args.shared and type(candidate) is type(baseline):
-        mine = {item.identifier for item in candidate.items}
-        theirs = {item.identifier for item in baseline.items}
-        if mine != theirs:
-            raise KagreportError(
-                f"cannot compare {args.candidate} with {args.baseline}: they hold different "
-                f"items ({len(mine - theirs)} only in the candidate, {len(theirs - mine)} only "
-                "in the baseline); --shared compares the items both hold"
-            )
+    from kagreport.evaluation import DifferentItemsError
+
     try:
         comparison = candidate.compare(
             baseline, n_resamples=args.n_resamples, seed=args.seed, shared_only=args.shared
         )
+    except DifferentItemsError as exc:
+        raise KagreportError(
+            f"cannot compare {args.candidate} with {args.baseline}: they hold different "
+            f"items ({exc.only_candidate} only in the candidate, {exc.only_baseline} only "
+            "in the baseline); --shared compares the items both hold"
+        ) from None
     except (TypeError, ValueError) as exc:
         raise KagreportError(
             f"cannot compare {args.candidate} with {args.baseline}: {exc}"

@@ -16,6 +16,7 @@ from kagreport.evaluation._agreement import (
 )
 from kagreport.evaluation._cache import CachedResponse, JudgeCache
 from kagreport.evaluation._compare import (
+    DifferentItemsError,
     EvaluationComparison,
     MetricComparison,
     SignFlipResult,
@@ -30,6 +31,7 @@ from kagreport.evaluation._items import AnswerItem, RetrievalItem
 from kagreport.evaluation._judge import Judge, JudgeFailure, Judgement, Usage, identity_hash
 from kagreport.evaluation._kag import answer_items_from_run, evaluation_from_stats
 from kagreport.evaluation._llm import LLMJudge, parse_verdict
+from kagreport.evaluation._read import read_report
 from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation
 from kagreport.evaluation._retrieval import retrieval_scores
 from kagreport.evaluation._rules import (
@@ -49,6 +51,7 @@ __all__ = [
     "AnswerItem",
     "CachedResponse",
     "Contains",
+    "DifferentItemsError",
     "EvaluationComparison",
     "ExactMatch",
     "Judge",
@@ -82,6 +85,7 @@ __all__ = [
     "normalize_answer",
     "pairwise_agreement",
     "parse_verdict",
+    "read_report",
     "retrieval_scores",
     "sign_flip_test",
 ]

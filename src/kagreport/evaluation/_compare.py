@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 __all__ = [
+    "DifferentItemsError",
     "EvaluationComparison",
     "MetricComparison",
     "SignFlipResult",
@@ -843,6 +844,21 @@ def _column(items: Sequence[_ScoredItem], metric: str) -> np.ndarray[Any, Any]:
     )
 
 
+class DifferentItemsError(ValueError):
+    """Two evaluations compared item by item do not hold the same items.
+
+    Attributes
+    ----------
+    only_candidate, only_baseline : int
+        How many items only one of them holds.
+    """
+
+    def __init__(self, message: str, *, only_candidate: int, only_baseline: int) -> None:
+        super().__init__(message)
+        self.only_candidate = only_candidate
+        self.only_baseline = only_baseline
+
+
 def _check_confidence(confidence: float) -> None:
     if isinstance(confidence, bool) or not isinstance(confidence, int | float):
         raise ValueError(f"`confidence` must be a number in (0, 1), not {confidence!r}")
@@ -942,9 +958,11 @@ def compare_items(
             parts.append(f"only in the candidate: {_few(only_candidate)}")
         if only_baseline:
             parts.append(f"only in the baseline: {_few(only_baseline)}")
-        raise ValueError(
+        raise DifferentItemsError(
             "the two evaluations hold different items (compare on the shared ones with "
-            "shared_only=True); " + "; ".join(parts)
+            "shared_only=True); " + "; ".join(parts),
+            only_candidate=len(only_candidate),
+            only_baseline=len(only_baseline),
         )
     # Baseline items in the candidate's order, so row i of every column is one pair.
     paired_baseline = [baseline_items[baseline_index[item.identifier]] for item in candidate_items]

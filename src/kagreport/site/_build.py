@@ -1076,46 +1076,15 @@ def _loads(text: str) -> Any:
 def _read_evaluation(
     source: EvaluationSource,
 ) -> AnswerEvaluation | RetrievalEvaluation | EvaluationComparison:
-    from kagreport.evaluation import (
-        AnswerEvaluation,
-        EvaluationComparison,
-        RetrievalEvaluation,
-    )
-    from kagreport.evaluation._serialize import format_for, loads_document
+    from kagreport.evaluation import read_report
 
-    path = source.path
-    assert path is not None
+    assert source.path is not None
     try:
-        kind = format_for(path, None)
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
+        return read_report(source.path)
+    except ValueError as exc:  # the suffix names no format
         raise KagreportError(
-            f"cannot read the evaluation {path}: {exc.strerror or exc}", path=path
+            f"cannot read the evaluation {source.path}: {exc}", path=source.path
         ) from None
-    except ValueError as exc:
-        raise KagreportError(f"cannot read the evaluation {path}: {exc}", path=path) from None
-    classes: dict[str, Any] = {
-        "kagreport.AnswerEvaluation": AnswerEvaluation,
-        "kagreport.RetrievalEvaluation": RetrievalEvaluation,
-        "kagreport.EvaluationComparison": EvaluationComparison,
-    }
-    try:
-        items_key = "items"
-        document = loads_document(text, kind, items_key=items_key)
-        schema = document.get("schema")
-        if schema == "kagreport.EvaluationComparison" and kind == "jsonl":
-            document = loads_document(text, kind, items_key="metrics")
-        cls = classes.get(str(schema))
-        if cls is None:
-            raise ValueError(f"schema {schema!r} is none of {', '.join(sorted(classes))}")
-        report: AnswerEvaluation | RetrievalEvaluation | EvaluationComparison = cls.from_dict(
-            document
-        )
-    except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
-        raise KagreportError(
-            f"{path} is not an evaluation report kagreport can show: {exc}", path=path
-        ) from None
-    return report
 
 
 def _answer_context(report: AnswerEvaluation) -> dict[str, Any]:

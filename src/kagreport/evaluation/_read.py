@@ -1,0 +1,76 @@
+"""``read_report``: an evaluation document of any kind, told apart by its ``schema``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from kagreport._errors import KagreportError
+from kagreport.evaluation._compare import SCHEMA as COMPARISON_SCHEMA
+from kagreport.evaluation._compare import EvaluationComparison
+from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation
+from kagreport.evaluation._serialize import format_for, loads_document
+
+__all__ = ["read_report"]
+
+Report = AnswerEvaluation | RetrievalEvaluation | EvaluationComparison
+
+
+def read_report(path: str | os.PathLike[str], kinds: Sequence[type[Any]] | None = None) -> Report:
+    """Read an AnswerEvaluation, RetrievalEvaluation or EvaluationComparison file.
+
+    Parameters
+    ----------
+    path : path
+        A file written by the reports' ``write`` (JSON, JSONL, YAML or TOML, by suffix; a
+        UTF-8 byte-order mark is accepted).
+    kinds : sequence of report classes, optional
+        The classes accepted (default: all three).
+
+    Returns
+    -------
+    AnswerEvaluation, RetrievalEvaluation or EvaluationComparison
+        The class its ``schema`` field names.
+
+    Raises
+    ------
+    ValueError
+        If the suffix names no format.
+    KagreportError
+        If the file cannot be read or parsed, holds a report of another kind, or is not a
+        valid report (one line naming the file).
+    """
+    accepted = tuple(kinds or (AnswerEvaluation, RetrievalEvaluation, EvaluationComparison))
+    kind = format_for(path, None)
+    name = os.fspath(path)
+    try:
+        with open(name, encoding="utf-8-sig") as file:
+            text = file.read()
+    except OSError as exc:
+        raise KagreportError(f"cannot read {name}: {exc.strerror or exc}", path=name) from None
+    try:
+        document = loads_document(text, kind)
+        schema = document.get("schema")
+        if schema == COMPARISON_SCHEMA and kind == "jsonl":  # its rows are its metrics
+            document = loads_document(text, kind, items_key="metrics")
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        reason = " ".join(str(exc).split())  # one line, whatever the parser printed
+        raise KagreportError(f"{name} is not a readable report: {reason}", path=name) from None
+    classes: dict[str, Any] = {_schema(cls): cls for cls in accepted}
+    cls = classes.get(schema) if isinstance(schema, str) else None
+    if cls is None:
+        raise KagreportError(
+            f"{name} is not an evaluation report kagreport can read here (schema {schema!r}; "
+            f"expected {', '.join(sorted(classes))})",
+            path=name,
+        )
+    try:
+        report: Report = cls.from_dict(document)
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise KagreportError(f"{name} is not a valid {cls.__name__}: {exc}", path=name) from None
+    return report
+
+
+def _schema(cls: type[Any]) -> str:
+    return COMPARISON_SCHEMA if cls is EvaluationComparison else str(cls.SCHEMA)
