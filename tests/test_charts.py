@@ -25,6 +25,7 @@ from conftest import Tree, mcq
 from kagreport import StatsReport, grade
 from kagreport.charts import (
     COLUMN_WIDTH,
+    FRONTIER_LABELS,
     THEME_NAME,
     MissingGlyphWarning,
     accuracy_cost_chart,
@@ -251,11 +252,14 @@ def test_accuracy_chart_numbers_equal_stats_frame(sim: StatsReport) -> None:
         assert len(data) == (12 if per_dataset else 4)
         for row in data.to_dict("records"):
             expected = frame.loc[(row["setup"], row["dataset"])]
+            # A native setup retrieves nothing: 0 s on this axis, where kag says null.
+            native = expected["retrieval_samples"] == 0
+            assert row["cost"] == 0.0 if native else row["cost"] > 0, row["setup"]
             for column, source in [
                 ("accuracy", "accuracy"),
                 ("accuracy_low", "accuracy_low"),
                 ("accuracy_high", "accuracy_high"),
-                ("cost", "avg_retrieval_secs"),
+                *([] if native else [("cost", "avg_retrieval_secs")]),
                 ("total", "total"),
                 ("correct", "correct"),
                 ("errors", "errors"),
@@ -265,26 +269,55 @@ def test_accuracy_chart_numbers_equal_stats_frame(sim: StatsReport) -> None:
     assert graph.to_dict() == {
         "kag-large": frame.loc[("kag-large", OVERALL), "avg_graph_elements"],
         "kag-small": frame.loc[("kag-small", OVERALL), "avg_graph_elements"],
-        "native-large": None,
-        "native-small": None,
+        "native-large": 0.0,  # no retrieval: 0 graph elements
+        "native-small": 0.0,
     }
 
 
-def test_native_setups_are_labelled_rules_off_the_cost_axis(sim: StatsReport) -> None:
-    chart = accuracy_cost_chart(sim)
-    data = _table(chart).set_index("setup")
-    for native in ("native-large", "native-small"):
-        assert not data.loc[native, "cost_defined"]
-        assert not data.loc[native, "frontier"]
-        assert data.loc[native, "note"] == "no retrieval"
-        assert data.loc[native, "label"] == f"{native} (no retrieval)"
-    spec = _spec(chart)
-    assert "Dashed: 2 setups with no retrieval (no cost)." in spec["title"]["subtitle"]
-    dashed = [layer for layer in spec["layer"] if layer["mark"].get("strokeDash") == [4, 3]]
-    assert dashed[0]["transform"] == [{"filter": "!datum.cost_defined"}]
-    assert "x" not in dashed[0]["encoding"]  # a horizontal rule across the plot
-    # Generation time is defined for every setup, so all four are points on that axis.
-    assert _table(accuracy_cost_chart(sim, cost="generation"))["cost_defined"].all()
+def _brute_frontier(points: dict[str, tuple[float, float]]) -> dict[str, bool]:
+    """The definition, pair by pair: on the frontier unless some other point has cost <= and
+    accuracy >=, one strictly; NaN points are never on it and dominate nothing."""
+    valid = {k: p for k, p in points.items() if not (math.isnan(p[0]) or math.isnan(p[1]))}
+
+    def dominates(a: tuple[float, float], b: tuple[float, float]) -> bool:
+        return a[0] <= b[0] and a[1] >= b[1] and (a[0] < b[0] or a[1] > b[1])
+
+    return {
+        k: k in valid and not any(dominates(q, valid[k]) for j, q in valid.items() if j != k)
+        for k in points
+    }
+
+
+def test_native_setups_are_points_at_zero_retrieval_cost(sim: StatsReport) -> None:
+    # Issue #10 item 7: a setup without a retriever costs 0 s and 0 graph elements; it is a
+    # point at 0, labelled so, and takes part in the frontier (it was a rule off the axis).
+    for cost, unit in (("retrieval", "s"), ("graph", "elements")):
+        chart = accuracy_cost_chart(sim, cost=cost)  # type: ignore[arg-type]
+        data = _table(chart).set_index("setup")
+        for native in ("native-large", "native-small"):
+            assert data.loc[native, "cost"] == 0.0
+            assert data.loc[native, "cost_defined"]
+            assert data.loc[native, "no_retrieval"]
+            assert data.loc[native, "status"] in FRONTIER_LABELS
+            assert data.loc[native, "note"] == f"no retrieval, 0 {unit}"
+            assert data.loc[native, "label"] == f"{native} (no retrieval, 0 {unit})"
+        for kag in ("kag-large", "kag-small"):
+            assert not data.loc[kag, "no_retrieval"]
+            assert data.loc[kag, "note"] == ""
+        # The frontier is the definition's, with the natives at 0 (brute force).
+        points = {s: (data.loc[s, "cost"], data.loc[s, "accuracy"]) for s in data.index}
+        assert data["frontier"].to_dict() == _brute_frontier(points)
+        spec = _spec(chart)
+        assert f"At 0: 2 setups without retrieval (0 {unit})." in spec["title"]["subtitle"]
+        assert not any("Dashed" in line for line in spec["title"]["subtitle"])
+    # The most accurate native setup is never dominated: nothing is cheaper than 0.
+    best_native = max(("native-large", "native-small"), key=lambda s: sim[s].overall.accuracy)
+    assert _table(accuracy_cost_chart(sim)).set_index("setup").loc[best_native, "frontier"]
+    # Generation time is defined for every setup, and nobody is at 0 for lack of retrieval.
+    generation = _table(accuracy_cost_chart(sim, cost="generation"))
+    assert generation["cost_defined"].all()
+    assert not generation["no_retrieval"].any()
+    assert (generation["cost"] > 0).all()
 
 
 def test_pareto_frontier_on_hand_made_points() -> None:

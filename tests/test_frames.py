@@ -11,16 +11,19 @@ import pytest
 from scipy.stats import binomtest
 
 from conftest import Tree, mcq
-from kagreport import grade
+from kagreport import StatsReport, grade
+from kagreport.charts import accuracy_cost_data
 from kagreport.evaluation import evaluation_from_stats
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.frames import (
     OVERALL,
     comparison_frame,
+    cost_values,
     evaluation_frame,
     items_frame,
     latex_escape,
     metrics_frame,
+    no_retrieval,
     pareto_front,
     stats_frame,
     to_latex,
@@ -45,6 +48,99 @@ def test_wilson_textbook_values_and_edge_cases() -> None:
     assert math.isnan(low[1]) and math.isnan(high[1])  # noqa: PT018 - both bounds undefined
     with pytest.raises(ValueError, match="between 0 and trials"):
         wilson_interval(3, 2)
+
+
+def _brute_frontier(points: dict[str, tuple[float, float]]) -> dict[str, bool]:
+    """The definition, pair by pair: a point is on the frontier unless another has cost <= and
+    accuracy >=, one strictly. NaN points are never on it and dominate nothing."""
+    valid = {k: p for k, p in points.items() if not (math.isnan(p[0]) or math.isnan(p[1]))}
+
+    def dominates(a: tuple[float, float], b: tuple[float, float]) -> bool:
+        return a[0] <= b[0] and a[1] >= b[1] and (a[0] < b[0] or a[1] > b[1])
+
+    return {
+        k: k in valid and not any(dominates(q, valid[k]) for j, q in valid.items() if j != k)
+        for k in points
+    }
+
+
+def test_pareto_front_equals_brute_force_on_random_points() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(0, 9))
+        # Few distinct values so that ties in cost, in accuracy and in both are common.
+        cost = rng.integers(0, 4, n).astype(float)
+        acc = rng.integers(0, 4, n) / 4
+        cost[rng.random(n) < 0.1] = np.nan
+        points = {str(i): (cost[i], acc[i]) for i in range(n)}
+        assert dict(zip(points, pareto_front(cost, acc).tolist(), strict=True)) == (
+            _brute_frontier(points)
+        )
+
+
+def _frontier_run(tree: Tree) -> StatsReport:
+    """Six setups on ten questions, native (no retriever) and KAG, plus one that only errs.
+
+    setup      correct  retrieval per item   graph elements per item
+    native-a      8/10  none -> 0 s          none -> 0
+    native-b      5/10  none -> 0 s          none -> 0      dominated by native-a
+    kag-cheap     7/10  1 s                  3              dominated by native-a (issue #10)
+    kag-mid       9/10  2 s                  6              on: more accurate than native-a
+    kag-twin      9/10  2 s                  6              identical to kag-mid: on together
+    kag-slow      9/10  3 s                  9              same accuracy, costlier: dominated
+    kag-best     10/10  3 s                  9              most accurate: on
+    broken        0/10  errors only          unknown        never on (no committed answer)
+    """
+    plan = {
+        "native-a": (8, None),
+        "native-b": (5, None),
+        "kag-cheap": (7, 1),
+        "kag-mid": (9, 2),
+        "kag-twin": (9, 2),
+        "kag-slow": (9, 3),
+        "kag-best": (10, 3),
+    }
+    for i in range(10):
+        question = f"q{i}"
+        tree.question("ds", question, mcq("A"))
+        for setup, (correct, secs) in plan.items():
+            answer = "A" if i < correct else "B"
+            retrieval = None if secs is None else (secs, 0, secs, secs, secs)
+            tree.ok("ds", question, setup, answer, retrieval=retrieval)
+        tree.error("ds", question, "broken")
+    return grade(tree.datasets_path, tree.results)
+
+
+FRONTIER = {"native-a", "kag-mid", "kag-twin", "kag-best"}
+
+
+def test_frontier_of_a_hand_made_run_counts_native_setups_at_zero(tree: Tree) -> None:
+    report = _frontier_run(tree)
+    frame = stats_frame(report, per_dataset=False).set_index("setup")
+    # kag's numbers stay kag's: a native setup has no mean retrieval time (null).
+    assert math.isnan(frame.loc["native-a", "avg_retrieval_secs"])
+    for cost, scale in (("retrieval", 1.0), ("graph", 3.0)):
+        values = dict(zip(frame.index, cost_values(frame, cost).tolist(), strict=True))
+        assert values["native-a"] == values["native-b"] == 0.0
+        assert values["kag-cheap"] == 1.0 * scale  # 1 s; 1 + 1 + 1 elements
+        assert values["kag-best"] == 3.0 * scale
+        assert math.isnan(values["broken"])
+        points = {s: (values[s], frame.loc[s, "accuracy"]) for s in frame.index}
+        brute = _brute_frontier(points)
+        assert {s for s, on in brute.items() if on} == FRONTIER  # the table above
+        chart = accuracy_cost_data(report, cost=cost).set_index("setup")  # type: ignore[arg-type]
+        assert chart["frontier"].to_dict() == brute
+        assert chart.loc["native-a", "cost"] == 0.0
+        assert chart.loc["native-b", "status"] == "dominated"
+        assert chart.loc["kag-cheap", "status"] == "dominated"  # native-a beats it
+        assert not chart.loc["broken", "cost_defined"]
+        assert chart.loc["broken", "note"] == "no parsed answer"
+    assert {s for s, on in frame["pareto"].items() if on} == FRONTIER
+    assert list(no_retrieval(frame)) == [s.startswith("native") for s in frame.index]
+    # Costs that are not retrieval stay what they are: every setup spent 1 s generating.
+    assert set(cost_values(frame, "generation")[frame.index != "broken"]) == {1.0}
+    with pytest.raises(ValueError, match="`cost` must be one of"):
+        cost_values(frame, "tokens")
 
 
 def test_pareto_front_on_hand_made_points() -> None:
@@ -76,8 +172,10 @@ def test_stats_frame_numbers_equal_the_report(tmp_path: Path) -> None:
     per = frame[frame["dataset"] != OVERALL]
     assert len(per) == sum(len(s.per_dataset) for s in report.setups)
     assert overall["rank"].tolist() == list(range(1, len(report.setups) + 1))
-    # The frontier flags only KAG setups (native ones have no retrieval cost).
-    assert not overall.loc[[s for s in overall.index if s.startswith("native")], "pareto"].any()
+    # The frontier, with native setups at 0 s (they retrieve nothing), by brute force.
+    cost = overall["avg_retrieval_secs"].where(overall["retrieval_samples"] > 0, 0.0)
+    points = dict(zip(overall.index, zip(cost, overall["accuracy"], strict=True), strict=True))
+    assert overall["pareto"].to_dict() == _brute_frontier(points)
     assert overall["pareto"].any()
 
 

@@ -137,6 +137,28 @@ def test_stats_view_cost_axis_changes_the_chart(sim: StatsReport) -> None:
         assert drawn[setup.setup] == pytest.approx(setup.overall.avg_generation_secs)
 
 
+def test_stats_view_shows_native_setups_at_zero_retrieval_cost(sim: StatsReport) -> None:
+    # Issue #10 item 7: as the chart draws them, native setups cost 0 on a retrieval axis.
+    view = StatsView(sim)
+    natives = [s.setup for s in sim.setups if s.overall.retrieval is None]
+    assert natives == [s for s in sim.setup_names if s.startswith("native")]
+    drawn = {r["setup"]: r for r in next(iter(view.chart.to_dict()["datasets"].values()))}
+    for native in natives:
+        assert drawn[native]["cost"] == 0.0
+        assert drawn[native]["no_retrieval"]
+    assert view.table_html.count("0 (no retrieval)") == len(natives)
+    assert "Setups without retrieval cost 0 on this axis" in view.message.value
+    view.cost.value = "graph"
+    assert view.table_html.count("0 (no retrieval)") == len(natives)
+    view.cost.value = "generation"  # not a retrieval cost: every setup has its own
+    assert "0 (no retrieval)" not in view.table_html
+    assert "without retrieval" not in view.message.value
+    view.cost.value = "retrieval"
+    view.setups.value = tuple(natives)  # only natives: all at 0, which is a value
+    assert "No selected setup has a value" not in view.message.value
+    assert "Setups without retrieval cost 0" in view.message.value
+
+
 def test_stats_view_dataset_selection_recomputes_the_overall(sim: StatsReport) -> None:
     view = StatsView(sim)
     for setup in sim.setups:  # every dataset selected: kag's own overall

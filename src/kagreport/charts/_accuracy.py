@@ -17,7 +17,14 @@ from kagreport.charts._data import (
     title_params,
 )
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
-from kagreport.frames import COST_AXES, OVERALL, pareto_front
+from kagreport.frames import (
+    COST_AXES,
+    OVERALL,
+    RETRIEVAL_COSTS,
+    cost_values,
+    no_retrieval,
+    pareto_front,
+)
 from kagreport.grading import StatsReport
 
 #: Pixels of a point's label before it is cut with an ellipsis: a label sits on the side of
@@ -32,6 +39,8 @@ Cost = Literal["retrieval", "generation", "context", "graph"]
 FRONTIER_LABELS: Final = ("on the Pareto frontier", "dominated")
 
 _FORMATS: Final = {"retrieval": ".3~f", "generation": ".3~f", "context": ",.0f", "graph": ",.1f"}
+#: The note of a setup that retrieves nothing, drawn at 0 on a retrieval axis.
+ZERO_NOTES: Final = {"retrieval": "no retrieval, 0 s", "graph": "no retrieval, 0 elements"}
 _COLOUR: Final = "#4c78a8"
 _RULE_COLOUR: Final = "#777777"
 
@@ -50,10 +59,11 @@ def _cost_axis(cost: str) -> tuple[str, str]:
 
 
 def _note(row: pd.Series[Any], cost: str) -> str:
-    if cost in ("retrieval", "graph") and not row.get("retrieval_samples", 0) > 0:
-        return "no retrieval"
+    """Why a row has no cost on this axis."""
     if row.get("parsed", 1) == 0:
         return "no parsed answer"
+    if cost in RETRIEVAL_COSTS and not row.get("retrieval_samples", 0) > 0:
+        return "no retrieval"  # a frame without the columns that tell a native setup apart
     return "undefined"
 
 
@@ -67,12 +77,17 @@ def accuracy_cost_data(
     """The table :func:`accuracy_cost_chart` draws, one row per setup (x dataset).
 
     Columns: setup, dataset, accuracy, accuracy_low, accuracy_high (proportions in [0, 1]),
-    cost (the chosen mean, in the unit of ``COST_AXES[cost]``; NaN where undefined),
-    cost_defined, frontier (on the Pareto frontier of lower cost and higher accuracy, computed
-    anew for this cost axis and, with ``per_dataset``, within each dataset), status (one of
-    :data:`FRONTIER_LABELS`, or ``""`` where the cost is undefined), note (why the cost is
-    undefined: ``"no retrieval"``, ``"no parsed answer"``), total, correct, errors, label (the
-    setup, with the note), label_side (``"left"`` for points in the right part of the plot, whose
+    cost (the chosen mean, in the unit of ``COST_AXES[cost]``, by
+    :func:`kagreport.frames.cost_values`: exactly 0 on the retrieval axes for a setup that
+    answered without retrieving; NaN where undefined), cost_defined, no_retrieval (drawn at 0
+    because it retrieves nothing), frontier (on the Pareto frontier of lower cost and higher
+    accuracy, :func:`kagreport.frames.pareto_front`, computed anew for this cost axis and, with
+    ``per_dataset``, within each dataset; setups at 0 take part and dominate), status (one of
+    :data:`FRONTIER_LABELS`, or ``""`` where the cost is undefined), note (``"no retrieval, 0
+    s"`` / ``"no retrieval, 0 elements"`` (:data:`ZERO_NOTES`) for a setup drawn at 0, or why
+    the cost is undefined: ``"no parsed answer"``, or ``"no retrieval"`` for a frame without
+    the ``parsed`` and ``retrieval_samples`` columns), total, correct, errors, label (the setup,
+    with the note), label_side (``"left"`` for points in the right part of the plot, whose
     label goes to their left), order (kag's ranking of the setup).
 
     Raises
@@ -101,13 +116,14 @@ def accuracy_cost_data(
             "accuracy": numbers("accuracy"),
             "accuracy_low": numbers("accuracy_low"),
             "accuracy_high": numbers("accuracy_high"),
-            "cost": numbers(column),
+            "cost": cost_values(rows, cost),
             "total": numbers("total"),
             "correct": numbers("correct"),
             "errors": numbers("errors"),
         }
     )
     data["cost_defined"] = np.isfinite(data["cost"].to_numpy())
+    data["no_retrieval"] = no_retrieval(rows) if cost in RETRIEVAL_COSTS else False
     front = np.zeros(len(data), dtype=bool)
     for _, index in data.groupby("dataset", sort=False).groups.items():
         positions = data.index.get_indexer(index)
@@ -121,8 +137,10 @@ def accuracy_cost_data(
         np.where(data["frontier"], FRONTIER_LABELS[0], FRONTIER_LABELS[1]),
     )
     notes = [
-        "" if defined else _note(row, cost)
-        for defined, (_, row) in zip(data["cost_defined"], rows.iterrows(), strict=True)
+        (ZERO_NOTES[cost] if zero else "") if defined else _note(row, cost)
+        for defined, zero, (_, row) in zip(
+            data["cost_defined"], data["no_retrieval"], rows.iterrows(), strict=True
+        )
     ]
     data["note"] = notes
     data["label"] = [
@@ -159,10 +177,16 @@ def accuracy_cost_chart(
     labels name the setups; tooltips give the exact numbers (accuracy and interval, cost,
     items, errors).
 
-    Setups whose cost is undefined (native setups have no retrieval, a setup without a parsed
-    answer has no mean generation time) are **not placed on the cost axis and never on the
-    frontier**: each is a dashed horizontal rule at its accuracy, labelled with the reason
-    (``"native (no retrieval)"``), so it reads as a reference level. The subtitle says so.
+    A setup that answers without retrieving (a native setup: no retrieval sample) spends 0
+    seconds on retrieval and renders 0 graph elements, so on those two axes it is **drawn at
+    0**, labelled ``"native (no retrieval, 0 s)"``, and takes part in the frontier like any
+    point: a native setup at least as accurate as a KAG setup dominates it. The subtitle says
+    how many setups sit at 0 for that reason.
+
+    Setups whose cost stays undefined (a setup without a parsed answer has no mean time, and
+    no way to tell whether it would have retrieved) are **not placed on the cost axis and never
+    on the frontier**: each is a dashed horizontal rule at its accuracy, labelled with the
+    reason (``"x (no parsed answer)"``), so it reads as a reference level. The subtitle says so.
 
     Parameters
     ----------
@@ -202,6 +226,11 @@ def accuracy_cost_chart(
     notes = sorted(set(data.loc[~data["cost_defined"], "note"]))
 
     subtitle = [f"Bars: Wilson {confidence:.0%} intervals; filled: Pareto frontier."]
+    at_zero = list(dict.fromkeys(data.loc[data["no_retrieval"].astype(bool), "setup"]))
+    if at_zero:
+        shown = f"{len(at_zero)} setup" + ("s" if len(at_zero) > 1 else "")
+        unit = "s" if cost == "retrieval" else "elements"
+        subtitle.append(f"At 0: {shown} without retrieval (0 {unit}).")
     if undefined:
         shown = f"{len(undefined)} setup" + ("s" if len(undefined) > 1 else "")
         subtitle.append(f"Dashed: {shown} with {' / '.join(notes)} (no cost).")
@@ -275,8 +304,12 @@ def accuracy_cost_chart(
         ),
         # Text comes last: vl-convert's PDF draws text above shapes declared after it
         # (vega/vl-convert#147), so no shape may follow a text layer.
-        placed.transform_filter("datum.label_side === 'right'")
+        placed.transform_filter("datum.label_side === 'right' && !datum.no_retrieval")
         .mark_text(align="left", baseline="middle", dx=5, dy=-5, limit=_LABEL_LIMIT)
+        .encode(x=x, y=y, text="label:N", tooltip=tooltip),
+        # A point at 0 sits at the left edge, with the plot's width for its longer label.
+        placed.transform_filter("datum.no_retrieval")
+        .mark_text(align="left", baseline="middle", dx=5, dy=-5, limit=2 * _LABEL_LIMIT)
         .encode(x=x, y=y, text="label:N", tooltip=tooltip),
         placed.transform_filter("datum.label_side === 'left'")
         .mark_text(align="right", baseline="middle", dx=-5, dy=-5, limit=_LABEL_LIMIT)

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
-from typing import Any, Literal
+import threading
+import weakref
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 from kagreport.evaluation._items import AnswerItem
-from kagreport.evaluation._report import AnswerEvaluation, mean_scores
-from kagreport.grading import Outcome, StatsReport
+from kagreport.evaluation._report import AnswerEvaluation
+from kagreport.grading import ItemTable, Outcome, StatsReport
 from kagreport.kag import Datasets, QuestionDir, iter_question_dirs, load_datasets, read_result
 
-__all__ = ["answer_items_from_run", "evaluation_from_stats"]
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+__all__ = ["answer_items_from_run", "dataset_order", "evaluation_from_stats"]
 
 logger = logging.getLogger("kagreport.evaluation")
 
@@ -32,8 +37,15 @@ def evaluation_from_stats(
     One item per graded result file, identified ``<dataset>/<question>``, with
     the metric ``correct`` in {0, 1}: error records score 0, as kag counts them
     in accuracy's denominator, so ``metrics["correct"]`` equals the setup's
-    accuracy. Two setups of one run then compare with
+    accuracy bit for bit (``correct / total``, one division, as kag computes it).
+    Two setups of one run then compare with
     ``evaluation_from_stats(r, "a").compare(evaluation_from_stats(r, "b"))``.
+
+    Items come in dataset order (:func:`dataset_order`): datasets in the order
+    of the datasets file, questions within a dataset by name, as kag sorts them;
+    never in the order the file system lists the folders. The report's item
+    table is indexed by setup once (cached with the table), so converting every
+    setup of a run takes time linear in the table, not a scan per setup.
 
     Parameters
     ----------
@@ -63,46 +75,131 @@ def evaluation_from_stats(
     report[setup]  # KeyError naming the known setups
     table = report.items
     truth = report.ground_truth
-    rows = [row for row in table if row.setup == setup]
+    rows = _setup_rows(table, truth, setup)
+    columns = [table.codes(name)[rows].tolist() for name in table.COLUMNS[1:]]
+    datasets, questions = table.dataset_names, table.question_names
     items = []
-    for row in rows:
-        entry = truth.get(row.dataset, row.question) if truth is not None else None
-        answer: str | None = None if row.outcome is Outcome.ERROR else ""
-        error: str | None = "error record" if row.outcome is Outcome.ERROR else None
+    correct = errors = 0
+    for d, q, code, gen, ret, vertices, relationships, properties, context in zip(
+        *columns, strict=True
+    ):
+        dataset, question = datasets[d], questions[q]
+        outcome = Outcome(code)
+        correct += outcome is Outcome.CORRECT
+        errors += outcome is Outcome.ERROR
+        entry = truth.get(dataset, question) if truth is not None else None
+        answer: str | None = None if outcome is Outcome.ERROR else ""
+        error: str | None = "error record" if outcome is Outcome.ERROR else None
         if answers and table.results is not None:
-            record = read_result(table.path(row))
+            path = os.path.join(table.results, dataset, question, f"{table.prefix}{setup}.json")
+            record = read_result(path)
             answer, error = record.result, record.error
         items.append(
             AnswerItem(
-                identifier=f"{row.dataset}/{row.question}",
+                identifier=f"{dataset}/{question}",
                 question=entry.input if entry is not None else "",
                 answer=answer,
                 reference=entry.answer if entry is not None else None,
-                scores={"correct": 1.0 if row.outcome is Outcome.CORRECT else 0.0},
-                latency=row.generation_secs,
+                scores={"correct": 1.0 if outcome is Outcome.CORRECT else 0.0},
+                latency=None if gen < 0 else gen / 1e9,
                 error=error,
                 metadata={
-                    "dataset": row.dataset,
-                    "question": row.question,
-                    "outcome": row.outcome.label,
-                    "retrieval_secs": row.retrieval_secs,
-                    "vertices": row.vertices,
-                    "relationships": row.relationships,
-                    "properties": row.properties,
-                    "context_bytes": row.context_bytes,
+                    "dataset": dataset,
+                    "question": question,
+                    "outcome": outcome.label,
+                    "retrieval_secs": None if ret < 0 else ret / 1e9,
+                    "vertices": None if vertices < 0 else vertices,
+                    "relationships": None if relationships < 0 else relationships,
+                    "properties": None if properties < 0 else properties,
+                    "context_bytes": None if context < 0 else context,
                 },
             )
         )
     return AnswerEvaluation(
-        metrics=mean_scores(items),
+        # kag's accuracy is correct / total in one division; a sum of 1/n terms can miss
+        # it in the last bit.
+        metrics={"correct": correct / len(items)} if items else {},
         items=tuple(items),
         judges={"kag": dict(KAG_RULE)},
         agreement={},
         usage={},
-        errors={"system": sum(row.outcome is Outcome.ERROR for row in rows)},
+        errors={"system": errors},
         settings={"results": report.results, "prefix": report.prefix},
         metadata={"name": setup, **(metadata or {})},
     )
+
+
+def dataset_order(
+    datasets: Datasets | None, names: Iterable[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """``(dataset, question)`` pairs in dataset order.
+
+    Datasets come in the order of the datasets file (those it does not know
+    last, by name); questions within a dataset by name (byte order), the order
+    kag gives them (its ``Datasets`` is a ``BTreeMap`` of ``BTreeMap``). The
+    result does not depend on the order of ``names`` (a file-system listing).
+
+    Parameters
+    ----------
+    datasets : Datasets or None
+        The datasets file; None orders datasets by name.
+    names : iterable of (str, str)
+
+    Returns
+    -------
+    list of (str, str)
+    """
+    position = {name: i for i, name in enumerate(datasets.questions)} if datasets else {}
+    unknown = len(position)
+    return sorted(names, key=lambda pair: (position.get(pair[0], unknown), pair[0], pair[1]))
+
+
+class _SetupIndex:
+    """The rows of an item table grouped by setup, each group in dataset order."""
+
+    __slots__ = ("order", "starts", "truth")
+
+    def __init__(self, table: ItemTable, truth: Datasets | None) -> None:
+        import numpy as np
+
+        self.truth = truth
+        ranked = dataset_order(truth, ((name, "") for name in table.dataset_names))
+        dataset_rank = np.zeros(len(table.dataset_names), dtype=np.int64)
+        codes = {name: code for code, name in enumerate(table.dataset_names)}
+        dataset_rank[[codes[name] for name, _ in ranked]] = np.arange(len(ranked))
+        by_name = sorted(range(len(table.question_names)), key=table.question_names.__getitem__)
+        question_rank = np.zeros(len(table.question_names), dtype=np.int64)
+        question_rank[by_name] = np.arange(len(by_name))
+        setups = table.codes("setup")
+        # One sort of the whole table: by setup, then dataset rank, then question rank.
+        self.order = np.lexsort(
+            (
+                question_rank[table.codes("question")],
+                dataset_rank[table.codes("dataset")],
+                setups,
+            )
+        )
+        counts = np.bincount(setups, minlength=len(table.setup_names))
+        self.starts = np.concatenate(([0], np.cumsum(counts))).tolist()
+
+
+_INDEXES: weakref.WeakKeyDictionary[ItemTable, _SetupIndex] = weakref.WeakKeyDictionary()
+_INDEX_LOCK = threading.Lock()
+
+
+def _setup_rows(table: ItemTable, truth: Datasets | None, setup: str) -> npt.NDArray[Any]:
+    """Row numbers of ``setup`` in ``table``, in dataset order (empty if it has none)."""
+    import numpy as np
+
+    with _INDEX_LOCK:
+        index = _INDEXES.get(table)
+        if index is None or index.truth is not truth:
+            index = _INDEXES[table] = _SetupIndex(table, truth)
+    try:
+        code = table.setup_names.index(setup)
+    except ValueError:
+        return np.zeros(0, dtype=np.intp)
+    return index.order[index.starts[code] : index.starts[code + 1]]
 
 
 def answer_items_from_run(
@@ -131,6 +228,7 @@ def answer_items_from_run(
     Returns
     -------
     list of AnswerItem
+        In dataset order (:func:`dataset_order`), not the file system's.
         ``identifier`` ``<dataset>/<question>``; ``answer`` = ``ok.result`` (None
         for an error record, whose message goes to ``error``); ``reference`` = the
         MCQ answer key or None; ``latency`` = generation seconds; ``metadata``
@@ -144,12 +242,16 @@ def answer_items_from_run(
         As :func:`kagreport.grade`.
     """
     truth = datasets if isinstance(datasets, Datasets) else load_datasets(datasets)
+    found = {
+        (entry.dataset, entry.question): entry
+        for entry in iter_question_dirs(results)
+        if isinstance(entry, QuestionDir) and truth.get(entry.dataset, entry.question) is not None
+    }
     items: list[AnswerItem] = []
-    for entry in iter_question_dirs(results):
-        if not isinstance(entry, QuestionDir):
-            continue
+    for key in dataset_order(truth, found):
+        entry = found[key]
         question = truth.get(entry.dataset, entry.question)
-        if question is None:
+        if question is None:  # pragma: no cover - kept out of found
             continue
         free = question.output is None
         if (questions == "free-form" and not free) or (questions == "mcq" and free):

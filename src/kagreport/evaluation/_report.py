@@ -37,8 +37,19 @@ def mean_scores(items: Sequence[AnswerItem] | Sequence[RetrievalItem]) -> dict[s
     for item in items:
         for name, value in item.scores.items():
             values.setdefault(name, []).append(value)
-    # fsum of v / n: exactly rounded, and no overflow for scores near the float limit.
-    return {name: math.fsum(v / len(vs) for v in vs) for name, vs in values.items()}
+    return {name: _mean(vs) for name, vs in values.items()}
+
+
+def _mean(values: Sequence[float]) -> float:
+    """``fsum(values) / n``: the sum is exactly rounded, so exact sums stay exact.
+
+    For 0/1 scores this is ``k / n`` in one rounding, bit for bit what ``kag stats`` gives
+    for a proportion (a sum of ``1 / n`` terms can differ from it in the last bit).
+    """
+    try:
+        return math.fsum(values) / len(values)
+    except OverflowError:  # the sum leaves the float range though the mean does not
+        return math.fsum(v / len(values) for v in values)
 
 
 def _nan_or(value: Any) -> float:

@@ -64,9 +64,13 @@ def wilson_interval(
 def pareto_front(cost: npt.ArrayLike, value: npt.ArrayLike) -> npt.NDArray[np.bool_]:
     """Which points are on the Pareto frontier of lower cost and higher value.
 
-    A point is on the frontier when no other point has a cost at most its cost
-    and a value at least its value, one of them strictly. Identical points are
-    on it together. Points with a NaN coordinate are never on it.
+    A point is on the frontier when no other point dominates it: has a cost at
+    most its cost and a value at least its value, one of them strictly. Ties:
+    of two points at the same cost the less valuable is dominated, of two with
+    the same value the costlier is; identical points (equal in both) do not
+    dominate each other and are on the frontier together. Points with a NaN
+    coordinate are never on it and dominate nothing. A cost of 0 (a setup that
+    retrieves nothing, on a retrieval axis) is a cost like any other.
 
     Parameters
     ----------

@@ -9,6 +9,7 @@ import math
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
@@ -18,11 +19,14 @@ from kagreport.grading import Metrics, StatsReport
 __all__ = [
     "COST_AXES",
     "OVERALL",
+    "RETRIEVAL_COSTS",
     "agreement_frame",
     "comparison_frame",
+    "cost_values",
     "evaluation_frame",
     "items_frame",
     "metrics_frame",
+    "no_retrieval",
     "stats_frame",
 ]
 
@@ -36,6 +40,60 @@ COST_AXES = {
     "context": ("avg_context_length", "Mean context length (bytes)"),
     "graph": ("avg_graph_elements", "Mean graph elements retrieved"),
 }
+
+#: The cost axes a setup pays only by retrieving: a setup that retrieves nothing costs 0 on them.
+RETRIEVAL_COSTS = frozenset({"retrieval", "graph"})
+
+
+def no_retrieval(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
+    """Rows of a :func:`stats_frame` that answered without retrieving anything.
+
+    True where the row has a committed answer (``parsed > 0``) and no retrieval
+    sample (``retrieval_samples == 0``: a native setup, no retriever). A row with
+    no committed answer is False: whether it would have retrieved is unknown.
+    All False when the frame lacks either column.
+
+    Returns
+    -------
+    ndarray of bool, shape (len(frame),)
+    """
+    if "retrieval_samples" not in frame.columns or "parsed" not in frame.columns:
+        return np.zeros(len(frame), dtype=bool)
+    samples = pd.to_numeric(frame["retrieval_samples"], errors="coerce").to_numpy(dtype=float)
+    parsed = pd.to_numeric(frame["parsed"], errors="coerce").to_numpy(dtype=float)
+    return np.asarray((samples == 0) & (parsed > 0), dtype=bool)
+
+
+def cost_values(frame: pd.DataFrame, cost: str) -> npt.NDArray[np.float64]:
+    """Each row's mean cost on the accuracy-against-cost plane, in the unit of ``COST_AXES[cost]``.
+
+    The frame's ``COST_AXES[cost]`` column, except that on the retrieval axes
+    (:data:`RETRIEVAL_COSTS`: retrieval seconds, graph elements) a row that
+    answered without retrieving (:func:`no_retrieval`) costs exactly 0 rather
+    than NaN: it spent no retrieval time and rendered no graph element, so it can
+    sit on, and dominate along, the Pareto frontier. Generation time and context
+    length are what they are. NaN where the cost stays undefined (no committed
+    answer, or a column the frame does not hold).
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``cost``.
+
+    Returns
+    -------
+    ndarray of float64, shape (len(frame),)
+    """
+    if cost not in COST_AXES:
+        raise ValueError(f"`cost` must be one of {', '.join(map(repr, COST_AXES))}, not {cost!r}")
+    column = COST_AXES[cost][0]
+    if column in frame.columns:
+        values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float).copy()
+    else:
+        values = np.full(len(frame), np.nan)
+    if cost in RETRIEVAL_COSTS:
+        values[no_retrieval(frame)] = 0.0
+    return values
 
 
 def _nan(value: float | None) -> float:
@@ -89,9 +147,12 @@ def stats_frame(
         accuracy / precision / coverage in [0, 1] each with ``_low``/``_high``
         Wilson bounds (:func:`wilson_interval`; accuracy and coverage over
         ``total``, precision over ``parsed``), the mean times (seconds), the mean
-        context length (bytes), the retrieval means and ``pareto``: whether the
-        overall row is on the accuracy / mean-retrieval-time frontier (False on
-        per-dataset rows and for setups without retrieval). Undefined values are NaN.
+        context length (bytes), the retrieval means (NaN for a setup that retrieves
+        nothing, as kag reports null) and ``pareto``: whether the overall row is on the
+        accuracy / mean-retrieval-time frontier (:func:`pareto_front` on
+        :func:`cost_values`, where a setup that retrieves nothing costs 0 s; False on
+        per-dataset rows and for setups without a committed answer). Undefined values
+        are NaN.
     """
     rows = []
     for rank, setup in enumerate(report.setups, start=1):
@@ -116,8 +177,9 @@ def stats_frame(
     overall = frame["dataset"] == OVERALL
     front = np.zeros(len(frame), dtype=bool)
     if overall.any():
+        overall_rows = frame[overall]
         front[overall.to_numpy()] = pareto_front(
-            frame.loc[overall, "avg_retrieval_secs"], frame.loc[overall, "accuracy"]
+            cost_values(overall_rows, "retrieval"), overall_rows["accuracy"].to_numpy(dtype=float)
         )
     frame["pareto"] = front
     return frame

@@ -955,7 +955,9 @@ def _cost_axis(
 
     Retrieval time first (the cost knowledge augmentation adds), then generation time,
     context length and graph elements; None when no setup recorded any of them (a run
-    converted from predictions alone).
+    converted from predictions alone). A setup that retrieves nothing has no mean here
+    (kag's null) and is drawn by the chart at 0 s (``kagreport.frames.cost_values``), so
+    retrieval is chosen only when some setup retrieves.
     """
     from kagreport.frames import COST_AXES, OVERALL
 

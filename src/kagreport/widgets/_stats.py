@@ -9,7 +9,14 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
-from kagreport.frames import COST_AXES, OVERALL, stats_frame
+from kagreport.frames import (
+    COST_AXES,
+    OVERALL,
+    RETRIEVAL_COSTS,
+    cost_values,
+    no_retrieval,
+    stats_frame,
+)
 from kagreport.grading import Metrics, RetrievalMetrics, SetupReport, StatsReport
 from kagreport.widgets._base import ChartResult, View, build_chart, describe
 from kagreport.widgets._html import fmt_interval, fmt_number, html_table, message_html
@@ -186,8 +193,7 @@ class StatsView(View):
                 f"{OVERALL} rows are over {scope}; Wilson {self.confidence:.0%} intervals "
                 "in brackets; rank among the selected setups."
             )
-            if not self._has_cost(full, column):
-                note += f" No selected setup has a value for {label.lower()}."
+            note += self._cost_note(full, self.cost.value, label)
             self._notify(note)
             self.table_html = self._table(column, label)
             self._chart = build_chart(
@@ -202,12 +208,21 @@ class StatsView(View):
         self.chart_widget.value = self._chart.html
 
     @staticmethod
-    def _has_cost(frame: pd.DataFrame, column: str) -> bool:
-        values = frame.loc[frame["dataset"] == OVERALL, column]
-        return bool(values.notna().any())
+    def _cost_note(frame: pd.DataFrame, cost: str, label: str) -> str:
+        """What the table and chart do with setups without this cost (as the chart does)."""
+        overall = frame[frame["dataset"] == OVERALL]
+        if not pd.notna(cost_values(overall, cost)).any():
+            return f" No selected setup has a value for {label.lower()}."
+        if cost in RETRIEVAL_COSTS and no_retrieval(overall).any():
+            return " Setups without retrieval cost 0 on this axis (drawn at 0)."
+        return ""
 
     def _table(self, column: str, label: str) -> str:
         records = self.frame.to_dict("records")
+        # A setup that retrieves nothing costs 0 on a retrieval axis, as the chart draws it.
+        zero = no_retrieval(self.frame) & (self.cost.value in RETRIEVAL_COSTS)
+        for record, at_zero in zip(records, zero.tolist(), strict=True):
+            record["_no_retrieval"] = at_zero
 
         def interval(name: str) -> Any:
             return lambda r: fmt_interval(r[name], r[f"{name}_low"], r[f"{name}_high"])
@@ -226,7 +241,10 @@ class StatsView(View):
             (column, label),
         ]
         formatters = {name: interval(name) for name in ("accuracy", "precision", "coverage")}
-        formatters[column] = lambda r: fmt_number(r[column], 3 if "secs" in column else 1)
+        digits = 3 if "secs" in column else 1
+        formatters[column] = lambda r: (
+            "0 (no retrieval)" if r["_no_retrieval"] else fmt_number(r[column], digits)
+        )
         if not records:
             return message_html("No rows.")
         return html_table(records, columns, formatters=formatters)
