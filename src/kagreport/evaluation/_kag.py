@@ -149,7 +149,8 @@ def dataset_order(
     -------
     list of (str, str)
     """
-    position = {name: i for i, name in enumerate(datasets.questions)} if datasets else {}
+    order = datasets.questions if datasets is not None else {}
+    position = {name: i for i, name in enumerate(order)}
     unknown = len(position)
     return sorted(names, key=lambda pair: (position.get(pair[0], unknown), pair[0], pair[1]))
 
