@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 __all__ = [
+    "agreement_note",
     "render_comparison",
     "render_comparison_html",
     "render_evaluation",
@@ -47,6 +48,20 @@ def _table(header: list[str], rows: list[list[str]], left: int = 1) -> list[str]
     return [line(header), *(line(r) for r in rows)]
 
 
+def agreement_note(evaluation: Any, criterion: str) -> str:
+    """Why the criterion's alpha (or its interval) is missing, as shown to readers; "" if not.
+
+    Reports written before the reasons were recorded have no notes: a NaN alpha then says only
+    that it is undefined.
+    """
+    notes = getattr(evaluation, "agreement_notes", {}) or {}
+    alpha = evaluation.agreement.get(criterion, math.nan)
+    note = notes.get(criterion, "")
+    if isinstance(alpha, float) and math.isnan(alpha):
+        return f"alpha undefined: {note}" if note else "alpha undefined (reason not recorded)"
+    return str(note)
+
+
 def render_evaluation(evaluation: Any) -> str:
     """Metrics (mean, items defined), errors, agreement and judge usage as text."""
     coverage = evaluation.coverage
@@ -67,6 +82,9 @@ def render_evaluation(evaluation: Any) -> str:
             low, high = intervals.get(name, (math.nan, math.nan))
             cells.append([name, _number(alpha, 3), f"[{_number(low, 3)}, {_number(high, 3)}]"])
         out += ["", *_table(["CRITERION", "ALPHA", "95% CI"], cells)]
+        notes = [(name, agreement_note(evaluation, name)) for name in agreement]
+        if any(note for _, note in notes):
+            out += [""] + [_safe(f"{name}: {note}") for name, note in notes if note]
     usage = getattr(evaluation, "usage", {})
     if usage:
         cells = [
@@ -166,21 +184,21 @@ def render_evaluation_html(evaluation: Any) -> str:
     agreement = getattr(evaluation, "agreement", {})
     if agreement:
         intervals = getattr(evaluation, "agreement_intervals", {})
-        parts.append(
-            _html_table(
-                ["criterion", "Krippendorff's alpha", "95% CI"],
-                [
-                    [
-                        c,
-                        _number(a, 3),
-                        "[{}, {}]".format(
-                            *(_number(x, 3) for x in intervals.get(c, (math.nan, math.nan)))
-                        ),
-                    ]
-                    for c, a in agreement.items()
-                ],
-            )
-        )
+        rows = [
+            [
+                c,
+                _number(a, 3),
+                "[{}, {}]".format(
+                    *(_number(x, 3) for x in intervals.get(c, (math.nan, math.nan)))
+                ),
+                agreement_note(evaluation, c),
+            ]
+            for c, a in agreement.items()
+        ]
+        header = ["criterion", "Krippendorff's alpha", "95% CI", "note"]
+        if not any(row[-1] for row in rows):
+            header, rows = header[:-1], [row[:-1] for row in rows]
+        parts.append(_html_table(header, rows))
     return "".join(parts)
 
 
