@@ -275,6 +275,20 @@ class AnswerEvaluation(_ReportMixin):
     def __post_init__(self) -> None:
         object.__setattr__(self, "items", tuple(self.items))
 
+    def agreement_note(self, criterion: str) -> str:
+        """Why ``criterion``'s alpha or its interval is missing, as shown to readers; ``""``
+        when both are there.
+
+        A NaN alpha reads ``"alpha undefined: <reason>"`` (from ``agreement_notes``; a report
+        written before the reasons were recorded says ``"alpha undefined (reason not
+        recorded)"``); a missing interval reads as its note, e.g. ``"no interval: ..."``.
+        """
+        alpha = self.agreement.get(criterion, math.nan)
+        note = str(self.agreement_notes.get(criterion, ""))
+        if math.isnan(alpha):
+            return f"alpha undefined: {note}" if note else "alpha undefined (reason not recorded)"
+        return note
+
     def to_dict(self) -> dict[str, Any]:
         """The full report as a mapping of plain values (undefined numbers stay NaN;
         :meth:`dumps` writes them as JSON ``null``)."""

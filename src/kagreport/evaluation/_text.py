@@ -6,7 +6,6 @@ import math
 from typing import Any
 
 __all__ = [
-    "agreement_note",
     "render_comparison",
     "render_comparison_html",
     "render_evaluation",
@@ -48,20 +47,6 @@ def _table(header: list[str], rows: list[list[str]], left: int = 1) -> list[str]
     return [line(header), *(line(r) for r in rows)]
 
 
-def agreement_note(evaluation: Any, criterion: str) -> str:
-    """Why the criterion's alpha (or its interval) is missing, as shown to readers; "" if not.
-
-    Reports written before the reasons were recorded have no notes: a NaN alpha then says only
-    that it is undefined.
-    """
-    notes = getattr(evaluation, "agreement_notes", {}) or {}
-    alpha = evaluation.agreement.get(criterion, math.nan)
-    note = notes.get(criterion, "")
-    if isinstance(alpha, float) and math.isnan(alpha):
-        return f"alpha undefined: {note}" if note else "alpha undefined (reason not recorded)"
-    return str(note)
-
-
 def render_evaluation(evaluation: Any) -> str:
     """Metrics (mean, items defined), errors, agreement and judge usage as text."""
     coverage = evaluation.coverage
@@ -82,7 +67,7 @@ def render_evaluation(evaluation: Any) -> str:
             low, high = intervals.get(name, (math.nan, math.nan))
             cells.append([name, _number(alpha, 3), f"[{_number(low, 3)}, {_number(high, 3)}]"])
         out += ["", *_table(["CRITERION", "ALPHA", "95% CI"], cells)]
-        notes = [(name, agreement_note(evaluation, name)) for name in agreement]
+        notes = [(name, evaluation.agreement_note(name)) for name in agreement]
         if any(note for _, note in notes):
             out += [""] + [_safe(f"{name}: {note}") for name, note in notes if note]
     usage = getattr(evaluation, "usage", {})
@@ -191,7 +176,7 @@ def render_evaluation_html(evaluation: Any) -> str:
                 "[{}, {}]".format(
                     *(_number(x, 3) for x in intervals.get(c, (math.nan, math.nan)))
                 ),
-                agreement_note(evaluation, c),
+                evaluation.agreement_note(c),
             ]
             for c, a in agreement.items()
         ]
