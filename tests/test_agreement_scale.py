@@ -77,13 +77,13 @@ def _brute_force(table: np.ndarray, level: str) -> float:
         if level == "interval":
             return (c - k) ** 2
         total = c + k
-        return np.divide(c - k, total, out=np.zeros(np.broadcast(c, k).shape), where=total != 0) ** 2
+        return (
+            np.divide(c - k, total, out=np.zeros(np.broadcast(c, k).shape), where=total != 0) ** 2
+        )
 
     units = [col[~np.isnan(col)] for col in table.T]
     units = [u for u in units if u.size >= 2]
-    observed = math.fsum(
-        float(delta(u[:, None], u[None, :]).sum()) / (u.size - 1) for u in units
-    )
+    observed = math.fsum(float(delta(u[:, None], u[None, :]).sum()) / (u.size - 1) for u in units)
     values = np.concatenate(units)
     n = values.size
     expected = math.fsum(float(delta(v, values).sum()) for v in values)  # i == j adds 0
@@ -94,7 +94,9 @@ def _reward_models(n_items: int = 350, n_judges: int = 5, seed: int = 11) -> np.
     """Continuous scores of ``n_judges`` reward models: a shared signal, noise, some missing."""
     rng = np.random.default_rng(seed)
     truth = rng.normal(0.0, 1.0, n_items)
-    scores = truth + rng.normal(0.0, 1.1, size=(n_judges, n_items)) + rng.normal(0, 0.5, (n_judges, 1))
+    scores = (
+        truth + rng.normal(0.0, 1.1, size=(n_judges, n_items)) + rng.normal(0, 0.5, (n_judges, 1))
+    )
     scores = np.exp(scores / 3)  # positive, for the ratio level
     scores[rng.random(scores.shape) < 0.1] = np.nan
     return scores
@@ -294,7 +296,9 @@ def noted() -> AnswerEvaluation:
 
 
 def test_evaluation_records_why_alpha_is_missing(noted: AnswerEvaluation) -> None:
-    assert noted.agreement["fine"] == pytest.approx(krippendorff_alpha([[1, 2, 3, 4], [1, 2, 3, 3]]))
+    assert noted.agreement["fine"] == pytest.approx(
+        krippendorff_alpha([[1, 2, 3, 4], [1, 2, 3, 3]])
+    )
     assert dict(noted.agreement_notes) == {
         "alone": "one judge (a-alone)",
         "apart": "no item scored by two or more judges",
@@ -320,7 +324,11 @@ def test_interval_note_when_most_resamples_are_undefined() -> None:
         report = evaluate_answers(items, judges, agreement_resamples=3, seed=seed)
         notes.add(report.agreement_notes.get("x", ""))
     assert "" in notes
-    assert any(n.startswith("no interval: only ") and n.endswith(" of 3 bootstrap resamples have variation (fewer than half)") for n in notes)
+    assert any(
+        n.startswith("no interval: only ")
+        and n.endswith(" of 3 bootstrap resamples have variation (fewer than half)")
+        for n in notes
+    )
 
 
 def test_a_refused_level_is_a_note_not_only_a_log_line() -> None:
@@ -359,3 +367,34 @@ def test_notes_in_text_and_html(noted: AnswerEvaluation) -> None:
     assert "<th>note</th>" in html
     assert "<td>alpha undefined: one judge (a-alone)</td>" in html
     assert '"agreement_notes": {' in noted.dumps("json")
+
+
+def test_notes_on_the_site_evaluation_page(noted: AnswerEvaluation, tmp_path: Any) -> None:
+    from kagreport.site import SiteConfig, build_site
+
+    source = tmp_path / "noted.json"
+    noted.write(source)
+    out = tmp_path / "site"
+    build_site(SiteConfig(title="t", evaluations=(source,)), out, execute_notebooks=False)
+    page = (out / "evaluations/noted.html").read_text(encoding="utf-8")
+    table = page[page.index('id="agreement-table"') :]
+    table = table[: table.index("</table>")]
+    assert "<th>Note</th>" in table
+    assert '<td class="agreement-note">alpha undefined: one judge (a-alone)</td>' in table
+    assert "alpha undefined: no variation: every score on the items" in table
+    data = (out / "data/evaluations/noted.json").read_text(encoding="utf-8")
+    assert '"agreement_notes"' in data
+
+
+def test_evaluation_of_continuous_reward_model_scores_has_an_alpha() -> None:
+    # Before: NaN with only a log line ("1587 distinct values over 350 pairable units").
+    table = _reward_models()
+    items = [AnswerItem(f"q{i}", "?", "a") for i in range(table.shape[1])]
+    columns = {
+        f"rm{j}": [None if math.isnan(v) else float(v) for v in row] for j, row in enumerate(table)
+    }
+    report = evaluate_answers(items, _judges(columns, "reward"))
+    assert report.agreement["reward"] == pytest.approx(_brute_force(table, "interval"), rel=1e-12)
+    low, high = report.agreement_intervals["reward"]
+    assert low < report.agreement["reward"] < high
+    assert report.agreement_notes == {}

@@ -103,7 +103,7 @@ def agreement_chart(
             ],
             "defined": np.isfinite(alpha),
             "note": notes,
-            # The reason alpha is undefined, shown in its row ("alpha undefined: x" -> "undefined: x").
+            # Why alpha is undefined, shown in its row: "alpha undefined: x" -> "undefined: x".
             "shown": [
                 n.removeprefix("alpha ") if n.startswith("alpha undefined") else "undefined"
                 for n in notes

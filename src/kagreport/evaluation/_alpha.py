@@ -177,7 +177,7 @@ def _ranks(counts: _Floats) -> _Floats:
 
 
 def _interval_units(data: Pairable, x: _Floats) -> _Floats:
-    """``o_u`` for ``delta = (c - k)**2`` on the values ``x`` (shape (n,)): ``2 m_u S_u / (m_u - 1)``."""
+    """``o_u = 2 m_u S_u / (m_u - 1)`` for ``delta = (c - k)**2`` on ``x``, shape (n,)."""
     mean = np.bincount(data.unit, weights=x, minlength=data.n_units) / data.size
     spread = np.bincount(data.unit, weights=(x - mean[data.unit]) ** 2, minlength=data.n_units)
     return 2.0 * data.size * spread / (data.size - 1.0)
@@ -249,7 +249,8 @@ def _ratio_nodes(domain: _Floats) -> _Floats:
             "ratio level: the values span more than 290 orders of magnitude (smallest positive "
             f"{smallest:.3g} of the largest); rescale or round the smallest to 0"
         )
-    return np.exp(np.arange(math.log(1e-9), math.log(50.0 / smallest) + _STEP, _STEP))
+    nodes: _Floats = np.exp(np.arange(math.log(1e-9), math.log(50.0 / smallest) + _STEP, _STEP))
+    return nodes
 
 
 def _node_weights(t: _Floats, x: _Floats, weight: _Floats) -> tuple[_Floats, _Floats]:
@@ -308,7 +309,9 @@ def bootstrap_alphas(
     units, width = data.padded.shape
     first = data.padded[:, 0]
     # A resample has no variation when every unit it holds has one same value throughout.
-    constant = np.where(np.all((data.padded == first[:, None]) | (data.padded < 0), axis=1), first, -1)
+    constant = np.where(
+        np.all((data.padded == first[:, None]) | (data.padded < 0), axis=1), first, -1
+    )
     statistic = _resample_statistic(data, level)
     # Elements per resample of the largest temporary (the ratio level's largest does not grow
     # with the resamples: its exponentials are shared by the block).
@@ -373,7 +376,8 @@ def _resample_statistic(data: Pairable, level: Level) -> Callable[[_Floats], _Fl
         counts = np.bincount(
             index, weights=(weights[:, pair_unit] * pair_count).ravel(), minlength=rows * n_distinct
         )
-        return counts.reshape(rows, n_distinct)
+        result: _Floats = counts.astype(np.float64).reshape(rows, n_distinct)
+        return result
 
     if level == "nominal":
         fixed = _nominal_units(data)

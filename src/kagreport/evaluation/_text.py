@@ -173,9 +173,7 @@ def render_evaluation_html(evaluation: Any) -> str:
             [
                 c,
                 _number(a, 3),
-                "[{}, {}]".format(
-                    *(_number(x, 3) for x in intervals.get(c, (math.nan, math.nan)))
-                ),
+                "[{}, {}]".format(*(_number(x, 3) for x in intervals.get(c, (math.nan, math.nan)))),
                 evaluation.agreement_note(c),
             ]
             for c, a in agreement.items()
