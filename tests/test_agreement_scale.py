@@ -398,3 +398,23 @@ def test_evaluation_of_continuous_reward_model_scores_has_an_alpha() -> None:
     low, high = report.agreement_intervals["reward"]
     assert low < report.agreement["reward"] < high
     assert report.agreement_notes == {}
+
+
+def test_a_hundred_thousand_distinct_values_in_bounded_memory() -> None:
+    import tracemalloc
+
+    table = _reward_models(20000, 5, seed=8)  # about 90,000 distinct values
+    tracemalloc.start()
+    try:
+        for level in LEVELS:
+            assert -1.0 < krippendorff_alpha(table, level) < 1.0
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # A values x values matrix would be 65 GB; the blocks stay under 16 MB each.
+    assert peak < 200 * 2**20
+
+
+def test_ratio_values_beyond_the_float_range_are_refused() -> None:
+    with pytest.raises(ValueError, match="span more than 290 orders of magnitude"):
+        krippendorff_alpha([[1e-300, 1.0, 0.5], [1e-300, 1.0, 0.4]], "ratio")
