@@ -43,7 +43,8 @@ def agreement_chart(
     (1 = perfect agreement, 0 = chance, below 0 systematic disagreement) as a point with a bar
     for its bootstrap interval over items (``AnswerEvaluation.agreement_intervals``), a rule at 0
     and dashed rules at Krippendorff's thresholds 0.667 and 0.800. An undefined alpha (fewer
-    than two judges, no variation) keeps its row, marked "undefined", never drawn as 0.
+    than two judges, no variation) keeps its row, marked "undefined" with its reason (from
+    ``AnswerEvaluation.agreement_notes``, or a ``note`` column of the frame), never drawn as 0.
 
     Parameters
     ----------
@@ -57,7 +58,8 @@ def agreement_chart(
     Returns
     -------
     alt.LayerChart
-        Its data: criterion, alpha, low, high, judges, label, defined.
+        Its data: criterion, alpha, low, high, judges, label, defined, note (why alpha or its
+        interval is missing, "" otherwise), shown (the text of an undefined row).
 
     References
     ----------
@@ -67,9 +69,15 @@ def agreement_chart(
     if isinstance(evaluation_or_frame, AnswerEvaluation):
         frame = agreement_frame(evaluation_or_frame)
         level = str(evaluation_or_frame.settings.get("agreement_level", "interval"))
+        notes = [evaluation_or_frame.agreement_note(str(c)) for c in frame["criterion"]]
     elif isinstance(evaluation_or_frame, pd.DataFrame):
         frame = evaluation_or_frame
         level = ""
+        notes = (
+            ["" if pd.isna(n) else str(n) for n in frame["note"]]
+            if "note" in frame.columns
+            else [""] * len(frame)
+        )
     else:
         raise TypeError(
             "expected an AnswerEvaluation or a DataFrame from kagreport.frames.agreement_frame, "
@@ -94,6 +102,12 @@ def agreement_chart(
                 for c, n in zip(frame["criterion"], judges, strict=True)
             ],
             "defined": np.isfinite(alpha),
+            "note": notes,
+            # Why alpha is undefined, shown in its row: "alpha undefined: x" -> "undefined: x".
+            "shown": [
+                n.removeprefix("alpha ") if n.startswith("alpha undefined") else "undefined"
+                for n in notes
+            ],
         }
     )
     labels = list(data["label"])
@@ -108,6 +122,7 @@ def agreement_chart(
         alt.Tooltip("low:Q", title="95% low", format=".3f"),
         alt.Tooltip("high:Q", title="95% high", format=".3f"),
         alt.Tooltip("judges:Q", title="Judges", format="d"),
+        alt.Tooltip("note:N", title="Note"),
     ]
     base = alt.Chart(inline_data(data))
     guides = alt.Chart(
@@ -131,7 +146,7 @@ def agreement_chart(
         # Text last (vega/vl-convert#147).
         base.transform_filter("!datum.defined")
         .mark_text(align="left", dx=3, color="#777777")
-        .encode(x=alt.datum(0, scale=x_scale), y=y, text=alt.value("undefined"), tooltip=tooltip),
+        .encode(x=alt.datum(0, scale=x_scale), y=y, text="shown:N", tooltip=tooltip),
     ]
     level_text = f" ({level})" if level else ""
     subtitle = [

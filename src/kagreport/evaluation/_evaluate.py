@@ -95,7 +95,8 @@ def evaluate_answers(
     seed : int
         Seed of the bootstrap.
     progress : bool, optional
-        Show a progress bar on stderr; default: on a terminal, for 50+ judgements.
+        Show progress bars on stderr (judging, then the agreement bootstrap); default: on a
+        terminal, for 50+ judgements and for a bootstrap that takes over a second.
     metadata : mapping, optional
         Free-form, JSON-compatible description stored in the report.
 
@@ -236,7 +237,9 @@ def evaluate_answers(
     for judge in judges:  # a metric no item defines still appears, as NaN
         for criterion in judge.criteria:
             metrics.setdefault(metric_name(judge, criterion), math.nan)
-    agreement, intervals = _agreement(judged, judges, agreement_level, agreement_resamples, seed)
+    agreement, intervals, notes = _agreement(
+        judged, judges, agreement_level, agreement_resamples, seed, progress
+    )
     return AnswerEvaluation(
         metrics=metrics,
         items=judged,
@@ -253,7 +256,18 @@ def evaluate_answers(
         },
         metadata=dict(metadata or {}),
         agreement_intervals=intervals,
+        agreement_notes=notes,
     )
+
+
+# Why alpha is undefined, in the words of an evaluation (keys: kagreport.evaluation.UNDEFINED).
+_UNDEFINED_FOR_JUDGES = {
+    "no_rating": "no judge scored any item",
+    "one_coder_rated": "only one judge scored any item",
+    "no_pairable_unit": "no item scored by two or more judges",
+    "no_variation": "no variation: every score on the items scored by two or more judges is "
+    "the same value",
+}
 
 
 def _agreement(
@@ -262,9 +276,11 @@ def _agreement(
     level: str,
     resamples: int,
     seed: int,
-) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
-    """Alpha per criterion over the judges that score it (coders = judges, units = items)."""
-    from kagreport.evaluation._agreement import alpha_interval, krippendorff_alpha
+    progress: bool | None = None,
+) -> tuple[dict[str, float], dict[str, tuple[float, float]], dict[str, str]]:
+    """Alpha per criterion over the judges that score it (coders = judges, units = items),
+    its bootstrap interval, and why alpha (or its interval) is missing where it is."""
+    from kagreport.evaluation._agreement import compute_agreement
 
     by_criterion: dict[str, list[str]] = {}
     for judge in judges:
@@ -272,21 +288,35 @@ def _agreement(
             by_criterion.setdefault(criterion, []).append(metric_name(judge, criterion))
     agreement: dict[str, float] = {}
     intervals: dict[str, tuple[float, float]] = {}
+    notes: dict[str, str] = {}
     for criterion, metrics in by_criterion.items():
         if len(metrics) < 2:
             agreement[criterion] = math.nan
+            notes[criterion] = f"one judge ({metrics[0]})"
             continue
         data = [[item.scores.get(metric) for item in items] for metric in metrics]
         try:
-            agreement[criterion] = krippendorff_alpha(data, level)
-            if resamples > 0:
-                intervals[criterion] = alpha_interval(data, level, n_resamples=resamples, seed=seed)
+            result = compute_agreement(
+                data, level, n_resamples=resamples, seed=seed, progress=progress
+            )
         except ValueError as exc:
-            # E.g. too many distinct continuous scores for the coincidence matrix:
-            # agreement is then unknown, but the evaluation itself stands.
+            # E.g. a negative score at ratio level: agreement is then unknown, but the
+            # evaluation itself stands, and the report says why.
             logger.warning("agreement on %r not computed: %s", criterion, exc)
             agreement[criterion] = math.nan
-    return agreement, intervals
+            notes[criterion] = f"not computed: {exc}"
+            continue
+        agreement[criterion] = result.alpha
+        if resamples > 0:
+            intervals[criterion] = (result.low, result.high)
+        if result.undefined is not None:
+            notes[criterion] = _UNDEFINED_FOR_JUDGES.get(result.undefined, result.reason or "")
+        elif resamples > 0 and math.isnan(result.low):
+            notes[criterion] = (
+                f"no interval: only {result.n_defined_resamples} of {resamples} bootstrap "
+                "resamples have variation (fewer than half)"
+            )
+    return agreement, intervals, notes
 
 
 def evaluate_retrieval(

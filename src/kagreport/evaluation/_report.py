@@ -250,7 +250,8 @@ class AnswerEvaluation(_ReportMixin):
         Judge name -> identity (everything that determines its verdicts).
     agreement : Mapping[str, float]
         Judge criterion -> Krippendorff's alpha between the judges that score it;
-        NaN with fewer than two judges, no pairable item or no variation.
+        NaN with fewer than two judges, no pairable item or no variation
+        (``agreement_notes`` says which).
     usage : Mapping[str, Mapping[str, int]]
         Judge name -> ``responses``, ``cached_responses``, ``input_tokens``,
         ``output_tokens``, ``responses_without_token_counts``.
@@ -262,6 +263,11 @@ class AnswerEvaluation(_ReportMixin):
         Free-form, JSON-compatible description from the caller.
     agreement_intervals : Mapping[str, tuple[float, float]]
         kagreport addition: criterion -> bootstrap 95% interval of alpha over items.
+    agreement_notes : Mapping[str, str]
+        kagreport addition: criterion -> why its alpha or its interval is missing (NaN), e.g.
+        ``"one judge (j1)"``, ``"no item scored by two or more judges"`` or ``"no variation:
+        ..."``; criteria with a defined alpha and interval have no note. Optional in documents
+        (older ones have none).
     """
 
     SCHEMA: ClassVar[str] = "kagreport.AnswerEvaluation"
@@ -275,9 +281,24 @@ class AnswerEvaluation(_ReportMixin):
     settings: Mapping[str, Any]
     metadata: Mapping[str, Any] = field(default_factory=dict)
     agreement_intervals: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    agreement_notes: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "items", tuple(self.items))
+
+    def agreement_note(self, criterion: str) -> str:
+        """Why ``criterion``'s alpha or its interval is missing, as shown to readers; ``""``
+        when both are there.
+
+        A NaN alpha reads ``"alpha undefined: <reason>"`` (from ``agreement_notes``; a report
+        written before the reasons were recorded says ``"alpha undefined (reason not
+        recorded)"``); a missing interval reads as its note, e.g. ``"no interval: ..."``.
+        """
+        alpha = self.agreement.get(criterion, math.nan)
+        note = str(self.agreement_notes.get(criterion, ""))
+        if math.isnan(alpha):
+            return f"alpha undefined: {note}" if note else "alpha undefined (reason not recorded)"
+        return note
 
     def to_dict(self) -> dict[str, Any]:
         """The full report as a mapping of plain values (undefined numbers stay NaN;
@@ -291,6 +312,7 @@ class AnswerEvaluation(_ReportMixin):
             "agreement_intervals": {
                 k: [float(lo), float(hi)] for k, (lo, hi) in self.agreement_intervals.items()
             },
+            "agreement_notes": {str(k): str(v) for k, v in self.agreement_notes.items()},
             "usage": {k: dict(v) for k, v in self.usage.items()},
             "errors": dict(self.errors),
             "settings": jsonable(self.settings),
@@ -313,6 +335,8 @@ class AnswerEvaluation(_ReportMixin):
             agreement_intervals={
                 k: (_nan_or(_at(v, 0)), _nan_or(_at(v, 1))) for k, v in intervals.items()
             },
+            # Absent from documents written before kagreport recorded the reasons.
+            agreement_notes=_notes(data.get("agreement_notes")),
         )
 
     def to_rows(self) -> list[dict[str, Any]]:
@@ -327,6 +351,14 @@ class AnswerEvaluation(_ReportMixin):
             }
             for item in self.items
         ]
+
+
+def _notes(value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
+        raise TypeError(f"agreement_notes must map criteria to text, not {value!r}")
+    return {str(k): v for k, v in value.items()}
 
 
 def _at(values: Any, index: int) -> Any:

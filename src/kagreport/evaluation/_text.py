@@ -67,6 +67,9 @@ def render_evaluation(evaluation: Any) -> str:
             low, high = intervals.get(name, (math.nan, math.nan))
             cells.append([name, _number(alpha, 3), f"[{_number(low, 3)}, {_number(high, 3)}]"])
         out += ["", *_table(["CRITERION", "ALPHA", "95% CI"], cells)]
+        notes = [(name, evaluation.agreement_note(name)) for name in agreement]
+        if any(note for _, note in notes):
+            out += [""] + [_safe(f"{name}: {note}") for name, note in notes if note]
     usage = getattr(evaluation, "usage", {})
     if usage:
         cells = [
@@ -166,21 +169,19 @@ def render_evaluation_html(evaluation: Any) -> str:
     agreement = getattr(evaluation, "agreement", {})
     if agreement:
         intervals = getattr(evaluation, "agreement_intervals", {})
-        parts.append(
-            _html_table(
-                ["criterion", "Krippendorff's alpha", "95% CI"],
-                [
-                    [
-                        c,
-                        _number(a, 3),
-                        "[{}, {}]".format(
-                            *(_number(x, 3) for x in intervals.get(c, (math.nan, math.nan)))
-                        ),
-                    ]
-                    for c, a in agreement.items()
-                ],
-            )
-        )
+        rows = [
+            [
+                c,
+                _number(a, 3),
+                "[{}, {}]".format(*(_number(x, 3) for x in intervals.get(c, (math.nan, math.nan)))),
+                evaluation.agreement_note(c),
+            ]
+            for c, a in agreement.items()
+        ]
+        header = ["criterion", "Krippendorff's alpha", "95% CI", "note"]
+        if not any(row[-1] for row in rows):
+            header, rows = header[:-1], [row[:-1] for row in rows]
+        parts.append(_html_table(header, rows))
     return "".join(parts)
 
 

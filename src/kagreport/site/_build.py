@@ -1121,6 +1121,7 @@ def _answer_context(report: AnswerEvaluation) -> dict[str, Any]:
                 "criterion": criterion,
                 "alpha": alpha,
                 "interval": report.agreement_intervals.get(criterion),
+                "note": report.agreement_note(criterion),
             }
             for criterion, alpha in report.agreement.items()
         ],

@@ -109,9 +109,11 @@ class AgreementView(View):
             return
         row = self.frame[self.frame["criterion"] == criterion]
         judges = int(row["judges"].iloc[0]) if len(row) else 0
+        note = self.evaluation.agreement_note(criterion)
         self._notify(
             f"{criterion}: Krippendorff's alpha between {judges} judges, with its bootstrap "
             "interval; the pairwise chart shows alpha for each pair of judges."
+            + (f" {note[0].upper()}{note[1:]}." if note else "")
         )
         result = self._pairwise_for(criterion)
         self.pairwise_chart = result.chart
@@ -133,6 +135,11 @@ class AgreementView(View):
         records = self.frame.to_dict("records")
         if not records:
             return message_html("No criterion.")
+        notes = {r["criterion"]: self.evaluation.agreement_note(r["criterion"]) for r in records}
+        if any(notes.values()):
+            # Why an alpha or interval is missing, next to the gap it explains.
+            columns.append(("note", "note"))
+            formatters["note"] = lambda r: notes[r["criterion"]]
         return html_table(records, columns, formatters=formatters)
 
     def _controls_state(self) -> dict[str, str]:
