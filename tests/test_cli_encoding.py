@@ -338,3 +338,14 @@ def test_simulate_hint_quotes_a_folder_with_spaces(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     words = shlex.split(done.stdout.splitlines()[-1].removeprefix("  grade it: "))
     assert words[1:] == ["stats", "-d", str(out / "datasets.json"), "-r", str(out / "results")]
+
+
+def test_an_undecodable_folder_name_on_a_utf8_stdout(tmp_path: Path) -> None:
+    # Python hands the byte 0xff over as the lone surrogate U+DCFF, which strict UTF-8
+    # cannot write: it is escaped like any character the stream lacks.
+    out = os.fsencode(tmp_path) + b"/run\xff"
+    done = _run(UTF8, "simulate", out, "--questions", "1")
+    assert done.returncode == 0, done.stderr
+    assert b"Traceback" not in done.stderr
+    assert b"written to " + os.fsencode(tmp_path) + b"/run\\udcff: " in done.stdout
+    assert os.path.isdir(out + b"/results")
