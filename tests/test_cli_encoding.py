@@ -6,6 +6,7 @@ on UTF-8 streams, encoded by Python's own codec with ``backslashreplace``.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shlex
@@ -349,3 +350,32 @@ def test_an_undecodable_folder_name_on_a_utf8_stdout(tmp_path: Path) -> None:
     assert b"Traceback" not in done.stderr
     assert b"written to " + os.fsencode(tmp_path) + b"/run\\udcff: " in done.stdout
     assert os.path.isdir(out + b"/results")
+
+
+def test_json_escapes_are_utf16_code_units(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kagreport.cli._output import write_json
+
+    document = {"r\u00e9ponse": ["\u65e5", "\U0001f600", 'a\\b"c']}
+    text = json.dumps(document, ensure_ascii=False)
+    for encoding in ("ascii", "cp1252", "latin-1"):
+        buffer = io.BytesIO()
+        stream = io.TextIOWrapper(buffer, encoding=encoding)
+        monkeypatch.setattr(sys, "stdout", stream)
+        write_json(text)
+        stream.flush()
+        # json.dumps' own ASCII form (ensure_ascii): U+1F600 as the pair \ud83d\ude00.
+        assert buffer.getvalue() == json.dumps(document).encode("ascii")
+    buffer = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(buffer, encoding="utf-8"))
+    write_json(text)
+    sys.stdout.flush()
+    assert buffer.getvalue() == text.encode("utf-8")  # UTF-8: as it is
+
+
+def test_names_from_the_command_line_become_text() -> None:
+    from kagreport.cli._output import as_text
+
+    assert as_text("caf\u00e9") == "caf\u00e9"
+    # UTF-8 bytes read as undecodable (LC_ALL=C) come back; other bytes become U+FFFD.
+    assert as_text(b"caf\xc3\xa9".decode("ascii", "surrogateescape")) == "caf\u00e9"
+    assert as_text(b"caf\xe9".decode("utf-8", "surrogateescape")) == "caf\ufffd"
