@@ -379,3 +379,17 @@ def test_names_from_the_command_line_become_text() -> None:
     # UTF-8 bytes read as undecodable (LC_ALL=C) come back; other bytes become U+FFFD.
     assert as_text(b"caf\xc3\xa9".decode("ascii", "surrogateescape")) == "caf\u00e9"
     assert as_text(b"caf\xe9".decode("utf-8", "surrogateescape")) == "caf\ufffd"
+
+
+def test_not_utf8_error_names_the_offset_past_a_byte_order_mark() -> None:
+    import pickle
+
+    from kagreport._errors import NotUTF8Error, decode_utf8
+
+    assert decode_utf8(b"\xef\xbb\xbfok", "f", bom=True) == "ok"
+    # b"\xef\xbb\xbf" + b"ab" + b"\xff": the bad byte is the sixth (offset 5).
+    with pytest.raises(NotUTF8Error) as caught:
+        decode_utf8(b"\xef\xbb\xbfab\xff", "f.json", "the file", bom=True)
+    assert (str(caught.value), caught.value.offset) == ("the file f.json is not UTF-8 at byte 5", 5)
+    again = pickle.loads(pickle.dumps(caught.value))
+    assert (str(again), again.offset, again.path) == (str(caught.value), 5, "f.json")

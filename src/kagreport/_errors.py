@@ -100,7 +100,12 @@ class NotUTF8Error(KagreportError):
     def __init__(self, what: str, path: str | os.PathLike[str], offset: int) -> None:
         name = os.fspath(path)
         super().__init__(f"{what} {name} is not UTF-8 at byte {offset}".lstrip(), path=name)
+        self.what = what
         self.offset = offset
+
+    def __reduce__(self) -> tuple[type[NotUTF8Error], tuple[str, str, int]]:
+        # Rebuilt from its three fields (a worker process can raise it).
+        return type(self), (self.what, self.path or "", self.offset)
 
 
 def decode_utf8(
