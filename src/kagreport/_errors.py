@@ -7,14 +7,17 @@ value is at fault, that file (``path``). The command line catches
 
 from __future__ import annotations
 
+import codecs
 import os
 
 __all__ = [
     "DatasetsError",
     "KagreportError",
+    "NotUTF8Error",
     "ResultFileError",
     "ResultTreeError",
     "UsageError",
+    "decode_utf8",
     "note_stop",
     "stop_requested",
 ]
@@ -80,3 +83,54 @@ class ResultFileError(KagreportError):
     The grader does not raise it: such files are warned about and skipped,
     as ``kag stats`` does. :func:`kagreport.kag.read_result` raises it.
     """
+
+
+class NotUTF8Error(KagreportError):
+    """A file a user passed is not UTF-8 text.
+
+    Its message is ``"<what> <path> is not UTF-8 at byte <offset>"``, one line.
+
+    Attributes
+    ----------
+    offset : int
+        Offset in the file, in bytes counted from 0 (as ``xxd`` and ``od`` show them), of
+        the first byte that is not part of a valid UTF-8 sequence.
+    """
+
+    def __init__(self, what: str, path: str | os.PathLike[str], offset: int) -> None:
+        name = os.fspath(path)
+        super().__init__(f"{what} {name} is not UTF-8 at byte {offset}".lstrip(), path=name)
+        self.what = what
+        self.offset = offset
+
+    def __reduce__(self) -> tuple[type[NotUTF8Error], tuple[str, str, int]]:
+        # Rebuilt from its three fields (a worker process can raise it).
+        return type(self), (self.what, self.path or "", self.offset)
+
+
+def decode_utf8(
+    data: bytes, path: str | os.PathLike[str], what: str = "", *, bom: bool = False
+) -> str:
+    """The text of a file read as ``data``, strictly UTF-8.
+
+    Parameters
+    ----------
+    data : bytes
+        The whole file.
+    path : str or os.PathLike
+        The file, for the message.
+    what : str, optional
+        What the file is, for the message ("the judges file").
+    bom : bool, optional
+        Drop a leading UTF-8 byte-order mark.
+
+    Raises
+    ------
+    NotUTF8Error
+        If ``data`` is not UTF-8; its offset counts the byte-order mark too.
+    """
+    start = len(codecs.BOM_UTF8) if bom and data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        return str(memoryview(data)[start:], "utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotUTF8Error(what, path, start + exc.start) from None

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from kagreport._errors import KagreportError, UsageError
+from kagreport.cli._output import as_text, write_json
 
 __all__ = ["add_parsers", "run_compare", "run_evaluate"]
 
@@ -77,14 +78,14 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
     judges = load_judges(args.judges)
     if args.items is not None:
         items = load_items_jsonl(args.items)
-        name = args.name or os.path.splitext(os.path.basename(args.items))[0]
+        name = as_text(args.name or os.path.splitext(os.path.basename(args.items))[0])
     else:
         if args.datasets is None or args.setup is None:
             raise UsageError("--results needs --datasets and --setup")
         items = answer_items_from_run(
             args.datasets, args.results, args.setup, prefix=args.prefix, questions=args.questions
         )
-        name = args.name or args.setup
+        name = as_text(args.name or args.setup)
         if not items:
             raise KagreportError(
                 f"no {args.questions} answers of setup {args.setup!r} under {args.results}"
@@ -191,7 +192,7 @@ def run_compare(args: argparse.Namespace, level: int) -> int:
     if args.output:
         _write(comparison, args.output)
     if args.format == "json":
-        sys.stdout.write(comparison.dumps("json"))
+        write_json(comparison.dumps("json"))
     else:
         sys.stdout.write(render_comparison(comparison))
     return 0

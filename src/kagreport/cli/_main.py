@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from kagreport import __version__
 from kagreport._errors import KagreportError, UsageError, note_stop
 from kagreport.cli._evaluation import add_parsers as add_evaluation_parsers
 from kagreport.cli._evaluation import run_compare, run_evaluate
+from kagreport.cli._output import write_json, write_lossily
 from kagreport.cli._site import add_parsers as add_site_parsers
 from kagreport.cli._site import run_site
 from kagreport.grading import FindReport, compile_pattern, find, grade
@@ -208,7 +210,10 @@ def _run_stats(args: argparse.Namespace, level: int) -> int:
         len(report.setups),
         len(report.unparsable_files),
     )
-    sys.stdout.write(report.to_json() if args.format == "json" else report.to_text())
+    if args.format == "json":
+        write_json(report.to_json())
+    else:
+        sys.stdout.write(report.to_text())
     _hint_skipped(report.unparsable_files, level, "did not parse")
     return 0
 
@@ -230,7 +235,7 @@ def _run_find(args: argparse.Namespace, level: int) -> int:
     finally:
         _end_progress(progress)
     if args.format == "json":
-        sys.stdout.write(report.to_json())
+        write_json(report.to_json())
         _hint_skipped(report.skipped, level, "could not be read or parsed")
         return 0
     _hint_skipped(report.skipped, level, "could not be read or parsed")
@@ -267,7 +272,7 @@ def _run_demo(args: argparse.Namespace, level: int) -> int:
     example = mmlu_pro_philosophy()
     report = grade(example.datasets, example.results)
     if args.format == "json":
-        sys.stdout.write(report.to_json())
+        write_json(report.to_json())
     else:
         sys.stdout.write(f"{example.name} (real data)\n{example.attribution}\n\n")
         sys.stdout.write(report.to_text())
@@ -299,14 +304,20 @@ def _run_simulate(args: argparse.Namespace, level: int) -> int:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    sys.stdout.write(
-        f"SIMULATED kag run written to {args.out}: {run.files} result files\n"
-        f"  grade it: {_program()} stats -d {os.path.join(args.out, 'datasets.json')} "
-        f"-r {os.path.join(args.out, 'results')}"
-        + (f" --prefix {args.prefix}" if args.prefix else "")
-        + "\n"
-    )
+    # Copy-pasteable into a POSIX shell: every word quoted as it needs.
+    words = [_program(), "stats", "-d", _operand(os.path.join(args.out, "datasets.json"))]
+    words += ["-r", _operand(os.path.join(args.out, "results"))]
+    hint = " ".join(shlex.quote(word) for word in words)
+    if args.prefix:  # `--prefix -x` would read -x as an option; `--prefix=-x` does not
+        hint += f" --prefix={shlex.quote(args.prefix)}"
+    sys.stdout.write(f"SIMULATED kag run written to {args.out}: {run.files} result files\n")
+    sys.stdout.write(f"  grade it: {hint}\n")
     return 0
+
+
+def _operand(path: str) -> str:
+    # A relative path that starts with '-' would be read as an option.
+    return os.path.join(os.curdir, path) if path.startswith("-") else path
 
 
 def _quiet_stdout() -> None:
@@ -338,6 +349,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, int], int]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 ok, 1 runtime error, 2 usage error)."""
+    write_lossily()
     parser = build_parser()
     if sys.stdout is None or sys.stderr is None:  # started with a standard stream closed
         return 1

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kagreport._errors import UsageError
+from kagreport.cli._output import as_text
 
 __all__ = ["add_parsers", "run_site"]
 
@@ -128,10 +129,10 @@ def run_site(args: argparse.Namespace, level: int) -> int:
             raise UsageError("--results needs --datasets")
         results = Path(args.results)
         config = SiteConfig(
-            title=args.title or "kagreport",
+            title=as_text(args.title or "kagreport"),
             runs=(
                 RunConfig(
-                    name=args.name or _run_name(results) or "run",
+                    name=as_text(args.name or _run_name(results) or "run"),
                     datasets=Path(args.datasets),
                     results=results,
                     prefix=args.prefix,
@@ -144,7 +145,7 @@ def run_site(args: argparse.Namespace, level: int) -> int:
         config = SiteConfig.default(notebooks=args.with_notebooks)
     config = dataclasses.replace(
         config,
-        title=args.title or config.title,
+        title=as_text(args.title) if args.title else config.title,
         evaluations=config.evaluations
         + tuple(EvaluationSource.of(Path(p)) for p in args.evaluation),
         notebooks=config.notebooks + tuple(Path(p) for p in args.notebook),

@@ -20,6 +20,7 @@ Every key other than ``kind``, ``api_key_env``, ``prompt_file`` and
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import tomllib
@@ -27,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kagreport._errors import KagreportError
+from kagreport._errors import KagreportError, NotUTF8Error, decode_utf8
 from kagreport.evaluation._items import AnswerItem
 from kagreport.evaluation._judge import Judge
 from kagreport.evaluation._rules import (
@@ -87,8 +88,9 @@ def load_judges(path: str | os.PathLike[str]) -> list[Judge]:
         raise ConfigError(
             f"cannot read the judges file {name}: {exc.strerror or exc}", path=name
         ) from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"the judges file {name} is not UTF-8: {exc}", path=name) from None
+    except UnicodeDecodeError as exc:  # tomllib decodes the whole file: the offset is the file's
+        message = NotUTF8Error("the judges file", name, exc.start).message
+        raise ConfigError(message, path=name) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"the judges file {name} is not valid TOML: {exc}", path=name) from None
     entries = data.get("judges")
@@ -109,11 +111,11 @@ def load_judges(path: str | os.PathLike[str]) -> list[Judge]:
             if key in options:
                 target = folder / str(options.pop(key))
                 try:
-                    options[key.removesuffix("_file")] = target.read_text(encoding="utf-8")
-                except UnicodeDecodeError as exc:
-                    raise ConfigError(
-                        f"{where}: {key} {target} is not UTF-8: {exc}", path=name
-                    ) from None
+                    options[key.removesuffix("_file")] = decode_utf8(
+                        target.read_bytes(), target, f"{where}: {key}"
+                    )
+                except NotUTF8Error as exc:
+                    raise ConfigError(exc.message, path=name) from None
                 except OSError as exc:
                     raise ConfigError(
                         f"{where}: cannot read {key} {target}: {exc.strerror or exc}", path=name
@@ -153,8 +155,9 @@ def load_items_jsonl(path: str | os.PathLike[str]) -> list[AnswerItem]:
     name = os.fspath(path)
     items = []
     try:
-        with open(name, encoding="utf-8-sig") as file:
-            for number, line in enumerate(file, start=1):
+        with open(name, "rb") as raw:  # decoded whole, for the offset of a bad byte
+            text = decode_utf8(raw.read(), name, "the items file", bom=True)
+            for number, line in enumerate(io.StringIO(text, newline=None), start=1):
                 if not line.strip():
                     continue
                 try:
@@ -176,8 +179,8 @@ def load_items_jsonl(path: str | os.PathLike[str]) -> list[AnswerItem]:
         raise ConfigError(
             f"cannot read the items file {name}: {exc.strerror or exc}", path=name
         ) from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"the items file {name} is not UTF-8: {exc}", path=name) from None
+    except NotUTF8Error as exc:
+        raise ConfigError(exc.message, path=name) from None
     if not items:
         raise ConfigError(f"the items file {name} holds no items", path=name)
     return items

@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from kagreport._errors import KagreportError
+from kagreport._errors import KagreportError, decode_utf8
 from kagreport.evaluation._compare import SCHEMA as COMPARISON_SCHEMA
 from kagreport.evaluation._compare import EvaluationComparison
 from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation
@@ -39,16 +39,18 @@ def read_report(path: str | os.PathLike[str], kinds: Sequence[type[Any]] | None 
         If the suffix names no format.
     KagreportError
         If the file cannot be read or parsed, holds a report of another kind, or is not a
-        valid report (one line naming the file).
+        valid report (one line naming the file); :class:`~kagreport._errors.NotUTF8Error`
+        if it is not UTF-8 (the message gives the offset of the first bad byte).
     """
     accepted = tuple(kinds or (AnswerEvaluation, RetrievalEvaluation, EvaluationComparison))
     kind = format_for(path, None)
     name = os.fspath(path)
     try:
-        with open(name, encoding="utf-8-sig") as file:
-            text = file.read()
+        with open(name, "rb") as file:
+            data = file.read()
     except OSError as exc:
         raise KagreportError(f"cannot read {name}: {exc.strerror or exc}", path=name) from None
+    text = decode_utf8(data, name, "the evaluation report", bom=True)
     try:
         document = loads_document(text, kind)
         schema = document.get("schema")

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from kagreport._errors import DatasetsError
+from kagreport._errors import DatasetsError, NotUTF8Error, decode_utf8
 from kagreport.kag._names import is_component_name
 
 __all__ = ["MCQ", "Datasets", "Question", "load_datasets", "parse_datasets"]
@@ -114,7 +114,8 @@ def load_datasets(path: str | os.PathLike[str]) -> Datasets:
     Raises
     ------
     DatasetsError
-        If the file cannot be read, is not JSON, or breaks the format: an
+        If the file cannot be read, is not UTF-8 (the message gives the offset of the
+        first bad byte) or not JSON, or breaks the format: an
         invalid dataset or question name, a missing ``input``, an ``output``
         whose ``type`` is not ``"MCQ"``, or options that are not strings.
     """
@@ -143,6 +144,11 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
             f"invalid datasets file {where}: {_locate(data) or exc}", path=path
         ) from None
     except msgspec.DecodeError as exc:
+        if isinstance(data, bytes):  # msgspec does not say where a bad byte is
+            try:
+                decode_utf8(data, where, "the datasets file")
+            except NotUTF8Error as bad:
+                raise DatasetsError(bad.message, path=path) from None
         raise DatasetsError(
             f"the datasets file {where} is not valid JSON: {exc}", path=path
         ) from None

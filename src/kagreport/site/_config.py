@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from kagreport._errors import KagreportError
+from kagreport._errors import KagreportError, NotUTF8Error
 
 if TYPE_CHECKING:
     from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
@@ -164,6 +164,8 @@ class SiteConfig:
             raise KagreportError(
                 f"cannot read the site configuration {source}: {exc.strerror or exc}", path=source
             ) from None
+        except UnicodeDecodeError as exc:  # tomllib decodes the whole file: the file's offset
+            raise NotUTF8Error("the site configuration", source, exc.start) from None
         except tomllib.TOMLDecodeError as exc:
             raise KagreportError(
                 f"the site configuration {source} is not valid TOML: {exc}", path=source
