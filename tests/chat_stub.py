@@ -206,6 +206,7 @@ class ChatStub:
         self._attempts: dict[str | None, int] = {}  # drives the scripts; never reset
         self._arrived: dict[str | None, int] = {}  # what requests() reports; reset() clears it
         self._log: list[Logged] = []
+        self._arrivals: list[tuple[float, dict[str, str]]] = []  # (monotonic time, headers)
         self._lock = threading.Lock()
         self._in_flight = 0
         self.max_in_flight = 0
@@ -227,6 +228,12 @@ class ChatStub:
                 return sum(self._arrived.values())
             return self._arrived.get(item, 0)
 
+    def arrivals(self) -> list[tuple[float, dict[str, str]]]:
+        """Every request received, answered or not: ``(time.monotonic(), headers)``, headers
+        with lower-case names. The clock is the system's, so other processes can compare."""
+        with self._lock:
+            return list(self._arrivals)
+
     @property
     def log(self) -> list[Logged]:
         """A copy of the log of answered requests, in the order of their replies."""
@@ -246,13 +253,17 @@ class ChatStub:
         """
         with self._lock:
             self._log.clear()
+            self._arrivals.clear()
             self._arrived.clear()
             self.max_in_flight = 0
 
     # -- serving --------------------------------------------------------------------
 
-    def _choose(self, item: str | None, body: dict[str, Any]) -> tuple[int, Reply]:
+    def _choose(
+        self, item: str | None, body: dict[str, Any], headers: dict[str, str], started: float
+    ) -> tuple[int, Reply]:
         with self._lock:
+            self._arrivals.append((started, headers))
             attempt = self._attempts.get(item, 0)
             self._attempts[item] = attempt + 1
             self._arrived[item] = self._arrived.get(item, 0) + 1
@@ -309,7 +320,8 @@ class ChatStub:
                     return
                 marker = _MARKER.search(text)
                 item = marker.group(1) if marker else None
-                attempt, reply = stub._choose(item, body)
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                attempt, reply = stub._choose(item, body, headers, started)
                 wait = reply.delay + stub.latency
                 if wait > 0:
                     stub._stopping.wait(wait)
@@ -334,7 +346,6 @@ class ChatStub:
                     payload = json.dumps(completion).encode()
                 # Logged before the reply goes out: once the client has it, it is in the log
                 # and no longer in flight.
-                headers = {name.lower(): value for name, value in self.headers.items()}
                 answered = time.monotonic()
                 stub._record(Logged(item, attempt, body, started, answered, reply.status, headers))
                 self._send(reply.status, payload, reply.headers)

@@ -39,7 +39,7 @@ from kagreport.evaluation._rules import (
     TokenF1,
 )
 
-__all__ = ["ConfigError", "load_items_jsonl", "load_judges"]
+__all__ = ["ConfigError", "load_items_jsonl", "load_judges", "prompt_files"]
 
 
 _ITEM_KEYS = {
@@ -139,6 +139,27 @@ def load_judges(path: str | os.PathLike[str]) -> list[Judge]:
         except (TypeError, ValueError, OverflowError) as exc:
             raise ConfigError(f"{where} ({kind}): {exc}", path=name) from None
     return judges
+
+
+def prompt_files(path: str | os.PathLike[str]) -> list[str]:
+    """The prompt files a judges file names (``prompt_file``, ``system_prompt_file``),
+    resolved as :func:`load_judges` does; ``[]`` for a file it would refuse.
+    """
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as file:
+            data = tomllib.load(file)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return []  # load_judges says what is wrong
+    entries = data.get("judges")
+    folder = Path(name).resolve().parent
+    return [
+        str(folder / str(entry[key]))
+        for entry in (entries if isinstance(entries, list) else [])
+        if isinstance(entry, dict)
+        for key in ("prompt_file", "system_prompt_file")
+        if key in entry
+    ]
 
 
 def load_items_jsonl(path: str | os.PathLike[str]) -> list[AnswerItem]:
