@@ -109,6 +109,9 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
         )
     except ValueError as exc:
         raise KagreportError(str(exc)) from None
+    except (KeyboardInterrupt, SystemExit) as stop:  # Ctrl-C; SIGTERM (cli._main)
+        sys.stderr.write(_interrupted(stop, args.cache))
+        return stop.code if isinstance(stop, SystemExit) and isinstance(stop.code, int) else 130
     _write(evaluation, args.output)
     sys.stdout.write(render_evaluation(evaluation))
     sys.stdout.write(f"\nreport written to {args.output}\n")
@@ -121,6 +124,20 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
             f"kagreport: warning: judge(s) {', '.join(failed)} failed on every item{hint}\n"
         )
     return 0
+
+
+def _interrupted(stop: BaseException, cache: str | None) -> str:
+    """The one line saying what an interrupted evaluation kept."""
+    judged, total = getattr(stop, "evaluation_progress", (None, None))
+    done = f"{judged:,} of {total:,} items judged" if judged is not None else "not judged"
+    if cache is None:
+        kept = "nothing is kept without --cache (with --cache FILE a rerun resumes at no cost)"
+    else:
+        kept = (
+            f"the judgements received are in the cache {cache}: rerun the same command to "
+            "resume, they cost nothing again"
+        )
+    return f"kagreport: interrupted: {done}; no report written; {kept}\n"
 
 
 def _show_warnings(caught: list[warnings.WarningMessage]) -> None:

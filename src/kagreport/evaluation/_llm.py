@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeGuard, get_args
 
 from kagreport._errors import KagreportError
 from kagreport.evaluation._cache import JudgeCache
+from kagreport.evaluation._evaluate import current_stop
 from kagreport.evaluation._items import AnswerItem
 from kagreport.evaluation._judge import JudgeFailure, Judgement, Usage, identity_hash
 
@@ -1038,10 +1039,13 @@ class LLMJudge:
         client = self._get_client()
         attempts = self._max_retries + 1
         problem = ""
+        stop = current_stop()
         for attempt in range(attempts):
             wait: float | None = None
             try:
                 with self._slots:
+                    if stop is not None and stop.is_set():  # checked once the slot is ours
+                        raise self._stopped(item)
                     raw = client.chat.completions.with_raw_response.create(**body)
                     status, text = raw.status_code, raw.text
             except openai.APITimeoutError:
@@ -1077,10 +1081,19 @@ class LLMJudge:
                 "judge %r, item %r: %s; retrying in %.2f s (attempt %d of %d)",
                 *(self.name, item.identifier, problem, delay, attempt + 2, attempts),
             )
-            time.sleep(delay)
+            if stop is None:
+                time.sleep(delay)
+            elif stop.wait(delay):
+                raise self._stopped(item)
         raise JudgeFailure(
             f"judge {self.name!r}: no answer from {self._base_url} for item {item.identifier!r} "
             f"after {attempts} attempt(s); last: {problem}"
+        )
+
+    def _stopped(self, item: AnswerItem) -> JudgeFailure:
+        return JudgeFailure(
+            f"judge {self.name!r}: the evaluation was stopped before the request for item "
+            f"{item.identifier!r}"
         )
 
     def _read_reply(self, item: AnswerItem, status: int, text: str) -> _Reply:
