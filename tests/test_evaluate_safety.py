@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import re
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -290,3 +295,141 @@ def test_cli_sends_a_key_only_when_the_judge_names_its_variable(
         written += (done.stdout + done.stderr).encode()
     assert b"secret" not in written
     assert b"sk-mine" not in written
+
+
+# -- 11: Ctrl-C and SIGTERM ------------------------------------------------------------
+
+CONCURRENCY = 4  # the judge's own limit of requests in flight
+
+
+def _cached(cache: Path) -> int:
+    with sqlite3.connect(cache) as connection:
+        return int(connection.execute("SELECT count(*) FROM responses").fetchone()[0])
+
+
+def _interrupt(
+    tmp_path: Path, stub: ChatStub, signum: int, after: int, items: int = 60, cache: bool = True
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """Start evaluate, send ``signum`` once the stub has ``after`` requests; return the
+    finished process (which had 15 s to exit) and the cache arguments."""
+    judges = _llm_judges(tmp_path / "judges.toml", stub.url, f"max_concurrency = {CONCURRENCY}\n")
+    path = _write_items(tmp_path / "items.jsonl", items)
+    extra = ["--cache", str(tmp_path / "c.sqlite")] if cache else []
+    command = [sys.executable, "-m", "kagreport", "evaluate", "--items", str(path), "--judges",
+               str(judges), "-o", str(tmp_path / "out.json"), *extra]  # fmt: skip
+    process = subprocess.Popen(
+        command, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,  # its own process group, as a terminal's Ctrl-C reaches it
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while stub.requests() < after and process.poll() is None:  # poll the stub, no sleep
+            assert time.monotonic() < deadline, "the stub never saw the requests"
+            time.sleep(0.005)
+        sent = time.monotonic()
+        os.killpg(process.pid, signum)
+        out, err = process.communicate(timeout=15)  # exits within 15 s
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    took = time.monotonic() - sent
+    # Requests that arrived after the signal (measured with the shared monotonic clock).
+    late = [moment for moment, _ in stub.arrivals() if moment > sent]
+    print(f"signal {signum}: exited after {took:.2f} s; {len(late)} request(s) after it")
+    # A reply may free a slot before the main thread has run the handler: a few at most.
+    assert len(late) <= CONCURRENCY, late
+    done = subprocess.CompletedProcess(command, process.returncode, out, err)
+    return done, extra
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_stops_the_requests_and_the_cache_resumes(
+    tmp_path: Path, signum: int, code: int
+) -> None:
+    # Before the fix, every remaining request was sent after the signal (the thread pool
+    # drained its queue), then the command exited without a word about the cache.
+    with ChatStub(latency=0.3) as stub:
+        done, extra = _interrupt(tmp_path, stub, signum, after=8, items=30)
+        assert done.returncode == code, done.stderr
+        assert "Traceback" not in done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1, done.stderr
+        match = re.fullmatch(
+            r"kagreport: interrupted: (\d+) of 30 items judged; no report written; the "
+            r"judgements received are in the cache (.+): rerun the same command to resume, "
+            r"they cost nothing again",
+            lines[0],
+        )
+        assert match is not None, lines[0]
+        judged, cache = int(match[1]), Path(match[2])
+        assert cache == tmp_path / "c.sqlite"
+        assert not (tmp_path / "out.json").exists()  # nothing half-written
+        received = stub.requests()
+        # Every judgement counted is in the cache; a reply that came in while the
+        # process was exiting may be there too, but no more than what the stub sent.
+        assert judged <= _cached(cache) <= received
+        assert received <= 8 + CONCURRENCY + 1
+        kept = _cached(cache)
+        stub.reset()
+        stub.latency = 0.0
+        rerun = _run("--items", str(tmp_path / "items.jsonl"), "--judges",
+                     str(tmp_path / "judges.toml"), "-o", str(tmp_path / "out.json"),
+                     *extra)  # fmt: skip
+        assert rerun.returncode == 0, rerun.stderr
+        assert stub.requests() == 30 - kept  # the rest, and only the rest
+        report = AnswerEvaluation.read(tmp_path / "out.json")
+        assert report.usage["j"]["cached_responses"] == kept
+
+
+def test_signals_at_random_moments(tmp_path: Path) -> None:
+    chooser = random.Random(11)
+    with ChatStub(latency=0.2) as stub:
+        for attempt in range(4):
+            stub.reset()
+            folder = tmp_path / str(attempt)
+            folder.mkdir()
+            signum = chooser.choice([signal.SIGINT, signal.SIGTERM])
+            after = chooser.randint(1, 12)
+            cache = attempt > 0
+            done, _ = _interrupt(folder, stub, signum, after=after, items=20, cache=cache)
+            assert done.returncode == 128 + signum, done.stderr
+            assert "Traceback" not in done.stderr
+            match = re.search(
+                r"interrupted: (\d+) of 20 items judged; no report written", done.stderr
+            )
+            assert match is not None, done.stderr
+            if cache:
+                assert int(match[1]) <= _cached(folder / "c.sqlite") <= stub.requests()
+            else:
+                assert "nothing is kept without --cache" in done.stderr
+
+
+def test_an_interrupted_library_call_sends_no_retry(stub: ChatStub) -> None:
+    # A judge waiting to retry (a 503, back-off 30 s) sends nothing after the interruption,
+    # and its thread ends at once instead of sleeping out the back-off.
+    import _thread
+    import threading
+
+    from kagreport.evaluation import LLMJudge, evaluate_answers
+
+    stub.default = Reply(status=503, body=b'{"error": {"message": "busy"}}')
+    judge = LLMJudge("j", model="m", base_url=stub.url, prompt=PROMPT, backoff=30, max_retries=5)
+    items = [AnswerItem(f"q{n}", "Q", "A") for n in range(3)]
+
+    def interrupt_when_all_asked() -> None:
+        deadline = time.monotonic() + 30
+        while stub.requests() < 3 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        _thread.interrupt_main()
+
+    threading.Thread(target=interrupt_when_all_asked, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt) as caught:
+        evaluate_answers(items, [judge], max_concurrency=3)
+    assert caught.value.evaluation_progress == (0, 3)  # type: ignore[attr-defined]
+    deadline = time.monotonic() + 15
+    while any(t.name.startswith("kagreport-judge") for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "a judging thread is still waiting"
+        time.sleep(0.01)
+    assert stub.requests() == 3  # no retry went out
+    judge.close()
