@@ -128,8 +128,13 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
 
 def _interrupted(stop: BaseException, cache: str | None) -> str:
     """The one line saying what an interrupted evaluation kept."""
-    judged, total = getattr(stop, "evaluation_progress", (None, None))
-    done = f"{judged:,} of {total:,} items judged" if judged is not None else "not judged"
+    progress = getattr(stop, "evaluation_progress", None)
+    # Without progress, judging was over (the agreement was being computed).
+    done = (
+        "all items judged"
+        if progress is None
+        else f"{progress[0]:,} of {progress[1]:,} items judged"
+    )
     if cache is None:
         kept = "nothing is kept without --cache (with --cache FILE a rerun resumes at no cost)"
     else:

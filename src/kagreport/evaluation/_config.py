@@ -16,6 +16,11 @@ Judges file::
 
 Every key other than ``kind``, ``api_key_env``, ``prompt_file`` and
 ``system_prompt_file`` is passed to the judge's constructor.
+
+A key goes only where the file sends it: the variable ``api_key_env`` names is sent to that
+judge's ``base_url``, whatever it is; without ``api_key_env``, ``OPENAI_API_KEY`` is sent
+only to OpenAI's own API (``https://api.openai.com``) and any other server gets a
+placeholder (see :class:`~kagreport.evaluation._llm.LLMJudge`'s ``api_key``).
 """
 
 from __future__ import annotations

@@ -38,6 +38,14 @@ logs a WARNING, stops using it (:meth:`JudgeCache.disable
 <kagreport.evaluation._cache.JudgeCache.disable>`, with one ERROR line per cache) and goes
 on; neither the verdict nor the usage counts change.
 
+Keys and stops
+--------------
+The key sent is the one given; without one, ``OPENAI_API_KEY`` goes to OpenAI's own API
+only, and any other server gets a placeholder and none of the settings the ``openai``
+package reads from the environment (see ``api_key``). Keys are in no identity, cache,
+report, log or message. Judging for :func:`~kagreport.evaluation.evaluate_answers`, the
+judge sends nothing once the evaluation was stopped (Ctrl-C, SIGTERM), not even a retry.
+
 The ``openai`` package (about a second to import) is imported on the first request.
 """
 
