@@ -180,6 +180,21 @@ def test_lone_surrogate_in_an_answer_is_repaired_and_the_report_written(
     assert stub.requests() == 2  # each judged once, and kept
 
 
+def test_undecodable_file_name_or_name_does_not_lose_the_report(tmp_path: Path) -> None:
+    # The report's name comes from the items file name (or --name): bytes that are not
+    # UTF-8 arrive as surrogate escapes, which made the report unwritable after judging.
+    (tmp_path / "j.toml").write_text('[[judges]]\nkind = "exact_match"\n')
+    items = _write_items(Path(os.fsdecode(os.fsencode(tmp_path) + b"/x\xff.jsonl")), 1)
+    done = _run("--items", str(items), "--judges", str(tmp_path / "j.toml"),
+                "-o", str(tmp_path / "a.json"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert AnswerEvaluation.read(tmp_path / "a.json").metadata == {"name": "x\ufffd"}
+    named = _run("--items", str(items), "--judges", str(tmp_path / "j.toml"),
+                 "--name", os.fsdecode(b"sys\xfe"), "-o", str(tmp_path / "b.json"))  # fmt: skip
+    assert named.returncode == 0, named.stderr
+    assert AnswerEvaluation.read(tmp_path / "b.json").metadata == {"name": "sys\ufffd"}
+
+
 def test_answer_item_repairs_every_text_field() -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

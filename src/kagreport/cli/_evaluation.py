@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import warnings
 from typing import Any
@@ -98,6 +99,9 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
                     f"no {args.questions} answers of setup {args.setup!r} under {args.results}"
                 )
     _show_warnings(repairs)
+    # A file name or argument of undecodable bytes (surrogate escapes) would make the
+    # report unwritable after all the judging: the name is stored with U+FFFD instead.
+    name = re.sub("[\ud800-\udfff]", "\ufffd", name)
     try:
         evaluation = evaluate_answers(
             items,
