@@ -263,7 +263,6 @@ def test_environment_keys_never_reach_another_server(
         ("https://api.openai.com:8443/v1", False),
         ("https://api.openai.com.example.org/v1", False),
         ("https://example.org/v1?host=api.openai.com", False),
-        ("https://user@api.openai.com/v1", False),
         ("http://127.0.0.1:8000/v1", False),
     ],
 )
@@ -448,3 +447,14 @@ def test_an_interrupted_library_call_sends_no_retry(stub: ChatStub) -> None:
         time.sleep(0.01)
     assert stub.requests() == 3  # no retry went out
     judge.close()
+
+
+def test_a_key_in_the_base_url_is_refused_without_repeating_it(tmp_path: Path) -> None:
+    # The base URL is part of the judge's identity, written in every report.
+    judges = _llm_judges(tmp_path / "judges.toml", "http://user:sk-secret@127.0.0.1:9/v1")
+    items = _write_items(tmp_path / "items.jsonl", 1)
+    done = _run("--items", str(items), "--judges", str(judges), "-o", str(tmp_path / "r.json"))
+    assert done.returncode == 1
+    assert "`base_url` must not hold credentials" in done.stderr
+    assert "sk-secret" not in done.stderr
+    assert not (tmp_path / "r.json").exists()

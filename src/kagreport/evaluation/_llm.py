@@ -1304,6 +1304,13 @@ def _check_settings(
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"`{parameter}` must be a non-empty string, not {value!r}")
         _check_text(parameter, value)
+    if "@" in urllib.parse.urlsplit(str(base_url).strip()).netloc:
+        # The base URL is in the identity, hence in every report: no key may ride in it.
+        # (The value is not repeated: it holds a secret.)
+        raise ValueError(
+            "`base_url` must not hold credentials (user:password@host); give the key as "
+            "`api_key` (`api_key_env` in a judges file)"
+        )
     if not isinstance(prompt, str):
         raise ValueError(f"`prompt` must be a non-empty Jinja2 template string, not {prompt!r}")
     _check_text("prompt", prompt)
