@@ -383,7 +383,7 @@ def test_a_signal_stops_the_requests_and_the_cache_resumes(
         # Every judgement counted is in the cache; a reply that came in while the
         # process was exiting may be there too, but no more than what the stub sent.
         assert judged <= _cached(cache) <= received
-        assert received <= 8 + CONCURRENCY + 1
+        assert received <= 8 + 2 * CONCURRENCY  # up to 3 more seen late by the poll, 4 late
         kept = _cached(cache)
         stub.reset()
         stub.latency = 0.0
@@ -406,11 +406,11 @@ def test_signals_at_random_moments(tmp_path: Path) -> None:
             signum = chooser.choice([signal.SIGINT, signal.SIGTERM])
             after = chooser.randint(1, 12)
             cache = attempt > 0
-            done, _ = _interrupt(folder, stub, signum, after=after, items=20, cache=cache)
+            done, _ = _interrupt(folder, stub, signum, after=after, items=40, cache=cache)
             assert done.returncode == 128 + signum, done.stderr
             assert "Traceback" not in done.stderr
             match = re.search(
-                r"interrupted: (\d+) of 20 items judged; no report written", done.stderr
+                r"interrupted: (\d+) of 40 items judged; no report written", done.stderr
             )
             assert match is not None, done.stderr
             if cache:
