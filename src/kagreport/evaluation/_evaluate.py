@@ -240,11 +240,9 @@ def evaluate_answers(
         unfinished[i] += 1
 
     def run(index: int, judge: Judge) -> None:
-        try:
-            judge_one(index, judge)
-        finally:
-            with lock:
-                unfinished[index] -= 1
+        judge_one(index, judge)  # keeps every Exception: it returns unless interrupted
+        with lock:
+            unfinished[index] -= 1
 
     def judge_one(index: int, judge: Judge) -> None:
         row = rows[index]
