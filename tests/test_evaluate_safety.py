@@ -195,6 +195,17 @@ def test_undecodable_file_name_or_name_does_not_lose_the_report(tmp_path: Path) 
     assert AnswerEvaluation.read(tmp_path / "b.json").metadata == {"name": "sys\ufffd"}
 
 
+def test_many_repaired_items_are_named_up_to_five(tmp_path: Path) -> None:
+    (tmp_path / "j.toml").write_text('[[judges]]\nkind = "exact_match"\n')
+    items = _write_items(tmp_path / "items.jsonl", 7, answer="cut \ud83d")
+    done = _run("--items", str(items), "--judges", str(tmp_path / "j.toml"),
+                "-o", str(tmp_path / "a.json"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    named = re.findall(r"warning: item '(q\d)': lone UTF-16 surrogate", done.stderr)
+    assert named == ["q0", "q1", "q2", "q3", "q4"]
+    assert "... and 2 more item(s) like these" in done.stderr
+
+
 def test_answer_item_repairs_every_text_field() -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

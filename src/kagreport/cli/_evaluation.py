@@ -150,12 +150,24 @@ def _interrupted(stop: BaseException, cache: str | None) -> str:
 
 
 def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
-    # Repaired item texts (TextRepairWarning) and the like: the user's data was changed,
-    # so it is said at every verbosity, one line per item (at most 5, then a count).
-    for message in caught[:5]:
+    # Repaired item texts: the user's data was changed, so it is said at every verbosity,
+    # one line per item (at most 5, then a count). Other warnings go out as they came.
+    from kagreport.evaluation._items import TextRepairWarning
+
+    repairs = []
+    for caught_one in caught:
+        if issubclass(caught_one.category, TextRepairWarning):
+            repairs.append(caught_one)
+        else:
+            warnings.showwarning(
+                caught_one.message, caught_one.category, caught_one.filename, caught_one.lineno
+            )
+    for message in repairs[:5]:
         sys.stderr.write(f"kagreport: warning: {message.message}\n")
-    if len(caught) > 5:
-        sys.stderr.write(f"kagreport: warning: ... and {len(caught) - 5} more item(s) like these\n")
+    if len(repairs) > 5:
+        sys.stderr.write(
+            f"kagreport: warning: ... and {len(repairs) - 5} more item(s) like these\n"
+        )
 
 
 def _same_file(first: str, second: str) -> bool:
