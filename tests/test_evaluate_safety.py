@@ -264,6 +264,25 @@ def test_environment_keys_never_reach_another_server(
     assert "secret" not in _headers_seen(stub)
 
 
+def test_a_redirect_to_another_server_carries_no_key(
+    stub: ChatStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kagreport.evaluation import LLMJudge
+
+    for name, value in SDK_ENVIRONMENT.items():
+        monkeypatch.setenv(name, value)
+    with ChatStub() as elsewhere:
+        location = f"{elsewhere.url}/chat/completions"
+        stub.default = Reply(status=307, headers={"Location": location}, body=b"{}")
+        with LLMJudge("j", model="m", base_url=stub.url, prompt=PROMPT, api_key="sk-mine") as judge:
+            assert judge.judge(AnswerItem("q1", "Q", "A")).scores == {"score": 1.0}
+        assert [h["authorization"] for _, h in stub.arrivals()] == ["Bearer sk-mine"]
+        assert elsewhere.requests() == 1
+        seen = _headers_seen(elsewhere)
+        assert "authorization" not in seen
+        assert "secret" not in seen
+
+
 @pytest.mark.parametrize(
     ("url", "official"),
     [
