@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -183,6 +184,14 @@ class Logged:
     headers: dict[str, str]
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that went away (a killed process, a closed keep-alive connection) is
+        # what interruption tests do, not an error to print.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class ChatStub:
     """The server; a context manager that starts and stops it.
 
@@ -206,6 +215,7 @@ class ChatStub:
         self._attempts: dict[str | None, int] = {}  # drives the scripts; never reset
         self._arrived: dict[str | None, int] = {}  # what requests() reports; reset() clears it
         self._log: list[Logged] = []
+        self._arrivals: list[tuple[float, dict[str, str]]] = []  # (monotonic time, headers)
         self._lock = threading.Lock()
         self._in_flight = 0
         self.max_in_flight = 0
@@ -227,6 +237,12 @@ class ChatStub:
                 return sum(self._arrived.values())
             return self._arrived.get(item, 0)
 
+    def arrivals(self) -> list[tuple[float, dict[str, str]]]:
+        """Every request received, answered or not: ``(time.monotonic(), headers)``, headers
+        with lower-case names. The clock is the system's, so other processes can compare."""
+        with self._lock:
+            return list(self._arrivals)
+
     @property
     def log(self) -> list[Logged]:
         """A copy of the log of answered requests, in the order of their replies."""
@@ -246,13 +262,17 @@ class ChatStub:
         """
         with self._lock:
             self._log.clear()
+            self._arrivals.clear()
             self._arrived.clear()
             self.max_in_flight = 0
 
     # -- serving --------------------------------------------------------------------
 
-    def _choose(self, item: str | None, body: dict[str, Any]) -> tuple[int, Reply]:
+    def _choose(
+        self, item: str | None, body: dict[str, Any], headers: dict[str, str], started: float
+    ) -> tuple[int, Reply]:
         with self._lock:
+            self._arrivals.append((started, headers))
             attempt = self._attempts.get(item, 0)
             self._attempts[item] = attempt + 1
             self._arrived[item] = self._arrived.get(item, 0) + 1
@@ -309,7 +329,8 @@ class ChatStub:
                     return
                 marker = _MARKER.search(text)
                 item = marker.group(1) if marker else None
-                attempt, reply = stub._choose(item, body)
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                attempt, reply = stub._choose(item, body, headers, started)
                 wait = reply.delay + stub.latency
                 if wait > 0:
                     stub._stopping.wait(wait)
@@ -334,7 +355,6 @@ class ChatStub:
                     payload = json.dumps(completion).encode()
                 # Logged before the reply goes out: once the client has it, it is in the log
                 # and no longer in flight.
-                headers = {name.lower(): value for name, value in self.headers.items()}
                 answered = time.monotonic()
                 stub._record(Logged(item, attempt, body, started, answered, reply.status, headers))
                 self._send(reply.status, payload, reply.headers)
@@ -343,7 +363,7 @@ class ChatStub:
 
     def start(self) -> ChatStub:
         """Start serving on a free port of 127.0.0.1."""
-        server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        server = _Server(("127.0.0.1", 0), self._handler())
         server.daemon_threads = True  # a sleeping handler must not hold up the test run
         server.block_on_close = False
         self._server = server

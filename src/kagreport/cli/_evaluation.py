@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from typing import Any
 
 from kagreport._errors import KagreportError, UsageError
@@ -65,31 +66,39 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
 def run_evaluate(args: argparse.Namespace, level: int) -> int:
     from kagreport.evaluation import evaluate_answers
     from kagreport.evaluation._config import load_items_jsonl, load_judges
+    from kagreport.evaluation._items import TextRepairWarning
     from kagreport.evaluation._kag import answer_items_from_run
     from kagreport.evaluation._text import render_evaluation
 
-    check_output(args.output, inputs=[args.items, args.judges, args.datasets, args.cache])
     if args.max_concurrency < 1:
         raise UsageError(f"--max-concurrency must be >= 1, not {args.max_concurrency}")
     if args.cache == "":
         raise UsageError("--cache needs a file name")
     if args.items is not None and (args.datasets or args.setup or args.prefix):
         raise UsageError("--datasets, --setup and --prefix go with --results, not --items")
+    _check_evaluate_paths(args)
     judges = load_judges(args.judges)
-    if args.items is not None:
-        items = load_items_jsonl(args.items)
-        name = as_text(args.name or os.path.splitext(os.path.basename(args.items))[0])
-    else:
-        if args.datasets is None or args.setup is None:
-            raise UsageError("--results needs --datasets and --setup")
-        items = answer_items_from_run(
-            args.datasets, args.results, args.setup, prefix=args.prefix, questions=args.questions
-        )
-        name = as_text(args.name or args.setup)
-        if not items:
-            raise KagreportError(
-                f"no {args.questions} answers of setup {args.setup!r} under {args.results}"
+    with warnings.catch_warnings(record=True) as repairs:
+        warnings.simplefilter("always", TextRepairWarning)
+        if args.items is not None:
+            items = load_items_jsonl(args.items)
+            name = as_text(args.name or os.path.splitext(os.path.basename(args.items))[0])
+        else:
+            if args.datasets is None or args.setup is None:
+                raise UsageError("--results needs --datasets and --setup")
+            items = answer_items_from_run(
+                args.datasets,
+                args.results,
+                args.setup,
+                prefix=args.prefix,
+                questions=args.questions,
             )
+            name = as_text(args.name or args.setup)
+            if not items:
+                raise KagreportError(
+                    f"no {args.questions} answers of setup {args.setup!r} under {args.results}"
+                )
+    _show_warnings(repairs)
     try:
         evaluation = evaluate_answers(
             items,
@@ -101,6 +110,9 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
         )
     except ValueError as exc:
         raise KagreportError(str(exc)) from None
+    except (KeyboardInterrupt, SystemExit) as stop:  # Ctrl-C; SIGTERM (cli._main)
+        sys.stderr.write(_interrupted(stop, args.cache))
+        return stop.code if isinstance(stop, SystemExit) and isinstance(stop.code, int) else 130
     _write(evaluation, args.output)
     sys.stdout.write(render_evaluation(evaluation))
     sys.stdout.write(f"\nreport written to {args.output}\n")
@@ -113,6 +125,90 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
             f"kagreport: warning: judge(s) {', '.join(failed)} failed on every item{hint}\n"
         )
     return 0
+
+
+def _interrupted(stop: BaseException, cache: str | None) -> str:
+    """The one line saying what an interrupted evaluation kept."""
+    progress = getattr(stop, "evaluation_progress", None)
+    # Without progress, judging was over (the agreement was being computed).
+    done = (
+        "all items judged"
+        if progress is None
+        else f"{progress[0]:,} of {progress[1]:,} items judged"
+    )
+    if cache is None:
+        kept = "nothing is kept without --cache (with --cache FILE a rerun resumes at no cost)"
+    else:
+        kept = (
+            f"the judgements received are in the cache {cache}: rerun the same command to "
+            "resume, they cost nothing again"
+        )
+    return f"kagreport: interrupted: {done}; no report written; {kept}\n"
+
+
+def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
+    # Repaired item texts: the user's data was changed, so it is said at every verbosity,
+    # one line per item (at most 5, then a count). Other warnings go out as they came.
+    from kagreport.evaluation._items import TextRepairWarning
+
+    repairs = []
+    for caught_one in caught:
+        if issubclass(caught_one.category, TextRepairWarning):
+            repairs.append(caught_one)
+        else:
+            warnings.showwarning(
+                caught_one.message, caught_one.category, caught_one.filename, caught_one.lineno
+            )
+    for message in repairs[:5]:
+        sys.stderr.write(f"kagreport: warning: {message.message}\n")
+    if len(repairs) > 5:
+        sys.stderr.write(
+            f"kagreport: warning: ... and {len(repairs) - 5} more item(s) like these\n"
+        )
+
+
+def _same_file(first: str, second: str) -> bool:
+    """Whether two paths name one file: the same inode when both exist (hard links,
+    symbolic links), else the same resolved path (a file one of them will create)."""
+    if os.path.exists(first) and os.path.exists(second):
+        return os.path.samefile(first, second)
+    return os.path.realpath(first) == os.path.realpath(second)
+
+
+def _check_evaluate_paths(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an output or cache that is one of evaluate's inputs.
+
+    Raises
+    ------
+    UsageError
+        If ``-o`` is (or would replace) the items, judges or datasets file, a prompt file
+        of the judges or the cache, or lies in a question folder of the results tree; or
+        if the cache is one of the input files. Paths are compared as files (hard and
+        symbolic links included), also when they do not exist yet.
+    """
+    from kagreport.evaluation._config import prompt_files
+
+    inputs = [args.items, args.judges, args.datasets]
+    if args.judges is not None:
+        inputs += prompt_files(args.judges)
+    check_output(args.output, inputs=inputs)
+    if args.cache is not None and args.cache != ":memory:":
+        if _same_file(args.cache, args.output):
+            raise UsageError(
+                f"the output {args.output} would replace the judge cache {args.cache} "
+                "(which the run writes as responses arrive); give them different files"
+            )
+        for other in inputs:
+            if other and _same_file(args.cache, other):
+                raise UsageError(f"the judge cache {args.cache} would replace the input {other}")
+    if args.results is not None and os.path.isdir(args.results):
+        relative = os.path.relpath(os.path.realpath(args.output), os.path.realpath(args.results))
+        parts = relative.split(os.sep)
+        if parts[0] != os.pardir and len(parts) >= 3:
+            raise UsageError(
+                f"the output {args.output} is inside a question folder of the results tree "
+                f"{args.results}, where kag's result files are; write it elsewhere"
+            )
 
 
 def check_output(path: str, inputs: list[str | None]) -> None:
@@ -139,8 +235,8 @@ def check_output(path: str, inputs: list[str | None]) -> None:
     if not os.access(folder, os.W_OK):
         raise UsageError(f"the folder of the output {path} is not writable")
     for other in inputs:
-        same = other and os.path.exists(other) and os.path.exists(target)
-        if same and os.path.samefile(str(other), target):
+        # Also when neither exists yet: a cache the run would create, then replace.
+        if other and _same_file(other, target):
             raise UsageError(f"the output {path} would replace the input {other}")
 
 

@@ -16,6 +16,11 @@ Judges file::
 
 Every key other than ``kind``, ``api_key_env``, ``prompt_file`` and
 ``system_prompt_file`` is passed to the judge's constructor.
+
+A key goes only where the file sends it: the variable ``api_key_env`` names is sent to that
+judge's ``base_url``, whatever it is; without ``api_key_env``, ``OPENAI_API_KEY`` is sent
+only to OpenAI's own API (``https://api.openai.com``) and any other server gets a
+placeholder (see :class:`~kagreport.evaluation._llm.LLMJudge`'s ``api_key``).
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from kagreport.evaluation._rules import (
     TokenF1,
 )
 
-__all__ = ["ConfigError", "load_items_jsonl", "load_judges"]
+__all__ = ["ConfigError", "load_items_jsonl", "load_judges", "prompt_files"]
 
 
 _ITEM_KEYS = {
@@ -141,6 +146,27 @@ def load_judges(path: str | os.PathLike[str]) -> list[Judge]:
         except (TypeError, ValueError, OverflowError) as exc:
             raise ConfigError(f"{where} ({kind}): {exc}", path=name) from None
     return judges
+
+
+def prompt_files(path: str | os.PathLike[str]) -> list[str]:
+    """The prompt files a judges file names (``prompt_file``, ``system_prompt_file``),
+    resolved as :func:`load_judges` does; ``[]`` for a file it would refuse.
+    """
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as file:
+            data = tomllib.load(file)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return []  # load_judges says what is wrong
+    entries = data.get("judges")
+    folder = Path(name).resolve().parent
+    return [
+        str(folder / str(entry[key]))
+        for entry in (entries if isinstance(entries, list) else [])
+        if isinstance(entry, dict)
+        for key in ("prompt_file", "system_prompt_file")
+        if key in entry
+    ]
 
 
 def load_items_jsonl(path: str | os.PathLike[str]) -> list[AnswerItem]:

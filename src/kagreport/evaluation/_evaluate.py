@@ -8,8 +8,7 @@ import math
 import numbers
 import sys
 import threading
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from kagreport.evaluation._agreement import LEVELS
@@ -18,9 +17,74 @@ from kagreport.evaluation._judge import Judge, JudgeFailure, Judgement, Usage
 from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation, mean_scores
 from kagreport.evaluation._retrieval import DEFAULT_KS, retrieval_scores
 
-__all__ = ["evaluate_answers", "evaluate_retrieval", "metric_name"]
+__all__ = ["current_stop", "evaluate_answers", "evaluate_retrieval", "metric_name"]
 
 logger = logging.getLogger("kagreport.evaluation")
+
+# The stop event of the evaluation a worker thread judges for (see current_stop).
+_worker = threading.local()
+
+
+def current_stop() -> threading.Event | None:
+    """The event set when the evaluation this thread judges for is stopped, or ``None``.
+
+    A judge that waits or retries (:class:`~kagreport.evaluation._llm.LLMJudge`) asks it
+    before each request and waits on it between attempts, so that once Ctrl-C or SIGTERM
+    stopped :func:`evaluate_answers`, no request is sent any more.
+    """
+    event = getattr(_worker, "stop", None)
+    return event if isinstance(event, threading.Event) else None
+
+
+def _run_pooled(
+    tasks: Sequence[tuple[int, Judge]],
+    run: Callable[[int, Judge], None],
+    workers: int,
+    stop: threading.Event,
+) -> None:
+    """Run ``tasks`` on ``workers`` daemon threads; return when all are done.
+
+    Not a ThreadPoolExecutor: leaving one (even with ``cancel_futures``) waits for the
+    requests in flight, and the interpreter's exit joins its threads, so a Ctrl-C would
+    wait for a slow server. These threads stop taking tasks once ``stop`` is set, and an
+    interrupted caller does not wait for them (a request in flight is abandoned).
+    """
+    pending = iter(tasks)
+    lock = threading.Lock()
+    finished = threading.Event()
+    active = min(workers, len(tasks))
+    failures: list[BaseException] = []
+
+    def work() -> None:
+        nonlocal active
+        _worker.stop = stop
+        try:
+            while not stop.is_set():
+                with lock:
+                    task = next(pending, None)
+                if task is None:
+                    break
+                run(*task)
+        except BaseException as exc:  # run() keeps Exceptions: this is something worse
+            failures.append(exc)
+            stop.set()
+        finally:
+            with lock:
+                active -= 1
+                if active == 0:
+                    finished.set()
+
+    threads = [
+        threading.Thread(target=work, name=f"kagreport-judge-{n}", daemon=True)
+        for n in range(active)
+    ]
+    for thread in threads:
+        thread.start()
+    # A timed wait: a signal handler's exception (Ctrl-C, SIGTERM) comes through at once.
+    while not finished.wait(0.25):
+        pass
+    if failures:
+        raise failures[0]
 
 
 def metric_name(judge: Judge, criterion: str) -> str:
@@ -115,6 +179,14 @@ def evaluate_answers(
     ``errors[judge]`` and leaves that score undefined; it never stops the
     evaluation. Items without an answer are counted in ``errors["system"]``
     and not judged.
+
+    **Interruption.** On ``KeyboardInterrupt`` (Ctrl-C) or ``SystemExit`` (the command
+    line's SIGTERM) no new judgement starts, a judge waiting to retry sends nothing more
+    (:func:`current_stop`), requests in flight are abandoned rather than waited for, and
+    the exception propagates at once, carrying ``evaluation_progress``: ``(judged,
+    total)``, the items every judge had finished and the items with an answer. What a
+    cached judge received is already in its cache (written as each response arrives), so
+    a rerun asks only for the rest. No partial report is returned.
     """
     rows = [_as_item(item, i) for i, item in enumerate(items)]
     judges = list(judges)
@@ -163,7 +235,17 @@ def evaluate_answers(
     lock = threading.Lock()
     bar = _progress_bar(len(judges) * (len(rows) - errors["system"]), progress, "judging")
 
+    tasks = [(i, j) for j in judges for i, row in enumerate(rows) if row.answer is not None]
+    unfinished = [0] * len(rows)  # judgements still to come, per item
+    for i, _ in tasks:
+        unfinished[i] += 1
+
     def run(index: int, judge: Judge) -> None:
+        judge_one(index, judge)  # keeps every Exception: it returns unless interrupted
+        with lock:
+            unfinished[index] -= 1
+
+    def judge_one(index: int, judge: Judge) -> None:
         row = rows[index]
         verdict: Any = None
         try:
@@ -202,17 +284,22 @@ def evaluate_answers(
             if bar is not None:
                 bar.update()
 
-    tasks = [(i, j) for j in judges for i, row in enumerate(rows) if row.answer is not None]
     inline = [(i, j) for i, j in tasks if not getattr(j, "blocking", True)]
     pooled = [(i, j) for i, j in tasks if getattr(j, "blocking", True)]
+    stop = threading.Event()
     try:
         for i, j in inline:
             run(i, j)
         if pooled:
-            with ThreadPoolExecutor(max_workers=max_concurrency) as pool:
-                for future in [pool.submit(run, i, j) for i, j in pooled]:
-                    future.result()
+            _run_pooled(pooled, run, max_concurrency, stop)
+    except (KeyboardInterrupt, SystemExit) as interruption:
+        stop.set()  # before anything else: no request may start after this
+        # Without the lock: the signal may have come while this thread held it.
+        done = sum(1 for i, row in enumerate(rows) if row.answer is not None and not unfinished[i])
+        interruption.evaluation_progress = (done, len(rows) - errors["system"])  # type: ignore[union-attr]
+        raise
     finally:
+        stop.set()
         if bar is not None:
             bar.close()
         for copy in copies:  # the cache-bound copies are ours to close

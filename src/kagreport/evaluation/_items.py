@@ -4,13 +4,64 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kagreport.evaluation._serialize import jsonable
 
-__all__ = ["AnswerItem", "RetrievalItem"]
+__all__ = ["AnswerItem", "RetrievalItem", "TextRepairWarning"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class TextRepairWarning(UserWarning):
+    """An item's text held lone UTF-16 surrogates, which were replaced by U+FFFD.
+
+    Such text (half of an emoji, from a JSON escape like ``"\\ud83d"``) is valid JSON but
+    cannot be written as UTF-8, so a report holding it could not be written at all.
+    """
+
+
+def _repaired(value: Any) -> tuple[Any, bool]:
+    """``value`` with lone surrogates replaced by U+FFFD in every string (keys included),
+    and whether anything changed; unchanged containers are returned as they are."""
+    if isinstance(value, str):
+        if value.isascii() or _SURROGATE.search(value) is None:
+            return value, False
+        return _SURROGATE.sub("\ufffd", value), True
+    if isinstance(value, Mapping):
+        pairs = [(_repaired(k), _repaired(v)) for k, v in value.items()]
+        if not any(k[1] or v[1] for k, v in pairs):
+            return value, False
+        return {k[0]: v[0] for k, v in pairs}, True
+    if isinstance(value, list | tuple):
+        parts = [_repaired(v) for v in value]
+        if not any(changed for _, changed in parts):
+            return value, False
+        return type(value)(v for v, _ in parts), True
+    return value, False
+
+
+def _repair_fields(item: AnswerItem | RetrievalItem, names: tuple[str, ...]) -> None:
+    """Repair the text of ``item``'s fields in place (a frozen dataclass), with one
+    :class:`TextRepairWarning` naming the item and the fields."""
+    original = item.identifier  # before repair, as the user can find it
+    repaired = []
+    for name in names:
+        value, changed = _repaired(getattr(item, name))
+        if changed:
+            object.__setattr__(item, name, value)
+            repaired.append(name)
+    if repaired:
+        warnings.warn(
+            f"item {original!r}: lone UTF-16 surrogate(s) in {', '.join(repaired)} replaced "
+            "by U+FFFD (text that cannot be written as UTF-8, such as half of an emoji)",
+            TextRepairWarning,
+            stacklevel=4,
+        )
 
 
 def _check_identifier(identifier: object) -> None:
@@ -68,6 +119,13 @@ def _check_mapping(name: str, value: object) -> None:
         raise ValueError(f"{name} must be a mapping, not {value!r}")
 
 
+# The fields whose text is repaired (metric names are checked elsewhere: scores keys).
+_ANSWER_TEXT = (
+    "identifier", "question", "answer", "reference", "verdicts", "error", "metadata", "scores",
+)  # fmt: skip
+_RETRIEVAL_TEXT = ("identifier", "question", "retrieved", "relevant", "error", "metadata", "scores")
+
+
 @dataclass(frozen=True)
 class AnswerItem:
     """One question answered by the system under evaluation.
@@ -99,6 +157,13 @@ class AnswerItem:
     ------
     ValueError
         On an empty identifier, a negative or non-finite latency, or a non-finite score.
+
+    Warns
+    -----
+    TextRepairWarning
+        When a text (any field, metadata and verdicts included) holds lone UTF-16
+        surrogates, which cannot be written as UTF-8: each becomes U+FFFD (what an LLM
+        judge's prompt shows in their place anyway), so the report can be written.
     """
 
     identifier: str
@@ -120,6 +185,7 @@ class AnswerItem:
         _check_mapping("verdicts", self.verdicts)
         _check_mapping("metadata", self.metadata)
         object.__setattr__(self, "scores", _checked_scores(self.scores))
+        _repair_fields(self, _ANSWER_TEXT)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-compatible mapping (``None`` where a value is absent)."""
@@ -178,6 +244,11 @@ class RetrievalItem:
     ------
     ValueError
         On an empty identifier, a negative or non-finite latency, or a non-finite score.
+
+    Warns
+    -----
+    TextRepairWarning
+        As :class:`AnswerItem`: lone UTF-16 surrogates in any text become U+FFFD.
     """
 
     identifier: str
@@ -201,6 +272,7 @@ class RetrievalItem:
                 raise ValueError(f"{name} must be a sequence of string ids, not {ids!r}")
             object.__setattr__(self, name, tuple(ids))
         object.__setattr__(self, "scores", _checked_scores(self.scores))
+        _repair_fields(self, _RETRIEVAL_TEXT)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-compatible mapping (``None`` where a value is absent)."""

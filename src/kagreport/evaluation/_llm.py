@@ -38,6 +38,14 @@ logs a WARNING, stops using it (:meth:`JudgeCache.disable
 <kagreport.evaluation._cache.JudgeCache.disable>`, with one ERROR line per cache) and goes
 on; neither the verdict nor the usage counts change.
 
+Keys and stops
+--------------
+The key sent is the one given; without one, ``OPENAI_API_KEY`` goes to OpenAI's own API
+only, and any other server gets a placeholder and none of the settings the ``openai``
+package reads from the environment (see ``api_key``). Keys are in no identity, cache,
+report, log or message. Judging for :func:`~kagreport.evaluation.evaluate_answers`, the
+judge sends nothing once the evaluation was stopped (Ctrl-C, SIGTERM), not even a retry.
+
 The ``openai`` package (about a second to import) is imported on the first request.
 """
 
@@ -53,6 +61,7 @@ import re
 import string
 import threading
 import time
+import urllib.parse
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -61,6 +70,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeGuard, get_args
 
 from kagreport._errors import KagreportError
 from kagreport.evaluation._cache import JudgeCache
+from kagreport.evaluation._evaluate import current_stop
 from kagreport.evaluation._items import AnswerItem
 from kagreport.evaluation._judge import JudgeFailure, Judgement, Usage, identity_hash
 
@@ -627,6 +637,36 @@ def _describe(exc: BaseException, plain: tuple[type[BaseException], ...] = ()) -
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+#: The placeholder key sent where there is no key to send (local servers ignore it).
+_NO_KEY = "not-needed"
+# What a request to a server other than OpenAI's may carry (besides the SDK's
+# x-stainless-* description of itself, and the judge's own Authorization).
+_PLAIN_HEADERS = frozenset(
+    {"host", "accept", "accept-encoding", "connection", "content-type", "content-length",
+     "user-agent"}
+)  # fmt: skip
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of a URL, lower-case, the default port spelled out; a URL
+    that does not parse gives an origin no other URL has."""
+    parts = urllib.parse.urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        return ("", url, -1)
+    if port is None:
+        port = {"https": 443, "http": 80}.get(scheme)
+    return scheme, (parts.hostname or "").rstrip("."), port
+
+
+def _is_openai(base_url: str) -> bool:
+    """Whether ``base_url`` is OpenAI's own API (https://api.openai.com, any path)."""
+    credentials = urllib.parse.urlsplit(base_url.strip()).netloc.rpartition("@")[1]
+    return not credentials and _origin(base_url) == ("https", "api.openai.com", 443)
+
+
 def _restore(name: str, settings: dict[str, Any]) -> LLMJudge:
     return LLMJudge(name, **settings)
 
@@ -651,8 +691,13 @@ class LLMJudge:
     system_prompt : str, optional
         Jinja2 template of the system message, with the same variables.
     api_key : str, optional
-        Default: the ``OPENAI_API_KEY`` environment variable, else ``"not-needed"`` (local
-        servers ignore it). Not part of the identity.
+        The key sent to ``base_url``. Default: the ``OPENAI_API_KEY`` environment variable
+        when ``base_url`` is OpenAI's own API (``https://api.openai.com``), else the
+        placeholder ``"not-needed"`` (local servers ignore it): a key from the environment
+        never goes to another server, nor does anything else the ``openai`` package reads
+        from there (``OPENAI_ORG_ID``, ``OPENAI_CUSTOM_HEADERS``...). Give ``api_key``
+        (``api_key_env`` in a judges file) to send a key to another server. Not part of
+        the identity, and never written anywhere.
     scale : {"binary", "1-5", "1-10", "json"}
         How the model writes its verdict; see :func:`parse_verdict` for the exact rules.
     criteria : sequence of str
@@ -777,7 +822,11 @@ class LLMJudge:
         self._prompt = prompt
         self._system_prompt = system_prompt
         self._given_api_key = api_key
-        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+        # A key from the environment goes only to the endpoint it belongs to (issue #10):
+        # OPENAI_API_KEY to OpenAI's own API, never to another server named in a judges file.
+        self._official = _is_openai(self._base_url)
+        from_environment = os.environ.get("OPENAI_API_KEY") if self._official else None
+        self._api_key = api_key or from_environment or _NO_KEY
         self._scale: Scale = scale
         self._criteria = names
         self._score_range: tuple[float, float] = (low, high)
@@ -958,11 +1007,38 @@ class LLMJudge:
                     base_url=self._base_url,
                     max_retries=0,
                     timeout=self._timeout,
+                    http_client=self._http_client(openai),
                 )
                 # Copies made by with_cache() are often dropped without close(): their
                 # sockets are closed when they are collected, not left to warn.
                 self._close_client = weakref.finalize(self, self._client.close)
             return self._client
+
+    def _http_client(self, openai: Any) -> Any:
+        """The SDK's HTTP client; for a server other than OpenAI's, one that sends it only
+        the headers a chat request needs.
+
+        The SDK also reads ``OPENAI_ORG_ID``, ``OPENAI_PROJECT_ID``, ``OPENAI_ADMIN_KEY`` and
+        ``OPENAI_CUSTOM_HEADERS`` (which may hold an ``Authorization``) from the environment;
+        what it takes from there belongs to OpenAI, so another server gets none of it: every
+        request there carries this judge's own key (the one given, or the placeholder) and,
+        past a redirect to another origin, no key at all.
+        """
+        if self._official:
+            return None  # the SDK's own client: the environment is OpenAI's
+        origin = _origin(self._base_url)
+        authorization = f"Bearer {self._api_key}"
+
+        def scrub(request: Any) -> None:
+            headers = request.headers
+            for name in list(headers.keys()):
+                lower = name.lower()
+                if lower not in _PLAIN_HEADERS and not lower.startswith("x-stainless-"):
+                    del headers[name]
+            if _origin(str(request.url)) == origin:
+                headers["Authorization"] = authorization
+
+        return openai.DefaultHttpxClient(event_hooks={"request": [scrub]})
 
     def _complete(self, item: AnswerItem, body: dict[str, Any]) -> _Reply:
         """Send the request, retrying transient failures; one model response or a failure."""
@@ -971,10 +1047,13 @@ class LLMJudge:
         client = self._get_client()
         attempts = self._max_retries + 1
         problem = ""
+        stop = current_stop()
         for attempt in range(attempts):
             wait: float | None = None
             try:
                 with self._slots:
+                    if stop is not None and stop.is_set():  # checked once the slot is ours
+                        raise self._stopped(item)
                     raw = client.chat.completions.with_raw_response.create(**body)
                     status, text = raw.status_code, raw.text
             except openai.APITimeoutError:
@@ -1010,10 +1089,19 @@ class LLMJudge:
                 "judge %r, item %r: %s; retrying in %.2f s (attempt %d of %d)",
                 *(self.name, item.identifier, problem, delay, attempt + 2, attempts),
             )
-            time.sleep(delay)
+            if stop is None:
+                time.sleep(delay)
+            elif stop.wait(delay):
+                raise self._stopped(item)
         raise JudgeFailure(
             f"judge {self.name!r}: no answer from {self._base_url} for item {item.identifier!r} "
             f"after {attempts} attempt(s); last: {problem}"
+        )
+
+    def _stopped(self, item: AnswerItem) -> JudgeFailure:
+        return JudgeFailure(
+            f"judge {self.name!r}: the evaluation was stopped before the request for item "
+            f"{item.identifier!r}"
         )
 
     def _read_reply(self, item: AnswerItem, status: int, text: str) -> _Reply:
@@ -1216,6 +1304,13 @@ def _check_settings(
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"`{parameter}` must be a non-empty string, not {value!r}")
         _check_text(parameter, value)
+    if "@" in urllib.parse.urlsplit(str(base_url).strip()).netloc:
+        # The base URL is in the identity, hence in every report: no key may ride in it.
+        # (The value is not repeated: it holds a secret.)
+        raise ValueError(
+            "`base_url` must not hold credentials (user:password@host); give the key as "
+            "`api_key` (`api_key_env` in a judges file)"
+        )
     if not isinstance(prompt, str):
         raise ValueError(f"`prompt` must be a non-empty Jinja2 template string, not {prompt!r}")
     _check_text("prompt", prompt)
