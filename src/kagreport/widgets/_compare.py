@@ -11,6 +11,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, evaluation_from_stats
+from kagreport.evaluation._text import family_label, method_label
 from kagreport.frames import comparison_frame
 from kagreport.grading import ItemRow, Outcome, StatsReport
 from kagreport.kag import read_result
@@ -238,7 +239,10 @@ class ComparisonView(View):
         if self.dropped:
             plural = "item" if self.dropped == 1 else "items"
             note += f" ({self.dropped:,} {plural} held by only one of them left out)"
-        self._notify(note + f"; {self.n_resamples:,} resamples, seed {self.seed}.")
+        self._notify(
+            note + f"; {family_label(comparison)}; {self.n_resamples:,} resamples (Monte Carlo "
+            f"only where no exact method applies), seed {self.seed}."
+        )
         self.table_html = self._comparison_table()
         self._chart = build_chart("forest_plot", comparison)
         self.flips = self._flips(candidate, baseline)
@@ -255,8 +259,12 @@ class ComparisonView(View):
             ("p_value", "p"),
             ("p_value_holm", "p (Holm)"),
             ("significant", "significant"),
+            ("test", "test"),
         ]
+        metrics = self.comparison.metrics if self.comparison is not None else {}
+        tests = {name: method_label(m) for name, m in metrics.items()}
         formatters = {
+            "test": lambda r: tests.get(r["metric"], "-"),
             "ci": lambda r: f"[{fmt_number(r['ci_low'], 4)}, {fmt_number(r['ci_high'], 4)}]",
             "p_value": lambda r: fmt_number(r["p_value"], 4),
             "p_value_holm": lambda r: fmt_number(r["p_value_holm"], 4),
