@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from conftest import run_cli
@@ -150,6 +152,35 @@ def test_lattice_counts_equal_enumeration_bit_for_bit() -> None:
         assert enumerated.method == "exact-enumeration"
         assert convolved.method == "exact-lattice"
         assert convolved.p_value == enumerated.p_value
+
+
+def test_wide_stride_lattice_equals_a_probability_dp() -> None:
+    # 100 distinct integer counts up to 5000 (no zeros): 100 one-item binomials on wide
+    # strides. Reference: the law of W = sum of the k_i given a + sign by the plain recursion
+    # P_new(w) = (P(w) + P(w - k)) / 2 over all K + 1 values (p is not tiny here, so
+    # floating point loses nothing).
+    rng = np.random.default_rng(0)
+    k = rng.integers(1, 5000, size=100)
+    d = (k * rng.choice([-1, 1], size=100)).astype(float)
+    law = np.zeros(int(k.sum()) + 1)
+    law[0] = 1.0
+    for v in k.tolist():
+        shifted = 0.5 * law
+        shifted[v:] += 0.5 * law[:-v]
+        law = shifted
+    observed = abs(int(d.sum()))
+    reference = 2 * law[(int(k.sum()) + observed) // 2 :].sum()
+    result = sign_flip_test(d)
+    assert result.method == "exact-lattice"
+    assert result.p_value == pytest.approx(reference, rel=1e-9)
+
+
+def test_costly_or_degenerate_lattices_fall_back_to_monte_carlo() -> None:
+    # 32 distinct counts near 250,000: a lattice of 8 million steps and 32 wide binomials, too
+    # costly to convolve (tens of seconds); and a subnormal beside 1.0 (ratio 2e323).
+    big = np.random.default_rng(1).integers(200_000, 260_000, size=32).astype(float)
+    assert sign_flip_test(big).method == "monte-carlo"
+    assert sign_flip_test([5e-324, 1.0] * 20).method == "monte-carlo"
 
 
 def test_off_lattice_data_stay_monte_carlo() -> None:
@@ -371,3 +402,22 @@ def test_itertools_reference_agrees_with_vectorised_brute_force() -> None:
     )
     assert _brute_force(k) == Fraction(hits, 32)
     assert _exact_subset_sum_p_signed(k) == Fraction(hits, 32)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    k=st.lists(st.integers(-6, 6), min_size=1, max_size=14),
+    step=st.sampled_from([1.0, 0.25, 1 / 9, 0.1, 8.0, 1 / 3, 0.01]),
+)
+def test_lattice_equals_enumeration_on_random_lattices(k: list[int], step: float) -> None:
+    # Multiples of common steps as floating point holds them (k * 0.1 is not exactly k/10):
+    # the lattice must be found and give the enumeration's p to the last bit.
+    d = [v * step for v in k]
+    m = sum(1 for v in d if v != 0.0)
+    enumerated = sign_flip_test(d, n_resamples=max(1, 2**m))
+    convolved = sign_flip_test(d, n_resamples=1)
+    assert convolved.p_value == enumerated.p_value
+    assert convolved.exact
+    if m:
+        assert convolved.method == "exact-lattice"
+    assert float(_brute_force(k)) == enumerated.p_value

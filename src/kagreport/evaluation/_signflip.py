@@ -81,9 +81,15 @@ _MAX_DENOMINATOR = 1024
 # (additions) stays below this; beyond, the tilted floating-point tail.
 _MAX_NONZERO_FOR_COUNTS = 62
 _MAX_COUNT_WORK = 2**27
+# Bound of the tilted path's work: (distinct multipliers) x (estimated length of the
+# convolution). Beyond, the p-value is Monte Carlo (a lattice of few, widely spread
+# multipliers, e.g. 32 counts near 250,000 each, would take tens of seconds).
+_MAX_TILTED_WORK = 2**27
 # Entries of a tilted binomial below this fraction of its mode are dropped: they
 # change the tail by far less than a unit in the last place.
 _TRUNCATE = 1e-40
+# Binomials of at most this many kept terms are added in shifted copies, not convolved.
+_SHIFT_ADD = 16
 # Direct (not FFT) convolution while the product of the two lengths is below this.
 _DIRECT_CONVOLUTION = 2**20
 # The smallest positive double: a p-value that underflows is reported as this.
@@ -236,7 +242,10 @@ def _find_lattice(values: np.ndarray[Any, Any], counts: np.ndarray[Any, Any]) ->
     """
     if values.size > _MAX_DISTINCT_FOR_LATTICE:
         return None
-    ratios = values / values[0]
+    with np.errstate(over="ignore"):
+        ratios = values / values[0]
+    if not np.isfinite(ratios).all():  # e.g. a subnormal beside 1.0
+        return None
     weight = float((ratios * counts).sum())  # sum k_i = L * weight
     limit = min(_MAX_DENOMINATOR, int(LATTICE_BUDGET // weight))
     if limit < 1:
@@ -358,9 +367,16 @@ def _log_upper_tail(lattice: _Lattice, w0: int) -> float:
     q = np.ones(1)
     for k_u, c_u in zip(lattice.k.tolist(), lattice.counts.tolist(), strict=True):
         first, pmf = _tilted_binomial(int(c_u), t * k_u)
-        spread = np.zeros((pmf.size - 1) * k_u + 1)
-        spread[::k_u] = pmf
-        q = _convolve(q, spread)
+        if pmf.size <= _SHIFT_ADD:
+            # A few terms on a wide stride: shift and add (exact sums of positive terms).
+            grown = np.zeros(q.size + (pmf.size - 1) * k_u)
+            for j, weight in enumerate(pmf.tolist()):
+                grown[j * k_u : j * k_u + q.size] += weight * q
+            q = grown
+        else:
+            spread = np.zeros((pmf.size - 1) * k_u + 1)
+            spread[::k_u] = pmf
+            q = _convolve(q, spread)
         offset += first * k_u
     start = max(0, w0 - offset)
     tail = q[start:]
@@ -370,11 +386,24 @@ def _log_upper_tail(lattice: _Lattice, w0: int) -> float:
     return log_m - t * w0 + math.log(total) if total > 0 else -math.inf
 
 
-def _lattice_p_value(lattice: _Lattice, observed: int) -> float:
+def _tilted_work(lattice: _Lattice) -> float:
+    """About the number of operations of :func:`_log_upper_tail` on ``lattice``."""
+    work = 0.0
+    length = 1.0
+    for k, c in zip(lattice.k.tolist(), lattice.counts.tolist(), strict=True):
+        # A tilted binomial keeps at most its +-15 standard deviations (sd <= sqrt(c) / 2).
+        span = min(c + 1.0, 16.0 * math.sqrt(c) + 2.0)
+        length += (span - 1.0) * k
+        work += span * length if span <= _SHIFT_ADD else 3.0 * length * math.log2(length)
+    return work
+
+
+def _lattice_p_value(lattice: _Lattice, observed: int) -> float | None:
     """Two-sided p = P(|T| >= |observed|), T = sum_i s_i k_i with fair random signs.
 
     T = 2W - K with W the sum of the k_i given a + sign, so the two tails are
-    W >= (K + |observed|) / 2 and its mirror W <= (K - |observed|) / 2.
+    W >= (K + |observed|) / 2 and its mirror W <= (K - |observed|) / 2. None when the
+    computation would exceed its cost bounds (the caller then uses Monte Carlo).
     """
     total = lattice.size
     m = int(lattice.counts.sum())
@@ -388,6 +417,8 @@ def _lattice_p_value(lattice: _Lattice, observed: int) -> float:
         counts = _subset_sum_counts(lattice)
         hits: int = 2 * sum(counts[w0:])
         return min(1.0, hits / (1 << m))  # int / int: correctly rounded
+    if _tilted_work(lattice) > _MAX_TILTED_WORK:
+        return None
     log_p = math.log(2.0) + _log_upper_tail(lattice, w0)
     return min(1.0, max(math.exp(log_p), _TINY)) if log_p > -math.inf else _TINY
 
@@ -535,8 +566,9 @@ def sign_flip_test(
     *Exact lattice*: when every |x_i| is, within a relative ``LATTICE_TOLERANCE``
     (1e-11), an integer multiple k_i of one step (found from the ratios of the distinct
     values to the smallest by continued fractions, denominators at most 1024, the
-    coarsest such step, so the k_i have gcd 1) and
-    K = sum k_i <= ``LATTICE_BUDGET`` (2**23), S / step = T = sum s_i k_i is an integer
+    coarsest such step, so the k_i have gcd 1), K = sum k_i <= ``LATTICE_BUDGET``
+    (2**23) and the convolution's estimated work is below about 1.3e8 operations
+    (well under a second), S / step = T = sum s_i k_i is an integer
     and |T| >= |T_obs| is the tie rule above without rounding. With W the sum of the
     k_i given a + sign, T = 2W - K and W = sum_u k_u B_u, B_u ~ Binomial(c_u, 1/2)
     independent over the distinct multipliers k_u (c_u differences each): for 0/1
@@ -613,8 +645,9 @@ def sign_flip_test(
     if lattice is not None:
         signs = np.where(x > 0, 1, -1).astype(np.int64)
         observed = int((signs * lattice.k[inverse]).sum())
-        p_value = _lattice_p_value(lattice, observed)
-        return SignFlipResult(statistic, p_value, True, 0, m, "exact-lattice")
+        exact_p = _lattice_p_value(lattice, observed)
+        if exact_p is not None:
+            return SignFlipResult(statistic, exact_p, True, 0, m, "exact-lattice")
 
     groups = _pad_to_groups(x)
     n_groups = groups.shape[0]
