@@ -367,10 +367,10 @@ def test_cli_compare_metrics_and_method(tmp_path: Path) -> None:
     refs = ["Paris", "Rome", "Madrid", "Lima"] * 5
     judges = [ExactMatch(name="em"), ExactMatch(name="em_again")]
     paths = []
-    for which, given in zip("ab", answers, strict=True):
+    for which, replies in zip("ab", answers, strict=True):
         items = [
             {"identifier": f"q{i}", "question": "?", "answer": a, "reference": r}
-            for i, (a, r) in enumerate(zip(given, refs, strict=True))
+            for i, (a, r) in enumerate(zip(replies, refs, strict=True))
         ]
         evaluation = evaluate_answers(items, judges, progress=False, metadata={"name": which})
         evaluation.write(tmp_path / f"{which}.json")
