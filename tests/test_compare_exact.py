@@ -421,3 +421,40 @@ def test_lattice_equals_enumeration_on_random_lattices(k: list[int], step: float
     if m:
         assert convolved.method == "exact-lattice"
     assert float(_brute_force(k)) == enumerated.p_value
+
+
+def test_comparison_view_equals_compare_shared_only() -> None:
+    # Setups of a run whose items differ (DeepSeek-Coder-V2 lacks 8 MMLU-Pro questions):
+    # ComparisonView, evaluation.compare(shared_only=True) and compare_scores on the shared
+    # items in another order (the site's key order) agree to the last digit.
+    from kagreport.evaluation import evaluation_from_stats
+    from kagreport.examples import mmlu_pro_philosophy
+    from kagreport.grading import grade
+    from kagreport.widgets import ComparisonView
+
+    example = mmlu_pro_philosophy()
+    report = grade(example.datasets, example.results)
+    names = list(report.setup_names)
+    short = "deepseek-coder-v2"
+    other = next(n for n in names if n != short)
+    mine = evaluation_from_stats(report, short, answers=False)
+    theirs = evaluation_from_stats(report, other, answers=False)
+    assert len(mine.items) != len(theirs.items)
+    expected = mine.compare(theirs, n_resamples=500, shared_only=True)
+    view = ComparisonView(report, n_resamples=500)
+    view.candidate.value, view.baseline.value = short, other
+    assert view.comparison is not None
+    assert [m.to_dict() for m in view.comparison.metrics.values()] == [
+        m.to_dict() for m in expected.metrics.values()
+    ]
+    assert "exact (lattice)" in view.table_html or "exact (enumeration)" in view.table_html
+    assert "Holm over" in view.message.value
+    score = {item.identifier: item.scores["correct"] for item in theirs.items}
+    shared = sorted(i.identifier for i in mine.items if i.identifier in score)
+    mine_score = {item.identifier: item.scores["correct"] for item in mine.items}
+    arrays = compare_scores(
+        {"correct": [mine_score[i] for i in shared]},
+        {"correct": [score[i] for i in shared]},
+        n_resamples=500,
+    )
+    assert arrays.metrics["correct"].to_dict() == expected.metrics["correct"].to_dict()

@@ -70,9 +70,10 @@ def _named(evaluation: AnswerEvaluation, name: str) -> AnswerEvaluation:
 class ComparisonView(View):
     """Pick a candidate and a baseline; see their paired comparison and the flipped items.
 
-    The comparison is ``candidate.compare(baseline, n_resamples=..., seed=...)``
-    (paired sign-flip test, bootstrap interval, Holm adjustment) over the items
-    both hold. Evaluations are built once per setup and cached.
+    The comparison is ``candidate.compare(baseline, n_resamples=..., seed=...,
+    shared_only=True)`` (paired sign-flip test, bootstrap interval, Holm adjustment)
+    over the items both hold; its table names each p-value's method and the message
+    the Holm family. Evaluations are built once per setup and cached.
 
     Parameters
     ----------
@@ -223,12 +224,16 @@ class ComparisonView(View):
 
     def _compare(self, a: str, b: str) -> None:
         try:
-            full_a, full_b = self.evaluation(a), self.evaluation(b)
-            candidate, baseline = shared_items(_named(full_a, a), _named(full_b, b))
+            full_a, full_b = _named(self.evaluation(a), a), _named(self.evaluation(b), b)
+            candidate, baseline = shared_items(full_a, full_b)
             if not candidate.items:
                 self._clear(f"{a} and {b} share no item.", kind="error")
                 return
-            comparison = candidate.compare(baseline, n_resamples=self.n_resamples, seed=self.seed)
+            # The public call every view makes (the site, the CLI, compare): identical
+            # numbers, and the counts left out recorded in the comparison's metadata.
+            comparison = full_a.compare(
+                full_b, n_resamples=self.n_resamples, seed=self.seed, shared_only=True
+            )
         except (ValueError, TypeError, KeyError) as exc:
             self._clear(f"Cannot compare {a} with {b}: {exc}", kind="error")
             return
