@@ -323,6 +323,9 @@ def test_retrieval_default_family_is_mrr() -> None:
     assert (mrr.p_value, mrr.p_value_holm, mrr.method) == (2 / 2**30, 2 / 2**30, "exact-lattice")
     assert math.isnan(result.metrics["hit@1"].p_value_holm)
     assert math.isnan(result.metrics["recall@5"].p_value_holm)
+    rows = {row["metric"]: row for row in result.to_rows()}
+    assert (rows["mrr"]["in_family"], rows["hit@1"]["in_family"]) == (True, False)
+    assert rows["hit@1"]["family"] == "mrr"
     text = render_comparison(result)
     assert "Holm over mrr (1 metric)" in text
     assert "exact (lattice)" in text

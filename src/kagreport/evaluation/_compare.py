@@ -317,9 +317,19 @@ class EvaluationComparison:
         return render_comparison_html(self)
 
     def to_rows(self) -> list[dict[str, Any]]:
-        """One flat row per metric: ``candidate``, ``baseline``, then the metric's fields."""
+        """One flat row per metric: ``candidate``, ``baseline``, then the metric's fields,
+        then ``in_family`` (the metric is among those under test, Holm-adjusted together)
+        and ``family`` (their names, comma-separated), so a table states its family."""
+        family = tuple(self.family or ())
+        names = ", ".join(family)
         return [
-            {"candidate": self.candidate, "baseline": self.baseline, **c.to_dict()}
+            {
+                "candidate": self.candidate,
+                "baseline": self.baseline,
+                **c.to_dict(),
+                "in_family": c.metric in family,
+                "family": names,
+            }
             for c in self.metrics.values()
         ]
 
