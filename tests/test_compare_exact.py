@@ -250,11 +250,13 @@ def test_float_dust_is_a_tie() -> None:
 
 
 def test_means_are_summed_exactly() -> None:
-    # math.fsum is correctly rounded: 0.1 * 10 pairs sum to 1.0 exactly.
-    result = compare_scores({"m": [0.1] * 10}, {"m": [0.7] * 10})
-    assert result.metrics["m"].candidate_mean == 0.1
-    assert result.metrics["m"].baseline_mean == 0.7
-    assert result.metrics["m"].mean_difference == pytest.approx(-0.6, abs=1e-15)
+    # math.fsum is correctly rounded: twenty 0.3s sum to 6.0 (np.mean gave 0.29999999999999993),
+    # and 1e16 + 1 - 1e16 is 1, not 0 (a naive left-to-right sum loses the 1).
+    result = compare_scores({"m": [0.3] * 20, "big": [1e16, 1.0, -1e16] + [0.0] * 17},
+                            {"m": [0.3] * 20, "big": [0.0] * 20})  # fmt: skip
+    assert result.metrics["m"].candidate_mean == 0.3
+    assert result.metrics["big"].candidate_mean == 1 / 20
+    assert result.metrics["big"].mean_difference == 1 / 20
 
 
 # --- Holm over the hypotheses under test -----------------------------------------------------------

@@ -436,6 +436,9 @@ def test_comparisons_are_holm_adjusted_across_the_run(site: Path) -> None:
     for pair, p_holm in zip(pairs, adjusted, strict=True):
         meta = documents[pair]["metadata"]
         assert meta["comparisons_in_run"] == len(pairs)
+        # The family adjusted over is named: every comparison of the run.
+        assert sorted(meta["holm_family"]) == sorted(f"{c} vs {b}" for c, b in pairs)
+        assert documents[pair]["metrics"][0]["method"] in ("exact-lattice", "exact-enumeration")
         assert meta["p_value_holm_across_run"] == pytest.approx(p_holm, rel=1e-12)
         assert any(v == pytest.approx(p_holm, rel=1e-12) for v in shown)
 
