@@ -6,11 +6,15 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/bench_compare.py --items 20000    # smaller run
     .venv/bin/python benchmarks/bench_compare.py --skip-scipy     # ours only (scipy takes minutes)
 
-Two SIMULATED data sets of paired per-item scores (no model was run), both seeded:
+Three SIMULATED data sets of paired per-item scores (no model was run), all seeded:
 
 * **binary**: 0/1 correctness of a baseline (60% right) and a candidate whose
   outcome is redrawn (61% right) on a random 12% of the items (differences in
-  {-1, 0, 1});
+  {-1, 0, 1}): the p-value is exact (``method`` "exact-lattice", the binomial), and
+  is checked against ``scipy.stats.binomtest`` on the discordant pairs;
+* **likert**: a 1-5 judge score mapped to [0, 1] as (s - 1) / 4, the candidate's
+  redrawn (slightly better) on a random 30% of the items: differences are multiples
+  of 1/4, and the p-value is exact by convolution on that lattice;
 * **continuous**: scores in [0, 1] (Beta(2, 2)) and a candidate = baseline +
   N(0.0005, 0.1), clipped (practically every difference distinct and non-zero).
 
@@ -37,11 +41,15 @@ scipy runs once. Memory of ours is measured twice, in separate fresh children:
 * **RSS growth**: the child's ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` after the call
   minus before it (high-water mark of the whole process, which already includes the data).
 
+Each timing line names the method of the p-value (exact-lattice or monte-carlo): the
+binary and likert lines are the time of an EXACT comparison at ``--items`` items.
+
 Finally it checks that ours and scipy give the same exact p-value where both enumerate
 every assignment: the first 12 non-zero differences of each data set and its first two
 zeros (if any), ours with ``n_resamples=2**len`` and scipy with ``n_resamples=np.inf``
 (scipy flips the zeros too, which changes no share). The exit status is 1 if an exact
-p-value differs or ours is less than 5x faster than scipy (when scipy ran), else 0.
+p-value differs (binary: also from binomtest by more than 1e-9 relative) or ours is
+less than 5x faster than scipy (when scipy ran), else 0.
 """
 
 from __future__ import annotations
@@ -59,7 +67,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TARGET_SPEEDUP = 5.0
 SCIPY_BATCH = 250
 EXACT_NONZERO = 12
-KINDS = ("binary", "continuous")
+KINDS = ("binary", "likert", "continuous")
+SEEDS = {"binary": 20240611, "continuous": 20240612, "likert": 20240613}
 
 
 # --------------------------------------------------------------------------- data
@@ -69,7 +78,14 @@ def simulate(kind: str, n: int) -> tuple[Any, Any]:
     """Seeded (baseline, candidate) score arrays of length ``n``."""
     import numpy as np
 
-    rng = np.random.default_rng(20240611 if kind == "binary" else 20240612)
+    rng = np.random.default_rng(SEEDS[kind])
+    if kind == "likert":
+        scale = np.arange(1, 6)
+        baseline = rng.choice(scale, size=n, p=[0.1, 0.2, 0.3, 0.25, 0.15])
+        changed = rng.random(n) < 0.30
+        redrawn = rng.choice(scale, size=n, p=[0.09, 0.2, 0.3, 0.25, 0.16])
+        candidate = np.where(changed, redrawn, baseline)
+        return (baseline - 1) / 4, (candidate - 1) / 4
     if kind == "binary":
         baseline = (rng.random(n) < 0.60).astype(np.float64)
         changed = rng.random(n) < 0.12
@@ -88,7 +104,7 @@ def evaluations(kind: str, n: int) -> tuple[Any, Any]:
     from kagreport.evaluation._items import AnswerItem
 
     baseline, candidate = simulate(kind, n)
-    metric = "correct" if kind == "binary" else "score"
+    metric = {"binary": "correct", "likert": "judge"}.get(kind, "score")
 
     def build(scores: Any, order: range) -> Any:
         items = tuple(
@@ -160,6 +176,11 @@ def child(what: str, kind: str, n: int, resamples: int, repeats: int, trace: boo
         # has variance sum(d_i^2) and is close to normal at these sizes (CLT).
         z = abs(float(d.sum())) / float(np.sqrt((d**2).sum()))
         result["normal_p"] = float(2 * stats.norm.sf(z))
+        if kind == "binary":
+            # The exact reference at full size: the binomial test of the discordant pairs.
+            wins, m = int((d > 0).sum()), int((d != 0).sum())
+            result["binomtest"] = float(stats.binomtest(wins, m, 0.5).pvalue)
+            result["full"] = sign_flip_test(d, n_resamples=resamples).p_value
         print(json.dumps(result))
         return
     else:
@@ -187,10 +208,12 @@ def child(what: str, kind: str, n: int, resamples: int, repeats: int, trace: boo
         if what == "sign_flip":
             result["p_value"] = out.p_value
             result["n_nonzero"] = out.n_nonzero
+            result["method"] = out.method
         elif what == "compare":
             (row,) = out.metrics.values()
             result["p_value"] = row.p_value
             result["ci"] = [row.ci_low, row.ci_high]
+            result["method"] = row.method
         else:
             result["p_value"] = float(out.pvalue)
     print(json.dumps(result))
@@ -265,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
             row = rows[what]
             label = "sign_flip_test" if what == "sign_flip" else "compare_items"
             extra = f", n_nonzero {row['n_nonzero']:,}" if "n_nonzero" in row else ""
+            extra += f", {row['method']}"
             print(
                 f"{label:<16} {row['seconds_min']:8.3f} s min {row['seconds_median']:8.3f} s "
                 f"median | traced peak {_mib(traced['traced_peak_bytes'])} | RSS growth "
@@ -290,13 +314,26 @@ def main(argv: list[str] | None = None) -> int:
         # twice a one-sided share, sqrt(4 (p/2) (1 - p/2) / B) = sqrt(p (2 - p) / B).
         p_ref, b = exact["normal_p"], args.resamples
         p_ours = rows["sign_flip"]["p_value"]
-        line = f"  Monte Carlo p vs normal approximation {p_ref:.6f}: ours {p_ours:.6f} "
-        line += f"({(p_ours - p_ref) / max(p_ref * (1 - p_ref) / b, 1e-12) ** 0.5:+.1f} SE)"
+        if rows["sign_flip"]["method"] == "monte-carlo":
+            line = f"  Monte Carlo p vs normal approximation {p_ref:.6f}: ours {p_ours:.6f} "
+            line += f"({(p_ours - p_ref) / max(p_ref * (1 - p_ref) / b, 1e-12) ** 0.5:+.1f} SE)"
+        else:
+            line = f"  exact p vs normal approximation {p_ref:.6g}: ours {p_ours:.6g} "
+            line += f"(relative {(p_ours - p_ref) / p_ref:+.1%}, the approximation's error)"
         if "scipy" in rows:
             p_theirs = rows["scipy"]["p_value"]
             se_theirs = max(p_ref * (2 - p_ref) / b, 1e-12) ** 0.5
             line += f", scipy {p_theirs:.6f} ({(p_theirs - p_ref) / se_theirs:+.1f} SE)"
         print(line)
+        if "binomtest" in exact:
+            relative = abs(exact["full"] - exact["binomtest"]) / exact["binomtest"]
+            close = relative <= 1e-9
+            failed |= not close
+            print(
+                f"  exact p, all {args.items:,} items: ours {exact['full']!r}, "
+                f"scipy.stats.binomtest {exact['binomtest']!r}: relative difference "
+                f"{relative:.1e} {'PASS' if close else 'FAIL'} (<= 1e-9)"
+            )
         same = exact["ours"] == exact["scipy"] and exact["exact"]
         failed |= not same
         print(

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from kagreport.evaluation import _compare
+from kagreport.evaluation import _signflip
 from kagreport.evaluation._compare import (
     EvaluationComparison,
     MetricComparison,
@@ -76,13 +76,30 @@ def test_darwin_in_eighths_gives_the_same_p() -> None:
     assert result.statistic == 314 / 15
 
 
-def test_darwin_with_too_small_a_budget_is_monte_carlo() -> None:
+def test_darwin_with_too_small_a_budget_is_exact_on_its_lattice() -> None:
+    # Darwin's differences are multiples of 1/8 inch: below the enumeration budget the
+    # null distribution is convolved on that lattice, and the p-value is still Fisher's.
     d = np.subtract(DARWIN_CROSS, DARWIN_SELF)
     result = sign_flip_test(d, n_resamples=2**15 - 1, seed=1)
-    assert result.exact is False
-    assert result.n_resamples == 2**15 - 1
-    se = math.sqrt(float(DARWIN_P) * (1 - float(DARWIN_P)) / result.n_resamples)
-    assert abs(result.p_value - float(DARWIN_P)) < 4 * se
+    assert (result.p_value, result.exact, result.method) == (
+        float(DARWIN_P), True, "exact-lattice",
+    )  # fmt: skip
+    assert (result.n_resamples, result.n_nonzero) == (0, 15)
+    assert sign_flip_test(d, n_resamples=1).p_value == float(DARWIN_P)
+
+
+def test_off_lattice_small_budget_is_monte_carlo() -> None:
+    # Darwin's differences moved off the 1/8 lattice (by irrational amounts near 1e-3): no
+    # small lattice holds them, so below 2^15 resamples the p-value is Monte Carlo. The
+    # reference is scipy's full enumeration of the same 2^15 assignments.
+    d = np.subtract(DARWIN_CROSS, DARWIN_SELF) + np.sqrt(np.arange(2, 17)) * 1e-3
+    reference = stats.permutation_test(
+        (d,), np.mean, permutation_type="samples", n_resamples=np.inf, alternative="two-sided"
+    ).pvalue
+    result = sign_flip_test(d, n_resamples=2**15 - 1, seed=1)
+    assert (result.exact, result.method, result.n_resamples) == (False, "monte-carlo", 2**15 - 1)
+    se = math.sqrt(reference * (1 - reference) / result.n_resamples)
+    assert abs(result.p_value - reference) < 4 * se
 
 
 def test_mlxtend_seven_pairs() -> None:
@@ -131,10 +148,16 @@ def test_no_differences() -> None:
 
 
 def test_exact_budget_boundary() -> None:
-    # m = 4 -> 16 assignments: exact at n_resamples 16, Monte Carlo at 15.
+    # m = 4 -> 16 assignments: enumerated at n_resamples 16; at 15 the integers are their
+    # own lattice (exact all the same), while off-lattice values go Monte Carlo.
     d = [1.0, 2.0, 3.0, 4.0]  # sums 10 and -10 only reach |S| >= 10 -> 2/16
     assert sign_flip_test(d, n_resamples=16).p_value == 0.125
-    assert sign_flip_test(d, n_resamples=15).exact is False
+    assert sign_flip_test(d, n_resamples=16).method == "exact-enumeration"
+    assert sign_flip_test(d, n_resamples=15).p_value == 0.125
+    assert sign_flip_test(d, n_resamples=15).method == "exact-lattice"
+    off = [1.0, 2.0, 3.0, 4.0 + math.sqrt(2) / 100]
+    assert sign_flip_test(off, n_resamples=16).exact is True
+    assert sign_flip_test(off, n_resamples=15).method == "monte-carlo"
 
 
 # --- sign_flip_test against independent implementations -------------------------------------------
@@ -150,20 +173,18 @@ def test_exact_binary_equals_exact_mcnemar(m: int) -> None:
         assert sign_flip_test(d, n_resamples=2**13).p_value == stats.binomtest(b, m, 0.5).pvalue
 
 
-def test_monte_carlo_binary_within_three_standard_errors_of_mcnemar() -> None:
+def test_binary_beyond_the_budget_is_exact_mcnemar() -> None:
     # 300 items of 0/1 correctness, 40 discordant: 27 only the candidate got right, 13 only the
-    # baseline. 2^40 > 20000, so this is the Monte Carlo path.
+    # baseline. 2^40 > 20000 assignments, but the differences lie on the lattice {-1, 0, 1}: the
+    # p-value is the exact binomial one, as scipy computes it, not a Monte Carlo estimate.
     rng = np.random.default_rng(7)
     candidate = np.array([1] * 27 + [0] * 13 + [1] * 150 + [0] * 110, dtype=float)
     baseline = np.array([0] * 27 + [1] * 13 + [1] * 150 + [0] * 110, dtype=float)
     order = rng.permutation(300)
     result = sign_flip_test(candidate[order] - baseline[order], n_resamples=20000, seed=3)
-    reference = stats.binomtest(27, 40, 0.5).pvalue
-    assert result.exact is False
-    assert result.n_nonzero == 40
-    se = math.sqrt(reference * (1 - reference) / 20000)
-    # (hits + 1) / (n + 1) may add up to 1 / (n + 1) to the plain share.
-    assert abs(result.p_value - reference) <= 3 * se + 1 / 20001
+    assert (result.exact, result.method, result.n_nonzero) == (True, "exact-lattice", 40)
+    # m = 40 <= 62: integer subset counts, so the fraction itself, correctly rounded.
+    assert result.p_value == stats.binomtest(27, 40, 0.5).pvalue
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -214,11 +235,17 @@ def test_monte_carlo_is_deterministic_by_seed() -> None:
 
 
 def test_add_one_correction() -> None:
-    # 40 equal differences: only the two all-equal assignments (chance 2^-39 each) reach the
-    # observed |sum|, so no random assignment hits and p = (0 + 1) / (1000 + 1).
-    result = sign_flip_test([0.5] * 40, n_resamples=1000, seed=0)
+    # 40 distinct positive differences, off any small lattice: only the two all-equal
+    # assignments (chance 2^-40 each) reach the observed |sum|, so no random assignment hits
+    # and p = (0 + 1) / (1000 + 1).
+    d = 0.5 + np.sqrt(np.arange(2, 42)) * 1e-3
+    result = sign_flip_test(d, n_resamples=1000, seed=0)
     assert result.p_value == 1 / 1001
     assert (result.exact, result.n_resamples, result.n_nonzero) == (False, 1000, 40)
+    assert result.method == "monte-carlo"
+    # 40 equal differences are a lattice (one step): exactly 2 of 2^40 assignments.
+    equal = sign_flip_test([0.5] * 40, n_resamples=1000, seed=0)
+    assert (equal.p_value, equal.method) == (2 / 2**40, "exact-lattice")
 
 
 def test_monte_carlo_symmetric_under_negation() -> None:
@@ -229,8 +256,8 @@ def test_monte_carlo_symmetric_under_negation() -> None:
 def test_exact_does_not_depend_on_block_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
     d = np.random.default_rng(2).normal(0.4, 1.0, size=13)
     expected = sign_flip_test(d, n_resamples=2**13)
-    monkeypatch.setattr(_compare, "_MAX_COLUMNS", 100)  # 82 chunks of assignments
-    monkeypatch.setattr(_compare, "_SIGN_BLOCK_BYTES", 150)  # one group per block
+    monkeypatch.setattr(_signflip, "_MAX_COLUMNS", 100)  # 82 chunks of assignments
+    monkeypatch.setattr(_signflip, "_SIGN_BLOCK_BYTES", 150)  # one group per block
     assert sign_flip_test(d, n_resamples=2**13) == expected
 
 
@@ -351,7 +378,7 @@ def test_bootstrap_matches_plain_resampler(d: np.ndarray) -> None:
 
 def test_bootstrap_chunked_index_path(monkeypatch: pytest.MonkeyPatch) -> None:
     d = np.random.default_rng(5).normal(0.1, 1.0, size=100)
-    monkeypatch.setattr(_compare, "_BOOTSTRAP_BLOCK_BYTES", 16 * 100 * 7)  # 7 resamples a block
+    monkeypatch.setattr(_signflip, "_BOOTSTRAP_BLOCK_BYTES", 16 * 100 * 7)  # 7 resamples a block
     low, high = bootstrap_mean_interval(d, n_resamples=20000, seed=3)
     ref_low, ref_high = _reference_bootstrap(d, 20000, seed=4)
     se = d.std() / math.sqrt(d.size)
@@ -506,8 +533,10 @@ def test_compare_items_hand_worked() -> None:
     assert result.settings == {
         "n_resamples": 10000, "seed": 0, "confidence": 0.95, "tolerance": 1e-12,
         "test": "paired sign-flip, two-sided", "interval": "percentile bootstrap",
-        "adjustment": "holm",
+        "adjustment": "holm", "dust": 1e-12,
     }  # fmt: skip
+    assert result.family == ("correct", "f1")
+    assert (correct.method, f1.method) == ("exact-enumeration", "exact-enumeration")
     assert (correct.ci_low, correct.ci_high) == bootstrap_mean_interval([1, 0, 1, 0, 1], seed=0)
 
 
@@ -656,10 +685,18 @@ def test_retrieval_items_and_significant() -> None:
     candidate = FakeEvaluation(items([1.0] * 30 + [0.0] * 70))
     baseline = FakeEvaluation(items([0.0] * 30 + [0.0] * 70))
     result = compare_items(candidate, baseline, kind="retrieval", n_resamples=2000)
-    # 30 discordant, all one way: Monte Carlo p = 1 / 2001 (no hit has chance 2^-29).
-    assert result.metrics["mrr"].p_value == 1 / 2001
-    assert result.metrics["mrr"].p_value_holm == 2 / 2001
-    assert result.significant() == ("hit@1", "mrr")
+    # 30 discordant, all one way: exactly 2 of the 2^30 assignments reach |S| = 30.
+    assert result.metrics["mrr"].p_value == 2 / 2**30
+    assert result.metrics["mrr"].method == "exact-lattice"
+    # Retrieval's default family is mrr alone: no adjustment, hit@1 reported but not tested.
+    assert result.family == ("mrr",)
+    assert result.metrics["mrr"].p_value_holm == 2 / 2**30
+    assert math.isnan(result.metrics["hit@1"].p_value_holm)
+    assert result.significant() == ("mrr",)
+    both = compare_items(candidate, baseline, kind="retrieval", metrics=["hit@1", "mrr"])
+    assert both.family == ("hit@1", "mrr")
+    assert both.metrics["mrr"].p_value_holm == 4 / 2**30
+    assert both.significant() == ("hit@1", "mrr")
     rows = result.to_rows()
     assert [r["metric"] for r in rows] == ["hit@1", "mrr"]
     assert rows[0]["candidate"] == "candidate"
@@ -725,7 +762,8 @@ def test_json_and_jsonl_have_no_nan_tokens() -> None:
     never = next(row for row in document["metrics"] if row["metric"] == "never")
     assert never["p_value"] is None
     assert document["schema"] == "kagreport.EvaluationComparison"
-    assert document["schema_version"] == 1
+    assert document["schema_version"] == 2
+    assert document["family"] == ["correct"]  # "never" has no pair: nothing to test
     lines = comparison.dumps("jsonl").splitlines()
     assert len(lines) == 3  # header + one row per metric
     rows = [json.loads(line, parse_constant=_no_constants) for line in lines]
@@ -748,8 +786,8 @@ def test_from_dict_refuses_other_schemas() -> None:
     document = _comparison_with_nan().to_dict()
     with pytest.raises(ValueError, match=r"not a kagreport\.EvaluationComparison document"):
         EvaluationComparison.from_dict({**document, "schema": "kagreport.AnswerEvaluation"})
-    with pytest.raises(ValueError, match="schema version 2 is not supported"):
-        EvaluationComparison.from_dict({**document, "schema_version": 2})
+    with pytest.raises(ValueError, match="schema version 3 is not supported"):
+        EvaluationComparison.from_dict({**document, "schema_version": 3})
     with pytest.raises(ValueError, match="malformed"):
         EvaluationComparison.from_dict({k: v for k, v in document.items() if k != "metrics"})
     with pytest.raises(ValueError, match="not a metric comparison row"):

@@ -436,6 +436,9 @@ def test_comparisons_are_holm_adjusted_across_the_run(site: Path) -> None:
     for pair, p_holm in zip(pairs, adjusted, strict=True):
         meta = documents[pair]["metadata"]
         assert meta["comparisons_in_run"] == len(pairs)
+        # The family adjusted over is named: every comparison of the run.
+        assert sorted(meta["holm_family"]) == sorted(f"{c} vs {b}" for c, b in pairs)
+        assert documents[pair]["metrics"][0]["method"] in ("exact-lattice", "exact-enumeration")
         assert meta["p_value_holm_across_run"] == pytest.approx(p_holm, rel=1e-12)
         assert any(v == pytest.approx(p_holm, rel=1e-12) for v in shown)
 
@@ -447,13 +450,15 @@ def test_comparisons_match_the_item_level_api(site: Path) -> None:
     example = mmlu_pro_philosophy()
     report = grade(example.datasets, example.results)
     documents = _example_comparisons(site)
-    checked = 0
+    checked = differing = 0
     for (candidate, baseline), document in documents.items():
         mine = evaluation_from_stats(report, candidate, answers=False)
         theirs = evaluation_from_stats(report, baseline, answers=False)
-        if len(mine.items) != len(theirs.items):
-            continue
-        expected = mine.compare(theirs, n_resamples=10_000, seed=0).to_dict()
+        # Pairs whose items differ too (deepseek-coder-v2 misses 8): the site pairs the
+        # shared items in key order, compare(shared_only=True) in the candidate's order;
+        # the results depend on the set of pairs only, so they agree to the last digit.
+        differing += len(mine.items) != len(theirs.items)
+        expected = mine.compare(theirs, n_resamples=10_000, seed=0, shared_only=True).to_dict()
         # Everything but the Holm adjustment, which the site makes across the run.
         [row], [wanted] = document["metrics"], expected["metrics"]
         assert row.pop("p_value_holm") == document["metadata"]["p_value_holm_across_run"]
@@ -462,6 +467,7 @@ def test_comparisons_match_the_item_level_api(site: Path) -> None:
         assert document["n_items"] == expected["n_items"]
         checked += 1
     assert checked >= 3
+    assert differing >= 1
 
 
 def test_index_is_small(site: Path) -> None:

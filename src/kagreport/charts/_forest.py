@@ -33,7 +33,8 @@ def forest_data(
     Columns: metric, mean_difference, ci_low, ci_high (candidate - baseline, in the metric's
     unit), p_value, p_value_holm, n_pairs, candidate_mean, baseline_mean (NaN where absent),
     significant (Holm-adjusted p below ``alpha``; never for NaN), status (its legend label),
-    defined (the difference is a number).
+    defined (the difference is a number), test (how the p-value was computed: "exact
+    (enumeration)", "exact (lattice)", "Monte Carlo, N resamples"; "-" where unknown).
 
     Raises
     ------
@@ -78,7 +79,33 @@ def forest_data(
             "significant": significant,
             "status": np.where(significant, labels[0], labels[1]),
             "defined": np.isfinite(difference),
+            "test": _tests(frame),
         }
+    )
+
+
+def _tests(frame: pd.DataFrame) -> Any:
+    """The ``test`` column: :func:`~kagreport.evaluation._text.method_label` per row."""
+    from types import SimpleNamespace
+
+    from kagreport.evaluation._text import method_label
+
+    if "method" not in frame.columns or "exact" not in frame.columns:
+        return np.full(len(frame), "-", dtype=object)
+    return np.array(
+        [
+            method_label(
+                SimpleNamespace(
+                    method=r.get("method") or "",
+                    exact=bool(r.get("exact")),
+                    n_resamples=r.get("n_resamples", 0),
+                )
+            )
+            if isinstance(r.get("method"), str) and r.get("method")
+            else "-"
+            for r in frame.to_dict("records")
+        ],
+        dtype=object,
     )
 
 
@@ -144,6 +171,7 @@ def forest_plot(
         alt.Tooltip("baseline_mean:Q", title="Baseline mean", format=number),
         alt.Tooltip("p_value:Q", title="p", format=".3~g"),
         alt.Tooltip("p_value_holm:Q", title="p (Holm)", format=".3~g"),
+        alt.Tooltip("test:N", title="Test"),
         alt.Tooltip("n_pairs:Q", title="Pairs", format="d"),
     ]
     base = alt.Chart(inline_data(data))

@@ -58,6 +58,13 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
         help="compare on the items both reports hold (others are left out and counted); "
         "by default reports whose items differ are refused",
     )
+    compare.add_argument(
+        "--metrics",
+        metavar="NAME[,NAME...]",
+        help="the metrics under test, Holm-adjusted together (default: for answers every "
+        "metric but those of duplicate judges, for retrieval mrr); the others are shown "
+        "unadjusted",
+    )
     compare.add_argument("--format", choices=("text", "json"), default="text")
     compare.add_argument("-o", "--output", metavar="FILE", help="also write the comparison")
     compare.set_defaults(parser=compare)
@@ -265,6 +272,11 @@ def run_compare(args: argparse.Namespace, level: int) -> int:
         raise UsageError(f"--n-resamples must be between 1 and 10,000,000, not {args.n_resamples}")
     if args.seed < 0:
         raise UsageError(f"--seed must be >= 0, not {args.seed}")
+    metrics = None
+    if args.metrics is not None:
+        metrics = [name.strip() for name in args.metrics.split(",") if name.strip()]
+        if not metrics:
+            raise UsageError("--metrics names no metric (give NAME[,NAME...])")
     if args.output:
         check_output(args.output, inputs=[args.candidate, args.baseline])
     candidate = _read_report(args.candidate)
@@ -273,7 +285,11 @@ def run_compare(args: argparse.Namespace, level: int) -> int:
 
     try:
         comparison = candidate.compare(
-            baseline, n_resamples=args.n_resamples, seed=args.seed, shared_only=args.shared
+            baseline,
+            n_resamples=args.n_resamples,
+            seed=args.seed,
+            shared_only=args.shared,
+            metrics=metrics,
         )
     except DifferentItemsError as exc:
         raise KagreportError(
@@ -282,6 +298,8 @@ def run_compare(args: argparse.Namespace, level: int) -> int:
             "in the baseline); --shared compares the items both hold"
         ) from None
     except (TypeError, ValueError) as exc:
+        if str(exc).startswith("`metrics`"):
+            raise UsageError("--metrics" + str(exc).removeprefix("`metrics`")) from None
         raise KagreportError(
             f"cannot compare {args.candidate} with {args.baseline}: {exc}"
         ) from None

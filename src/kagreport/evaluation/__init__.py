@@ -24,6 +24,8 @@ from kagreport.evaluation._compare import (
     compare_items,
     compare_scores,
     holm_adjust,
+    paired_differences,
+    primary_metrics,
     sign_flip_test,
 )
 from kagreport.evaluation._evaluate import evaluate_answers, evaluate_retrieval, metric_name
@@ -83,8 +85,10 @@ __all__ = [
     "krippendorff_alpha",
     "metric_name",
     "normalize_answer",
+    "paired_differences",
     "pairwise_agreement",
     "parse_verdict",
+    "primary_metrics",
     "read_report",
     "retrieval_scores",
     "sign_flip_test",

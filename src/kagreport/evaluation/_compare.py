@@ -8,15 +8,18 @@ Holm's step-down procedure. The result is an :class:`EvaluationComparison`,
 serialisable like the evaluations themselves (ANSWER_EVALUATION_SPEC.md,
 "compare" and "EvaluationComparison").
 
-The building blocks are public too: :func:`sign_flip_test`,
-:func:`bootstrap_mean_interval` and :func:`holm_adjust`.
+The building blocks are public too (in :mod:`kagreport.evaluation._signflip`, re-exported
+here and from :mod:`kagreport.evaluation`): :func:`sign_flip_test`,
+:func:`bootstrap_mean_interval`, :func:`holm_adjust` and :func:`paired_differences`.
+Holm's family is the metrics under test (``metrics=``, default :func:`primary_metrics`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -31,6 +34,19 @@ from kagreport.evaluation._serialize import (
     loads_document,
     write_document,
 )
+from kagreport.evaluation._signflip import (
+    DUST,
+    METHODS,
+    TOLERANCE,
+    SignFlipResult,
+    _check_confidence,
+    _check_n_resamples,
+    _check_seed,
+    bootstrap_mean_interval,
+    holm_adjust,
+    paired_differences,
+    sign_flip_test,
+)
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -44,425 +60,16 @@ __all__ = [
     "compare_items",
     "compare_scores",
     "holm_adjust",
+    "paired_differences",
+    "primary_metrics",
     "sign_flip_test",
 ]
 
 SCHEMA = "kagreport.EvaluationComparison"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Versions :meth:`EvaluationComparison.from_dict` reads (1: before ``method`` and ``family``).
+READABLE_VERSIONS = (1, 2)
 KINDS = ("answers", "retrieval")
-
-#: Relative tie tolerance of the sign-flip test, as a fraction of sum(|d|).
-TOLERANCE = 1e-12
-
-# Memory bounds of the resampling loops (bytes of the largest temporary block).
-_SIGN_BLOCK_BYTES = 8 * 2**20
-_BOOTSTRAP_BLOCK_BYTES = 16 * 2**20
-# Resamples (columns) handled together; bounds the per-resample accumulators.
-_MAX_COLUMNS = 2**16
-# Above this many distinct values the bootstrap draws indices instead of counts.
-_MAX_DISTINCT_FOR_MULTINOMIAL = 64
-
-# Row b of _SIGNS holds the signs that byte b assigns to the 8 differences of a
-# group: bit j set -> difference j is negated. Byte 0 is the observed assignment.
-_BITS = (np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1
-
-
-# --------------------------------------------------------------------------------------
-# Sign-flip test
-# --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SignFlipResult:
-    """The result of :func:`sign_flip_test`.
-
-    Attributes
-    ----------
-    statistic : float
-        Mean of the differences over all pairs, zeros included (NaN when there are none).
-    p_value : float
-        Two-sided p-value in (0, 1]: the share of sign assignments whose mean is at
-        least as far from 0 as the observed one (Monte Carlo: ``(hits + 1) / (n + 1)``).
-    exact : bool
-        True when all ``2**n_nonzero`` assignments were enumerated.
-    n_resamples : int
-        Assignments evaluated: ``2**n_nonzero`` when exact, else the random ones drawn.
-    n_nonzero : int
-        Number of non-zero differences (m); zeros do not change the statistic under
-        any assignment, so only these are flipped.
-    """
-
-    statistic: float
-    p_value: float
-    exact: bool
-    n_resamples: int
-    n_nonzero: int
-
-
-def _as_differences(differences: npt.ArrayLike, name: str = "differences") -> np.ndarray[Any, Any]:
-    """Validate and normalise paired differences to a 1-D float64 array."""
-    try:
-        array = np.asarray(differences, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"`{name}` must be numbers: {exc}") from None
-    if array.ndim != 1:
-        raise ValueError(f"`{name}` must be one-dimensional, not of shape {array.shape}")
-    if not np.isfinite(array).all():
-        bad = "NaN" if np.isnan(array).any() else "an infinity"
-        raise ValueError(f"`{name}` contains {bad}; leave undefined pairs out")
-    return array
-
-
-def _check_n_resamples(n_resamples: int) -> int:
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
-        raise ValueError(f"`n_resamples` must be a positive integer, not {n_resamples!r}")
-    if not 1 <= n_resamples < 2**62:
-        raise ValueError(f"`n_resamples` must be in [1, 2**62), not {n_resamples!r}")
-    return int(n_resamples)
-
-
-def _check_seed(seed: int) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"`seed` must be a non-negative integer, not {seed!r}")
-    return int(seed)
-
-
-def _sign_flip_test_iv(
-    differences: npt.ArrayLike, n_resamples: int, seed: int
-) -> tuple[np.ndarray[Any, Any], int, int]:
-    return _as_differences(differences), _check_n_resamples(n_resamples), _check_seed(seed)
-
-
-def _group_tables(groups: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """The 256 signed sums of each group of 8 differences.
-
-    ``groups`` has shape (k, 8); the result has shape (k, 256), entry [g, b] being
-    sum_j s_j x[g, j] with s_j = -1 where bit j of b is set, else +1. Every entry
-    is summed in the same order (j = 0..7, from 0.0), so entry 255 - b is exactly
-    minus entry b and entry 0 is exactly :func:`_group_sums`.
-    """
-    table = np.zeros((groups.shape[0], 1))
-    for j in range(8):
-        column = groups[:, j : j + 1]
-        # New bit j: the lower half keeps +x_j (bit clear), the upper half gets -x_j.
-        table = np.concatenate((table + column, table - column), axis=1)
-    return table
-
-
-def _group_sums(groups: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """Column 0 of :func:`_group_tables` (the observed signs), with the same roundings."""
-    sums = np.zeros(groups.shape[0])
-    for j in range(8):
-        sums = sums + groups[:, j]
-    return sums
-
-
-def _pad_to_groups(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    n_groups = -(-x.size // 8)
-    padded = np.zeros(n_groups * 8)
-    padded[: x.size] = x  # zero padding: its sign never matters
-    return padded.reshape(n_groups, 8)
-
-
-def _signed_sums(
-    groups: np.ndarray[Any, Any], byte_rows: Iterator[np.ndarray[Any, Any]], n_columns: int
-) -> np.ndarray[Any, Any]:
-    """Sum of the signed differences for ``n_columns`` sign assignments.
-
-    ``byte_rows`` yields blocks of shape (k, n_columns), uint8, for consecutive
-    groups (rows) until all groups are covered; column c of the stacked blocks is
-    one assignment (8 signs per byte). The sum is accumulated group by group in
-    order 0, 1, ... for every column, exactly as :func:`_observed_sum` does, so
-    the identity assignment reproduces the observed sum bit for bit.
-    """
-    total = np.zeros(n_columns)
-    start = 0
-    for block in byte_rows:
-        tables = _group_tables(groups[start : start + block.shape[0]])
-        for row in range(block.shape[0]):
-            total += tables[row].take(block[row])
-        start += block.shape[0]
-    return total
-
-
-def _observed_sum(groups: np.ndarray[Any, Any]) -> float:
-    # Sequential (cumulative) sum over groups: the same additions, in the same
-    # order, as _signed_sums performs for the all-zero byte pattern.
-    sums = _group_sums(groups)
-    return float(np.cumsum(sums)[-1]) if sums.size else 0.0
-
-
-def _rows_per_block(n_columns: int) -> int:
-    return max(1, _SIGN_BLOCK_BYTES // n_columns)
-
-
-def _random_bytes(
-    rng: np.random.Generator, n_groups: int, n_columns: int
-) -> Iterator[np.ndarray[Any, Any]]:
-    rows = _rows_per_block(n_columns)
-    for start in range(0, n_groups, rows):
-        k = min(rows, n_groups - start)
-        # Raw 64-bit outputs, read as little-endian bytes on every platform: several times
-        # faster than Generator.bytes, and each bit is a fair coin all the same.
-        words = rng.bit_generator.random_raw(-(-k * n_columns // 8))
-        raw = np.asarray(words, dtype="<u8").view(np.uint8)[: k * n_columns]
-        yield raw.reshape(k, n_columns)
-
-
-def _pattern_bytes(first: int, n_columns: int, n_groups: int) -> Iterator[np.ndarray[Any, Any]]:
-    # Assignment number p (0 <= p < 2**m) flips difference i when bit i of p is set;
-    # group g's byte is bits 8g..8g+7. Pattern 0 is the observed assignment.
-    patterns = np.arange(first, first + n_columns, dtype=np.uint64)
-    rows = _rows_per_block(n_columns)
-    for start in range(0, n_groups, rows):
-        k = min(rows, n_groups - start)
-        shifts = (8 * np.arange(start, start + k, dtype=np.uint64))[:, None]
-        yield ((patterns[None, :] >> shifts) & np.uint64(255)).astype(np.uint8)
-
-
-def sign_flip_test(
-    differences: npt.ArrayLike, *, n_resamples: int = 10000, seed: int = 0
-) -> SignFlipResult:
-    """Two-sided paired sign-flip (randomisation) test that the mean difference is 0.
-
-    Under the null hypothesis each paired difference is as likely to have either
-    sign, so every assignment of signs to the differences is equally likely
-    (Fisher 1935, s. 21). The p-value is the share of assignments whose mean is at
-    least as far from zero as the observed mean.
-
-    Parameters
-    ----------
-    differences : array_like, shape (n,)
-        Paired differences d_i = candidate_i - baseline_i, finite, in the metric's units.
-    n_resamples : int, default 10000
-        Budget of sign assignments. All ``2**m`` are enumerated when ``2**m <=
-        n_resamples`` (m = non-zero differences), else ``n_resamples`` random ones
-        are drawn.
-    seed : int, default 0
-        Seed of ``numpy.random.default_rng`` for the random assignments.
-
-    Returns
-    -------
-    SignFlipResult
-        ``statistic`` = mean(d) over all n pairs, ``p_value``, ``exact``,
-        ``n_resamples`` (assignments evaluated), ``n_nonzero`` (m). With no
-        differences the statistic is NaN; with m = 0 the p-value is 1.0.
-
-    Raises
-    ------
-    ValueError
-        If ``differences`` is not one-dimensional or holds NaN or an infinity, or
-        if ``n_resamples`` or ``seed`` is not a valid integer.
-
-    Notes
-    -----
-    Zeros keep their value under any sign, so only the m non-zero differences
-    x_1..x_m are flipped, and since n is the same for every assignment the test
-    compares sums S = sum_i s_i x_i instead of means. An assignment counts as a
-    hit when |S*| >= |S_obs| - 1e-12 * sum_i |x_i|. The tolerance is there
-    because sums that are equal in exact arithmetic (0.1 + 0.2 against 0.3, or
-    two assignments that reach the same value through different terms) differ
-    by a few units in the last place once rounded; without it, such ties would be
-    counted or not at random. Genuinely distinct sums closer than the tolerance
-    are counted as ties too, which errs on the conservative side.
-
-    Exact: p = hits / 2**m, the observed assignment among them (Fisher 1935).
-    Monte Carlo: p = (hits + 1) / (n_resamples + 1), counting the observed
-    assignment once, which keeps the test valid and p > 0 (Phipson & Smyth 2010).
-
-    Computation: the differences are split into groups of 8 (zero-padded) and
-    the 256 signed sums of each group are tabulated; an assignment is then one
-    random byte per group and its sum is one table look-up per group. For
-    n = 100,000 and 10,000 resamples that is 1.25e8 look-ups instead of 1e9
-    multiply-adds. The random bytes come in blocks of at most 8 MiB (two alive
-    at a time) with the tables of one block (2 KiB per group), so the working
-    memory stays near 20 MiB whatever n and ``n_resamples`` are, beyond a few
-    copies of the differences and 8 bytes per resample in chunks of 65,536.
-    The observed sum goes through the same additions in the same order as every
-    assignment, so the observed assignment always counts as a hit. The random
-    bytes are the generator's raw 64-bit outputs read as little-endian bytes
-    (``default_rng(seed).bit_generator.random_raw``); they depend only on
-    ``seed``, m and ``n_resamples``, so results repeat across runs and platforms.
-
-    References
-    ----------
-    .. [1] R. A. Fisher (1935), *The Design of Experiments*, s. 21 (Darwin's
-       Zea mays data: 1726 of 32768 assignments, two-sided).
-    .. [2] M. D. Ernst (2004), "Permutation methods: a basis for exact
-       inference", *Statistical Science* 19(4), 676-685.
-    .. [3] B. Phipson and G. K. Smyth (2010), "Permutation p-values should never
-       be zero", *Statistical Applications in Genetics and Molecular Biology*
-       9(1), article 39.
-
-    Examples
-    --------
-    >>> sign_flip_test([1.0, 2.0, 3.0]).p_value  # only +++ and --- reach |S| >= 6
-    0.25
-    """
-    d, n_resamples, seed = _sign_flip_test_iv(differences, n_resamples, seed)
-    statistic = float(d.mean()) if d.size else math.nan
-    x = d[d != 0.0]
-    m = int(x.size)
-    if m == 0:
-        return SignFlipResult(statistic, 1.0, exact=True, n_resamples=1, n_nonzero=0)
-
-    groups = _pad_to_groups(x)
-    n_groups = groups.shape[0]
-    threshold = abs(_observed_sum(groups)) - TOLERANCE * float(np.abs(x).sum())
-
-    if m < 63 and 2**m <= n_resamples:
-        total = 2**m
-        hits = 0
-        for first in range(0, total, _MAX_COLUMNS):
-            n_columns = min(_MAX_COLUMNS, total - first)
-            sums = _signed_sums(groups, _pattern_bytes(first, n_columns, n_groups), n_columns)
-            hits += int(np.count_nonzero(np.abs(sums) >= threshold))
-        return SignFlipResult(statistic, hits / total, exact=True, n_resamples=total, n_nonzero=m)
-
-    rng = np.random.default_rng(seed)
-    hits = 0
-    for first in range(0, n_resamples, _MAX_COLUMNS):
-        n_columns = min(_MAX_COLUMNS, n_resamples - first)
-        sums = _signed_sums(groups, _random_bytes(rng, n_groups, n_columns), n_columns)
-        hits += int(np.count_nonzero(np.abs(sums) >= threshold))
-    p_value = (hits + 1) / (n_resamples + 1)
-    return SignFlipResult(statistic, p_value, exact=False, n_resamples=n_resamples, n_nonzero=m)
-
-
-# --------------------------------------------------------------------------------------
-# Bootstrap interval
-# --------------------------------------------------------------------------------------
-
-
-def bootstrap_mean_interval(
-    differences: npt.ArrayLike,
-    *,
-    n_resamples: int = 10000,
-    seed: int = 0,
-    confidence: float = 0.95,
-) -> tuple[float, float]:
-    """Percentile bootstrap confidence interval of the mean paired difference.
-
-    Parameters
-    ----------
-    differences : array_like, shape (n,)
-        Paired differences, finite, in the metric's units.
-    n_resamples : int, default 10000
-        Bootstrap resamples (each of n pairs drawn with replacement).
-    seed : int, default 0
-        Seed of ``numpy.random.default_rng``.
-    confidence : float, default 0.95
-        Coverage of the interval, in (0, 1).
-
-    Returns
-    -------
-    (low, high) : tuple of float
-        The ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the
-        resampled means (numpy's default linear interpolation), in the metric's
-        units; ``(nan, nan)`` when there are no differences.
-
-    Raises
-    ------
-    ValueError
-        If ``differences`` is not one-dimensional or holds NaN or an infinity, or
-        if ``n_resamples``, ``seed`` or ``confidence`` is out of range.
-
-    Notes
-    -----
-    The percentile interval of Efron and Tibshirani (1993, ch. 13). Resampling n
-    pairs with replacement is the same as drawing the counts of each distinct
-    value from Multinomial(n, counts / n); when there are at most 64 distinct
-    values (0/1 correctness gives at most 3 differences: -1, 0, 1), the counts
-    are drawn directly, which costs O(distinct values) per resample instead of
-    O(n). Otherwise indices are drawn, in blocks of about 16 MiB.
-
-    References
-    ----------
-    .. [1] B. Efron and R. J. Tibshirani (1993), *An Introduction to the
-       Bootstrap*, Chapman & Hall, ch. 13.
-    """
-    d = _as_differences(differences)
-    n_resamples = _check_n_resamples(n_resamples)
-    seed = _check_seed(seed)
-    _check_confidence(confidence)
-    if d.size == 0:
-        return (math.nan, math.nan)
-    n = d.size
-    rng = np.random.default_rng(seed)
-    means = np.empty(n_resamples)
-    values, counts = np.unique(d, return_counts=True)
-    if values.size <= _MAX_DISTINCT_FOR_MULTINOMIAL:
-        probabilities = counts / n
-        for first in range(0, n_resamples, _MAX_COLUMNS):
-            size = min(_MAX_COLUMNS, n_resamples - first)
-            drawn = rng.multinomial(n, probabilities, size=size)  # (size, distinct values)
-            means[first : first + size] = drawn @ values / n
-    else:
-        # int64 indices plus float64 values: 16 bytes per drawn pair.
-        per_block = max(1, _BOOTSTRAP_BLOCK_BYTES // (16 * n))
-        looked_up = np.empty((min(per_block, n_resamples), n))
-        for first in range(0, n_resamples, per_block):
-            size = min(per_block, n_resamples - first)
-            indices = rng.integers(0, n, size=(size, n))
-            out = looked_up[:size]
-            np.take(d, indices, out=out, mode="clip")  # indices < n: "clip" never clips
-            means[first : first + size] = out.sum(axis=1) / n
-    alpha = 1.0 - float(confidence)
-    low, high = np.quantile(means, [alpha / 2, 1.0 - alpha / 2])
-    return (float(low), float(high))
-
-
-# --------------------------------------------------------------------------------------
-# Holm
-# --------------------------------------------------------------------------------------
-
-
-def holm_adjust(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment of p-values for multiple comparisons.
-
-    Parameters
-    ----------
-    p_values : sequence of float, length k
-        Unadjusted p-values in [0, 1]; NaN entries (tests not run) are passed
-        through as NaN and are not counted among the tests.
-
-    Returns
-    -------
-    list of float, length k
-        Adjusted p-values in the input order: with the t defined p-values sorted
-        ascending, p_(i) -> max_{j <= i} min(1, (t - j + 1) p_(j)). Monotone in the
-        unadjusted p-values and capped at 1. Rejecting where the adjusted value is
-        below alpha controls the family-wise error rate at alpha.
-
-    Raises
-    ------
-    ValueError
-        If a p-value is outside [0, 1].
-
-    References
-    ----------
-    .. [1] S. Holm (1979), "A simple sequentially rejective multiple test
-       procedure", *Scandinavian Journal of Statistics* 6(2), 65-70.
-
-    Examples
-    --------
-    >>> [round(p, 12) for p in holm_adjust([0.01, 0.04, 0.03])]
-    [0.03, 0.06, 0.06]
-    """
-    p = np.asarray([float(v) for v in p_values], dtype=np.float64)
-    defined = ~np.isnan(p)
-    if ((p[defined] < 0.0) | (p[defined] > 1.0)).any():
-        raise ValueError(f"`p_values` must lie in [0, 1] (or be NaN), not {list(p_values)!r}")
-    adjusted = np.full(p.shape, math.nan)
-    positions = np.flatnonzero(defined)
-    t = positions.size
-    if t:
-        order = np.argsort(p[positions], kind="stable")
-        ranked = p[positions][order]
-        stepped = np.minimum(1.0, np.maximum.accumulate((t - np.arange(t)) * ranked))
-        adjusted[positions[order]] = stepped
-    return [float(v) for v in adjusted]
-
 
 # --------------------------------------------------------------------------------------
 # Result objects
@@ -481,6 +88,11 @@ def _float_or_nan(value: Any) -> float:
 
 def _canonical_float(value: float) -> float | None:
     return None if math.isnan(value) else value
+
+
+def _method_of(exact: bool) -> str:
+    # Version-1 documents: exact meant enumerated, the only exact method then.
+    return "exact-enumeration" if exact else "monte-carlo"
 
 
 @dataclass(frozen=True, eq=False)
@@ -505,13 +117,25 @@ class MetricComparison:
     p_value : float
         Two-sided sign-flip p-value (NaN when ``n_pairs`` is 0).
     p_value_holm : float
-        ``p_value`` adjusted by Holm across the metrics of the comparison.
+        ``p_value`` adjusted by Holm across the comparison's ``family`` (the metrics under
+        test); NaN for a metric outside the family (reported, not tested).
     exact : bool
-        Whether the p-value enumerated every sign assignment.
+        Whether the p-value is exact (``method`` is not ``"monte-carlo"``).
     n_resamples : int
-        Sign assignments evaluated (``2**n_nonzero`` when exact; 0 when ``n_pairs`` is 0).
+        Sign assignments evaluated one by one: ``2**n_nonzero`` for
+        ``"exact-enumeration"``, those drawn for ``"monte-carlo"``, 0 for
+        ``"exact-lattice"`` and when ``n_pairs`` is 0.
     n_nonzero : int
         Pairs with a non-zero difference (the only ones the test flips).
+    method : str
+        How the p-value was computed (:func:`sign_flip_test`): ``"exact-enumeration"``,
+        ``"exact-lattice"``, ``"monte-carlo"``, or ``"none"`` when ``n_pairs`` is 0.
+        Left empty, it is derived from ``exact`` as version-1 documents imply.
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown or disagrees with ``exact``.
     """
 
     metric: str
@@ -526,6 +150,19 @@ class MetricComparison:
     exact: bool
     n_resamples: int
     n_nonzero: int
+    method: str = ""
+
+    def __post_init__(self) -> None:
+        method = self.method
+        if method == "":
+            method = "none" if self.n_pairs == 0 else _method_of(self.exact)
+            object.__setattr__(self, "method", method)
+        if method not in (*METHODS, "none"):
+            raise ValueError(
+                f"`method` must be one of {', '.join((*METHODS, 'none'))}, not {method!r}"
+            )
+        if method != "none" and self.exact != (method != "monte-carlo"):
+            raise ValueError(f"`exact` is {self.exact} but `method` is {method!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """A flat mapping of the fields, in declaration order (NaN kept as NaN)."""
@@ -563,6 +200,7 @@ class MetricComparison:
                 exact=_boolean(data["exact"], "exact"),
                 n_resamples=int(data["n_resamples"]),
                 n_nonzero=int(data["n_nonzero"]),
+                method=str(data.get("method") or ""),
             )
         except KeyError as exc:
             raise ValueError(f"not a metric comparison row: it lacks {exc}") from None
@@ -611,17 +249,23 @@ class EvaluationComparison:
         test, interval and adjustment used.
     metadata : Mapping[str, Any]
         Free-form JSON-compatible description (default empty).
+    family : tuple of str
+        The metrics under test, in sorted order: the hypotheses Holm's adjustment runs
+        over (``p_value_holm``); the other metrics are reported with their unadjusted
+        p-values only. Default (None): the metrics with a ``p_value_holm``.
 
     Raises
     ------
     ValueError
-        If ``kind`` is not one of the two kinds, or a key of ``metrics`` differs
-        from its comparison's ``metric``.
+        If ``kind`` is not one of the two kinds, a key of ``metrics`` differs
+        from its comparison's ``metric``, or ``family`` names a metric not in ``metrics``.
 
     Notes
     -----
     Serialised documents carry ``"schema": "kagreport.EvaluationComparison"`` and
-    ``"schema_version": 1``; ``metrics`` is written as a list of flat rows. JSON
+    ``"schema_version": 2`` (version 1, without ``family`` and the rows' ``method``,
+    still reads: the family is then every metric with a Holm p-value, the method
+    follows from ``exact``); ``metrics`` is written as a list of flat rows. JSON
     writes NaN as ``null``; TOML cannot hold null, so keys whose value is None
     (in ``metadata`` or a judge identity) are omitted there and read back absent.
     """
@@ -634,6 +278,7 @@ class EvaluationComparison:
     judge_mismatch: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     settings: Mapping[str, Any] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    family: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -642,6 +287,16 @@ class EvaluationComparison:
             if name != comparison.metric:
                 raise ValueError(f"metrics[{name!r}] holds metric {comparison.metric!r}")
         object.__setattr__(self, "metrics", {k: self.metrics[k] for k in sorted(self.metrics)})
+        if self.family is None:
+            family = [k for k, c in self.metrics.items() if not math.isnan(c.p_value_holm)]
+        else:
+            family = [str(name) for name in self.family]
+            unknown = sorted(set(family) - set(self.metrics))
+            if unknown:
+                raise ValueError(
+                    f"`family` names {', '.join(map(repr, unknown))}, not among the metrics"
+                )
+        object.__setattr__(self, "family", tuple(sorted(set(family))))
 
     def significant(self, alpha: float = 0.05) -> tuple[str, ...]:
         """Metrics whose Holm-adjusted p-value is below ``alpha``, in sorted order.
@@ -662,9 +317,19 @@ class EvaluationComparison:
         return render_comparison_html(self)
 
     def to_rows(self) -> list[dict[str, Any]]:
-        """One flat row per metric: ``candidate``, ``baseline``, then the metric's fields."""
+        """One flat row per metric: ``candidate``, ``baseline``, then the metric's fields,
+        then ``in_family`` (the metric is among those under test, Holm-adjusted together)
+        and ``family`` (their names, comma-separated), so a table states its family."""
+        family = tuple(self.family or ())
+        names = ", ".join(family)
         return [
-            {"candidate": self.candidate, "baseline": self.baseline, **c.to_dict()}
+            {
+                "candidate": self.candidate,
+                "baseline": self.baseline,
+                **c.to_dict(),
+                "in_family": c.metric in family,
+                "family": names,
+            }
             for c in self.metrics.values()
         ]
 
@@ -680,6 +345,7 @@ class EvaluationComparison:
             "settings": jsonable(self.settings),
             "judge_mismatch": jsonable(self.judge_mismatch),
             "metadata": jsonable(self.metadata),
+            "family": list(self.family or ()),
             "metrics": [c.to_dict() for c in self.metrics.values()],
         }
 
@@ -697,10 +363,10 @@ class EvaluationComparison:
         if schema != SCHEMA:
             raise ValueError(f"not a {SCHEMA} document (schema {schema!r})")
         version = data.get("schema_version")
-        if isinstance(version, bool) or version != SCHEMA_VERSION:
+        if isinstance(version, bool) or version not in READABLE_VERSIONS:
             raise ValueError(
                 f"{SCHEMA} schema version {version!r} is not supported "
-                f"(this kagreport reads version {SCHEMA_VERSION})"
+                f"(this kagreport reads versions {', '.join(map(str, READABLE_VERSIONS))})"
             )
         try:
             rows = data["metrics"]
@@ -718,6 +384,11 @@ class EvaluationComparison:
             mismatch = data.get("judge_mismatch") or {}
             if not all(isinstance(v, Mapping) for v in mismatch.values()):
                 raise TypeError("`judge_mismatch` must map judge names to mappings")
+            family = data.get("family")
+            if version == 1:
+                family = None  # every metric with a Holm p-value, as version 1 adjusted
+            elif not isinstance(family, list) or not all(isinstance(f, str) for f in family):
+                raise TypeError("`family` must be a list of metric names")
             return cls(
                 kind=str(data["kind"]),
                 candidate=str(data["candidate"]),
@@ -727,6 +398,7 @@ class EvaluationComparison:
                 judge_mismatch={str(k): dict(v) for k, v in mismatch.items()},
                 settings=dict(data.get("settings") or {}),
                 metadata=dict(data.get("metadata") or {}),
+                family=None if family is None else tuple(family),
             )
         except KeyError as exc:
             raise ValueError(f"malformed {SCHEMA} document: it lacks {exc}") from None
@@ -859,13 +531,6 @@ class DifferentItemsError(ValueError):
         self.only_baseline = only_baseline
 
 
-def _check_confidence(confidence: float) -> None:
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-        raise ValueError(f"`confidence` must be a number in (0, 1), not {confidence!r}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"`confidence` must be in (0, 1), not {confidence!r}")
-
-
 def _check_settings(kind: str, n_resamples: int, seed: int, confidence: float) -> tuple[int, int]:
     """Validate the comparison settings; return ``(n_resamples, seed)`` checked."""
     if kind not in KINDS:
@@ -874,6 +539,78 @@ def _check_settings(kind: str, n_resamples: int, seed: int, confidence: float) -
     seed = _check_seed(seed)
     _check_confidence(confidence)
     return n_resamples, seed
+
+
+#: The default family of a retrieval comparison (see :func:`compare_scores`).
+RETRIEVAL_PRIMARY = "mrr"
+
+
+def _mean(values: np.ndarray[Any, Any]) -> float:
+    # Summed exactly: twenty 0.3s average to 0.3, whatever their order.
+    return math.fsum(values.tolist()) / values.size
+
+
+def _family(kind: str, shared: Sequence[str], metrics: Sequence[str] | None) -> list[str]:
+    """The metrics under test: ``metrics`` checked against ``shared``, or the default."""
+    if metrics is None:
+        if kind == "retrieval" and RETRIEVAL_PRIMARY in shared:
+            return [RETRIEVAL_PRIMARY]
+        return list(shared)
+    if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics):
+        raise ValueError(f"`metrics` must be a list of metric names, not {metrics!r}")
+    named = sorted(set(metrics))
+    if not named:
+        raise ValueError(
+            f"`metrics` names no metric; the metrics both hold are: {', '.join(shared)}"
+        )
+    unknown = [m for m in named if m not in shared]
+    if unknown:
+        raise ValueError(
+            f"`metrics` names {', '.join(map(repr, unknown))}, which the two do not both "
+            f"hold; the metrics both hold are: {', '.join(shared)}"
+        )
+    return named
+
+
+def _judge_of(metric: str, judges: Sequence[str]) -> str | None:
+    # Metric names are <judge> or <judge>.<criterion> (ANSWER_EVALUATION_SPEC.md).
+    for name in sorted(judges, key=len, reverse=True):
+        if metric == name or metric.startswith(name + "."):
+            return name
+    return None
+
+
+def primary_metrics(
+    candidate: _Evaluation, baseline: _Evaluation, shared: Sequence[str], kind: str
+) -> list[str]:
+    """The default family of :func:`compare_items`: the metrics it tests unless told.
+
+    Answers: every shared metric except those of a *duplicate* judge, one that has the
+    same identity as a judge of smaller name in both evaluations (the same judge
+    configured twice scores every item alike: its metric is the same hypothesis
+    again, and counting it would double the Holm-adjusted p-values for nothing).
+    Retrieval: ``mrr`` alone when shared (the one metric every retrieval evaluation
+    reports whatever its cut-offs; recall@k, precision@k, hit@k, complete@k and
+    ndcg@k at several k are many views of one ranking, and adjusting over all of
+    them, 21 by default, would make the headline test needlessly weak), else every
+    shared metric. Name the metrics under test with ``metrics=`` to test others.
+    """
+    if kind == "retrieval":
+        return _family(kind, shared, None)
+    judges = sorted(set(candidate.judges) & set(baseline.judges))
+    first: dict[tuple[Any, Any], str] = {}
+    duplicate: set[str] = set()
+    for name in judges:
+        key = (
+            json.dumps(canonical(candidate.judges[name]), sort_keys=True, default=str),
+            json.dumps(canonical(baseline.judges[name]), sort_keys=True, default=str),
+        )
+        if key in first:
+            duplicate.add(name)
+        else:
+            first[key] = name
+    kept = [m for m in shared if _judge_of(m, judges) not in duplicate]
+    return kept or list(shared)
 
 
 def compare_items(
@@ -887,6 +624,7 @@ def compare_items(
     candidate_label: str | None = None,
     baseline_label: str | None = None,
     shared_only: bool = False,
+    metrics: Sequence[str] | None = None,
 ) -> EvaluationComparison:
     """Paired comparison of two evaluations of the same items, metric by metric.
 
@@ -913,15 +651,19 @@ def compare_items(
         refusing evaluations whose items differ (e.g. a result file that did not parse for
         one system). The counts left out are recorded in the result's ``metadata``
         (``items_only_in_candidate``, ``items_only_in_baseline``).
+    metrics : sequence of str, optional
+        The metrics under test: Holm's adjustment runs over these (the result's
+        ``family``); the other shared metrics are reported with unadjusted p-values.
+        Default: :func:`primary_metrics`.
 
     Returns
     -------
     EvaluationComparison
         Per shared metric, over the n_pairs items where both define it:
         d_i = candidate_i - baseline_i, both means, mean(d), its bootstrap
-        interval, the sign-flip p-value (:func:`sign_flip_test`) and the Holm
-        adjustment across metrics (:func:`holm_adjust`). Metrics without any
-        pair get NaN means and p-values and are left out of the adjustment.
+        interval, the sign-flip p-value (:func:`sign_flip_test`, with its ``method``)
+        and the Holm adjustment across the family (:func:`holm_adjust`). Metrics
+        without any pair get NaN means and p-values and are left out of the adjustment.
 
     Raises
     ------
@@ -929,7 +671,8 @@ def compare_items(
         If the identifier sets differ (the message names up to five) and not
         ``shared_only``, they share no item, an evaluation holds an identifier twice,
         no metric is shared (a metric is shared when some item of each evaluation has
-        it), ``kind`` is unknown, or a resampling argument is invalid.
+        it), ``metrics`` names one that is not shared (the message lists those that
+        are), ``kind`` is unknown, or a resampling argument is invalid.
 
     Notes
     -----
@@ -977,10 +720,16 @@ def compare_items(
         if canonical(mine) != canonical(theirs):
             mismatch[name] = {"candidate": jsonable(mine), "baseline": jsonable(theirs)}
 
+    family = (
+        primary_metrics(candidate, baseline, shared, kind)
+        if metrics is None
+        else _family(kind, shared, metrics)
+    )
     return compare_scores(
         {metric: _column(candidate_items, metric) for metric in shared},
         {metric: _column(paired_baseline, metric) for metric in shared},
         kind=kind,
+        metrics=family,
         n_resamples=n_resamples,
         seed=seed,
         confidence=confidence,
@@ -1003,6 +752,7 @@ def compare_scores(
     baseline_label: str = "baseline",
     judge_mismatch: Mapping[str, Mapping[str, Any]] | None = None,
     metadata: Mapping[str, Any] | None = None,
+    metrics: Sequence[str] | None = None,
 ) -> EvaluationComparison:
     """Paired comparison of two systems from aligned per-item scores, metric by metric.
 
@@ -1025,18 +775,27 @@ def compare_scores(
         Recorded as :attr:`EvaluationComparison.judge_mismatch`.
     metadata : mapping, optional
         Recorded as :attr:`EvaluationComparison.metadata` (JSON-compatible).
+    metrics : sequence of str, optional
+        The metrics under test (Holm's family). Default: ``mrr`` alone for retrieval
+        when shared (see :func:`primary_metrics`), else every shared metric (the
+        arrays carry no judge identities to tell duplicates by).
 
     Returns
     -------
     EvaluationComparison
-        As :func:`compare_items`, with ``n_items = n``.
+        As :func:`compare_items`, with ``n_items = n``. Per metric, d_i = c_i - b_i
+        with rounding dust set to 0 (:func:`paired_differences`: within 1e-12 of the
+        larger score, a tie); the means are summed exactly (``math.fsum``). The
+        sign-flip test and the bootstrap see the differences in sorted order, so the
+        result does not depend on the order of the rows.
 
     Raises
     ------
     ValueError
         If an array is not one-dimensional or not numeric, holds an infinity, the
-        arrays differ in length, differences overflow, no metric is shared, ``kind``
-        is unknown, or a resampling argument is invalid.
+        arrays differ in length, differences overflow, no metric is shared, ``metrics``
+        names one that is not shared, ``kind`` is unknown, or a resampling argument is
+        invalid.
     """
     n_resamples, seed = _check_settings(kind, n_resamples, seed, confidence)
     shared = sorted(set(candidate) & set(baseline))
@@ -1067,6 +826,7 @@ def compare_scores(
             pair.append(values)
         columns[metric] = (pair[0], pair[1])
 
+    family = _family(kind, shared, metrics)
     rows: dict[str, dict[str, Any]] = {}
     for metric in shared:
         c, b = columns[metric]
@@ -1077,34 +837,38 @@ def compare_scores(
                 "metric": metric, "n_pairs": 0, "candidate_mean": math.nan,
                 "baseline_mean": math.nan, "mean_difference": math.nan, "ci_low": math.nan,
                 "ci_high": math.nan, "p_value": math.nan, "exact": False, "n_resamples": 0,
-                "n_nonzero": 0,
+                "n_nonzero": 0, "method": "none",
             }  # fmt: skip
             continue
-        with np.errstate(over="ignore", invalid="ignore"):
-            d = c - b
-        if not np.isfinite(d).all():
-            raise ValueError(f"the differences of {metric!r} overflow (scores near ±1.8e308)")
+        try:
+            d = paired_differences(c, b)
+        except ValueError:
+            raise ValueError(
+                f"the differences of {metric!r} overflow (scores near ±1.8e308)"
+            ) from None
         test = sign_flip_test(d, n_resamples=n_resamples, seed=seed)
         low, high = bootstrap_mean_interval(
             d, n_resamples=n_resamples, seed=seed, confidence=confidence
         )
         rows[metric] = {
-            "metric": metric, "n_pairs": int(d.size), "candidate_mean": float(c.mean()),
-            "baseline_mean": float(b.mean()), "mean_difference": test.statistic, "ci_low": low,
+            "metric": metric, "n_pairs": int(d.size), "candidate_mean": _mean(c),
+            "baseline_mean": _mean(b), "mean_difference": test.statistic, "ci_low": low,
             "ci_high": high, "p_value": test.p_value, "exact": test.exact,
-            "n_resamples": test.n_resamples, "n_nonzero": test.n_nonzero,
+            "n_resamples": test.n_resamples, "n_nonzero": test.n_nonzero, "method": test.method,
         }  # fmt: skip
 
-    adjusted = holm_adjust([rows[metric]["p_value"] for metric in shared])
-    metrics = {
-        metric: MetricComparison(**rows[metric], p_value_holm=p_holm)
-        for metric, p_holm in zip(shared, adjusted, strict=True)
+    # A metric without pairs is no hypothesis tested (Holm would skip its NaN anyway).
+    family = [m for m in family if rows[m]["n_pairs"] > 0]
+    adjusted = dict(zip(family, holm_adjust([rows[m]["p_value"] for m in family]), strict=True))
+    results = {
+        metric: MetricComparison(**rows[metric], p_value_holm=adjusted.get(metric, math.nan))
+        for metric in shared
     }
     return EvaluationComparison(
         kind=kind,
         candidate=candidate_label,
         baseline=baseline_label,
-        metrics=metrics,
+        metrics=results,
         n_items=n_items or 0,
         judge_mismatch=dict(judge_mismatch or {}),
         settings={
@@ -1115,6 +879,8 @@ def compare_scores(
             "test": "paired sign-flip, two-sided",
             "interval": "percentile bootstrap",
             "adjustment": "holm",
+            "dust": DUST,
         },
         metadata=dict(metadata or {}),
+        family=tuple(family),
     )

@@ -195,25 +195,38 @@ class _ReportMixin:
     __hash__ = None  # type: ignore[assignment]
 
     def compare(
-        self, baseline: Any, *, n_resamples: int = 10000, seed: int = 0, shared_only: bool = False
+        self,
+        baseline: Any,
+        *,
+        n_resamples: int = 10000,
+        seed: int = 0,
+        shared_only: bool = False,
+        metrics: Sequence[str] | None = None,
     ) -> EvaluationComparison:
         """Paired sign-flip test of this system against ``baseline`` over the same items.
 
         For each metric both report, over the items where both define it:
-        d_i = self_i - baseline_i, statistic mean(d); two-sided p-value exact over
-        all sign assignments when 2^m <= n_resamples (m = non-zero differences),
-        else from ``n_resamples`` random assignments as (hits + 1) / (n + 1);
-        95% bootstrap interval of the mean difference; Holm-adjusted p-values
-        across metrics (ANSWER_EVALUATION_SPEC.md). With ``shared_only``, items only one
+        d_i = self_i - baseline_i (rounding dust counted as 0), statistic mean(d);
+        two-sided p-value exact over all sign assignments when 2^m <= n_resamples
+        (m = non-zero differences), else exact by convolution when the differences lie
+        on a small lattice (0/1, Likert or 1-10 scores), else from ``n_resamples``
+        random assignments as (hits + 1) / (n + 1), each metric recording its
+        ``method``; 95% bootstrap interval of the mean difference; Holm-adjusted
+        p-values across the metrics under test (``metrics``; default
+        :func:`~kagreport.evaluation.primary_metrics`: for answers every metric but
+        those of duplicate judges, for retrieval ``mrr``), recorded as the result's
+        ``family`` (ANSWER_EVALUATION_SPEC.md). With ``shared_only``, items only one
         report holds are left out (and counted in the result's ``metadata``) instead of
-        refused.
+        refused. Every result depends only on the set of pairs, not on the item order.
 
         Raises
         ------
         TypeError
             If ``baseline`` is not a report of the same kind.
         ValueError
-            If the item identifiers differ (unless ``shared_only``) or no metric is shared.
+            If the item identifiers differ (unless ``shared_only``), no metric is shared,
+            or ``metrics`` names a metric both do not hold (the message lists those
+            they do).
         """
         from kagreport.evaluation._compare import compare_items
 
@@ -233,6 +246,7 @@ class _ReportMixin:
             n_resamples=n_resamples,
             seed=seed,
             shared_only=shared_only,
+            metrics=metrics,
         )
 
 

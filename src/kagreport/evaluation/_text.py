@@ -6,6 +6,8 @@ import math
 from typing import Any
 
 __all__ = [
+    "family_label",
+    "method_label",
     "render_comparison",
     "render_comparison_html",
     "render_evaluation",
@@ -86,8 +88,35 @@ def render_evaluation(evaluation: Any) -> str:
     return "\n".join(out) + "\n"
 
 
+def method_label(m: Any) -> str:
+    """How a metric's p-value was computed, for a table cell: ``exact (enumeration)``,
+    ``exact (lattice)``, ``Monte Carlo, N resamples`` or ``-`` (no pair)."""
+    method = getattr(m, "method", "") or ("exact-enumeration" if m.exact else "monte-carlo")
+    if method == "exact-enumeration":
+        return "exact (enumeration)"
+    if method == "exact-lattice":
+        return "exact (lattice)"
+    if method == "monte-carlo":
+        return f"Monte Carlo, {m.n_resamples} resamples"
+    return "-"
+
+
+def family_label(comparison: Any) -> str:
+    """The metrics Holm's adjustment ran over, as ``Holm over a, b (2 metrics)``."""
+    family = tuple(getattr(comparison, "family", None) or ())
+    if not family:
+        return "Holm over no metric (none tested)"
+    names = _safe(", ".join(family))
+    return f"Holm over {names} ({len(family)} metric{'s' if len(family) != 1 else ''})"
+
+
 def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
-    """The paired sign-flip test per metric as a table; ``*`` marks Holm p < alpha."""
+    """The paired sign-flip test per metric as a table; ``*`` marks Holm p < alpha.
+
+    Each row names how its p-value was computed (exact by enumeration or on a lattice,
+    or Monte Carlo); the header names Holm's family, the metrics under test (the others
+    have no Holm p-value).
+    """
     rows = []
     for name, m in comparison.metrics.items():
         mark = "*" if m.p_value_holm is not None and m.p_value_holm < alpha else ""
@@ -101,18 +130,21 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
                 f"[{_number(m.ci_low)}, {_number(m.ci_high)}]",
                 _p(m.p_value),
                 _p(m.p_value_holm) + mark,
+                method_label(m),
             ]
         )
     out = [
         f"{_safe(comparison.candidate)} vs {_safe(comparison.baseline)}: "
         f"{comparison.n_items} paired items "
-        f"(paired sign-flip test, two-sided; Holm across metrics)",
+        f"(paired sign-flip test, two-sided; {family_label(comparison)})",
         "",
         *_table(
-            ["METRIC", "PAIRS", "CANDIDATE", "BASELINE", "DIFF", "95% CI", "P", "P_HOLM"], rows
+            ["METRIC", "PAIRS", "CANDIDATE", "BASELINE", "DIFF", "95% CI", "P", "P_HOLM", "TEST"],
+            rows,
+            left=1,
         ),
         "",
-        f"* Holm-adjusted p < {alpha}",
+        f"* Holm-adjusted p < {alpha}; P_HOLM '-': not among the metrics under test",
     ]
     left_out = [
         (value if isinstance(value := comparison.metadata.get(key), int) else 0, who)
@@ -200,13 +232,16 @@ def render_comparison_html(comparison: Any, alpha: float = 0.05) -> str:
             _p(m.p_value),
             _p(m.p_value_holm)
             + (" *" if m.p_value_holm is not None and m.p_value_holm < alpha else ""),
+            method_label(m),
         ]
         for name, m in comparison.metrics.items()
     ]
     return (
         f"<p>{escape(str(comparison.candidate))} vs {escape(str(comparison.baseline))}: "
-        f"{comparison.n_items} paired items (sign-flip test; * Holm p &lt; {alpha})</p>"
+        f"{comparison.n_items} paired items (sign-flip test; "
+        f"{escape(family_label(comparison))}; * Holm p &lt; {alpha})</p>"
         + _html_table(
-            ["metric", "pairs", "candidate", "baseline", "diff", "95% CI", "p", "p (Holm)"], rows
+            ["metric", "pairs", "candidate", "baseline", "diff", "95% CI", "p", "p (Holm)", "test"],
+            rows,
         )
     )

@@ -723,9 +723,10 @@ class _Builder:
                 )
             )
         family = holm_adjust([c.comparison.metrics["correct"].p_value for c in run.comparisons])
+        names = [f"{c.candidate} vs {c.baseline}" for c in run.comparisons]
         for c, p_value in zip(run.comparisons, family, strict=True):
             c.p_value_family = p_value
-            c.comparison = _with_context(c, len(run.comparisons))
+            c.comparison = _with_context(c, names)
 
     def comparison_pages(self, run: _Run, hrefs: Mapping[str, str]) -> None:
         """The run's forest plot, then one page per comparison (with the forest plot)."""
@@ -1031,12 +1032,14 @@ def _run_forest(
     return forest_plot(pd.DataFrame(rows), title=title, percent=True)
 
 
-def _with_context(c: _Comparison, size: int) -> EvaluationComparison:
+def _with_context(c: _Comparison, family: list[str]) -> EvaluationComparison:
     """The comparison of ``c`` as the site reports it: its one metric's Holm-adjusted
-    p-value is the one across the run's ``size`` comparisons (across its metrics, the
-    adjustment would change nothing), and the site's context is in its metadata."""
+    p-value is the one across the run's comparisons, named in ``family`` as
+    ``"candidate vs baseline"`` (across its metrics, the adjustment would change
+    nothing), and the site's context, that family included, is in its metadata."""
     import dataclasses
 
+    size = len(family)
     p_value = c.p_value_family
     metrics = {
         name: dataclasses.replace(m, p_value_holm=p_value)
@@ -1053,6 +1056,7 @@ def _with_context(c: _Comparison, size: int) -> EvaluationComparison:
             "items_only_in_candidate": c.only_candidate,
             "items_only_in_baseline": c.only_baseline,
             "comparisons_in_run": size,
+            "holm_family": list(family),
             "p_value_holm_across_run": None if math.isnan(p_value) else p_value,
         },
     )

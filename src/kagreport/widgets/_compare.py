@@ -11,6 +11,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, evaluation_from_stats
+from kagreport.evaluation._text import family_label, method_label
 from kagreport.frames import comparison_frame
 from kagreport.grading import ItemRow, Outcome, StatsReport
 from kagreport.kag import read_result
@@ -69,9 +70,10 @@ def _named(evaluation: AnswerEvaluation, name: str) -> AnswerEvaluation:
 class ComparisonView(View):
     """Pick a candidate and a baseline; see their paired comparison and the flipped items.
 
-    The comparison is ``candidate.compare(baseline, n_resamples=..., seed=...)``
-    (paired sign-flip test, bootstrap interval, Holm adjustment) over the items
-    both hold. Evaluations are built once per setup and cached.
+    The comparison is ``candidate.compare(baseline, n_resamples=..., seed=...,
+    shared_only=True)`` (paired sign-flip test, bootstrap interval, Holm adjustment)
+    over the items both hold; its table names each p-value's method and the message
+    the Holm family. Evaluations are built once per setup and cached.
 
     Parameters
     ----------
@@ -222,12 +224,16 @@ class ComparisonView(View):
 
     def _compare(self, a: str, b: str) -> None:
         try:
-            full_a, full_b = self.evaluation(a), self.evaluation(b)
-            candidate, baseline = shared_items(_named(full_a, a), _named(full_b, b))
+            full_a, full_b = _named(self.evaluation(a), a), _named(self.evaluation(b), b)
+            candidate, baseline = shared_items(full_a, full_b)
             if not candidate.items:
                 self._clear(f"{a} and {b} share no item.", kind="error")
                 return
-            comparison = candidate.compare(baseline, n_resamples=self.n_resamples, seed=self.seed)
+            # The public call every view makes (the site, the CLI, compare): identical
+            # numbers, and the counts left out recorded in the comparison's metadata.
+            comparison = full_a.compare(
+                full_b, n_resamples=self.n_resamples, seed=self.seed, shared_only=True
+            )
         except (ValueError, TypeError, KeyError) as exc:
             self._clear(f"Cannot compare {a} with {b}: {exc}", kind="error")
             return
@@ -238,7 +244,10 @@ class ComparisonView(View):
         if self.dropped:
             plural = "item" if self.dropped == 1 else "items"
             note += f" ({self.dropped:,} {plural} held by only one of them left out)"
-        self._notify(note + f"; {self.n_resamples:,} resamples, seed {self.seed}.")
+        self._notify(
+            note + f"; {family_label(comparison)}; {self.n_resamples:,} resamples (Monte Carlo "
+            f"only where no exact method applies), seed {self.seed}."
+        )
         self.table_html = self._comparison_table()
         self._chart = build_chart("forest_plot", comparison)
         self.flips = self._flips(candidate, baseline)
@@ -255,8 +264,12 @@ class ComparisonView(View):
             ("p_value", "p"),
             ("p_value_holm", "p (Holm)"),
             ("significant", "significant"),
+            ("test", "test"),
         ]
+        metrics = self.comparison.metrics if self.comparison is not None else {}
+        tests = {name: method_label(m) for name, m in metrics.items()}
         formatters = {
+            "test": lambda r: tests.get(r["metric"], "-"),
             "ci": lambda r: f"[{fmt_number(r['ci_low'], 4)}, {fmt_number(r['ci_high'], 4)}]",
             "p_value": lambda r: fmt_number(r["p_value"], 4),
             "p_value_holm": lambda r: fmt_number(r["p_value_holm"], 4),
