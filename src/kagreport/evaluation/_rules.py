@@ -219,14 +219,14 @@ _LETTER = (
     r"[A-Za-z](?![A-Za-z0-9'’])(?!\.[A-Za-z])(?!-[A-Za-z])"
 )
 _ITEM = rf"(?:\({_H}*{_LETTER}{_H}*\)?|\[{_H}*{_LETTER}{_H}*\]?|{_LETTER})"
-_LEAD = rf"(?:(?:either|both|options?|choices?|answer|letters?){_H}+)*"
+_LEAD = rf"(?:(?:either|both|options?|choices?|answer|letters?){_H}+){{0,3}}"
 _SEP = (
     rf"(?:{_H}*[,/&]{_H}*(?:(?:and/or|and|or|nor){_H}+)?|{_H}+(?:and/or|and|or|nor|vs\.?|versus){_H}+)"
-    rf"(?:(?:maybe|perhaps|possibly|also|even|either|both|options?|choices?){_H}+)*"
+    rf"(?:(?:maybe|perhaps|possibly|also|even|either|both|options?|choices?){_H}+){{0,3}}"
 )
 # Option names joined by commas, slashes or or/and: "B", "(B)", "option b", "A or C",
 # "both B and D", "(A), (C), and (J)". "B, not C" names only B.
-_NAMES = rf"{_LEAD}{_ITEM}(?:{_SEP}{_ITEM})*"
+_NAMES = rf"{_LEAD}{_ITEM}(?:{_SEP}{_ITEM}){{0,25}}"
 _NAMES_RE = re.compile(_NAMES, re.IGNORECASE)
 _LETTER_RE = re.compile(_LETTER, re.IGNORECASE)
 _DECLARATION = re.compile(
@@ -241,19 +241,22 @@ _CHOICE = re.compile(
     rf"|settl(?:e|ed|ing){_H}+on)(?:{_H}+(?:is|would{_H}+be|will{_H}+be))?){_H}*[:：]?{_H}*",
     re.IGNORECASE,
 )
+# "... is correct": found by its phrase, then the names that end just before it (a bounded
+# look back, so a long run of letters and commas costs linear time).
 _CORRECT = re.compile(
-    rf"(?P<names>{_NAMES}){_H}+(?:is|are){_H}+"
-    rf"(?:(?:also|clearly|definitely|indeed|therefore|thus){_H}+)?(?:the{_H}+)?"
-    rf"(?:(?:only|most|best){_H}+)?(?:correct|right|answer)\b",
+    rf"(?<!{_H}){_H}+(?:is|are){_H}+(?:(?:also|clearly|definitely|indeed|therefore|thus){_H}+)?"
+    rf"(?:the{_H}+)?(?:(?:only|most|best){_H}+)?(?:correct|right|answer)\b",
     re.IGNORECASE,
 )
+_NAMES_BEFORE = re.compile(rf"{_NAMES}\Z", re.IGNORECASE)
+_LOOK_BACK = 200  # characters: room for a list of several options written out
 # A line that starts with "(C) ...", "C) ...", "C. ..." or "Option C ...".
 _LINE_HEAD = re.compile(
     rf"{_H}*(?:[-+>•]{_H}*)?(?=(?:options?|choices?){_H}|[(\[]|[A-Za-z][.)])", re.IGNORECASE
 )
 _HEDGE = re.compile(rf"(?<![^\W\d_])(?:either|both){_H}", re.IGNORECASE)
 _REJECTED = re.compile(
-    rf"{_H}+(?:is|are){_H}+(?:(?:all|also|clearly|definitely|both){_H}+)?"
+    rf"[)\]]?{_H}+(?:is|are){_H}+(?:(?:all|also|clearly|definitely|both){_H}+)?"
     r"(?:not|incorrect|wrong|false)\b",
     re.IGNORECASE,
 )
@@ -264,9 +267,14 @@ _ALONE = re.compile(
 
 
 def _names(line: str, start: int, end: int, valid: set[str]) -> tuple[str, ...]:
-    """The distinct valid option letters named in ``line[start:end]``, in order, upper case."""
+    """The distinct valid option letters named in ``line[start:end]``, in order, upper case.
+
+    A later option that is rejected ends the list: "(B), and (C) is wrong" names B.
+    """
     found: dict[str, None] = {}
     for match in _LETTER_RE.finditer(line, start, end):
+        if found and _REJECTED.match(line, match.end()) is not None:
+            break
         if match.group().upper() in valid:
             found[match.group().upper()] = None
     return tuple(found)
@@ -298,8 +306,9 @@ def read_option(text: str, letters: str = "ABCDEFGHIJ") -> tuple[str, ...]:
             if names is not None and (found := _names(line, names.start(), names.end(), valid)):
                 choices.append((match.start(), found))
         for match in _CORRECT.finditer(line):
-            if found := _names(line, *match.span("names"), valid):
-                choices.append((match.start(), found))
+            names = _NAMES_BEFORE.search(line, max(0, match.start() - _LOOK_BACK), match.start())
+            if names is not None and (found := _names(line, names.start(), names.end(), valid)):
+                choices.append((names.start(), found))
         if choices:
             chosen = max(choices)[1]
         if declared or chosen:
@@ -318,9 +327,9 @@ def read_option(text: str, letters: str = "ABCDEFGHIJ") -> tuple[str, ...]:
             found = _names(line, names.start(), names.end(), valid)
             if not hedge or len(found) > 1:
                 mentioned.update(dict.fromkeys(found))
-    for names in (declared, chosen, tuple(mentioned), tuple(alone)):
-        if names:
-            return names
+    for deciding in (declared, chosen, tuple(mentioned), tuple(alone)):
+        if deciding:
+            return deciding
     return ()
 
 
