@@ -49,6 +49,10 @@ CASES = [
     ("Answer: A or A", AD, ("A",)),  # one distinct option
     ("Answer: A, I think.", AJ, ("A",)),  # "I think": the pronoun, not a second option
     ("I", AJ, ("I",)),  # alone on its line, "I" is the option
+    ("Answer - B", AD, ("B",)),  # a dash for the colon
+    ("The answer is 'B'.", AD, ("B",)),  # quoted on both sides
+    ("I believe B is correct.", AD, ("B",)),
+    ("Explanation:\n(A) is wrong.\n(B) is wrong.\n(C) is right.", AD, ("C",)),
     # Ambiguous: the deciding pattern names several options.
     ("A or C", AD, ("A", "C")),
     ("Either B or D could be right", AD, ("B", "D")),
@@ -72,6 +76,7 @@ CASES = [
     ("e.g. the first one", "ABCDE", ()),  # abbreviation
     ("(A), (C), (E), and (J) are all incorrect.", AJ, ()),  # rejected mentions
     ("It is an A-level question.", AD, ()),  # hyphenated word
+    ("I'd say it depends.", "ABCD", ()),  # contraction: the d of "I'd" is no option
 ]
 
 

@@ -218,7 +218,9 @@ _LETTER = (
     rf"(?<![-A-Za-z0-9'’])(?<![A-Za-z]\.)(?![AaIi]{_H}+(?!{_OPTION_FOLLOWERS})[^\W\d_])"
     r"[A-Za-z](?![A-Za-z0-9'’])(?!\.[A-Za-z])(?!-[A-Za-z])"
 )
-_ITEM = rf"(?:\({_H}*{_LETTER}{_H}*\)?|\[{_H}*{_LETTER}{_H}*\]?|{_LETTER})"
+# A quoted letter ("'B'", "“B”") needs both quotes: "I'd" stays a contraction.
+_QUOTED = r"(?<=['\"‘“])[A-Za-z](?=['\"’”])"
+_ITEM = rf"(?:\({_H}*{_LETTER}{_H}*\)?|\[{_H}*{_LETTER}{_H}*\]?|{_LETTER}|['\"‘“]{_QUOTED}['\"’”])"
 _LEAD = rf"(?:(?:either|both|options?|choices?|answer|letters?){_H}+){{0,3}}"
 _SEP = (
     rf"(?:{_H}*[,/&]{_H}*(?:(?:and/or|and|or|nor){_H}+)?|{_H}+(?:and/or|and|or|nor|vs\.?|versus){_H}+)"
@@ -228,11 +230,11 @@ _SEP = (
 # "both B and D", "(A), (C), and (J)". "B, not C" names only B.
 _NAMES = rf"{_LEAD}{_ITEM}(?:{_SEP}{_ITEM}){{0,25}}"
 _NAMES_RE = re.compile(_NAMES, re.IGNORECASE)
-_LETTER_RE = re.compile(_LETTER, re.IGNORECASE)
+_LETTER_RE = re.compile(f"{_LETTER}|{_QUOTED}", re.IGNORECASE)
 _DECLARATION = re.compile(
     rf"(?:\banswer(?:\s+(?:is|would{_H}+be|should{_H}+be|must{_H}+be|will{_H}+be))?"
     rf"|\b(?:correct|right|best|final){_H}+(?:option|choice)(?:{_H}+(?:is|would{_H}+be))?"
-    rf"|答案{_H}*[是为]?|\\boxed{_H}*\{{(?:{_H}*\\text(?:bf)?{_H}*\{{)?){_H}*[:：=]?{_H}*",
+    rf"|答案{_H}*[是为]?|\\boxed{_H}*\{{(?:{_H}*\\text(?:bf)?{_H}*\{{)?){_H}*[:：=\-–—]?{_H}*",
     re.IGNORECASE,
 )
 _CHOICE = re.compile(
@@ -341,7 +343,7 @@ def extract_option(text: str, letters: str = "ABCDEFGHIJ") -> str | None:
     the strongest one that names a valid option decides, and no pattern reaches
     across a line break:
 
-    1. **Declaration**: ``answer:``, ``answer is``/``would be``/``should be``,
+    1. **Declaration**: ``answer:`` (or ``-``), ``answer is``/``would be``/``should be``,
        ``the correct option is``, ``答案：``, ``\\boxed{``, followed by the option.
        The last declaration in the text wins (PITFALLS.md B4).
     2. **Choice**: a verb or noun of choice (``I choose``, ``I'd go with``, ``pick``,
@@ -355,7 +357,7 @@ def extract_option(text: str, letters: str = "ABCDEFGHIJ") -> str | None:
     4. **Alone**: a line holding nothing but the option (``B``, ``(b)``, ``B.``);
        all such lines must agree.
 
-    An option is written ``B``, ``(B)``, ``[B]`` or ``option B``, and several are
+    An option is written ``B``, ``(B)``, ``[B]``, ``'B'`` or ``option B``, and several are
     joined by commas, slashes, ``and``/``or``/``nor`` (``A or C``, ``both B and D``,
     ``A, C``). A deciding pattern that names several distinct options is ambiguous:
     no option (:func:`read_option` returns them). A letter is an option only when it
