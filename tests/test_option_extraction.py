@@ -46,6 +46,8 @@ CASES = [
     ("I pick k.", "jk", ("K",)),  # lower-case keys (PITFALLS B1 q9)
     ("\\boxed{\\text{C}}", AD, ("C",)),
     ("Option A is tempting.\nOption B is right.", AD, ("B",)),  # "is right" beats a mention
+    ("I choose A.\nOn reflection, I'd go with B.", AD, ("B",)),  # the last choice wins
+    ("The answer is A.\nHmm, I'd go with B.", AD, ("A",)),  # a declaration beats a choice
     ("Answer: A or A", AD, ("A",)),  # one distinct option
     ("Answer: A, I think.", AJ, ("A",)),  # "I think": the pronoun, not a second option
     ("I", AJ, ("I",)),  # alone on its line, "I" is the option
