@@ -28,6 +28,8 @@ __all__ = [
     "TokenF1",
     "extract_option",
     "normalize_answer",
+    "option_verdict",
+    "read_option",
 ]
 
 _VERSION = 1
@@ -198,32 +200,172 @@ class Contains(_RuleJudge):
         return self._judgement(float(needle in normalize_answer(_answer(item))))
 
 
-# Option extraction (PITFALLS.md B4). Markdown/LaTeX wrappers go first; then the
-# LAST explicit declaration ("answer: X", "the answer is (X)", "\boxed{X}") wins;
-# a declaration never reaches across a line break; a letter directly followed by
-# another letter is a word, not an option.
+# Option extraction (PITFALLS.md B1, B4; issue #10). Four patterns, strongest first; the
+# strongest that names a valid option decides. Nothing reaches across a line break.
+_EXTRACTION_VERSION = 2  # version 1 took articles and pronouns and had no ambiguity rule
 _WRAPPERS = str.maketrans({"*": " ", "_": " ", "$": " ", "`": " "})
-_DECLARATION = re.compile(
-    r"(?:\banswer\s*(?:is\s*)?[:：]?|答案\s*[:：]?|\\boxed\s*\{)[ \t\u00a0]*\(?[ \t]*",
-    re.IGNORECASE,
-)
 _FULL_WIDTH = {chr(0xFF21 + i): chr(0x41 + i) for i in range(26)} | {
     chr(0xFF41 + i): chr(0x41 + i) for i in range(26)
 }
+_LINE_BREAK = re.compile("[\n\r\u000b\u000c\u0085\u2028\u2029]")
+_H = "[" + re.escape("".join(c for c in WHITE_SPACE if _LINE_BREAK.match(c) is None)) + "]"
+# "A" and "I" are English words: followed by a word they are an article or a pronoun
+# ("A cat", "I think"), unless the word is one that follows an option ("A is", "I or J").
+_OPTION_FOLLOWERS = r"(?:is|was|seems|looks|appears|because|since|as|and|or|nor|vs|versus)\b"
+# One letter standing alone: not inside a word, an abbreviation ("e.g.", "U.S.A"), a
+# contraction ("I'm") or a hyphenated word ("A-level").
+_LETTER = (
+    rf"(?<![-A-Za-z0-9'’])(?<![A-Za-z]\.)(?![AaIi]{_H}+(?!{_OPTION_FOLLOWERS})[^\W\d_])"
+    r"[A-Za-z](?![A-Za-z0-9'’])(?!\.[A-Za-z])(?!-[A-Za-z])"
+)
+# A quoted letter ("'B'", "“B”") needs both quotes: "I'd" stays a contraction.
+_QUOTED = r"(?<=['\"‘“])[A-Za-z](?=['\"’”])"
+_ITEM = rf"(?:\({_H}*{_LETTER}{_H}*\)?|\[{_H}*{_LETTER}{_H}*\]?|{_LETTER}|['\"‘“]{_QUOTED}['\"’”])"
+_LEAD = rf"(?:(?:either|both|options?|choices?|answer|letters?){_H}+){{0,3}}"
+_SEP = (
+    rf"(?:{_H}*[,/&]{_H}*(?:(?:and/or|and|or|nor){_H}+)?|{_H}+(?:and/or|and|or|nor|vs\.?|versus){_H}+)"
+    rf"(?:(?:maybe|perhaps|possibly|also|even|either|both|options?|choices?){_H}+){{0,3}}"
+)
+# Option names joined by commas, slashes or or/and: "B", "(B)", "option b", "A or C",
+# "both B and D", "(A), (C), and (J)". "B, not C" names only B.
+_NAMES = rf"{_LEAD}{_ITEM}(?:{_SEP}{_ITEM}){{0,25}}"
+_NAMES_RE = re.compile(_NAMES, re.IGNORECASE)
+_LETTER_RE = re.compile(f"{_LETTER}|{_QUOTED}", re.IGNORECASE)
+_DECLARATION = re.compile(
+    rf"(?:\banswer(?:\s+(?:is|would{_H}+be|should{_H}+be|must{_H}+be|will{_H}+be))?"
+    rf"|\b(?:correct|right|best|final){_H}+(?:option|choice)(?:{_H}+(?:is|would{_H}+be))?"
+    rf"|答案{_H}*[是为]?|\\boxed{_H}*\{{(?:{_H}*\\text(?:bf)?{_H}*\{{)?){_H}*[:：=\-–—]?{_H}*",
+    re.IGNORECASE,
+)
+_CHOICE = re.compile(
+    r"(?:\b(?:choos(?:e|es|ing)|chose|choice|picks?|picked|picking|select(?:s|ed|ing)?|selection"
+    rf"|guess(?:ed)?|(?:go|goes|going|went){_H}+(?:with|for)|opt(?:s|ed|ing)?{_H}+for"
+    rf"|settl(?:e|ed|ing){_H}+on)(?:{_H}+(?:is|would{_H}+be|will{_H}+be))?){_H}*[:：]?{_H}*",
+    re.IGNORECASE,
+)
+# "... is correct": found by its phrase, then the names that end just before it (a bounded
+# look back, so a long run of letters and commas costs linear time).
+_CORRECT = re.compile(
+    rf"(?<!{_H}){_H}+(?:is|are){_H}+(?:(?:also|clearly|definitely|indeed|therefore|thus){_H}+)?"
+    rf"(?:the{_H}+)?(?:(?:only|most|best){_H}+)?(?:correct|right|answer)\b",
+    re.IGNORECASE,
+)
+_NAMES_BEFORE = re.compile(rf"{_NAMES}\Z", re.IGNORECASE)
+_LOOK_BACK = 200  # characters: room for a list of several options written out
+# A line that starts with "(C) ...", "C) ...", "C. ..." or "Option C ...".
+_LINE_HEAD = re.compile(
+    rf"{_H}*(?:[-+>•]{_H}*)?(?=(?:options?|choices?){_H}|[(\[]|[A-Za-z][.)])", re.IGNORECASE
+)
+_HEDGE = re.compile(rf"(?<![^\W\d_])(?:either|both){_H}", re.IGNORECASE)
+_REJECTED = re.compile(
+    rf"[)\]]?{_H}+(?:is|are){_H}+(?:(?:all|also|clearly|definitely|both){_H}+)?"
+    r"(?:not|incorrect|wrong|false)\b",
+    re.IGNORECASE,
+)
+_ALONE = re.compile(
+    rf"[{re.escape(WHITE_SPACE)}()\[\]{{}}:]*{_NAMES}[{re.escape(WHITE_SPACE)}()\[\]{{}}:.!]*",
+    re.IGNORECASE,
+)
+
+
+def _names(line: str, start: int, end: int, valid: set[str]) -> tuple[str, ...]:
+    """The distinct valid option letters named in ``line[start:end]``, in order, upper case.
+
+    A later option that is rejected ends the list: "(B), and (C) is wrong" names B.
+    """
+    found: dict[str, None] = {}
+    for match in _LETTER_RE.finditer(line, start, end):
+        if found and _REJECTED.match(line, match.end()) is not None:
+            break
+        if match.group().upper() in valid:
+            found[match.group().upper()] = None
+    return tuple(found)
+
+
+def read_option(text: str, letters: str = "ABCDEFGHIJ") -> tuple[str, ...]:
+    """The options a free-text answer names in its strongest pattern (see :func:`extract_option`).
+
+    Returns
+    -------
+    tuple of str
+        Empty when no pattern names a valid option; one letter for a committed answer;
+        several (in order of appearance) when the deciding pattern is ambiguous.
+    """
+    valid = {c.upper() for c in letters}
+    clean = "".join(_FULL_WIDTH.get(ch, ch) for ch in text.translate(_WRAPPERS))
+    declared: tuple[str, ...] = ()
+    chosen: tuple[str, ...] = ()
+    mentioned: dict[str, None] = {}
+    alone: dict[str, None] = {}
+    for line in _LINE_BREAK.split(clean):
+        for match in _DECLARATION.finditer(line):
+            names = _NAMES_RE.match(line, match.end())
+            if names is not None and (found := _names(line, names.start(), names.end(), valid)):
+                declared = found
+        choices: list[tuple[int, tuple[str, ...]]] = []
+        for match in _CHOICE.finditer(line):
+            names = _NAMES_RE.match(line, match.end())
+            if names is not None and (found := _names(line, names.start(), names.end(), valid)):
+                choices.append((match.start(), found))
+        for match in _CORRECT.finditer(line):
+            names = _NAMES_BEFORE.search(line, max(0, match.start() - _LOOK_BACK), match.start())
+            if names is not None and (found := _names(line, names.start(), names.end(), valid)):
+                choices.append((names.start(), found))
+        if choices:
+            chosen = max(choices)[1]
+        if declared or chosen:
+            continue  # weaker patterns cannot decide any more; keep reading for later lines
+        if _ALONE.fullmatch(line) is not None:
+            alone.update(dict.fromkeys(_names(line, 0, len(line), valid)))
+            continue
+        # (position, whether it needs two options): the line's head, then each either/both.
+        heads = [(m.start(), True) for m in _HEDGE.finditer(line)]
+        if (head := _LINE_HEAD.match(line)) is not None:
+            heads.insert(0, (head.end(), False))
+        for at, hedge in heads:
+            names = _NAMES_RE.match(line, at)
+            if names is None or _REJECTED.match(line, names.end()) is not None:
+                continue
+            found = _names(line, names.start(), names.end(), valid)
+            if not hedge or len(found) > 1:
+                mentioned.update(dict.fromkeys(found))
+    for deciding in (declared, chosen, tuple(mentioned), tuple(alone)):
+        if deciding:
+            return deciding
+    return ()
 
 
 def extract_option(text: str, letters: str = "ABCDEFGHIJ") -> str | None:
     """Extract the option letter a free-text answer commits to, or ``None``.
 
-    Rules, in order (PITFALLS.md B4):
+    Markdown/LaTeX wrappers (``*``, ``_``, ``$``, backticks) are removed first and
+    full-width letters fold to ASCII. Then four patterns are tried, strongest first;
+    the strongest one that names a valid option decides, and no pattern reaches
+    across a line break:
 
-    1. ``*``, ``_``, ``$`` and backticks are removed (``**A**``, ``$A$``).
-    2. Every declaration ``answer:``, ``answer is``, ``答案：`` or ``\\boxed{`` is
-       tried; the letter must follow on the same line, optionally in ``(...)``,
-       and must not run into another letter (``Answer: Answer: C`` gives C,
-       not the A of "Answer"). The last declaration with a letter wins.
-    3. Without any, a response that is only a letter (``"B"``, ``"(b)"``,
-       ``"B."``) gives it.
+    1. **Declaration**: ``answer:`` (or ``-``), ``answer is``/``would be``/``should be``,
+       ``the correct option is``, ``答案：``, ``\\boxed{``, followed by the option.
+       The last declaration in the text wins (PITFALLS.md B4).
+    2. **Choice**: a verb or noun of choice (``I choose``, ``I'd go with``, ``pick``,
+       ``select``, ``opt for``, ``My choice:``, ``a guess would be``) followed by the
+       option, or the option followed by ``is correct``/``is right``/``is the
+       (correct) answer``. The last one wins.
+    3. **Mention**: a line starting with ``(C)``, ``C)``, ``C.`` or ``Option C``, or
+       ``either B or D``/``both B and D`` anywhere. Mentions are not commitments, so
+       all of them must name the same option; one followed by ``is not``/``are
+       incorrect``/``wrong``/``false`` does not count.
+    4. **Alone**: a line holding nothing but the option (``B``, ``(b)``, ``B.``);
+       all such lines must agree.
+
+    An option is written ``B``, ``(B)``, ``[B]``, ``'B'`` or ``option B``, and several are
+    joined by commas, slashes, ``and``/``or``/``nor`` (``A or C``, ``both B and D``,
+    ``A, C``). A deciding pattern that names several distinct options is ambiguous:
+    no option (:func:`read_option` returns them). A letter is an option only when it
+    stands alone: not inside a word (``Answer: Answer: C`` gives C), an abbreviation
+    (``e.g.``) or a contraction (``I'm``); ``A``/``I`` followed by a word are the
+    article and the pronoun (``a good choice``, ``I think``) unless the word is one
+    that follows an option (``is``, ``because``, ``or``, ...). Letters outside
+    ``letters`` are ignored (``Answer: $5`` gives none).
 
     Letters are matched case-insensitively and returned in upper case.
     Decision: full-width letters (``Ｂ``) count as their ASCII letter, as in
@@ -235,27 +377,20 @@ def extract_option(text: str, letters: str = "ABCDEFGHIJ") -> str | None:
     text : str
         The response.
     letters : str
-        The valid option letters (default A to J, as MMLU-Pro).
+        The valid option letters (default A to J, as MMLU-Pro), ASCII.
     """
-    valid = set(letters.upper())
-    clean = text.translate(_WRAPPERS)
-    clean = "".join(_FULL_WIDTH.get(ch, ch) for ch in clean)
-    found = None
-    size = len(clean)
-    for match in _DECLARATION.finditer(clean):
-        at = match.end()  # index, not a slice: a long answer must not be copied per match
-        if (
-            at < size
-            and clean[at].upper() in valid
-            and not (at + 1 < size and clean[at + 1].isalpha())
-        ):
-            found = clean[at].upper()
-    if found is not None:
-        return found
-    lone = clean.strip(WHITE_SPACE).strip("().[]{}: ").strip(WHITE_SPACE)
-    if len(lone) == 1 and lone.upper() in valid:
-        return lone.upper()
-    return None
+    names = read_option(text, letters)
+    return names[0] if len(names) == 1 else None
+
+
+def option_verdict(names: tuple[str, ...]) -> str:
+    """The verdict text for :func:`read_option`'s result: the letter, ``"no option found"``
+    or ``"ambiguous: names A and C"``."""
+    if not names:
+        return NO_OPTION
+    if len(names) == 1:
+        return names[0]
+    return f"ambiguous: names {', '.join(names[:-1])} and {names[-1]}"
 
 
 @dataclass(frozen=True)
@@ -263,10 +398,11 @@ class OptionExtraction(_RuleJudge):
     """Extract an option letter from free text (:func:`extract_option`) and compare it
     with the reference key, ignoring case.
 
-    Score 1 when they agree, 0 otherwise, including when no option is found
-    (then the verdict is ``"no option found"``); else the verdict is the
-    extracted letter. Valid letters are the item's ``metadata["options"]`` keys
-    when present, else ``letters``. Fails without a reference.
+    Score 1 when they agree, 0 otherwise, including when no option is found (then
+    the verdict is ``"no option found"``) and when the answer is ambiguous (then the
+    verdict is ``"ambiguous: names A and C"``); else the verdict is the extracted
+    letter. Valid letters are the item's single-letter ``metadata["options"]`` keys
+    when it has any, else ``letters``. Fails without a reference.
     """
 
     name: str = "option_extraction"
@@ -280,12 +416,20 @@ class OptionExtraction(_RuleJudge):
 
     @property
     def identity(self) -> Mapping[str, Any]:
-        return {**super().identity, "letters": self.letters}
+        return {**super().identity, "version": _EXTRACTION_VERSION, "letters": self.letters}
 
     def judge(self, item: AnswerItem) -> Judgement:
         reference = _reference(item, self.name)
         options = item.metadata.get("options")
-        letters = "".join(options) if isinstance(options, Mapping) and options else self.letters
-        option = extract_option(_answer(item), letters)
-        score = option is not None and option.lower() == reference.strip(WHITE_SPACE).lower()
-        return self._judgement(float(score), NO_OPTION if option is None else option)
+        keys = (
+            [
+                k
+                for k in options
+                if isinstance(k, str) and len(k) == 1 and k.isascii() and k.isalpha()
+            ]
+            if isinstance(options, Mapping)
+            else []
+        )
+        names = read_option(_answer(item), "".join(keys) or self.letters)
+        score = len(names) == 1 and names[0].lower() == reference.strip(WHITE_SPACE).lower()
+        return self._judgement(float(score), option_verdict(names))
