@@ -198,3 +198,41 @@ def test_a_killed_worker_is_one_error_line(run: SimulatedRun, tmp_path: Path) ->
         assert stdout.read_bytes() == b""
     print(f"worker SIGKILL: {killed}/8 runs failed as expected; slowest exit {slowest:.3f} s")
     assert killed >= 4
+
+
+def test_workers_die_with_a_killed_parent(run: SimulatedRun, tmp_path: Path) -> None:
+    # SIGKILL gives the parent no chance to stop its workers: they must not go on alone.
+    proc, _, _ = _start(run, tmp_path)
+    deadline = time.monotonic() + BOUND
+    while not _children(proc.pid) and proc.poll() is None:
+        assert time.monotonic() < deadline, "no worker process appeared"
+        time.sleep(0.002)
+    proc.kill()
+    assert proc.wait(timeout=BOUND) == -signal.SIGKILL
+    _assert_group_gone(proc.pid)
+
+
+def test_sigterm_while_a_site_build_grades(run: SimulatedRun, tmp_path: Path) -> None:
+    # The site grades in-process with the same pool: a SIGTERM there used to hang forever.
+    out = tmp_path / "site"
+    with open(tmp_path / "stderr", "wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kagreport", "site", "build", "-r", str(run.results_path),
+             "-d", str(run.datasets_path), "-o", str(out), "--no-execute"],
+            stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+        )  # fmt: skip
+    deadline = time.monotonic() + 4 * BOUND
+    while not _children(proc.pid):
+        assert proc.poll() is None, "the site build graded without worker processes"
+        assert time.monotonic() < deadline, "no worker process appeared"
+        time.sleep(0.002)
+    sent = time.monotonic()
+    os.killpg(proc.pid, signal.SIGTERM)
+    returned, took = _finish(proc, sent)
+    stderr = (tmp_path / "stderr").read_text()
+    print(f"site build: exit {returned} {took:.3f} s after SIGTERM")
+    assert returned == 143, stderr
+    assert "Traceback" not in stderr, stderr
+    assert stderr.splitlines()[-1] == "kagreport: terminated"
+    _assert_group_gone(proc.pid)
+    assert not out.exists()
