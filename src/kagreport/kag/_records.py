@@ -300,7 +300,8 @@ def _check_unique_keys(
         found = text.count(b":")
         head = tail = len(text)
     else:  # leave the vector out: it is most of the file, and has no key
-        at = text.rfind(b'"vec"')
+        # Backwards from the last place its key can be: kag writes little after the vector.
+        at = text.rfind(b'"vec"', 0, len(text) - len(vec))
         head = at + 5
         while head < len(text) and text[head] in b" \t\r\n:":
             head += 1
@@ -311,7 +312,7 @@ def _check_unique_keys(
     if found == keys or (
         found == keys + colons
         and text.find(b"\\u003", 0, head) < 0
-        and text.find(b"\\u003", tail) < 0
+        and (text.find(b"\\", tail) < 0 or text.find(b"\\u003", tail) < 0)  # memchr first
     ):
         return
     problem = _repeated_key(text)
