@@ -117,7 +117,8 @@ def load_datasets(path: str | os.PathLike[str]) -> Datasets:
     DatasetsError
         If the file cannot be read, is not JSON, or breaks the format: an
         invalid dataset or question name, a missing ``input``, an ``output``
-        whose ``type`` is not ``"MCQ"``, or options that are not strings.
+        whose ``type`` is not ``"MCQ"``, options that are not strings, a UTF-8
+        BOM, or an entry or output field given twice (serde's ``duplicate field``).
     """
     name = os.fspath(path)
     try:

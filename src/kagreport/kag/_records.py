@@ -198,7 +198,9 @@ def decode_result(data: bytes | memoryview | str) -> ResultRecord:
     Raises
     ------
     ValueError
-        If the content is not a valid kag result envelope (the message says why).
+        If the content is not a valid kag result envelope (the message says why),
+        including, as kag's serde decides, a UTF-8 BOM and a field given twice
+        (``duplicate field `result` in ok``).
     """
     try:
         envelope = _decoder.decode(data)
