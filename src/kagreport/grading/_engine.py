@@ -364,17 +364,17 @@ class ChunkRunner:
         dead = None
         deadline = time.monotonic() + _JOIN_SECS
         while dead is None and time.monotonic() < deadline:
-            # The executor kills the survivors itself: the first to exit on its own is the one.
-            for process in self._processes:
-                code = process.exitcode
-                if code is not None and code != -signal.SIGTERM:
-                    dead = code
-                    break
+            # The executor kills the survivors itself (SIGTERM): the one that died of
+            # something else is the one. One reading of all codes per pass (another
+            # thread may be reaping them meanwhile).
+            codes = [process.exitcode for process in self._processes]
+            other = [code for code in codes if code is not None and code != -signal.SIGTERM]
+            if other:
+                dead = other[0]
+            elif None not in codes:
+                dead = -signal.SIGTERM
             else:
-                if all(p.exitcode is not None for p in self._processes):
-                    dead = -signal.SIGTERM
-                else:
-                    time.sleep(0.01)
+                time.sleep(0.01)
         # A stop signal sent to the whole group kills the workers too: let the parent's own
         # handler, which runs during the sleep, report the stop instead of a death.
         if dead is not None and -dead in _STOP_SIGNALS:
