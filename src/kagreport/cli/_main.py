@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 
 from kagreport import __version__
-from kagreport._errors import KagreportError, UsageError, note_stop
+from kagreport._errors import KagreportError, UsageError, note_stop, stop_requested
 from kagreport.cli._evaluation import add_parsers as add_evaluation_parsers
 from kagreport.cli._evaluation import run_compare, run_evaluate
 from kagreport.cli._output import write_json, write_lossily
@@ -355,14 +355,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     args = parser.parse_args(argv)
     level = _configure_logging(args)
-    _terminate_as_interrupt()
+    previous = _terminate_as_interrupt()
     try:
         run: Callable[[argparse.Namespace, int], int]
         if args.command == "stats":
             run = _run_find if args.stats_command == "find" else _run_stats
         else:
             run = _COMMANDS[args.command]
-        return run(args, level)
+        code = run(args, level)
+        sys.stdout.flush()  # the output is whole before the stop handlers go (below)
+        return code
     except UsageError as exc:
         getattr(args, "parser", parser).print_usage(sys.stderr)
         sys.stderr.write(f"kagreport: error: {exc}\n")
@@ -384,18 +386,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("kagreport: interrupted\n")
         return 130
+    except SystemExit as exc:
+        if exc is not stop_requested():
+            raise
+        # SIGTERM (see _terminate_as_interrupt), after the cleanup it ran.
+        sys.stderr.write("kagreport: terminated\n")
+        return exc.code if isinstance(exc.code, int) else 1
+    finally:
+        _restore_stop_handlers(previous, exiting=argv is None)
 
 
-def _terminate_as_interrupt() -> None:
+_Handlers = dict[int, object]
+
+
+def _restore_stop_handlers(previous: _Handlers, *, exiting: bool) -> None:
+    # Once the work is done, a stop signal has nothing left to clean up. Raised while the
+    # interpreter exits (in an atexit callback) it would print a traceback: a command
+    # about to exit takes the default actions (the shell sees the signal, silently); a
+    # caller of main() gets its own handlers back.
+    import signal
+
+    for signum, handler in previous.items():
+        if exiting or handler is not None:  # None: a handler not set from Python
+            signal.signal(signum, signal.SIG_DFL if exiting else handler)  # type: ignore[arg-type]
+
+
+def _terminate_as_interrupt() -> _Handlers:
     # CI runners and `timeout` stop a job with SIGTERM; by default Python dies at once and a
     # site build would leave its temporary folder behind. As SystemExit(143), the cleanup
-    # runs; forked workers that get it exit quietly with the same code. Both signals are
+    # runs (grading workers restore the default actions: see grading._engine). Both signals are
     # also recorded (note_stop), for code that waits inside another library's event loop.
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
-        return
+        return {}
 
     def terminate(signum: int, frame: object) -> None:
         stop = SystemExit(128 + signum)
@@ -407,6 +432,7 @@ def _terminate_as_interrupt() -> None:
         note_stop(stop)
         raise stop
 
-    signal.signal(signal.SIGTERM, terminate)
+    previous: _Handlers = {signal.SIGTERM: signal.signal(signal.SIGTERM, terminate)}
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, interrupt)
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, interrupt)
+    return previous

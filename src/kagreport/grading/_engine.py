@@ -5,6 +5,16 @@ carries an embedding vector that must be scanned to be skipped), and both are
 CPU-bound under the GIL. Chunks of question folders therefore go to a small
 pool of forked worker processes; results come back in submission order, so
 the report is the same, byte for byte, whatever the number of workers.
+
+Stopping is the parent's job. Workers take the default action for SIGTERM and
+ignore SIGINT (Ctrl-C reaches the whole process group: the parent stops them),
+so no worker runs Python code on a signal or prints a traceback; they die
+with the parent (``PR_SET_PDEATHSIG``). The parent waits with a timeout in a
+loop, so its own signal handlers run at once, and it sees a worker that died
+(``BrokenProcessPool``): grading then fails with one message naming the signal
+that killed it, rather than waiting for a result that will never come. A dead
+worker's chunk is not re-read in the parent: what killed it (the
+out-of-memory killer, say) would likely kill the parent too.
 """
 
 from __future__ import annotations
@@ -12,18 +22,22 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
 import sys
 import threading
+import time
 from array import array
 from collections import deque
 from collections.abc import Callable
-from multiprocessing.pool import AsyncResult, Pool
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import NamedTuple
 
+from kagreport._errors import KagreportError
 from kagreport.grading._rule import grade_response
 from kagreport.kag import decode_result, iter_result_files, read_bytes
 
-__all__ = ["ChunkRunner", "GradedChunk", "PendingChunk", "grade_chunk"]
+__all__ = ["ChunkRunner", "GradedChunk", "PendingChunk", "WorkerDiedError", "grade_chunk"]
 
 #: Question folders per chunk (a few result files each).
 CHUNK_QUESTIONS = 64
@@ -194,12 +208,76 @@ def _fork_is_safe() -> bool:
     return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
+class WorkerDiedError(KagreportError):
+    """A grading worker process died (killed by a signal, the out-of-memory killer say)."""
+
+
+_STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+#: How long the parent waits for a result before it checks again (its signal handlers
+#: run at once anyway; this bounds any missed wake-up).
+_POLL_SECS = 0.25
+#: Bound on waiting for the workers to go after they were killed.
+_JOIN_SECS = 5.0
+_PR_SET_PDEATHSIG = 1
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    """libc's ``prctl``, loaded in the parent (ctypes costs each worker 10 ms otherwise)."""
+    global _prctl
+    if _prctl is None and sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            _prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):  # pragma: no cover - not glibc
+            pass
+    return _prctl
+
+
+_prctl: Callable[..., int] | None = None
+
+
+def _worker_start(parent: int) -> None:
+    """Pool initializer, run first in each forked worker (its stop signals still blocked)."""
+    # The command line's Python handlers were inherited: a SIGTERM must kill at once (a
+    # Python handler only sets a flag that a blocking wait never looks at), and Ctrl-C,
+    # which reaches the whole group, is the parent's to act on (no worker traceback).
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if _prctl is not None:  # die with the parent, even if it is SIGKILLed
+        _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    if os.getppid() != parent:  # the parent died before prctl
+        os._exit(1)
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "for an unknown reason"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "unknown"
+        oom = ", e.g. out of memory" if -code == signal.SIGKILL else ""
+        return f"killed by signal {-code}: {name}{oom}"
+    return f"exit status {code}"
+
+
+_ChunkArgs = tuple[list[str], list[str], list[int], str, "bool | int"]
+
+
 class ChunkRunner:
     """Grades submitted chunks in order and hands each result to ``merge``.
 
     Starts in-process; once :data:`PARALLEL_AFTER` question folders have been
     submitted, and if allowed, moves to a pool of forked workers with a bounded
     number of chunks in flight (memory stays bounded on any tree size).
+
+    Raises
+    ------
+    WorkerDiedError
+        From :meth:`submit` or :meth:`finish`, if a worker process died.
     """
 
     def __init__(
@@ -216,12 +294,15 @@ class ChunkRunner:
         self._keep_text = keep_text
         self._merge = merge
         self._submitted = 0
-        self._pool: Pool | None = None
-        self._pending: deque[tuple[PendingChunk, AsyncResult[GradedChunk]]] = deque()
+        self._pool: ProcessPoolExecutor | None = None
+        self._processes: list[multiprocessing.process.BaseProcess] = []
+        self._pending: deque[tuple[PendingChunk, Future[GradedChunk]]] = deque()
 
     def submit(self, chunk: PendingChunk) -> None:
         self._submitted += len(chunk.paths)
-        args = (chunk.paths, chunk.answers, chunk.datasets, self._prefix, self._keep_text)
+        args: _ChunkArgs = (
+            chunk.paths, chunk.answers, chunk.datasets, self._prefix, self._keep_text
+        )  # fmt: skip
         if (
             self._pool is None
             and self._workers > 1
@@ -231,17 +312,76 @@ class ChunkRunner:
             logging.getLogger("kagreport.grading").debug(
                 "large tree: reading with %d worker processes", self._workers
             )
-            self._pool = multiprocessing.get_context("fork").Pool(self._workers)
+            self._start_pool(chunk, args)
+            return
         if self._pool is None:
             self._merge(chunk, grade_chunk(*args))
             return
         while len(self._pending) >= 4 * self._workers:
             self._merge_oldest()
-        self._pending.append((chunk, self._pool.apply_async(grade_chunk, args)))
+        try:
+            future = self._pool.submit(grade_chunk, *args)
+        except BrokenProcessPool:
+            raise self._died() from None
+        self._pending.append((chunk, future))
+
+    def _start_pool(self, chunk: PendingChunk, args: _ChunkArgs) -> None:
+        # The first submit forks the workers and starts the executor's threads. With the
+        # stop signals blocked meanwhile, the workers start with them blocked (until their
+        # initializer has set their dispositions), and so do those threads, for good:
+        # a SIGTERM or Ctrl-C is always delivered to this (the main) thread.
+        _load_prctl()
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        try:
+            self._pool = ProcessPoolExecutor(
+                self._workers,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=_worker_start,
+                initargs=(os.getpid(),),
+            )
+            self._pending.append((chunk, self._pool.submit(grade_chunk, *args)))
+            processes = getattr(self._pool, "_processes", None) or {}
+            self._processes = list(processes.values())
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
     def _merge_oldest(self) -> None:
-        chunk, result = self._pending.popleft()
-        self._merge(chunk, result.get())
+        chunk, future = self._pending[0]
+        while True:
+            try:
+                # A timeout, in a loop: the wait stays interruptible whatever thread a
+                # signal lands on.
+                graded = future.result(timeout=_POLL_SECS)
+                break
+            except TimeoutError:
+                continue
+            except BrokenProcessPool:
+                raise self._died() from None
+        self._pending.popleft()
+        self._merge(chunk, graded)
+
+    def _died(self) -> WorkerDiedError:
+        dead = None
+        deadline = time.monotonic() + _JOIN_SECS
+        while dead is None and time.monotonic() < deadline:
+            # The executor kills the survivors itself (SIGTERM): the one that died of
+            # something else is the one. One reading of all codes per pass (another
+            # thread may be reaping them meanwhile).
+            codes = [process.exitcode for process in self._processes]
+            other = [code for code in codes if code is not None and code != -signal.SIGTERM]
+            if other:
+                dead = other[0]
+            elif None not in codes:
+                dead = -signal.SIGTERM
+            else:
+                time.sleep(0.01)
+        # A stop signal sent to the whole group kills the workers too: let the parent's own
+        # handler, which runs during the sleep, report the stop instead of a death.
+        if dead is not None and -dead in _STOP_SIGNALS:
+            time.sleep(0.2)
+        return WorkerDiedError(
+            f"a grading worker process died ({_describe_exit(dead)}); no report was written"
+        )
 
     def finish(self) -> None:
         """Merge every chunk still in flight."""
@@ -249,9 +389,24 @@ class ChunkRunner:
             self._merge_oldest()
 
     def close(self) -> None:
-        """Stop the workers (also after an error)."""
-        if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
-            self._pool = None
+        """Stop the workers (also after an error or a signal), within a bounded time."""
+        pool, self._pool = self._pool, None
         self._pending.clear()
+        if pool is None:
+            return
+        # A second signal must not cut this short and leave workers behind: hold the stop
+        # signals until the workers are gone (a pending one is raised right after).
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        try:
+            pool.shutdown(wait=False, cancel_futures=True)
+            for process in self._processes:
+                if process.exitcode is None:
+                    process.kill()
+            deadline = time.monotonic() + _JOIN_SECS
+            for process in self._processes:
+                process.join(max(0.0, deadline - time.monotonic()))
+            manager = getattr(pool, "_executor_manager_thread", None)
+            if isinstance(manager, threading.Thread):
+                manager.join(max(0.0, deadline - time.monotonic()))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)

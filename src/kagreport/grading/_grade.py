@@ -186,6 +186,9 @@ def grade(
         If the datasets file cannot be read or is invalid.
     ResultTreeError
         If the results root is missing, or a folder or file cannot be read.
+    KagreportError
+        If a worker process died (killed by a signal: the out-of-memory killer, say);
+        the message names the signal.
     ValueError
         If ``workers`` or ``keep_text`` is out of range.
 

@@ -19,6 +19,7 @@ import msgspec
 
 from kagreport._errors import DatasetsError, NotUTF8Error, decode_utf8
 from kagreport.kag._names import is_component_name
+from kagreport.kag._records import BOM_MESSAGE, starts_with_bom
 
 __all__ = ["MCQ", "Datasets", "Question", "load_datasets", "parse_datasets"]
 
@@ -117,7 +118,8 @@ def load_datasets(path: str | os.PathLike[str]) -> Datasets:
         If the file cannot be read, is not UTF-8 (the message gives the offset of the
         first bad byte) or not JSON, or breaks the format: an
         invalid dataset or question name, a missing ``input``, an ``output``
-        whose ``type`` is not ``"MCQ"``, or options that are not strings.
+        whose ``type`` is not ``"MCQ"``, options that are not strings, a UTF-8
+        BOM, or an entry or output field given twice (serde's ``duplicate field``).
     """
     name = os.fspath(path)
     try:
@@ -144,6 +146,8 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
             f"invalid datasets file {where}: {_locate(data) or exc}", path=path
         ) from None
     except msgspec.DecodeError as exc:
+        if starts_with_bom(data):
+            raise DatasetsError(f"the datasets file {where} {BOM_MESSAGE}", path=path) from None
         if isinstance(data, bytes):  # msgspec does not say where a bad byte is
             try:
                 decode_utf8(data, where, "the datasets file")
@@ -166,7 +170,107 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
                     f"{dataset!r} is not a valid name (only a-z, 0-9 and '-')",
                     path=path,
                 )
+    repeated = _repeated_field(data)
+    if repeated is not None:
+        raise DatasetsError(f"invalid datasets file {where}: {repeated}", path=path)
     return Datasets(questions, path=path)
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """A JSON object as its (key, value) pairs, repeats kept."""
+
+
+_ENTRY_FIELDS = frozenset({"input", "output"})
+_MCQ_FIELDS = frozenset({"type", "options", "answer"})
+
+
+def _first_repeat(pairs: Any, fields: frozenset[str]) -> tuple[str | None, dict[str, Any]]:
+    last: dict[str, Any] = {}
+    if not isinstance(pairs, _Pairs):
+        return None, last
+    for key, value in pairs:
+        if key in fields:
+            if key in last:
+                return key, last
+            last[key] = value
+    return None, last
+
+
+class _CountedMCQ(msgspec.Struct, gc=False):
+    type: str
+    options: dict[str, str]
+    answer: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class _CountedEntry(msgspec.Struct, gc=False):
+    input: str
+    output: _CountedMCQ | msgspec.UnsetType | None = msgspec.UNSET
+
+
+_counting_decoder = msgspec.json.Decoder(dict[str, dict[str, _CountedEntry]])
+
+
+def _no_repeated_key(data: bytes | str) -> bool:
+    """Quick and exact when it says True: every key is followed by one colon, so a file
+    whose colons number exactly its keys (as decoded: maps deduplicated, absent fields
+    told from null ones) plus the colons of its strings has no key given twice and no
+    unknown one (dataset and question names hold no colon; no colon may be spelt
+    ``\\u003a``). Any other file is checked slowly."""
+    text = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if text.find(b"\\u003") >= 0:
+        return False
+    tree = _counting_decoder.decode(text)
+    keys = len(tree)
+    colons = 0
+    unset = msgspec.UNSET
+    for entries in tree.values():
+        keys += len(entries)
+        for entry in entries.values():
+            keys += 1
+            colons += entry.input.count(":")
+            output = entry.output
+            if output is unset:
+                continue
+            keys += 1
+            if output is None:
+                continue
+            options = output.options
+            keys += 2 + len(options)
+            for key, text_ in options.items():
+                colons += key.count(":") + text_.count(":")
+            answer = output.answer
+            if answer is not unset:
+                keys += 1
+                if answer is not None:
+                    colons += answer.count(":")
+    return text.count(b":") == keys + colons
+
+
+def _repeated_field(data: bytes | str) -> str | None:
+    """Where kag's serde would reject a field given twice, if anywhere (msgspec keeps the last).
+
+    Entries and MCQ outputs are serde structs (``type`` is the internally tagged
+    enum's tag): a field given twice is an error, in every entry serde reads, one a
+    later key replaces included. The dataset and question maps and the options keep
+    the last value, as a ``BTreeMap`` does; unknown fields are ignored. Run once per
+    datasets file, after msgspec accepted it (about as long as msgspec took again).
+    """
+    import json
+
+    if _no_repeated_key(data):
+        return None
+    try:
+        tree = json.loads(data, object_pairs_hook=_Pairs)
+    except (ValueError, RecursionError):  # msgspec parsed it: leave it to msgspec
+        return None
+    for dataset, questions in tree:
+        for question, entry in questions:
+            repeated, fields = _first_repeat(entry, _ENTRY_FIELDS)
+            if repeated is None:
+                repeated = _first_repeat(fields.get("output"), _MCQ_FIELDS)[0]
+            if repeated is not None:
+                return f"{dataset}/{question}: duplicate field `{repeated}`"
+    return None
 
 
 _JSON_TYPES = {

@@ -10,6 +10,7 @@ never builds the embedding vector (``vec`` is kept as raw JSON bytes).
 from __future__ import annotations
 
 import os
+import stat
 from typing import Annotated, NamedTuple
 
 import msgspec
@@ -84,15 +85,16 @@ class _Config(msgspec.Struct):
     provider: str
     model: str
     temperature: float
-    tokens: _U32 | None = None
-    augmented_generation: _AugmentedGeneration | None = None
+    # UNSET when absent: the duplicate-key check counts the keys present.
+    tokens: _U32 | msgspec.UnsetType | None = msgspec.UNSET
+    augmented_generation: _AugmentedGeneration | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class _Stats(msgspec.Struct):
     prompt: str
     time: _Duration
     config: _Config
-    retrieval: _Retrieval | None = None
+    retrieval: _Retrieval | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class _Ok(msgspec.Struct):
@@ -196,11 +198,15 @@ def decode_result(data: bytes | memoryview | str) -> ResultRecord:
     Raises
     ------
     ValueError
-        If the content is not a valid kag result envelope (the message says why).
+        If the content is not a valid kag result envelope (the message says why),
+        including, as kag's serde decides, a UTF-8 BOM and a field given twice
+        (``duplicate field `result` in ok``).
     """
     try:
         envelope = _decoder.decode(data)
     except msgspec.DecodeError as exc:
+        if starts_with_bom(data):
+            raise _Invalid(f"the file {BOM_MESSAGE}") from None
         raise _Invalid(str(exc)) from None
     except RecursionError:
         raise _Invalid("JSON nested too deeply") from None
@@ -208,15 +214,18 @@ def decode_result(data: bytes | memoryview | str) -> ResultRecord:
     if ok is _UNSET:
         if error is _UNSET:
             raise _Invalid("the envelope has neither 'ok' nor 'error'")
+        assert isinstance(error, str)
+        _check_unique_keys(data, 1, error.count(":"), None)
         return ResultRecord(None, error)
     if error is not _UNSET:
         raise _Invalid("the envelope has both 'ok' and 'error'")
     assert isinstance(ok, _Ok)
+    _check_unique_keys(data, *_typed_keys(ok))
     stats = ok.stats
     prompt = stats.prompt
     context = len(prompt) if prompt.isascii() else len(prompt.encode("utf-8", "surrogatepass"))
     retrieval = context_text = None
-    if stats.retrieval is not None:
+    if isinstance(stats.retrieval, _Retrieval):
         context_text = stats.retrieval.result
         embedder = stats.retrieval.stats.embedder
         neo4j = embedder.database.neo4j
@@ -239,14 +248,179 @@ def decode_result(data: bytes | memoryview | str) -> ResultRecord:
     )
 
 
+# Duplicate keys. serde's derived structs (and Duration) reject a field given twice
+# ("duplicate field `result`") and its externally tagged enums (the envelope, the
+# retrieval and database stats) accept exactly one key, while maps keep the last value
+# and ignored (unknown) fields are never looked into. msgspec keeps the last value
+# silently. The check is exact and costs little: every key is followed by one colon,
+# so a file whose colons, the embedding vector's aside (found from the end, where kag
+# writes little after it), number exactly the typed keys present plus the colons of the
+# decoded strings has no repeated and no unknown key (provided no colon is written
+# as an escape, ``\u003a``). Any other file is parsed again, slowly, to find out.
+
+
+def _duration_keys(duration: _DurationObject | tuple[int, int]) -> int:
+    return 2 if type(duration) is _DurationObject else 0
+
+
+def _typed_keys(ok: _Ok) -> tuple[int, int, msgspec.Raw | None]:
+    """Keys of the typed objects present (the envelope's included), colons in the decoded
+    strings that may hold one, and the raw embedding vector, if any.
+
+    Provider, retriever and database are component names in kag (no colon): a colon
+    there only sends the file down the slow path.
+    """
+    stats = ok.stats
+    config = stats.config
+    # envelope 1, ok 2, stats 3 + time 2 (+ retrieval), config 3 (+ tokens, augmented_...)
+    keys = 11 if type(stats.time) is _DurationObject else 9
+    colons = ok.result.count(":") + stats.prompt.count(":") + config.model.count(":")
+    if config.tokens is not _UNSET:
+        keys += 1
+    augmented = config.augmented_generation
+    if augmented is not _UNSET:
+        keys += 1 if augmented is None else 3
+    retrieval = stats.retrieval
+    if retrieval is _UNSET:
+        return keys, colons, None
+    if retrieval is None:
+        return keys + 1, colons, None
+    assert isinstance(retrieval, _Retrieval)
+    embedder = retrieval.stats.embedder
+    # retrieval 1 + 2, its stats 1, embedder 3, embedding 2, database 1, neo4j 4
+    keys += 14 + _duration_keys(embedder.time) + _duration_keys(embedder.database.neo4j.time)
+    embedding = embedder.embedding
+    colons += retrieval.result.count(":") + embedding.document.count(":")
+    return keys, colons, embedding.vec
+
+
+def _check_unique_keys(
+    data: bytes | memoryview | str, keys: int, colons: int, vec: msgspec.Raw | None
+) -> None:
+    text = data if isinstance(data, bytes) else _as_bytes(data)
+    if vec is None:
+        found = text.count(b":")
+        head = tail = len(text)
+    else:  # leave the vector out: it is most of the file, and has no key
+        # Backwards from the last place its key can be: kag writes little after the vector.
+        at = text.rfind(b'"vec"', 0, len(text) - len(vec))
+        head = at + 5
+        while head < len(text) and text[head] in b" \t\r\n:":
+            head += 1
+        tail = head + len(vec)
+        found = -1
+        if at >= 0 and text.startswith(vec, head):
+            found = text.count(b":", 0, head) + text.count(b":", tail)
+    if found == keys or (
+        found == keys + colons
+        and text.find(b"\\u003", 0, head) < 0
+        and (text.find(b"\\", tail) < 0 or text.find(b"\\u003", tail) < 0)  # memchr first
+    ):
+        return
+    problem = _repeated_key(text)
+    if problem is not None:
+        raise _Invalid(problem)
+
+
+def _as_bytes(data: memoryview | bytearray | str) -> bytes:
+    return data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+
+
+class _Pairs(list[tuple[str, object]]):
+    """A JSON object as its (key, value) pairs, repeats kept."""
+
+
+_Schema = tuple[bool, dict[str, "_Schema | None"]]  # (an enum: one key only, its fields)
+_DURATION: _Schema = (False, {"secs": None, "nanos": None})
+_NEO4J: _Schema = (
+    False,
+    {"vertices": None, "relationships": None, "properties": None, "time": _DURATION},
+)
+_EMBEDDER: _Schema = (
+    False,
+    {
+        "embedding": (False, {"document": None, "vec": None}),
+        "database": (True, {"neo4j": _NEO4J}),
+        "time": _DURATION,
+    },
+)
+_CONFIG: _Schema = (
+    False,
+    {
+        "provider": None,
+        "model": None,
+        "temperature": None,
+        "tokens": None,
+        "augmented_generation": (False, {"retriever": None, "database": None}),
+    },
+)
+_STATS: _Schema = (
+    False,
+    {
+        "prompt": None,
+        "time": _DURATION,
+        "config": _CONFIG,
+        "retrieval": (False, {"result": None, "stats": (True, {"embedder": _EMBEDDER})}),
+    },
+)
+_ENVELOPE: _Schema = (True, {"ok": (False, {"result": None, "stats": _STATS}), "error": None})
+
+
+def _repeated_key(text: bytes) -> str | None:
+    """Where kag's serde would reject a key given twice (or an enum given two), if anywhere."""
+    import json
+
+    try:
+        tree = json.loads(text, object_pairs_hook=_Pairs)
+    except (ValueError, RecursionError):  # msgspec parsed it: leave it to msgspec
+        return None
+    return _walk(tree, _ENVELOPE, "the envelope")
+
+
+def _walk(value: object, schema: _Schema, where: str) -> str | None:
+    if not isinstance(value, _Pairs):  # null, a [secs, nanos] pair: nothing to check
+        return None
+    one_key, fields = schema
+    if one_key and len(value) > 1:
+        names = ", ".join(repr(key) for key, _ in value)
+        return f"{where} must have exactly one key, not {len(value)} ({names})"
+    last: dict[str, object] = {}
+    for key, item in value:
+        if key in fields:
+            if key in last:
+                return f"duplicate field `{key}` in {where}"
+            last[key] = item
+    for key, item in last.items():
+        inner = fields[key]
+        if inner is not None:
+            found = _walk(item, inner, key if where == "the envelope" else f"{where}.{key}")
+            if found is not None:
+                return found
+    return None
+
+
 _READ_SIZE = 1 << 16  # most result files fit in one read (below malloc's mmap threshold)
+_BOM = b"\xef\xbb\xbf"
+#: Why a file that starts with a byte order mark is refused (kag's serde_json refuses it).
+BOM_MESSAGE = (
+    "starts with a UTF-8 BOM (byte order mark), which kag does not accept; "
+    "save it as UTF-8 without a BOM"
+)
+
+
+def starts_with_bom(data: bytes | bytearray | memoryview | str) -> bool:
+    """Whether JSON text starts with a UTF-8 byte order mark (U+FEFF for a ``str``)."""
+    if isinstance(data, str):
+        return data.startswith("\ufeff")
+    return bytes(data[:3]) == _BOM
 
 
 def read_bytes(path: str) -> bytes:
-    """Read a whole file with as few system calls as possible (no ``fstat``).
+    """Read a whole file with as few system calls as possible (no ``fstat`` for most).
 
     A read shorter than asked ends a regular file; only a file of 64 KiB or
-    more needs a second read.
+    more needs more: it is read again whole into one buffer of its size, so that
+    reading costs about its size in memory (chunks joined would cost twice).
 
     Raises
     ------
@@ -258,6 +432,14 @@ def read_bytes(path: str) -> bytes:
         data = os.read(fd, _READ_SIZE)
         if len(data) < _READ_SIZE:
             return data
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode) and info.st_size >= len(data):
+            del data
+            # One byte more than its size: a read that fills it means the file grew.
+            data = os.pread(fd, info.st_size + 1, 0)
+            if len(data) <= info.st_size:
+                return data
+            os.lseek(fd, len(data), os.SEEK_SET)
         chunks = [data]
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
