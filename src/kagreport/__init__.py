@@ -15,6 +15,7 @@ from kagreport._errors import (
     ResultFileError,
     ResultTreeError,
     UsageError,
+    WorkerDiedError,
 )
 from kagreport.grading import FindReport, Metrics, Outcome, StatsReport, find, grade
 from kagreport.kag import load_datasets
@@ -35,6 +36,7 @@ __all__ = [
     "ResultTreeError",
     "StatsReport",
     "UsageError",
+    "WorkerDiedError",
     "__version__",
     "find",
     "grade",

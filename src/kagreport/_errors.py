@@ -17,6 +17,7 @@ __all__ = [
     "ResultFileError",
     "ResultTreeError",
     "UsageError",
+    "WorkerDiedError",
     "decode_utf8",
     "note_stop",
     "stop_requested",
@@ -134,3 +135,10 @@ def decode_utf8(
         return str(memoryview(data)[start:], "utf-8")
     except UnicodeDecodeError as exc:
         raise NotUTF8Error(what, path, start + exc.start) from None
+
+
+class WorkerDiedError(KagreportError):
+    """A grading worker process died (killed by a signal: the out-of-memory killer, say).
+
+    The report is not written: a chunk of result files was never graded.
+    """

@@ -71,9 +71,8 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
 
 
 def run_evaluate(args: argparse.Namespace, level: int) -> int:
-    from kagreport.evaluation import evaluate_answers
+    from kagreport.evaluation import TextRepairWarning, evaluate_answers
     from kagreport.evaluation._config import load_items_jsonl, load_judges
-    from kagreport.evaluation._items import TextRepairWarning
     from kagreport.evaluation._kag import answer_items_from_run
     from kagreport.evaluation._text import render_evaluation
 
@@ -156,7 +155,7 @@ def _interrupted(stop: BaseException, cache: str | None) -> str:
 def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
     # Repaired item texts: the user's data was changed, so it is said at every verbosity,
     # one line per item (at most 5, then a count). Other warnings go out as they came.
-    from kagreport.evaluation._items import TextRepairWarning
+    from kagreport.evaluation import TextRepairWarning
 
     repairs = []
     for caught_one in caught:

@@ -29,7 +29,7 @@ from kagreport.evaluation._compare import (
     sign_flip_test,
 )
 from kagreport.evaluation._evaluate import evaluate_answers, evaluate_retrieval, metric_name
-from kagreport.evaluation._items import AnswerItem, RetrievalItem
+from kagreport.evaluation._items import AnswerItem, RetrievalItem, TextRepairWarning
 from kagreport.evaluation._judge import Judge, JudgeFailure, Judgement, Usage, identity_hash
 from kagreport.evaluation._kag import answer_items_from_run, evaluation_from_stats
 from kagreport.evaluation._llm import LLMJudge, parse_verdict
@@ -68,6 +68,7 @@ __all__ = [
     "RetrievalEvaluation",
     "RetrievalItem",
     "SignFlipResult",
+    "TextRepairWarning",
     "TokenF1",
     "Usage",
     "alpha_interval",

@@ -33,11 +33,11 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import NamedTuple
 
-from kagreport._errors import KagreportError
+from kagreport._errors import WorkerDiedError
 from kagreport.grading._rule import grade_response
 from kagreport.kag import decode_result, iter_result_files, read_bytes
 
-__all__ = ["ChunkRunner", "GradedChunk", "PendingChunk", "WorkerDiedError", "grade_chunk"]
+__all__ = ["ChunkRunner", "GradedChunk", "PendingChunk", "grade_chunk"]
 
 #: Question folders per chunk (a few result files each).
 CHUNK_QUESTIONS = 64
@@ -206,10 +206,6 @@ def _fork_is_safe() -> bool:
     # fork() copies one thread only: with other threads alive (a Jupyter kernel),
     # a lock held elsewhere could deadlock the child.
     return sys.platform.startswith("linux") and threading.active_count() == 1
-
-
-class WorkerDiedError(KagreportError):
-    """A grading worker process died (killed by a signal, the out-of-memory killer say)."""
 
 
 _STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
