@@ -25,6 +25,7 @@ from kagreport.site import (
     inline_json,
     slugify,
 )
+from kagreport.site._templates import NOTEBOOK_CSP, PAGE_CSP
 
 PAYLOAD = "</script><script>alert(1)</script><!-- <img src=x onerror=alert(2)>"
 LONG = 5000
@@ -675,6 +676,32 @@ def test_notebook_page(inputs: dict[str, Any], tmp_path: Path) -> None:
         for name in ("src", "href"):
             assert not re.match(r"(?i)\s*(https?:)?//", attributes.get(name) or ""), attributes
     assert 'href="notebooks/demo.html"' in (out / "index.html").read_text(encoding="utf-8")
+    assert _first_in_head(html) == ("meta", {"http-equiv": "Content-Security-Policy",
+                                             "content": NOTEBOOK_CSP})  # fmt: skip
+
+
+def _first_in_head(html: str) -> tuple[str, dict[str, str | None]]:
+    """The first element of <head> that is not ``<meta charset>``."""
+    tags = _Tags()
+    tags.feed(html)
+    head = [t for t in tags.tags if t[0] not in ("html", "head")]
+    return next(t for t in head if not (t[0] == "meta" and "charset" in t[1]))
+
+
+def test_every_page_starts_with_the_content_security_policy(site: Path) -> None:
+    """Issue #10 item 17: the policy applies before anything on the page (browser tests check
+    that it holds: tests/browser). No page has a script the policy would block."""
+    assert "'unsafe-inline'" not in PAGE_CSP
+    assert "'unsafe-eval'" not in PAGE_CSP
+    for page in _pages(site):
+        html = page.read_text(encoding="utf-8")
+        expected = {"http-equiv": "Content-Security-Policy", "content": PAGE_CSP}
+        assert _first_in_head(html) == ("meta", expected), page
+        for attributes, _text in _parse(page).scripts:
+            assert attributes.get("src") or attributes.get("type") == "application/json", (
+                page,
+                attributes,
+            )
 
 
 def test_cli(inputs: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

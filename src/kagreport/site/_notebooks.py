@@ -27,6 +27,7 @@ import inspect
 import os
 import re
 import subprocess
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -35,7 +36,7 @@ from typing import Any, TypeVarTuple
 from kagreport._errors import KagreportError
 from kagreport.site._json import inline_json
 from kagreport.site._signals import deferred_signals
-from kagreport.site._templates import NOTEBOOK_TEMPLATE
+from kagreport.site._templates import NOTEBOOK_CSP, NOTEBOOK_TEMPLATE
 
 __all__ = ["DISPLAY_PRIORITY", "convert_notebook"]
 
@@ -120,7 +121,13 @@ def convert_notebook(
     exporter.register_filter("site_json", _site_json)
     resources: dict[str, Any] = {
         "metadata": {"name": path.stem},
-        "kagreport_site": {"header": header, "footer": footer, "root": root, "title": title},
+        "kagreport_site": {
+            "header": header,
+            "footer": footer,
+            "root": root,
+            "title": title,
+            "csp": NOTEBOOK_CSP,
+        },
     }
     try:
         html, _ = exporter.from_notebook_node(notebook, resources=resources)
@@ -253,22 +260,54 @@ def _run_client(client: Any) -> None:
         client.shutdown_kernel = "immediate"
         loop.call_soon_threadsafe(main.cancel)
 
+    def run() -> None:
+        try:
+            loop.run_until_complete(main)
+        finally:
+            left = asyncio.all_tasks(loop)  # nbclient's pollers of a cancelled cell, if any
+            for task in left:
+                task.cancel()
+            if left:
+                loop.run_until_complete(asyncio.wait(left))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
     try:
         with deferred_signals(stop):
-            try:
-                loop.run_until_complete(main)
-            finally:
-                left = asyncio.all_tasks(loop)  # nbclient's pollers of a cancelled cell, if any
-                for task in left:
-                    task.cancel()
-                if left:
-                    loop.run_until_complete(asyncio.wait(left))
-                loop.run_until_complete(loop.shutdown_asyncgens())
-                loop.close()
+            if _loop_running():
+                _run_in_thread(run)
+            else:
+                run()
     except asyncio.CancelledError:
         # Cancelled for a stop whose handler did not raise: the execution is gone all the
         # same. (CancelledError is a BaseException: left as is, it would end in a traceback.)
         raise KeyboardInterrupt from None
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _run_in_thread(run: Callable[[], None]) -> None:
+    """``run()`` in a thread of its own, its exception raised here: a caller's event loop
+    runs in this thread (Jupyter, Playwright's synchronous API), and a thread runs one loop."""
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            run()
+        except BaseException as exc:  # raised in the caller's thread below
+            failure.append(exc)
+
+    thread = threading.Thread(target=target, name="kagreport-notebook", daemon=True)
+    thread.start()
+    thread.join()  # a signal meanwhile is held and cancels the execution (see stop above)
+    if failure:
+        raise failure[0]
 
 
 async def _execute_then_kill(client: Any) -> None:
