@@ -105,6 +105,8 @@ class _Build:
     """``kagreport site build`` in a session of its own, its descendants watched."""
 
     def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
+        self.out = Path(args[args.index("-o") + 1])
+        self.building = False  # whether its build folder was seen
         self.process = subprocess.Popen(
             [sys.executable, "-m", "kagreport", "site", "build", *args],
             stdout=subprocess.PIPE,
@@ -117,6 +119,7 @@ class _Build:
 
     def watch(self) -> None:
         self.seen.update(_descendants(self.process.pid))
+        self.building = self.building or any(self.out.parent.glob(f".{self.out.name}.build-*"))
 
     def wait_for(self, ready: Any, what: str) -> None:
         """Poll (watching the descendants) until ``ready()``; fail if the build ends first."""
@@ -147,7 +150,13 @@ class _Build:
 def _assert_clean_stop(
     sig: int, code: int, err: str, out_dir: Path, before: dict[str, bytes], build: _Build
 ) -> None:
-    assert code == EXIT_CODES[sig], err
+    # -N, ended by the signal itself (a shell reports 128 + N as well), is what Python does
+    # for a SIGTERM before the command line's handler exists (nothing is built yet), and for
+    # a Ctrl-C that main() caught in an import but that CPython still counts as unhandled.
+    codes = [EXIT_CODES[sig]]
+    if sig == signal.SIGINT or not build.building:
+        codes.append(-sig)
+    assert code in codes, err
     assert "Traceback" not in err, err
     expected_last = ["kagreport: interrupted"] if sig == signal.SIGINT else []
     assert err.splitlines()[-1:] == expected_last, err
@@ -311,11 +320,14 @@ def test_stops_at_random_moments(small_run: dict[str, Path], tmp_path: Path) -> 
         while time.monotonic() < deadline and build.process.poll() is None:
             build.watch()
             time.sleep(0.02)
-        code, stdout, err, secs = build.stop(sig)
+        code, _, err, secs = build.stop(sig)
         name = signal.Signals(sig).name
         print(f"try {attempt}: {name} at {delay:.2f} s of {duration:.2f}: exit {code} {secs:.2f} s")
-        if code == 0 or "site written to" in stdout:  # the stop came after the swap
+        if _tree(out) != before:  # the stop came after the swap: the new site is whole
+            # A signal while the interpreter exits (its handlers are back to the defaults by
+            # then) ends the finished process by the signal itself.
             finished += 1
+            assert code in (0, EXIT_CODES[sig], -sig), err
             assert "Traceback" not in err, err
             assert sorted(_tree(out)) == new_files
             assert not list(folder.glob(".site.*")), "a build folder was left behind"
