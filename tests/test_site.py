@@ -25,6 +25,7 @@ from kagreport.site import (
     inline_json,
     slugify,
 )
+from kagreport.site._templates import NOTEBOOK_CSP, PAGE_CSP
 
 PAYLOAD = "</script><script>alert(1)</script><!-- <img src=x onerror=alert(2)>"
 LONG = 5000
@@ -681,6 +682,32 @@ def test_notebook_page(inputs: dict[str, Any], tmp_path: Path) -> None:
         for name in ("src", "href"):
             assert not re.match(r"(?i)\s*(https?:)?//", attributes.get(name) or ""), attributes
     assert 'href="notebooks/demo.html"' in (out / "index.html").read_text(encoding="utf-8")
+    assert _first_in_head(html) == ("meta", {"http-equiv": "Content-Security-Policy",
+                                             "content": NOTEBOOK_CSP})  # fmt: skip
+
+
+def _first_in_head(html: str) -> tuple[str, dict[str, str | None]]:
+    """The first element of <head> that is not ``<meta charset>``."""
+    tags = _Tags()
+    tags.feed(html)
+    head = [t for t in tags.tags if t[0] not in ("html", "head")]
+    return next(t for t in head if not (t[0] == "meta" and "charset" in t[1]))
+
+
+def test_every_page_starts_with_the_content_security_policy(site: Path) -> None:
+    """Issue #10 item 17: the policy applies before anything on the page (browser tests check
+    that it holds: tests/browser). No page has a script the policy would block."""
+    assert "'unsafe-inline'" not in PAGE_CSP
+    assert "'unsafe-eval'" not in PAGE_CSP
+    for page in _pages(site):
+        html = page.read_text(encoding="utf-8")
+        expected = {"http-equiv": "Content-Security-Policy", "content": PAGE_CSP}
+        assert _first_in_head(html) == ("meta", expected), page
+        for attributes, _text in _parse(page).scripts:
+            assert attributes.get("src") or attributes.get("type") == "application/json", (
+                page,
+                attributes,
+            )
 
 
 def test_cli(inputs: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -859,54 +886,3 @@ def test_broken_templates_give_one_line(
     with pytest.raises(KagreportError, match=message):
         build_site(config, tmp_path / "site")
     assert not (tmp_path / "site").exists()
-
-
-def test_sigterm_cleans_up_like_ctrl_c(tmp_path: Path) -> None:
-    """CI runners stop jobs with SIGTERM: the build folder goes, the old site stays."""
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    notebook = tmp_path / "slow.ipynb"
-    notebook.write_text(
-        json.dumps(
-            {
-                "cells": [{"cell_type": "code", "metadata": {}, "execution_count": None,
-                           "outputs": [], "source": "import time\ntime.sleep(120)"}],
-                "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                            "language": "python"}},
-                "nbformat": 4, "nbformat_minor": 5,
-            }
-        ),
-        encoding="utf-8",
-    )  # fmt: skip
-    out = tmp_path / "site"
-    example = mmlu_pro_philosophy()
-    build_site(SiteConfig(runs=(RunConfig(example.name, example.datasets, example.results),)), out)
-    before = (out / "index.html").read_bytes()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "kagreport", "site", "build", "--notebook", str(notebook),
-         "-o", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + 120
-    # Pages of the runs and evaluations come first, then the notebook (its cell sleeps):
-    # once the evaluation pages exist, the kernel is starting or running the cell.
-    while not list(tmp_path.glob(".site.build-*/evaluations")):
-        assert process.poll() is None, process.communicate()
-        assert time.monotonic() < deadline, "the build never reached the notebook"
-        time.sleep(0.2)
-    time.sleep(5)
-    process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=60)
-    # 143 (SIGTERM) or 130: while a notebook runs, nbclient takes the signal itself (it
-    # stops the kernel) and which one it was is lost; the build stops either way.
-    assert process.returncode in (130, 143), stderr
-    assert stderr.splitlines()[-1:] in (
-        ["kagreport: interrupted"],
-        ["kagreport: terminated"],
-        [],
-    ), stderr
-    assert not list(tmp_path.glob(".site.*")), "a build folder was left behind"
-    assert (out / "index.html").read_bytes() == before

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import sys
 
-from kagreport.cli import main
+try:
+    from kagreport.cli import main
 
-sys.exit(main())
+    code = main()
+except KeyboardInterrupt:  # Ctrl-C while the command line loads, before main() handles it
+    sys.stderr.write("kagreport: interrupted\n")
+    code = 130
+sys.exit(code)

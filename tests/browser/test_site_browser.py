@@ -25,7 +25,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
-from .conftest import Browser, PageLog, chart_states, import_site
+from .conftest import Browser, PageLog, chart_states, import_site, wait_for_charts
 
 # --------------------------------------------------------------------------- builds
 
@@ -800,3 +800,114 @@ def test_notebook_page_offline(browser: Browser, notebook_site: Path, output_dir
     with browser.open(notebook_site / "index.html") as (_page, index_log):
         pass
     assert not index_log.problems(), index_log.problems()
+
+
+# --------------------------------------------------------------------------- issue 10, item 17
+
+# Records every Content-Security-Policy violation of the page (installed before it loads).
+CSP_RECORDER_JS = """
+window.__csp = [];
+document.addEventListener('securitypolicyviolation', (e) => {
+  window.__csp.push(e.effectiveDirective + ' ' + (e.blockedURI || '') + ' ' + (e.sample || ''));
+});
+"""
+
+# The policy of the page and what comes before it in <head>.
+CSP_META_JS = """
+() => {
+  const metas = document.head.querySelectorAll('meta[http-equiv="Content-Security-Policy"]');
+  const first = metas[0];
+  const before = [];
+  for (let el = document.head.firstElementChild; el && el !== first; el = el.nextElementSibling) {
+    before.push(el.tagName.toLowerCase());
+  }
+  return {count: metas.length, content: first ? first.content : null, before};
+}
+"""
+
+
+def _open_recording(browser: Browser, path: Path) -> tuple[Any, PageLog]:
+    page, log = browser.new_page(path.resolve().as_uri())
+    page.add_init_script(CSP_RECORDER_JS)
+    page.goto(path.resolve().as_uri(), wait_until="load")
+    return page, log
+
+
+def test_every_page_carries_the_csp_and_breaks_nothing(
+    browser: Browser, main_site: Path, notebook_site: Path, site_module: Any
+) -> None:
+    """Each page (index, setups, comparisons, evaluations, notebook) has the policy first in
+    its head, draws its charts under it, and reports no violation and no console error."""
+    from kagreport.site._templates import NOTEBOOK_CSP, PAGE_CSP
+
+    pages = html_pages(main_site) + sorted((notebook_site / "notebooks").glob("*.html"))
+    kinds = {p.parent.name for p in pages}
+    assert {"setups", "comparisons", "evaluations", "notebooks"} <= kinds, kinds
+    failures = []
+    for path in pages:
+        page, log = _open_recording(browser, path)
+        try:
+            drawn = wait_for_charts(page)
+            page.wait_for_timeout(50)  # late violations
+            meta = page.evaluate(CSP_META_JS)
+            violations = page.evaluate("() => window.__csp")
+            policy = NOTEBOOK_CSP if path.parent.name == "notebooks" else PAGE_CSP
+            if meta["count"] != 1 or meta["content"] != policy:
+                failures.append(f"{path.name}: policy {meta}")
+            if set(meta["before"]) - {"meta"}:  # only <meta charset> may come first
+                failures.append(f"{path.name}: before the policy: {meta['before']}")
+            if not drawn:
+                failures.append(f"{path.name}: charts not drawn: {chart_states(page)}")
+            failures += [f"{path.name}: violation {v}" for v in violations]
+            failures += [f"{path.name}: {p}" for p in log.problems()]
+        finally:
+            page.close()
+    assert not failures, "\n".join(failures)
+    assert "unsafe-eval" not in PAGE_CSP
+    assert "unsafe-inline" not in PAGE_CSP
+
+
+def test_csp_blocks_an_unescaped_script(browser: Browser, main_site: Path, tmp_path: Path) -> None:
+    """An escaping slip that let markup through would still run nothing: copies of a setup
+    page with an inline script, an event handler and a remote script put in unescaped. The
+    same copies without the policy do run them (so the check can fail)."""
+    import shutil
+
+    site = tmp_path / "site"
+    shutil.copytree(main_site, site)
+    setup = sorted((site / "setups").glob("*.html"))[0]
+    html = setup.read_text(encoding="utf-8")
+    slip = (
+        "<script>window.__xss = 1</script>"
+        '<img src="data:," onerror="window.__xss = 2">'
+        '<script src="https://example.invalid/x.js"></script>'
+    )
+    injected = html.replace('<main class="site-main">', '<main class="site-main">' + slip, 1)
+    assert injected != html
+    guarded = setup.with_name("injected.html")
+    guarded.write_text(injected, encoding="utf-8")
+    bare = setup.with_name("injected-no-csp.html")
+    bare.write_text(
+        re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", injected), "utf-8"
+    )
+
+    page, log = _open_recording(browser, guarded)
+    try:
+        drawn = wait_for_charts(page)
+        page.wait_for_timeout(100)
+        xss = page.evaluate("() => typeof window.__xss")
+        violations = page.evaluate("() => window.__csp")
+    finally:
+        page.close()
+    assert xss == "undefined"
+    assert any(v.startswith("script-src-elem inline") for v in violations), violations
+    assert any(v.startswith("script-src-attr inline") for v in violations), violations
+    assert not log.blocked, "the remote script was requested despite the policy"
+    assert drawn, "the site's own scripts did not run"
+
+    page, _ = _open_recording(browser, bare)
+    try:
+        page.wait_for_timeout(100)
+        assert page.evaluate("() => window.__xss") in (1, 2)
+    finally:
+        page.close()

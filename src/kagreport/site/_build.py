@@ -40,6 +40,7 @@ from kagreport.grading import Outcome, StatsReport, grade
 from kagreport.site._config import EvaluationSource, RunConfig, SiteConfig
 from kagreport.site._figures import FigureWriter
 from kagreport.site._json import dumps_json
+from kagreport.site._signals import deferred_signals
 from kagreport.site._templates import Templates
 
 if TYPE_CHECKING:
@@ -220,12 +221,19 @@ def build_site(
         raise KagreportError(
             f"cannot create the folder of the site {out}: {exc.strerror or exc}", path=out
         ) from None
-    staging = _new_folder(parent, f".{out.name}.build-")
+    # A stop (Ctrl-C, SIGTERM) is held back while a folder appears, the site is swapped in
+    # or the build folder goes: none is left half done, and none is left behind.
+    staging: Path | None = None
     try:
+        with deferred_signals():
+            staging = _new_folder(parent, f".{out.name}.build-")
         _Builder(config, staging, execute_notebooks, progress, warn).build()
-        _swap(staging, out)
+        with deferred_signals():
+            _swap(staging, out)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        if staging is not None:
+            with deferred_signals():
+                shutil.rmtree(staging, ignore_errors=True)
         raise
     return out / "index.html"
 
@@ -424,7 +432,8 @@ class _Builder:
             self.say("waiting for the figures")
             self.figures.finish()
         finally:
-            self.figures.close()
+            with deferred_signals():  # the helper process is killed and waited for
+                self.figures.close()
 
     def build_pages(self) -> None:
         self.write(MARKER, "A static report site built by kagreport; rebuilt whole.\n")

@@ -11,26 +11,36 @@ shared ``assets/vega.js``.
 nbconvert's Jinja environment has autoescape off (its templates escape explicitly); the site's
 header and footer inserted into each page are rendered by the site's own, autoescaping,
 environment first.
+
+Stops: nbclient runs in an event loop of ours that refuses signal handlers, so nbclient does
+not take SIGINT/SIGTERM (it would stop the kernel and leave a cancelled task behind, the
+signal lost). A stop at any moment cancels the execution, the kernel is killed, and the
+stop then goes to the caller's handler (:mod:`kagreport.site._signals`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import copy
+import inspect
 import os
 import re
-import signal
 import subprocess
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVarTuple
 
 from kagreport._errors import KagreportError
 from kagreport.site._json import inline_json
-from kagreport.site._templates import NOTEBOOK_TEMPLATE
+from kagreport.site._signals import deferred_signals
+from kagreport.site._templates import NOTEBOOK_CSP, NOTEBOOK_TEMPLATE
 
 __all__ = ["DISPLAY_PRIORITY", "convert_notebook"]
+
+_Ts = TypeVarTuple("_Ts")
 
 #: Output types the site shows, best first. Vega-Lite comes before HTML (Altair's HTML loads
 #: scripts from a CDN); JavaScript and widget views are left out (they need the network or
@@ -111,7 +121,13 @@ def convert_notebook(
     exporter.register_filter("site_json", _site_json)
     resources: dict[str, Any] = {
         "metadata": {"name": path.stem},
-        "kagreport_site": {"header": header, "footer": footer, "root": root, "title": title},
+        "kagreport_site": {
+            "header": header,
+            "footer": footer,
+            "root": root,
+            "title": title,
+            "csp": NOTEBOOK_CSP,
+        },
     }
     try:
         html, _ = exporter.from_notebook_node(notebook, resources=resources)
@@ -171,12 +187,8 @@ def _execute(notebook: Any, path: Path) -> None:
             resources={"metadata": {"path": str(path.parent)}},
             store_widget_state=True,
         )
-        # nbclient handles SIGINT/SIGTERM itself while it runs (it stops the kernel) and
-        # then resets them to the defaults: put back what the caller had installed.
-        handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
-            # The kernel's own log lines (e.g. about unencrypted local TCP) are not ours to show.
-            client.execute(stderr=subprocess.DEVNULL)
+            _run_client(client)
             break
         except CellTimeoutError as exc:
             # A kernel that stops answering (a lost idle message) is rare but real: start a
@@ -202,15 +214,8 @@ def _execute(notebook: Any, path: Path) -> None:
                 path=path,
             ) from None
         except Exception as exc:  # a kernel that does not start, and the like
-            stop = _stop_request(exc)
-            if stop is not None:
-                raise stop from None
             raise KagreportError(f"cannot execute the notebook {path}: {exc}", path=path) from exc
         finally:
-            if threading.current_thread() is threading.main_thread():
-                for sig, handler in handlers.items():
-                    if handler is not None:
-                        signal.signal(sig, handler)
             if notebook.cells and notebook.cells[0] is setup:
                 del notebook.cells[0]  # the setup cell
     # Number the cells as if the setup cell had not run (it took execution count 1).
@@ -224,32 +229,106 @@ def _execute(notebook: Any, path: Path) -> None:
     notebook.metadata.pop("widgets", None)
 
 
-def _stop_request(exc: BaseException) -> BaseException | None:
-    """The Ctrl-C or SIGTERM (SystemExit) that ``exc`` hides, if any.
+class _KernelLoop(asyncio.SelectorEventLoop):
+    """The event loop notebooks run in: it refuses signal handlers.
 
-    Interrupted while it waits for the kernel, nbclient's event loop cancels its task and
-    its own clean-up can fail (an AssertionError), hiding the interruption; the build must
-    still stop as asked (the command line records the signal: ``stop_requested``).
+    nbclient takes SIGINT and SIGTERM on its loop while it runs a notebook: it then stops the
+    kernel, but the build is left waiting on a cancelled task and which signal it was is
+    lost. It does without when ``add_signal_handler`` fails (as it does outside the main
+    thread), which leaves the stops to :func:`_run_client`.
     """
-    import asyncio
 
-    from kagreport._errors import stop_requested
+    def add_signal_handler(self, sig: int, callback: Callable[[*_Ts], object], *args: *_Ts) -> None:
+        raise RuntimeError("the site build handles SIGINT and SIGTERM itself")
 
-    recorded = stop_requested()
-    if recorded is not None:
-        return recorded
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    cancelled = False
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, KeyboardInterrupt | SystemExit):
-            return current
-        cancelled = cancelled or isinstance(current, asyncio.CancelledError)
-        current = current.__context__
-    # nbclient answers SIGINT and SIGTERM itself by stopping the kernel: what is left is a
-    # cancelled task (and a dead kernel). Which signal it was is lost: stop as for Ctrl-C.
-    return KeyboardInterrupt() if cancelled else None
+
+def _run_client(client: Any) -> None:
+    """Execute the notebook of ``client`` (an nbclient ``NotebookClient``) in its own loop.
+
+    A stop (SIGINT, SIGTERM) at any moment, the kernel starting included, cancels the
+    execution; the kernel is killed (it runs in a session of its own, so a signal to the
+    build's process group does not reach it), the loop is closed, then the stop is
+    delivered to the handler the caller had (:func:`deferred_signals`): the command line
+    ends with its usual 130 or 143.
+    """
+    loop = _KernelLoop()
+    main = loop.create_task(_execute_then_kill(client))
+
+    def stop(signum: int) -> None:
+        # From the signal handler: the loop cancels the execution at its next step. nbclient's
+        # own clean-up (it stops the kernel as it leaves) then skips the polite shutdown.
+        client.shutdown_kernel = "immediate"
+        loop.call_soon_threadsafe(main.cancel)
+
+    def run() -> None:
+        try:
+            loop.run_until_complete(main)
+        finally:
+            left = asyncio.all_tasks(loop)  # nbclient's pollers of a cancelled cell, if any
+            for task in left:
+                task.cancel()
+            if left:
+                loop.run_until_complete(asyncio.wait(left))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    try:
+        with deferred_signals(stop):
+            if _loop_running():
+                _run_in_thread(run)
+            else:
+                run()
+    except asyncio.CancelledError:
+        # Cancelled for a stop whose handler did not raise: the execution is gone all the
+        # same. (CancelledError is a BaseException: left as is, it would end in a traceback.)
+        raise KeyboardInterrupt from None
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _run_in_thread(run: Callable[[], None]) -> None:
+    """``run()`` in a thread of its own, its exception raised here: a caller's event loop
+    runs in this thread (Jupyter, Playwright's synchronous API), and a thread runs one loop."""
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            run()
+        except BaseException as exc:  # raised in the caller's thread below
+            failure.append(exc)
+
+    thread = threading.Thread(target=target, name="kagreport-notebook", daemon=True)
+    thread.start()
+    thread.join()  # a signal meanwhile is held and cancels the execution (see stop above)
+    if failure:
+        raise failure[0]
+
+
+async def _execute_then_kill(client: Any) -> None:
+    try:
+        # The kernel's own log lines (e.g. about unencrypted local TCP) are not ours to show.
+        await client.async_execute(stderr=subprocess.DEVNULL)
+    finally:
+        # nbclient stops the kernel itself, except when it is cancelled while the kernel
+        # starts; then its atexit hook would try again at exit (and fail on the manager it
+        # already dropped).
+        atexit.unregister(client._cleanup_kernel)
+        manager = client.km
+        if manager is not None and manager.has_kernel:
+            await _maybe_await(manager.shutdown_kernel(now=True))
+        if client.kc is not None:
+            client.kc.stop_channels()
+            client.kc = None
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
 
 
 def _one_line(text: str, limit: int = 300) -> str:

@@ -15,10 +15,31 @@ from kagreport._errors import KagreportError
 from kagreport.kag import format_float
 from kagreport.site._json import inline_json
 
-__all__ = ["NOTEBOOK_TEMPLATE", "Templates", "package_templates"]
+__all__ = [
+    "NOTEBOOK_CSP",
+    "NOTEBOOK_TEMPLATE",
+    "PAGE_CSP",
+    "Templates",
+    "package_templates",
+]
 
 #: The nbconvert template (a folder of the templates directory) notebooks are converted with.
 NOTEBOOK_TEMPLATE = "notebook"
+
+#: The Content-Security-Policy of every site page (a ``<meta http-equiv>`` first in its
+#: head): scripts only from the site's own files (no inline script, no ``eval``: the charts
+#: use Vega's expression interpreter), styles only from its files, images and fonts from its
+#: files or ``data:`` URLs, no network, no frames, plugins, forms or ``<base>``. An escaping
+#: slip in a page then still runs nothing and sends nothing anywhere.
+PAGE_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "font-src 'self' data:; connect-src 'none'; frame-src 'none'; object-src 'none'; "
+    "base-uri 'none'; form-action 'none'"
+)
+#: The notebook pages' policy: :data:`PAGE_CSP` with inline styles allowed (nbconvert inlines
+#: JupyterLab's style sheets, and outputs such as pandas tables carry ``<style>`` blocks).
+#: Styles run no code, and with no network allowed they cannot send anything.
+NOTEBOOK_CSP = PAGE_CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")
 
 _DASH = "—"
 
@@ -111,6 +132,7 @@ class Templates:
             trim_blocks=True,
             lstrip_blocks=True,
         )
+        self.env.globals["content_security_policy"] = PAGE_CSP
         self.env.filters.update(
             pct=fmt_pct,
             num=fmt_num,

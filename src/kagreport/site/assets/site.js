@@ -28,7 +28,19 @@
         // Export only: the source, compiled and editor actions would open other pages,
         // and the editor is on the network.
         var actions = { export: true, source: false, compiled: false, editor: false };
-        window.vegaEmbed(div, spec, { actions: actions, renderer: "svg" }).catch(function (err) {
+        // Under the pages' Content-Security-Policy (no eval, no inline style): Vega's
+        // expression interpreter instead of compiled functions (ast), and no <style>
+        // elements from vega-embed or vega-tooltip (site.css styles their menu and tooltip;
+        // forceActionsMenu keeps the menu, which vega-embed drops with its style).
+        var options = {
+          actions: actions,
+          renderer: "svg",
+          ast: true,
+          defaultStyle: false,
+          forceActionsMenu: true,
+          tooltip: { disableDefaultStyle: true }
+        };
+        window.vegaEmbed(div, spec, options).catch(function (err) {
           div.textContent = "This chart could not be drawn: " + err;
           div.className += " chart-error";
           if (window.console) {
