@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -130,3 +131,21 @@ def run_cli(*args: str, cwd: str | os.PathLike[str] | None = None) -> Any:
         cwd=cwd,
         check=False,
     )
+
+
+def brute_frontier(points: dict[str, tuple[float, float]]) -> dict[str, bool]:
+    """The Pareto frontier by its definition, pair by pair (an oracle for the tests).
+
+    ``points`` maps a name to (cost, accuracy). A point is on the frontier unless another
+    has cost <= and accuracy >=, one of them strictly; NaN points are never on it and
+    dominate nothing.
+    """
+    valid = {k: p for k, p in points.items() if not (math.isnan(p[0]) or math.isnan(p[1]))}
+
+    def dominates(a: tuple[float, float], b: tuple[float, float]) -> bool:
+        return a[0] <= b[0] and a[1] >= b[1] and (a[0] < b[0] or a[1] > b[1])
+
+    return {
+        k: k in valid and not any(dominates(q, valid[k]) for j, q in valid.items() if j != k)
+        for k in points
+    }

@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 import kagreport.charts as charts
-from conftest import Tree, mcq
+from conftest import Tree, brute_frontier, mcq
 from kagreport import StatsReport, grade
 from kagreport.charts import (
     COLUMN_WIDTH,
@@ -274,20 +274,6 @@ def test_accuracy_chart_numbers_equal_stats_frame(sim: StatsReport) -> None:
     }
 
 
-def _brute_frontier(points: dict[str, tuple[float, float]]) -> dict[str, bool]:
-    """The definition, pair by pair: on the frontier unless some other point has cost <= and
-    accuracy >=, one strictly; NaN points are never on it and dominate nothing."""
-    valid = {k: p for k, p in points.items() if not (math.isnan(p[0]) or math.isnan(p[1]))}
-
-    def dominates(a: tuple[float, float], b: tuple[float, float]) -> bool:
-        return a[0] <= b[0] and a[1] >= b[1] and (a[0] < b[0] or a[1] > b[1])
-
-    return {
-        k: k in valid and not any(dominates(q, valid[k]) for j, q in valid.items() if j != k)
-        for k in points
-    }
-
-
 def test_native_setups_are_points_at_zero_retrieval_cost(sim: StatsReport) -> None:
     # Issue #10 item 7: a setup without a retriever costs 0 s and 0 graph elements; it is a
     # point at 0, labelled so, and takes part in the frontier (it was a rule off the axis).
@@ -306,7 +292,7 @@ def test_native_setups_are_points_at_zero_retrieval_cost(sim: StatsReport) -> No
             assert data.loc[kag, "note"] == ""
         # The frontier is the definition's, with the natives at 0 (brute force).
         points = {s: (data.loc[s, "cost"], data.loc[s, "accuracy"]) for s in data.index}
-        assert data["frontier"].to_dict() == _brute_frontier(points)
+        assert data["frontier"].to_dict() == brute_frontier(points)
         spec = _spec(chart)
         assert f"At 0: 2 setups without retrieval (0 {unit})." in spec["title"]["subtitle"]
         assert not any("Dashed" in line for line in spec["title"]["subtitle"])

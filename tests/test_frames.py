@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
-from conftest import Tree, mcq
+from conftest import Tree, brute_frontier, mcq
 from kagreport import StatsReport, grade
 from kagreport.charts import accuracy_cost_data
 from kagreport.evaluation import evaluation_from_stats
@@ -50,20 +50,6 @@ def test_wilson_textbook_values_and_edge_cases() -> None:
         wilson_interval(3, 2)
 
 
-def _brute_frontier(points: dict[str, tuple[float, float]]) -> dict[str, bool]:
-    """The definition, pair by pair: a point is on the frontier unless another has cost <= and
-    accuracy >=, one strictly. NaN points are never on it and dominate nothing."""
-    valid = {k: p for k, p in points.items() if not (math.isnan(p[0]) or math.isnan(p[1]))}
-
-    def dominates(a: tuple[float, float], b: tuple[float, float]) -> bool:
-        return a[0] <= b[0] and a[1] >= b[1] and (a[0] < b[0] or a[1] > b[1])
-
-    return {
-        k: k in valid and not any(dominates(q, valid[k]) for j, q in valid.items() if j != k)
-        for k in points
-    }
-
-
 def test_pareto_front_equals_brute_force_on_random_points() -> None:
     rng = np.random.default_rng(7)
     for _ in range(200):
@@ -74,7 +60,7 @@ def test_pareto_front_equals_brute_force_on_random_points() -> None:
         cost[rng.random(n) < 0.1] = np.nan
         points = {str(i): (cost[i], acc[i]) for i in range(n)}
         assert dict(zip(points, pareto_front(cost, acc).tolist(), strict=True)) == (
-            _brute_frontier(points)
+            brute_frontier(points)
         )
 
 
@@ -126,7 +112,7 @@ def test_frontier_of_a_hand_made_run_counts_native_setups_at_zero(tree: Tree) ->
         assert values["kag-best"] == 3.0 * scale
         assert math.isnan(values["broken"])
         points = {s: (values[s], frame.loc[s, "accuracy"]) for s in frame.index}
-        brute = _brute_frontier(points)
+        brute = brute_frontier(points)
         assert {s for s, on in brute.items() if on} == FRONTIER  # the table above
         chart = accuracy_cost_data(report, cost=cost).set_index("setup")  # type: ignore[arg-type]
         assert chart["frontier"].to_dict() == brute
@@ -175,7 +161,7 @@ def test_stats_frame_numbers_equal_the_report(tmp_path: Path) -> None:
     # The frontier, with native setups at 0 s (they retrieve nothing), by brute force.
     cost = overall["avg_retrieval_secs"].where(overall["retrieval_samples"] > 0, 0.0)
     points = dict(zip(overall.index, zip(cost, overall["accuracy"], strict=True), strict=True))
-    assert overall["pareto"].to_dict() == _brute_frontier(points)
+    assert overall["pareto"].to_dict() == brute_frontier(points)
     assert overall["pareto"].any()
 
 
@@ -232,5 +218,24 @@ def test_comparison_latex_marks_significance() -> None:
     llama = evaluation_from_stats(report, "llama-2-7b-hf", answers=False)
     latex = to_latex(pro.compare(llama, n_resamples=2000))
     assert r"$<$0.001$^{\dagger}$" in latex  # math-mode "<": text mode would print "¡"
-    assert r"$^{\dagger}$ Holm-adjusted $p < 0.05$." in latex  # the mark is explained
+    assert r"$^{\dagger}$ Holm-adjusted $p < 0.05$" in latex  # the mark is explained
     assert latex.count(r"\\") == 2  # one header row and one body row
+
+
+def test_latex_comparison_says_how_p_was_computed_and_over_which_family() -> None:
+    # Issue #10 items 1 and 4: every p-value shown names its method and Holm's family.
+    from kagreport.evaluation import compare_scores
+
+    rng = np.random.default_rng(1)
+    correct = rng.integers(0, 2, (2, 300)).astype(float)  # 0/1: a lattice, exact at any n
+    scores = rng.random((2, 300))  # continuous: no lattice, Monte Carlo
+    comparison = compare_scores(
+        {"correct": correct[0], "f1": scores[0]},
+        {"correct": correct[1], "f1": scores[1]},
+        metrics=["correct"],
+    )
+    latex = to_latex(comparison, caption="c")
+    note = latex[latex.index("\\footnotesize") :]
+    assert "exact (lattice)" in note
+    assert "Monte Carlo, 10000 resamples" in note
+    assert "Holm over correct (1 metric)" in note

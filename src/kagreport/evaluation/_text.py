@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
@@ -91,13 +92,17 @@ def render_evaluation(evaluation: Any) -> str:
 def method_label(m: Any) -> str:
     """How a metric's p-value was computed, for a table cell: ``exact (enumeration)``,
     ``exact (lattice)``, ``Monte Carlo, N resamples`` or ``-`` (no pair)."""
-    method = getattr(m, "method", "") or ("exact-enumeration" if m.exact else "monte-carlo")
+
+    def get(key: str) -> Any:  # a MetricComparison or its to_dict()
+        return m.get(key) if isinstance(m, Mapping) else getattr(m, key, None)
+
+    method = get("method") or ("exact-enumeration" if get("exact") else "monte-carlo")
     if method == "exact-enumeration":
         return "exact (enumeration)"
     if method == "exact-lattice":
         return "exact (lattice)"
     if method == "monte-carlo":
-        return f"Monte Carlo, {m.n_resamples} resamples"
+        return f"Monte Carlo, {get('n_resamples')} resamples"
     return "-"
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
+from kagreport.evaluation._text import family_label, method_label
 from kagreport.frames._tables import OVERALL, comparison_frame, metrics_frame, stats_frame
 from kagreport.grading import StatsReport
 
@@ -103,6 +104,16 @@ def _comparison_table(comparison: EvaluationComparison, digits: int, alpha: floa
     return table
 
 
+def _comparison_note(comparison: EvaluationComparison, alpha: float) -> str:
+    """The footnote of a comparison table: how p was computed, and Holm's family."""
+    methods = list(dict.fromkeys(method_label(m) for m in comparison.metrics.values()))
+    methods = [m for m in methods if m != "-"] or ["-"]
+    return (
+        f"p: paired sign-flip test, {latex_escape('; '.join(methods))}. "
+        f"$^{{\\dagger}}$ Holm-adjusted $p < {alpha}$; {latex_escape(family_label(comparison))}."
+    )
+
+
 def to_latex(
     table: pd.DataFrame
     | StatsReport
@@ -165,7 +176,8 @@ def to_latex(
         )
     )
     if marked:
-        note = f"\\par\\smallskip{{\\footnotesize $^{{\\dagger}}$ Holm-adjusted $p < {alpha}$.}}\n"
+        assert isinstance(table, EvaluationComparison)
+        note = f"\\par\\smallskip{{\\footnotesize {_comparison_note(table, alpha)}}}\n"
         at = latex.find("\\end{table}")
         latex = latex[:at] + note + latex[at:] if at >= 0 else latex + note
     return latex

@@ -12,6 +12,7 @@ import jinja2
 from markupsafe import Markup
 
 from kagreport._errors import KagreportError
+from kagreport.evaluation._text import method_label
 from kagreport.kag import format_float
 from kagreport.site._json import inline_json
 
@@ -138,6 +139,7 @@ class Templates:
             num=fmt_num,
             fixed=fmt_fixed,
             pvalue=fmt_p,
+            p_method=method_label,
             json_number=json_number,
             script_json=script_json,
         )
