@@ -151,3 +151,19 @@ def test_compare_refuses_mismatched_or_foreign_files(files: Path) -> None:
     foreign = run_cli("compare", str(files / "a.json"), str(files / "other.json"))
     assert foreign.returncode == 1
     assert "is not an evaluation report" in foreign.stderr
+
+
+def test_evaluate_without_answers_of_that_kind_names_the_other_kind(tmp_path: Path) -> None:
+    # The bundled MMLU-Pro run has only MCQ questions: the default (free-form) finds nothing,
+    # and the message says which flag takes the MCQ answers.
+    from kagreport.examples import mmlu_pro_philosophy
+
+    example = mmlu_pro_philosophy()
+    judges = tmp_path / "judges.toml"
+    judges.write_text('[[judges]]\nkind = "option_match"\n', encoding="utf-8")
+    done = run_cli("evaluate", "--judges", str(judges), "-d", str(example.datasets),
+                   "-r", str(example.results), "--setup", "yi-34b",
+                   "-o", str(tmp_path / "ev.json"))  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "no free-form answers of setup 'yi-34b'" in done.stderr
+    assert "--questions mcq" in done.stderr

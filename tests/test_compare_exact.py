@@ -251,12 +251,28 @@ def test_float_dust_is_a_tie() -> None:
 
 def test_means_are_summed_exactly() -> None:
     # math.fsum is correctly rounded: twenty 0.3s sum to 6.0 (np.mean gave 0.29999999999999993),
-    # and 1e16 + 1 - 1e16 is 1, not 0 (a naive left-to-right sum loses the 1).
-    result = compare_scores({"m": [0.3] * 20, "big": [1e16, 1.0, -1e16] + [0.0] * 17},
-                            {"m": [0.3] * 20, "big": [0.0] * 20})  # fmt: skip
+    # twenty 0.1s to 2.0 (np.mean: 0.10000000000000002), and 1e16 + 1 - 1e16 is 1, not 0 (a
+    # naive left-to-right sum loses the 1).
+    result = compare_scores({"m": [0.3] * 20, "tenth": [0.1] * 20,
+                             "big": [1e16, 1.0, -1e16] + [0.0] * 17},
+                            {"m": [0.3] * 20, "tenth": [0.0] * 20,
+                             "big": [0.0] * 20})  # fmt: skip
     assert result.metrics["m"].candidate_mean == 0.3
+    assert result.metrics["tenth"].mean_difference == 0.1
     assert result.metrics["big"].candidate_mean == 1 / 20
-    assert result.metrics["big"].mean_difference == 1 / 20
+    # The 1 is below rounding on this column's scale (1e16, whose spacing is 2): dust.
+    assert result.metrics["big"].mean_difference == 0.0
+
+
+def test_dust_next_to_zero_is_a_tie() -> None:
+    # 0.1 + 0.2 - 0.3 is 5.6e-17, not 0: against a real 0 it is still dust on the scale of
+    # the scores (here 1), so twenty such pairs are ties, p = 1 (a per-pair scale took the
+    # dust itself as the scale and found p = 2 / 2**20 = 1.9e-06, "exact (lattice)").
+    dust = 0.1 + 0.2 - 0.3
+    result = compare_scores({"m": [dust] * 20 + [1.0, 0.0]}, {"m": [0.0] * 20 + [1.0, 0.0]})
+    m = result.metrics["m"]
+    assert (m.p_value, m.n_nonzero, m.mean_difference) == (1.0, 0, 0.0)
+    assert paired_differences([dust, 1.0], [0.0, 0.5]).tolist() == [0.0, 0.5]
 
 
 # --- Holm over the hypotheses under test -----------------------------------------------------------
@@ -463,3 +479,10 @@ def test_comparison_view_equals_compare_shared_only() -> None:
         n_resamples=500,
     )
     assert arrays.metrics["correct"].to_dict() == expected.metrics["correct"].to_dict()
+
+
+def test_text_table_says_how_the_interval_was_computed() -> None:
+    from kagreport.evaluation._text import render_comparison
+
+    text = render_comparison(compare_scores({"m": [1.0, 0.0, 1.0]}, {"m": [0.0, 0.0, 1.0]}))
+    assert "95% CI: percentile bootstrap of the mean difference" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -239,3 +240,25 @@ def test_latex_comparison_says_how_p_was_computed_and_over_which_family() -> Non
     assert "exact (lattice)" in note
     assert "Monte Carlo, 10000 resamples" in note
     assert "Holm over correct (1 metric)" in note
+
+
+def test_agreement_frame_counts_single_score_judges() -> None:
+    # Rule judges score one criterion each ("score"), so their metrics are their names alone:
+    # the frame counted 0 judges for their alpha. The report now records whom alpha compared.
+    from kagreport.evaluation import (
+        AnswerEvaluation,
+        AnswerItem,
+        Contains,
+        ExactMatch,
+        TokenF1,
+        evaluate_answers,
+    )
+    from kagreport.frames import agreement_frame
+
+    items = [AnswerItem(f"q{i}", "?", a, "Paris") for i, a in enumerate(["Paris", "Lyon", "x"])]
+    evaluation = evaluate_answers(items, [ExactMatch(), TokenF1(), Contains("Paris")])
+    frame = agreement_frame(evaluation)
+    assert frame["judges"].tolist() == [3]
+    again = AnswerEvaluation.from_dict(json.loads(evaluation.dumps("json")))
+    assert again.agreement_judges == evaluation.agreement_judges
+    assert agreement_frame(again)["judges"].tolist() == [3]

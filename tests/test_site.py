@@ -886,3 +886,12 @@ def test_broken_templates_give_one_line(
     with pytest.raises(KagreportError, match=message):
         build_site(config, tmp_path / "site")
     assert not (tmp_path / "site").exists()
+
+
+def test_comparison_page_states_the_family_and_how_p_was_computed(site: Path) -> None:
+    # Issue #10 items 1 and 4: the page of a stored comparison names Holm's family (the
+    # judges' two metrics here, token_f1 and exact_match) and each p-value's method.
+    page = (site / "evaluations/comparison.html").read_text(encoding="utf-8")
+    assert "Holm over exact_match, token_f1 (2 metrics)" in page
+    assert "two-sided paired sign-flip test" in page
+    assert "exact (enumeration)" in page  # 3 items: 2**3 assignments fit any budget

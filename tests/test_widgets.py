@@ -597,3 +597,24 @@ def test_chart_svg_inlines_unique_ids(sim: StatsReport) -> None:
     ids = set(re.findall(r'\sid="([^"]+)"', one)) & set(re.findall(r'\sid="([^"]+)"', two))
     assert not ids
     assert one.startswith("<svg")
+
+
+def test_comparison_view_shows_tiny_exact_p_values(mmlu: StatsReport) -> None:
+    # Issue #10 item 1: an exact p of ~1e-6 showed as "0.0000" in the static snapshot. The
+    # expected value is SciPy's binomial test on the discordant questions.
+    from scipy.stats import binomtest
+
+    view = ComparisonView(mmlu, n_resamples=200)
+    a, b = "gemini-1-5-pro-002", "meta-llama-3-1-70b-instruct"
+    view.candidate.value, view.baseline.value = a, b
+    outcome: dict[str, dict[tuple[str, str], bool]] = {a: {}, b: {}}
+    for row in mmlu.items:
+        if row.setup in outcome:
+            outcome[row.setup][(row.dataset, row.question)] = row.outcome is Outcome.CORRECT
+    wins = sum(outcome[a][k] and not outcome[b][k] for k in outcome[a])
+    losses = sum(outcome[b][k] and not outcome[a][k] for k in outcome[a])
+    p = binomtest(wins, wins + losses, 0.5).pvalue
+    assert p < 1e-4
+    html = view.to_html()
+    assert f"{p:.2e}" in html
+    assert ">0.0000<" not in html  # no table cell reads 0.0000

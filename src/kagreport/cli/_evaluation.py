@@ -101,8 +101,10 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
             )
             name = as_text(args.name or args.setup)
             if not items:
+                other = {"free-form": "mcq", "mcq": "free-form"}.get(args.questions)
                 raise KagreportError(
                     f"no {args.questions} answers of setup {args.setup!r} under {args.results}"
+                    + (f" (the {other} answers: --questions {other})" if other else "")
                 )
     _show_warnings(repairs)
     try:

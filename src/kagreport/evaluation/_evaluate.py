@@ -324,7 +324,7 @@ def evaluate_answers(
     for judge in judges:  # a metric no item defines still appears, as NaN
         for criterion in judge.criteria:
             metrics.setdefault(metric_name(judge, criterion), math.nan)
-    agreement, intervals, notes = _agreement(
+    agreement, intervals, notes, compared = _agreement(
         judged, judges, agreement_level, agreement_resamples, seed, progress
     )
     return AnswerEvaluation(
@@ -344,6 +344,7 @@ def evaluate_answers(
         metadata=dict(metadata or {}),
         agreement_intervals=intervals,
         agreement_notes=notes,
+        agreement_judges=compared,
     )
 
 
@@ -364,9 +365,12 @@ def _agreement(
     resamples: int,
     seed: int,
     progress: bool | None = None,
-) -> tuple[dict[str, float], dict[str, tuple[float, float]], dict[str, str]]:
+) -> tuple[
+    dict[str, float], dict[str, tuple[float, float]], dict[str, str], dict[str, tuple[str, ...]]
+]:
     """Alpha per criterion over the judges that score it (coders = judges, units = items),
-    its bootstrap interval, and why alpha (or its interval) is missing where it is."""
+    its bootstrap interval, why alpha (or its interval) is missing where it is, and the
+    judges' metrics each criterion compared."""
     from kagreport.evaluation._agreement import compute_agreement
 
     by_criterion: dict[str, list[str]] = {}
@@ -403,7 +407,8 @@ def _agreement(
                 f"no interval: only {result.n_defined_resamples} of {resamples} bootstrap "
                 "resamples have variation (fewer than half)"
             )
-    return agreement, intervals, notes
+    compared = {criterion: tuple(metrics) for criterion, metrics in by_criterion.items()}
+    return agreement, intervals, notes, compared
 
 
 def evaluate_retrieval(

@@ -282,6 +282,9 @@ class AnswerEvaluation(_ReportMixin):
         ``"one judge (j1)"``, ``"no item scored by two or more judges"`` or ``"no variation:
         ..."``; criteria with a defined alpha and interval have no note. Optional in documents
         (older ones have none).
+    agreement_judges : Mapping[str, tuple of str]
+        kagreport addition: criterion -> the metrics (one per judge) its alpha compares, in
+        judge order. Optional in documents (older ones have none).
     """
 
     SCHEMA: ClassVar[str] = "kagreport.AnswerEvaluation"
@@ -296,6 +299,7 @@ class AnswerEvaluation(_ReportMixin):
     metadata: Mapping[str, Any] = field(default_factory=dict)
     agreement_intervals: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     agreement_notes: Mapping[str, str] = field(default_factory=dict)
+    agreement_judges: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "items", tuple(self.items))
@@ -327,6 +331,7 @@ class AnswerEvaluation(_ReportMixin):
                 k: [float(lo), float(hi)] for k, (lo, hi) in self.agreement_intervals.items()
             },
             "agreement_notes": {str(k): str(v) for k, v in self.agreement_notes.items()},
+            "agreement_judges": {str(k): list(v) for k, v in self.agreement_judges.items()},
             "usage": {k: dict(v) for k, v in self.usage.items()},
             "errors": dict(self.errors),
             "settings": jsonable(self.settings),
@@ -351,6 +356,7 @@ class AnswerEvaluation(_ReportMixin):
             },
             # Absent from documents written before kagreport recorded the reasons.
             agreement_notes=_notes(data.get("agreement_notes")),
+            agreement_judges=_compared(data.get("agreement_judges")),
         )
 
     def to_rows(self) -> list[dict[str, Any]]:
@@ -373,6 +379,16 @@ def _notes(value: Any) -> dict[str, str]:
     if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
         raise TypeError(f"agreement_notes must map criteria to text, not {value!r}")
     return {str(k): v for k, v in value.items()}
+
+
+def _compared(value: Any) -> dict[str, tuple[str, ...]]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(
+        isinstance(v, list | tuple) and all(isinstance(m, str) for m in v) for v in value.values()
+    ):
+        raise TypeError(f"agreement_judges must map criteria to lists of metrics, not {value!r}")
+    return {str(k): tuple(v) for k, v in value.items()}
 
 
 def _at(values: Any, index: int) -> Any:

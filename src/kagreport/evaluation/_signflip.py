@@ -54,8 +54,9 @@ __all__ = [
 #: Relative tie tolerance of the sign-flip test, as a fraction of sum(|d|).
 TOLERANCE: Final = 1e-12
 
-#: A paired difference at most this fraction of the larger of its two scores (in
-#: absolute value) is rounding dust and counts as a tie (:func:`paired_differences`).
+#: A paired difference at most this fraction of the largest score of the column (in
+#: absolute value, both systems) is rounding dust and counts as a tie
+#: (:func:`paired_differences`).
 DUST: Final = 1e-12
 
 #: The ways a p-value is computed, as recorded in results.
@@ -150,11 +151,15 @@ def _check_confidence(confidence: float) -> None:
 def paired_differences(candidate: npt.ArrayLike, baseline: npt.ArrayLike) -> np.ndarray[Any, Any]:
     """``candidate - baseline`` with rounding dust set to zero.
 
-    A difference counts as a tie (0.0) when ``|c_i - b_i| <= DUST * max(|c_i|, |b_i|)``:
-    within rounding of zero on the scale of the scores themselves. Scores ``0.1 + 0.2``
-    against ``0.3`` differ by 5.6e-17 in floating point but are equal in the decimal
-    arithmetic they stand for; without this, twenty such pairs give a "significant"
-    p-value of 1e-4 for a difference shown as 0.0000.
+    A difference counts as a tie (0.0) when ``|c_i - b_i| <= DUST * s`` with
+    ``s = max_j max(|c_j|, |b_j|)``, the largest score of either system: within rounding
+    of zero on the scale of the scores themselves. Scores ``0.1 + 0.2`` against ``0.3``
+    differ by 5.6e-17 in floating point but are equal in the decimal arithmetic they
+    stand for, and so are ``0.1 + 0.2 - 0.3`` against ``0`` (a per-pair scale would miss
+    that one: its larger score is the dust itself); without this, twenty such pairs give
+    a "significant" p-value of 1e-4 for a difference shown as 0.0000. The scale is the
+    column's, so the rule does not depend on the order of the items; a column mixing
+    magnitudes more than 1e12 apart loses differences below 1e-12 of its largest score.
 
     Parameters
     ----------
@@ -181,8 +186,9 @@ def paired_differences(candidate: npt.ArrayLike, baseline: npt.ArrayLike) -> np.
         d = c - b
     if not np.isfinite(d).all():
         raise ValueError("the differences overflow (scores near ±1.8e308)")
-    scale = np.maximum(np.abs(c), np.abs(b))
-    d[np.abs(d) <= DUST * scale] = 0.0
+    if d.size:
+        scale = max(float(np.abs(c).max()), float(np.abs(b).max()))
+        d[np.abs(d) <= DUST * scale] = 0.0
     return d
 
 

@@ -30,7 +30,9 @@ def _number(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 
 
-def _p(value: float | None) -> str:
+def format_p(value: float | None) -> str:
+    """A p-value for text and widget tables: 4 decimals, ``1.91e-06`` below 1e-4 (an exact
+    p can be that small: 0.0000 would read as impossible); ``-`` where undefined."""
     if value is None or math.isnan(value):
         return "-"
     return f"{value:.2e}" if value < 1e-4 else f"{value:.4f}"
@@ -133,8 +135,8 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
                 _number(m.baseline_mean),
                 _number(m.mean_difference),
                 f"[{_number(m.ci_low)}, {_number(m.ci_high)}]",
-                _p(m.p_value),
-                _p(m.p_value_holm) + mark,
+                format_p(m.p_value),
+                format_p(m.p_value_holm) + mark,
                 method_label(m),
             ]
         )
@@ -149,7 +151,8 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
             left=1,
         ),
         "",
-        f"* Holm-adjusted p < {alpha}; P_HOLM '-': not among the metrics under test",
+        f"* Holm-adjusted p < {alpha}; P_HOLM '-': not among the metrics under test; "
+        "95% CI: percentile bootstrap of the mean difference",
     ]
     left_out = [
         (value if isinstance(value := comparison.metadata.get(key), int) else 0, who)
@@ -234,8 +237,8 @@ def render_comparison_html(comparison: Any, alpha: float = 0.05) -> str:
             _number(m.baseline_mean),
             _number(m.mean_difference),
             f"[{_number(m.ci_low)}, {_number(m.ci_high)}]",
-            _p(m.p_value),
-            _p(m.p_value_holm)
+            format_p(m.p_value),
+            format_p(m.p_value_holm)
             + (" *" if m.p_value_holm is not None and m.p_value_holm < alpha else ""),
             method_label(m),
         ]

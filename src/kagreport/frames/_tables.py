@@ -230,7 +230,11 @@ def metrics_frame(evaluation: AnswerEvaluation | RetrievalEvaluation) -> pd.Data
 def agreement_frame(evaluation: AnswerEvaluation) -> pd.DataFrame:
     """One row per judge criterion: criterion, alpha, low, high (bootstrap interval), judges."""
     judges_per = {
-        criterion: sum(
+        criterion: len(evaluation.agreement_judges[criterion])
+        if criterion in evaluation.agreement_judges
+        # A report written before the judges were recorded: count the metrics named for
+        # the criterion (a single-criterion judge's metric is its name alone, so unknown).
+        else sum(
             1
             for metric in evaluation.metrics
             if metric == criterion or metric.endswith("." + criterion)

@@ -840,10 +840,16 @@ class _Builder:
         }
         if isinstance(report, EvaluationComparison):
             from kagreport.charts import forest_plot
+            from kagreport.evaluation._text import family_label
 
             kind = "comparison"
             context["comparison"] = report
             context["rows"] = [m.to_dict() for m in report.metrics.values()]
+            context["family"] = family_label(report)
+            context["left_out"] = {
+                report.candidate: int(report.metadata.get("items_only_in_candidate") or 0),
+                report.baseline: int(report.metadata.get("items_only_in_baseline") or 0),
+            }
             context["charts"].append(
                 self.chart(
                     forest_plot(report),

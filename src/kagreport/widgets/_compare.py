@@ -11,7 +11,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, evaluation_from_stats
-from kagreport.evaluation._text import family_label, method_label
+from kagreport.evaluation._text import family_label, format_p, method_label
 from kagreport.frames import comparison_frame
 from kagreport.grading import ItemRow, Outcome, StatsReport
 from kagreport.kag import read_result
@@ -271,8 +271,8 @@ class ComparisonView(View):
         formatters = {
             "test": lambda r: tests.get(r["metric"], "-"),
             "ci": lambda r: f"[{fmt_number(r['ci_low'], 4)}, {fmt_number(r['ci_high'], 4)}]",
-            "p_value": lambda r: fmt_number(r["p_value"], 4),
-            "p_value_holm": lambda r: fmt_number(r["p_value_holm"], 4),
+            "p_value": lambda r: format_p(r["p_value"]),
+            "p_value_holm": lambda r: format_p(r["p_value_holm"]),
             "mean_difference": lambda r: fmt_number(r["mean_difference"], 4),
         }
         return html_table(self.frame.to_dict("records"), columns, formatters=formatters)
