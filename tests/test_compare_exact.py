@@ -486,3 +486,47 @@ def test_text_table_says_how_the_interval_was_computed() -> None:
 
     text = render_comparison(compare_scores({"m": [1.0, 0.0, 1.0]}, {"m": [0.0, 0.0, 1.0]}))
     assert "95% CI: percentile bootstrap of the mean difference" in text
+
+
+def test_scores_near_the_float_maximum_compare_like_scaled_ones() -> None:
+    # fsum and the enumeration's partial sums overflowed (OverflowError: intermediate
+    # overflow in fsum; RuntimeWarning) though every mean is finite. The test is scale-free:
+    # the same data times 2**-1000 must give the same p-values and the scaled interval.
+    import warnings
+
+    rng = np.random.default_rng(3)
+    c = rng.integers(0, 3, 40) * 0.85e308
+    b = rng.integers(0, 3, 40) * 0.85e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        big = compare_scores({"m": c}, {"m": b}).metrics["m"]
+        small = compare_scores({"m": c * 2.0**-1000}, {"m": b * 2.0**-1000}).metrics["m"]
+        twins = compare_scores({"m": [1e308, 1e308]}, {"m": [1e308, 1e308]}).metrics["m"]
+    assert big.p_value == small.p_value
+    assert big.method == small.method
+    assert big.ci_low == small.ci_low * 2.0**1000
+    assert big.ci_high == small.ci_high * 2.0**1000
+    assert big.candidate_mean == math.fsum(c * 2.0**-1000) / 40 * 2.0**1000
+    assert (twins.candidate_mean, twins.p_value) == (1e308, 1.0)
+
+
+def test_percentage_scores_are_exact_at_thousands_of_pairs() -> None:
+    # Differences of 0-100 point scores at n = 3,200 fell back to Monte Carlo (the work
+    # bound was 2**27); the exact value comes from a probability DP over the sum of the
+    # positive-signed |d| (one shift-and-add per pair), written here.
+    rng = np.random.default_rng(0)
+    d = (rng.integers(0, 101, 3200) - rng.integers(0, 101, 3200)).astype(float)
+    result = sign_flip_test(d)
+    assert result.method == "exact-lattice"
+    k = np.abs(d[d != 0]).astype(np.int64)
+    total = int(k.sum())
+    pmf = np.zeros(total + 1)
+    pmf[0] = 1.0
+    top = 0
+    for ki in k.tolist():  # W = sum of the k_i given a + sign, each with probability 1/2
+        pmf[ki : top + ki + 1] += pmf[: top + 1]
+        pmf[: top + ki + 1] *= 0.5
+        top += ki
+    observed = int(abs(d.sum()))
+    w0 = -(-(total + observed) // 2)  # T = 2W - K >= |t|  <=>  W >= ceil((K + |t|) / 2)
+    assert result.p_value == pytest.approx(min(1.0, 2 * pmf[w0:].sum()), rel=1e-9)

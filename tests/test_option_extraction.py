@@ -111,9 +111,13 @@ def test_item_options_give_the_valid_letters() -> None:
     assert (
         judge.judge(AnswerItem("q", "Q", "I pick k.", "k", metadata={"options": jk})).verdict == "K"
     )
-    # "B" is not an option of this item, so only J is named.
+    # "B" is not an option of this item: "J or B" is no list of its options, so it names
+    # none (it hedges between J and something else, and "I/O" is not options I and O).
     item = AnswerItem("q", "Q", "Answer: J or B", "j", metadata={"options": jk})
-    assert judge.judge(item).scores == {"score": 1.0}
+    assert judge.judge(item).scores == {"score": 0.0}
+    assert judge.judge(AnswerItem("q", "Q", "Answer: J", "j", metadata={"options": jk})).scores == {
+        "score": 1.0
+    }
     # Keys that are not single letters cannot be named: the judge's letters apply.
     item = AnswerItem("q", "Q", "Answer: C", "c", metadata={"options": {"10": "x", "20": "y"}})
     assert judge.judge(item).verdict == "C"
@@ -160,3 +164,20 @@ def test_long_answers_take_linear_time(text: str) -> None:
     start = time.perf_counter()
     read_option(text)
     assert time.perf_counter() - start < 30
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        ("Answer: B\n\nAnswer: C is wrong", ("B",)),  # a rejected declaration declares nothing
+        ("answer: b) is wrong; c) is right", ()),
+        ("answer: (A) (B) (C) (D)", ("A", "B", "C", "D")),  # every option listed: ambiguous
+        ("The answer is I/O bound", ()),  # not options I and O
+        ("Answer: A or E", ()),  # E is no option of A-D
+        ("Answer: $\\mathbf{B}$", ("B",)),
+        ("Answer:\u200bB", ("B",)),  # a zero-width space is no separator to trip on
+        ("Answer: (A) (for example)", ("A",)),
+    ],
+)
+def test_adversarial_phrasings(response: str, expected: tuple[str, ...]) -> None:
+    assert read_option(response, "ABCD") == expected

@@ -895,3 +895,33 @@ def test_comparison_page_states_the_family_and_how_p_was_computed(site: Path) ->
     assert "Holm over exact_match, token_f1 (2 metrics)" in page
     assert "two-sided paired sign-flip test" in page
     assert "exact (enumeration)" in page  # 3 items: 2**3 assignments fit any budget
+
+
+def test_notebook_outputs_cannot_navigate_away(tmp_path: Path) -> None:
+    # A CSP does not govern navigation: a notebook's own HTML output holding
+    # <meta http-equiv="refresh"> sent the reader's browser to any host on opening the page
+    # (the adversarial trial saw http://127.0.0.1:9/leak requested from file://).
+    from kagreport.site._notebooks import convert_notebook
+    from kagreport.site._templates import Templates
+
+    outputs = [
+        '<p>kept</p><meta http-equiv="refresh" content="0;url=http://127.0.0.1:9/leak">',
+        '<META HTTP-EQUIV="&#114;efresh" content="0;url=http://127.0.0.1:9/b">',
+        '<link rel="dns-prefetch" href="//leak.example"><link rel="stylesheet" href="x.css">',
+    ]
+    notebook = tmp_path / "nav.ipynb"
+    notebook.write_text(json.dumps({
+        "cells": [{"cell_type": "code", "metadata": {}, "execution_count": 1, "source": "x",
+                   "outputs": [{"output_type": "display_data", "metadata": {},
+                                "data": {"text/html": html}} for html in outputs]}],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                    "language": "python"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }), encoding="utf-8")  # fmt: skip
+    page = convert_notebook(notebook, execute=False, template_dirs=Templates().notebook_dirs(),
+                            header="", footer="", root="../", title="t")  # fmt: skip
+    assert "<p>kept</p>" in page
+    assert "127.0.0.1:9" not in page
+    assert "leak.example" not in page
+    assert 'href="x.css"' in page  # other links stay
+    assert 'http-equiv="Content-Security-Policy"' in page  # the page's own meta stays

@@ -43,6 +43,7 @@ from kagreport.evaluation._signflip import (
     _check_n_resamples,
     _check_seed,
     bootstrap_mean_interval,
+    exact_mean,
     holm_adjust,
     paired_differences,
     sign_flip_test,
@@ -545,11 +546,6 @@ def _check_settings(kind: str, n_resamples: int, seed: int, confidence: float) -
 RETRIEVAL_PRIMARY = "mrr"
 
 
-def _mean(values: np.ndarray[Any, Any]) -> float:
-    # Summed exactly: twenty 0.3s average to 0.3, whatever their order.
-    return math.fsum(values.tolist()) / values.size
-
-
 def _family(kind: str, shared: Sequence[str], metrics: Sequence[str] | None) -> list[str]:
     """The metrics under test: ``metrics`` checked against ``shared``, or the default."""
     if metrics is None:
@@ -851,8 +847,8 @@ def compare_scores(
             d, n_resamples=n_resamples, seed=seed, confidence=confidence
         )
         rows[metric] = {
-            "metric": metric, "n_pairs": int(d.size), "candidate_mean": _mean(c),
-            "baseline_mean": _mean(b), "mean_difference": test.statistic, "ci_low": low,
+            "metric": metric, "n_pairs": int(d.size), "candidate_mean": exact_mean(c),
+            "baseline_mean": exact_mean(b), "mean_difference": test.statistic, "ci_low": low,
             "ci_high": high, "p_value": test.p_value, "exact": test.exact,
             "n_resamples": test.n_resamples, "n_nonzero": test.n_nonzero, "method": test.method,
         }  # fmt: skip

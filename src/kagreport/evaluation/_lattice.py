@@ -41,7 +41,7 @@ _MAX_COUNT_WORK = 2**27
 # Bound of the tilted path's work: (distinct multipliers) x (estimated length of the
 # convolution). Beyond, the p-value is Monte Carlo (a lattice of few, widely spread
 # multipliers, e.g. 32 counts near 250,000 each, would take tens of seconds).
-_MAX_TILTED_WORK = 2**27
+_MAX_TILTED_WORK = 2**30
 # Entries of a tilted binomial below this fraction of its mode are dropped: they
 # change the tail by far less than a unit in the last place.
 _TRUNCATE = 1e-40

@@ -17,6 +17,7 @@ from kagreport.evaluation._serialize import (
     loads_document,
     write_document,
 )
+from kagreport.evaluation._signflip import exact_mean
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -37,19 +38,7 @@ def mean_scores(items: Sequence[AnswerItem] | Sequence[RetrievalItem]) -> dict[s
     for item in items:
         for name, value in item.scores.items():
             values.setdefault(name, []).append(value)
-    return {name: _mean(vs) for name, vs in values.items()}
-
-
-def _mean(values: Sequence[float]) -> float:
-    """``fsum(values) / n``: the sum is exactly rounded, so exact sums stay exact.
-
-    For 0/1 scores this is ``k / n`` in one rounding, bit for bit what ``kag stats`` gives
-    for a proportion (a sum of ``1 / n`` terms can differ from it in the last bit).
-    """
-    try:
-        return math.fsum(values) / len(values)
-    except OverflowError:  # the sum leaves the float range though the mean does not
-        return math.fsum(v / len(values) for v in values)
+    return {name: exact_mean(vs) for name, vs in values.items()}
 
 
 def _nan_or(value: Any) -> float:

@@ -203,7 +203,12 @@ class Contains(_RuleJudge):
 # Option extraction (PITFALLS.md B1, B4; issue #10). Four patterns, strongest first; the
 # strongest that names a valid option decides. Nothing reaches across a line break.
 _EXTRACTION_VERSION = 2  # version 1 took articles and pronouns and had no ambiguity rule
-_WRAPPERS = str.maketrans({"*": " ", "_": " ", "$": " ", "`": " "})
+# Markdown and LaTeX decoration around an option, and zero-width characters inside a line.
+_WRAPPERS = str.maketrans(
+    {"*": " ", "_": " ", "$": " ", "`": " "}
+    | dict.fromkeys(["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"], "")
+)
+_LATEX_LETTER = re.compile(r"\\(?:mathbf|mathrm|textbf|text|bf)\s*\{\s*([A-Za-z])\s*\}")
 _FULL_WIDTH = {chr(0xFF21 + i): chr(0x41 + i) for i in range(26)} | {
     chr(0xFF41 + i): chr(0x41 + i) for i in range(26)
 }
@@ -223,7 +228,8 @@ _QUOTED = r"(?<=['\"‘“])[A-Za-z](?=['\"’”])"
 _ITEM = rf"(?:\({_H}*{_LETTER}{_H}*\)?|\[{_H}*{_LETTER}{_H}*\]?|{_LETTER}|['\"‘“]{_QUOTED}['\"’”])"
 _LEAD = rf"(?:(?:either|both|options?|choices?|answer|letters?){_H}+){{0,3}}"
 _SEP = (
-    rf"(?:{_H}*[,/&]{_H}*(?:(?:and/or|and|or|nor){_H}+)?|{_H}+(?:and/or|and|or|nor|vs\.?|versus){_H}+)"
+    rf"(?:{_H}*[,/&]{_H}*(?:(?:and/or|and|or|nor){_H}+)?|{_H}+(?:and/or|and|or|nor|vs\.?|versus){_H}+"
+    rf"|{_H}+(?=[(\[]))"  # "(A) (B) (C)": bracketed options side by side
     rf"(?:(?:maybe|perhaps|possibly|also|even|either|both|options?|choices?){_H}+){{0,3}}"
 )
 # Option names joined by commas, slashes or or/and: "B", "(B)", "option b", "A or C",
@@ -271,14 +277,18 @@ _ALONE = re.compile(
 def _names(line: str, start: int, end: int, valid: set[str]) -> tuple[str, ...]:
     """The distinct valid option letters named in ``line[start:end]``, in order, upper case.
 
-    A later option that is rejected ends the list: "(B), and (C) is wrong" names B.
+    An option that is rejected ends the list: "(B), and (C) is wrong" names B, "C is wrong"
+    nothing. A list
+    holding a letter that is no option of the item names none: it is not a list of options
+    ("I/O bound", "A or E" among A-D).
     """
     found: dict[str, None] = {}
     for match in _LETTER_RE.finditer(line, start, end):
-        if found and _REJECTED.match(line, match.end()) is not None:
-            break
-        if match.group().upper() in valid:
-            found[match.group().upper()] = None
+        if _REJECTED.match(line, match.end()) is not None:
+            break  # first of all: "Answer: C is wrong" names nothing
+        if match.group().upper() not in valid:
+            return ()
+        found[match.group().upper()] = None
     return tuple(found)
 
 
@@ -293,6 +303,7 @@ def read_option(text: str, letters: str = "ABCDEFGHIJ") -> tuple[str, ...]:
     """
     valid = {c.upper() for c in letters}
     clean = "".join(_FULL_WIDTH.get(ch, ch) for ch in text.translate(_WRAPPERS))
+    clean = _LATEX_LETTER.sub(r"\1", clean)
     declared: tuple[str, ...] = ()
     chosen: tuple[str, ...] = ()
     mentioned: dict[str, None] = {}

@@ -46,6 +46,7 @@ __all__ = [
     "TOLERANCE",
     "SignFlipResult",
     "bootstrap_mean_interval",
+    "exact_mean",
     "holm_adjust",
     "paired_differences",
     "sign_flip_test",
@@ -146,6 +147,39 @@ def _check_confidence(confidence: float) -> None:
         raise ValueError(f"`confidence` must be a number in (0, 1), not {confidence!r}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"`confidence` must be in (0, 1), not {confidence!r}")
+
+
+def _tamed(x: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], int]:
+    """``x`` scaled by ``2**-shift`` so that sums of up to 2**62 terms cannot overflow.
+
+    Only values beyond 2**512 are scaled (by a power of two, exact for all that is not
+    below 2**-500 of the largest, far under rounding of any sum with it); the sign-flip
+    p-value does not change under a positive scaling, and means scale back exactly.
+    """
+    largest = float(np.abs(x).max()) if x.size else 0.0
+    if largest <= 2.0**512:
+        return x, 0
+    shift = math.frexp(largest)[1]
+    return np.ldexp(x, -shift), shift
+
+
+def exact_mean(values: npt.ArrayLike) -> float:
+    """The mean with its sum exactly rounded (``math.fsum``), so exact sums stay exact.
+
+    Twenty 0.3s average to 0.3 and k ones among n values to k / n in one rounding (what
+    ``kag stats`` gives for a proportion), whatever the order. Where the sum leaves the
+    float range though the mean does not (scores near 1.8e308), the values are first
+    scaled by a power of two (exact), so the result is the same correctly rounded mean.
+    NaN for no values.
+    """
+    x = np.asarray(values, dtype=np.float64).ravel()
+    if x.size == 0:
+        return math.nan
+    try:
+        return math.fsum(x.tolist()) / x.size
+    except OverflowError:
+        shift = x.size.bit_length()  # 2**shift > n: the scaled sum cannot overflow
+        return math.fsum(np.ldexp(x, -shift).tolist()) / x.size * 2.0**shift
 
 
 def paired_differences(candidate: npt.ArrayLike, baseline: npt.ArrayLike) -> np.ndarray[Any, Any]:
@@ -391,8 +425,10 @@ def sign_flip_test(
     ('exact-lattice', '0.00158236')
     """
     d, n_resamples, seed = _sign_flip_test_iv(differences, n_resamples, seed)
-    statistic = math.fsum(d.tolist()) / d.size if d.size else math.nan
-    x = np.sort(d[d != 0.0])  # the canonical order: results depend on the multiset only
+    statistic = exact_mean(d)
+    # The canonical order: results depend on the multiset only. Scores near 1.8e308 are
+    # scaled first (the p-value is scale-free), so no sum below overflows.
+    x = np.sort(_tamed(d[d != 0.0])[0])
     m = int(x.size)
     if m == 0:
         return SignFlipResult(statistic, 1.0, True, 1, 0, "exact-enumeration")
@@ -498,6 +534,7 @@ def bootstrap_mean_interval(
     if d.size == 0:
         return (math.nan, math.nan)
     n = d.size
+    d, shift = _tamed(d)  # resampled sums of scores near 1.8e308 must not overflow
     rng = np.random.default_rng(seed)
     means = np.empty(n_resamples)
     values, counts = np.unique(d, return_counts=True)
@@ -518,7 +555,7 @@ def bootstrap_mean_interval(
             np.take(d, indices, out=out, mode="clip")  # indices < n: "clip" never clips
             means[first : first + size] = out.sum(axis=1) / n
     alpha = 1.0 - float(confidence)
-    low, high = np.quantile(means, [alpha / 2, 1.0 - alpha / 2])
+    low, high = np.ldexp(np.quantile(means, [alpha / 2, 1.0 - alpha / 2]), shift)
     return (float(low), float(high))
 
 

@@ -30,6 +30,7 @@ import subprocess
 import threading
 import warnings
 from collections.abc import Callable, Sequence
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, TypeVarTuple
 
@@ -38,7 +39,7 @@ from kagreport.site._json import inline_json
 from kagreport.site._signals import deferred_signals
 from kagreport.site._templates import NOTEBOOK_CSP, NOTEBOOK_TEMPLATE
 
-__all__ = ["DISPLAY_PRIORITY", "convert_notebook"]
+__all__ = ["DISPLAY_PRIORITY", "convert_notebook", "drop_navigation"]
 
 _Ts = TypeVarTuple("_Ts")
 
@@ -133,7 +134,50 @@ def convert_notebook(
         html, _ = exporter.from_notebook_node(notebook, resources=resources)
     except Exception as exc:  # nbconvert raises many kinds; name the notebook
         raise KagreportError(f"cannot convert the notebook {path}: {exc}", path=path) from exc
-    return str(html)
+    return drop_navigation(str(html))
+
+
+# Link types that make the browser reach a host by themselves (DNS or a connection), which
+# a Content-Security-Policy does not govern.
+_REACHING_LINKS = frozenset({"dns-prefetch", "preconnect", "prefetch", "prerender"})
+
+
+class _NavigationFinder(HTMLParser):
+    """Offsets of the start tags that navigate or reach a host despite the page's CSP."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        # getpos() counts lines by "\n" alone.
+        self.line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+        self.spans: list[tuple[int, int]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {name: (value or "").strip().lower() for name, value in attrs}
+        refresh = tag == "meta" and values.get("http-equiv") == "refresh"
+        reaching = tag == "link" and bool(_REACHING_LINKS & set(values.get("rel", "").split()))
+        raw = self.get_starttag_text()
+        if (refresh or reaching) and raw is not None:
+            line, column = self.getpos()
+            start = self.line_starts[line - 1] + column
+            self.spans.append((start, start + len(raw)))
+
+    handle_startendtag = handle_starttag
+
+
+def drop_navigation(html: str) -> str:
+    """``html`` without ``<meta http-equiv="refresh">`` and host-reaching ``<link>`` tags.
+
+    A notebook's own HTML outputs are kept in its page, and a Content-Security-Policy does
+    not govern navigation: a refresh would send the reader (and what the URL carries) to
+    any host on opening the page. Attribute values are read as a browser reads them
+    (character references decoded, any case), so ``http-equiv="&#114;efresh"`` is found too.
+    """
+    finder = _NavigationFinder(html)
+    finder.feed(html)
+    finder.close()
+    for start, end in reversed(finder.spans):
+        html = html[:start] + html[end:]
+    return html
 
 
 def _site_json(value: Any) -> str:
