@@ -15,7 +15,7 @@ from typing import Any
 from kagreport._errors import UsageError
 from kagreport.grading._grade import ProgressCallback
 from kagreport.grading._rule import WHITE_SPACE
-from kagreport.kag import decode_result, iter_find_candidates, read_bytes
+from kagreport.kag import decode_result, iter_find_entries, read_bytes
 from kagreport.kag._jsonfmt import dumps_pretty
 
 __all__ = ["FindMatch", "FindReport", "Pattern", "compile_pattern", "find"]
@@ -187,17 +187,22 @@ def find(
     skipped silently; file names that are not UTF-8 are not searched (as kag).
     Paths are ``results`` joined with each file's relative path.
     """
-    regex = compile_pattern(pattern)
+    search = compile_pattern(pattern).search
     matches = []
     skipped = []
     total = 0
-    for path in iter_find_candidates(results, prefix):
+    for entry in iter_find_entries(results, prefix):
+        path = entry.path
         total += 1
         if progress is not None and total % 1000 == 0:
             progress(total)
         try:
-            if not stat.S_ISREG(os.stat(path).st_mode):
-                # A FIFO or device (kag would block on it, or read without end).
+            # The folder entry's type says "regular file" without a stat; a
+            # symlink is followed. A FIFO or device: kag would block on it, or
+            # read without end.
+            if not entry.is_file(follow_symlinks=False) and not stat.S_ISREG(
+                os.stat(path).st_mode
+            ):
                 raise OSError(0, "not a regular file")
             data = read_bytes(path)
         except OSError as exc:
@@ -205,12 +210,12 @@ def find(
             skipped.append(path)
             continue
         try:
-            record = decode_result(data)
+            result = decode_result(data).result
         except ValueError as exc:
             logger.warning("failed to parse result file %s: %s", path, exc)
             skipped.append(path)
             continue
-        if record.result is not None and regex.search(record.result.strip(WHITE_SPACE)):
-            matches.append(FindMatch(path, record.result))
+        if result is not None and search(result.strip(WHITE_SPACE)):
+            matches.append(FindMatch(path, result))
     matches.sort(key=lambda m: m.path)
     return FindReport(tuple(matches), total, tuple(skipped))

@@ -20,6 +20,7 @@ __all__ = [
     "QuestionDir",
     "ResultFile",
     "iter_find_candidates",
+    "iter_find_entries",
     "iter_question_dirs",
     "iter_result_files",
     "setup_name",
@@ -193,6 +194,20 @@ def iter_find_candidates(root: str | os.PathLike[str], prefix: str = "") -> Iter
     ResultTreeError
         If the root is missing or a folder cannot be read.
     """
+    for entry in iter_find_entries(root, prefix):
+        yield entry.path
+
+
+def iter_find_entries(
+    root: str | os.PathLike[str], prefix: str = ""
+) -> Iterator[os.DirEntry[str]]:
+    """:func:`iter_find_candidates`, as the folder entries (their type costs no ``stat``).
+
+    Raises
+    ------
+    ResultTreeError
+        If the root is missing or a folder cannot be read.
+    """
     top = check_root(root)
     stack = [top]
     while stack:
@@ -207,4 +222,4 @@ def iter_find_candidates(root: str | os.PathLike[str], prefix: str = "") -> Iter
             ):
                 # kag's walker yields non-directory entries; a symlink to a
                 # file is read through, a dangling one fails to read.
-                yield entry.path
+                yield entry
