@@ -18,11 +18,12 @@ by each command, in a fresh process, single process, with ``--format json``:
   ``PYTHONPATH`` for a before/after figure);
 * **kag** (with ``--kag``): ``kag stats -r RESULTS find PATTERN``.
 
-Printed: wall time of each (``time.perf_counter`` from spawn to exit), the ratio
-kagreport / kag (below 1 means kagreport is faster), the in-process time of
-:func:`kagreport.find` alone (no interpreter start or imports), and whether both
-commands found the same matches (kag's paths are in file-system order and
-kagreport's sorted: they are compared as sets).
+Printed: wall time of each (``time.perf_counter`` from spawn to exit) and its CPU
+time (user + system, from ``RUSAGE_CHILDREN`` around it: steadier than wall time on a
+shared, loaded machine), the ratios kagreport / kag (below 1: kagreport is faster),
+the in-process time of :func:`kagreport.find` alone (no interpreter start or
+imports), and whether both commands found the same matches (kag's paths are in
+file-system order and kagreport's sorted: they are compared as sets).
 """
 
 from __future__ import annotations
@@ -60,15 +61,25 @@ def _warm(results: str) -> int:
     return files
 
 
-def _run(command: list[str]) -> tuple[float, dict[str, object]]:
+def _cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(command: list[str]) -> tuple[float, float, dict[str, object]]:
+    """Wall time, CPU time (user + system, the child's own) and the JSON printed."""
     # As an installed package runs: byte-code is cached (written by the untimed warm-up).
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    cpu = _cpu()
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     elapsed = time.perf_counter() - start
+    cpu = _cpu() - cpu
     if done.returncode != 0:
         raise SystemExit(f"{command[0]} failed ({done.returncode}): {done.stderr[-500:]}")
-    return elapsed, json.loads(done.stdout)
+    return elapsed, cpu, json.loads(done.stdout)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,27 +102,34 @@ def main(argv: list[str] | None = None) -> int:
     )
     os.makedirs(work, exist_ok=True)
     print(f"pattern {args.pattern!r}; one run of each, single process; work {work}")
-    print(f"{'files':>8} {'kagreport s':>12} {'kag s':>8} {'ratio':>6} {'find() s':>9}  same")
+    print(
+        f"{'files':>8} {'kagreport s':>12} {'kag s':>8} {'ratio':>6}"
+        f" {'CPU s':>6} {'kag CPU':>8} {'ratio':>6} {'find() s':>9}  same"
+    )
     try:
         for questions in (int(q) for q in args.questions.split(",")):
             results = _tree(work, questions, args.datasets)
             files = _warm(results)
             ours_cmd = [sys.executable, "-m", "kagreport", "stats", "-r", results, "find"]
             _run([*ours_cmd, "--format", "json", "--", "^$"])
-            ours, doc = _run([*ours_cmd, "--format", "json", "--", args.pattern])
+            ours, ours_cpu, doc = _run([*ours_cmd, "--format", "json", "--", args.pattern])
             start = time.perf_counter()
             find(args.pattern, results)
             inside = time.perf_counter() - start
-            theirs = ratio = same = "-"
+            theirs = ratio = theirs_cpu = cpu_ratio = same = "-"
             if args.kag:
                 kag_cmd = [args.kag, "stats", "-r", results, "find", "--format", "json"]
-                kag_s, kag_doc = _run([*kag_cmd, "--", args.pattern])
+                kag_s, kag_cpu, kag_doc = _run([*kag_cmd, "--", args.pattern])
                 theirs, ratio = f"{kag_s:.3f}", f"{ours / kag_s:.2f}"
+                theirs_cpu, cpu_ratio = f"{kag_cpu:.3f}", f"{ours_cpu / kag_cpu:.2f}"
                 same = str(
                     (kag_doc["matches"], kag_doc["total"]) == (doc["matches"], doc["total"])
                     and set(kag_doc["paths"]) == set(doc["paths"])  # type: ignore[call-overload]
                 )
-            print(f"{files:>8} {ours:>12.3f} {theirs:>8} {ratio:>6} {inside:>9.3f}  {same}")
+            print(
+                f"{files:>8} {ours:>12.3f} {theirs:>8} {ratio:>6} {ours_cpu:>6.3f}"
+                f" {theirs_cpu:>8} {cpu_ratio:>6} {inside:>9.3f}  {same}"
+            )
     finally:
         if not args.keep and args.work is None:
             import shutil
