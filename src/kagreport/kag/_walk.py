@@ -198,9 +198,7 @@ def iter_find_candidates(root: str | os.PathLike[str], prefix: str = "") -> Iter
         yield entry.path
 
 
-def iter_find_entries(
-    root: str | os.PathLike[str], prefix: str = ""
-) -> Iterator[os.DirEntry[str]]:
+def iter_find_entries(root: str | os.PathLike[str], prefix: str = "") -> Iterator[os.DirEntry[str]]:
     """:func:`iter_find_candidates`, as the folder entries (their type costs no ``stat``).
 
     Raises
@@ -213,13 +211,16 @@ def iter_find_entries(
     while stack:
         folder = stack.pop()
         for entry in _scandir(folder):
-            if _is_dir(entry):
-                stack.append(entry.path)
-            elif (
-                entry.name.endswith(".json")
-                and entry.name.startswith(prefix)
-                and _utf8(entry.name)  # kag skips names that are not UTF-8
+            name = entry.name
+            if (
+                name.endswith(".json")
+                and name.startswith(prefix)
+                and not _is_dir(entry)
+                and (name.isascii() or _utf8(name))
             ):
-                # kag's walker yields non-directory entries; a symlink to a
-                # file is read through, a dangling one fails to read.
+                # kag's walker yields non-directory entries (names that are not
+                # UTF-8 skipped); a symlink to a file is read through, a dangling
+                # one fails to read.
                 yield entry
+            elif _is_dir(entry):
+                stack.append(entry.path)
