@@ -114,3 +114,11 @@ def test_huge_single_line_response_is_printed_whole(tree: Tree) -> None:
     done = run_cli("stats", "find", "x$", "-r", str(tree.results))
     assert done.returncode == 0
     assert done.stdout.endswith("\t" + big + "\n")
+
+
+def test_symlinked_result_file_is_read_through(tree: Tree) -> None:
+    # The folder entry of a symlink is not a regular file: it is stat()ed (followed).
+    target = tree.ok("ds", "q1", "a", "linked B")
+    os.symlink(target, tree.results / "ds" / "q1" / "b.json")
+    report = find("B", tree.results)
+    assert (report.total, len(report), report.skipped) == (2, 2, ())

@@ -262,7 +262,7 @@ def test_item_browser_invalid_regex_shows_a_message(sim: StatsReport) -> None:
     assert 'role="alert"' in browser.message.value
     assert browser.rows == []
     assert len(browser.matches) == 0
-    browser.pattern.value = "(?<=look-behind)"  # valid in Python, not in RE2
+    browser.pattern.value = "(?<=look-behind)"  # valid in Python, not in Rust's regex
     assert "invalid regular expression" in browser.message.value
     browser.pattern.value = ""
     assert "invalid" not in browser.message.value

@@ -15,10 +15,10 @@ from typing import Any
 from kagreport._errors import UsageError
 from kagreport.grading._grade import ProgressCallback
 from kagreport.grading._rule import WHITE_SPACE
-from kagreport.kag import decode_result, iter_find_candidates, read_bytes
+from kagreport.kag import decode_result, iter_find_entries, read_bytes
 from kagreport.kag._jsonfmt import dumps_pretty
 
-__all__ = ["FindMatch", "FindReport", "compile_pattern", "find"]
+__all__ = ["FindMatch", "FindReport", "Pattern", "compile_pattern", "find"]
 
 logger = logging.getLogger("kagreport.grading")
 
@@ -89,34 +89,63 @@ class FindReport:
         )
 
 
-def compile_pattern(pattern: str | Any) -> Any:
-    """Compile a search pattern with RE2 (google-re2).
+class Pattern:
+    """A compiled ``stats find`` pattern: Rust's ``regex`` crate, as kag compiles it.
 
-    RE2 is the syntax family of Rust's ``regex`` crate, which kag uses
-    (``\\p{L}``, no look-around, no back-references), and it matches in linear
-    time, so no pattern can hang a search. A compiled RE2 pattern is returned
-    unchanged.
+    Attributes
+    ----------
+    pattern : str
+        The pattern as given.
+    search : callable
+        ``search(text) -> bool``: whether the pattern matches anywhere in ``text``
+        (``Regex::is_match``).
+    """
+
+    __slots__ = ("pattern", "search")
+
+    def __init__(self, pattern: str, search: Any) -> None:
+        self.pattern = pattern
+        self.search = search
+
+    def __repr__(self) -> str:
+        return f"Pattern({self.pattern!r})"
+
+
+_RY_PREFIX = "Invalid regex: "  # what the binding puts before the crate's own message
+
+
+def compile_pattern(pattern: str | Any) -> Any:
+    """Compile a search pattern with Rust's ``regex`` crate, as kag does.
+
+    kag parses its ``REGEX`` argument with ``regex::Regex::new`` (clap's value
+    parser), so the syntax, Unicode classes (``\\d`` matches U+0663), the 10 MiB
+    compiled size limit and what is invalid are the crate's: the same crate, through
+    the ``ry`` binding (regex 1.13.1, regex-syntax 0.8.11, kag's ``Cargo.lock``),
+    built with the crate's defaults. Matching is linear in the text, so no pattern
+    can hang a search. Anything else (an object with a ``search(text)`` method
+    whose result is true on a match) is returned unchanged.
+
+    Returns
+    -------
+    Pattern
 
     Raises
     ------
     UsageError
-        If the pattern is not a valid RE2 regular expression (exit code 2).
+        If the crate refuses the pattern (exit code 2); the message names the
+        pattern and gives the crate's error, as kag prints it.
     """
     if not isinstance(pattern, str):
         return pattern
-    import re2
+    from ry import Regex
 
-    options = re2.Options()
-    options.log_errors = False  # report once, through UsageError, not on stderr
     try:
-        return re2.compile(pattern, options=options)
-    except re2.error as exc:
-        reason = exc.args[0] if exc.args else exc
-        if isinstance(reason, bytes):
-            reason = reason.decode("utf-8", "replace")
+        regex = Regex(pattern)
+    except ValueError as exc:
+        reason = str(exc)
+        reason = reason.removeprefix(_RY_PREFIX)
         raise UsageError(f"invalid regular expression {pattern!r}: {reason}") from None
-    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
-        raise UsageError(f"invalid regular expression {pattern!r}: {exc}") from None
+    return Pattern(pattern, regex.is_match)
 
 
 def find(
@@ -130,9 +159,9 @@ def find(
 
     Parameters
     ----------
-    pattern : str or compiled RE2 pattern
-        Searched anywhere (RE2, see :func:`compile_pattern`) in each response
-        trimmed of Unicode White_Space.
+    pattern : str or Pattern
+        Searched anywhere (Rust ``regex`` syntax, see :func:`compile_pattern`)
+        in each response trimmed of Unicode White_Space.
     results : path, default "."
         The results root; walked to any depth.
     prefix : str, default ""
@@ -158,17 +187,22 @@ def find(
     skipped silently; file names that are not UTF-8 are not searched (as kag).
     Paths are ``results`` joined with each file's relative path.
     """
-    regex = compile_pattern(pattern)
+    search = compile_pattern(pattern).search
     matches = []
     skipped = []
     total = 0
-    for path in iter_find_candidates(results, prefix):
+    for entry in iter_find_entries(results, prefix):
+        path = entry.path
         total += 1
         if progress is not None and total % 1000 == 0:
             progress(total)
         try:
-            if not stat.S_ISREG(os.stat(path).st_mode):
-                # A FIFO or device (kag would block on it, or read without end).
+            # The folder entry's type says "regular file" without a stat; a
+            # symlink is followed. A FIFO or device: kag would block on it, or
+            # read without end.
+            if not entry.is_file(follow_symlinks=False) and not stat.S_ISREG(
+                os.stat(path).st_mode
+            ):
                 raise OSError(0, "not a regular file")
             data = read_bytes(path)
         except OSError as exc:
@@ -176,12 +210,12 @@ def find(
             skipped.append(path)
             continue
         try:
-            record = decode_result(data)
+            result = decode_result(data).result
         except ValueError as exc:
             logger.warning("failed to parse result file %s: %s", path, exc)
             skipped.append(path)
             continue
-        if record.result is not None and regex.search(record.result.strip(WHITE_SPACE)):
-            matches.append(FindMatch(path, record.result))
+        if result is not None and search(result.strip(WHITE_SPACE)):
+            matches.append(FindMatch(path, result))
     matches.sort(key=lambda m: m.path)
     return FindReport(tuple(matches), total, tuple(skipped))

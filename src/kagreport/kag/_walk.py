@@ -20,6 +20,7 @@ __all__ = [
     "QuestionDir",
     "ResultFile",
     "iter_find_candidates",
+    "iter_find_entries",
     "iter_question_dirs",
     "iter_result_files",
     "setup_name",
@@ -193,18 +194,33 @@ def iter_find_candidates(root: str | os.PathLike[str], prefix: str = "") -> Iter
     ResultTreeError
         If the root is missing or a folder cannot be read.
     """
+    for entry in iter_find_entries(root, prefix):
+        yield entry.path
+
+
+def iter_find_entries(root: str | os.PathLike[str], prefix: str = "") -> Iterator[os.DirEntry[str]]:
+    """:func:`iter_find_candidates`, as the folder entries (their type costs no ``stat``).
+
+    Raises
+    ------
+    ResultTreeError
+        If the root is missing or a folder cannot be read.
+    """
     top = check_root(root)
     stack = [top]
     while stack:
         folder = stack.pop()
         for entry in _scandir(folder):
-            if _is_dir(entry):
-                stack.append(entry.path)
-            elif (
-                entry.name.endswith(".json")
-                and entry.name.startswith(prefix)
-                and _utf8(entry.name)  # kag skips names that are not UTF-8
+            name = entry.name
+            if (
+                name.endswith(".json")
+                and name.startswith(prefix)
+                and not _is_dir(entry)
+                and (name.isascii() or _utf8(name))
             ):
-                # kag's walker yields non-directory entries; a symlink to a
-                # file is read through, a dangling one fails to read.
-                yield entry.path
+                # kag's walker yields non-directory entries (names that are not
+                # UTF-8 skipped); a symlink to a file is read through, a dangling
+                # one fails to read.
+                yield entry
+            elif _is_dir(entry):
+                stack.append(entry.path)

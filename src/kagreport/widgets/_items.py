@@ -56,8 +56,8 @@ class ItemBrowser(View):
     setup, dataset, outcome : ipywidgets.Dropdown
         Filters; the value ``""`` keeps everything.
     pattern : ipywidgets.Text
-        RE2 regular expression searched in each response trimmed of Unicode
-        White_Space (as ``stats find``; error records never match). Applied on
+        Regular expression (Rust ``regex`` syntax) searched in each response trimmed
+        of Unicode White_Space (as ``stats find``; error records never match). Applied on
         Enter. An invalid pattern shows an error in :attr:`message` and no rows.
     prev_button, next_button : ipywidgets.Button
     matches : numpy.ndarray of int
@@ -113,7 +113,7 @@ class ItemBrowser(View):
         )
         self.pattern = widgets.Text(
             value="",
-            placeholder="RE2 regular expression over responses (Enter)",
+            placeholder="Regular expression over responses (Enter)",
             description="Response",
             continuous_update=False,
         )
