@@ -192,3 +192,11 @@ def test_the_datasets_file_follows_serdes_recursion_limit() -> None:
     question = parse_datasets(deep).get("ds", "q1")
     assert question is not None
     assert question.answer == "A"
+
+
+def test_brackets_in_datasets_strings_are_not_nesting() -> None:
+    # Text, not structure: serde reads these strings whole (no depth at all).
+    text = _datasets(extra_output='"x": "%s\\"%s\\\\", ' % ("[" * 300, "{" * 300))  # noqa: UP031
+    question = parse_datasets(text).get("ds", "q1")
+    assert question is not None
+    assert question.answer == "A"

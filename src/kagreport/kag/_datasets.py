@@ -193,14 +193,19 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
 # buffers whole (an internally tagged enum, `tag = "type"`), unknown keys included. An
 # unknown field of an entry is skipped uncounted, at any depth.
 _SCHEMA = MapOf(MapOf({"input": ANY, "output": ANY}))
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _INNERMOST = re.compile(rb"\[\]|\{\}")
-_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"')))
 
 
 def _nests(text: bytes, levels: int) -> bool:
-    """Whether ``text`` may nest ``levels`` containers (exact for valid JSON); cheap."""
-    brackets = _STRING.sub(b"", text).translate(None, _NOT_BRACKETS)
+    """Whether ``text`` nests ``levels`` containers or more (exact for valid JSON); cheap.
+
+    Escaped backslashes, then escaped quotes, are dropped (left to right, as a JSON
+    parser reads them), every byte but quotes and brackets is dropped, then what is
+    between quotes: the brackets of the structure are left.
+    """
+    kept = text.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
+    brackets = b"".join(kept.split(b'"')[::2])
     for _ in range(levels - 1):  # each pass removes the innermost level
         if not brackets:
             return False
