@@ -296,10 +296,7 @@ def _long_number(text: bytes, head: int, tail: int) -> bool:
 
 def _negative_zero(text: bytes, start: int, end: int) -> bool:
     """Whether a ``-0`` that is a whole number (not ``-0.5``) may be in text[start:end]."""
-    at = text.find(b"-0", start, end)  # rare: checked fast first
-    if at < 0:
-        return False
-    for found in _NEGATIVE_ZERO.finditer(text, at, end):
+    for found in _NEGATIVE_ZERO.finditer(text, start, end):  # re: faster than bytes.find here
         # A value follows ':' (a field), '[' or ',' (the [secs, nanos] pair); in a
         # string ("a -0 b") it rarely does: those need no walk of the whole file.
         before = text[max(found.start() - 64, 0) : found.start()].rstrip(b" \t\r\n")
