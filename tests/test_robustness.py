@@ -24,10 +24,14 @@ def _ok(time_json: str = "[1, 0]", extra: str = "") -> str:
 def test_deeply_nested_json_is_unparsable_not_a_crash(tree: Tree) -> None:
     tree.question("ds", "q1", mcq("b"))
     depth = 5000
+    # An unknown field is skipped by serde at any depth (kag accepts it: issue 11, item 6);
+    # a deep value where a type reads (ok.result is a String) is unparsable.
     tree.raw("ds", "q1", "deep.json", _ok(extra='"x": ' + "[" * depth + "]" * depth + ", "))
+    bad = '{"ok": {"result": ' + "[" * depth + "]" * depth + ", " + STATS % "[1, 0]" + "}}"
+    tree.raw("ds", "q1", "deep-typed.json", bad)
     tree.ok("ds", "q1", "fine", "b")
     report = grade(tree.datasets_path, tree.results)
-    assert report.setup_names == ("fine",)
+    assert report.setup_names == ("deep", "fine")
     assert len(report.unparsable_files) == 1
     deep_truth = tree.root / "deep-datasets.json"
     deep_truth.write_text("[" * depth + "]" * depth)

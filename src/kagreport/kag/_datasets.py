@@ -11,6 +11,7 @@ An absent or null ``output`` is a free-form question.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -18,6 +19,7 @@ from typing import Any, Literal
 import msgspec
 
 from kagreport._errors import DatasetsError, NotUTF8Error, decode_utf8
+from kagreport.kag._jsonscan import ANY, RECURSION_LIMIT, JSONScanError, MapOf, strip_ignored
 from kagreport.kag._names import is_component_name
 from kagreport.kag._records import BOM_MESSAGE, starts_with_bom
 
@@ -135,6 +137,16 @@ def load_datasets(path: str | os.PathLike[str]) -> Datasets:
 def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
     """Validate the JSON text of a datasets file; see :func:`load_datasets`."""
     where = path if path is not None else "<datasets>"
+    text = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if _nests(text, RECURSION_LIMIT):
+        try:
+            data = strip_ignored(text, _SCHEMA)
+        except JSONScanError as exc:
+            if "nested too deeply" in str(exc):
+                raise DatasetsError(
+                    f"the datasets file {where} is not valid: {exc}", path=path
+                ) from None
+            # other faults: msgspec's message below
     try:
         questions = _decoder.decode(data)
     except RecursionError:
@@ -174,6 +186,31 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
     if repeated is not None:
         raise DatasetsError(f"invalid datasets file {where}: {repeated}", path=path)
     return Datasets(questions, path=path)
+
+
+# serde_json's recursion limit counts the containers a type reads (kag src/subcommand/
+# benchmark/dataset.rs:20-68): the two maps, the entry, and all of `output`, which serde
+# buffers whole (an internally tagged enum, `tag = "type"`), unknown keys included. An
+# unknown field of an entry is skipped uncounted, at any depth.
+_SCHEMA = MapOf(MapOf({"input": ANY, "output": ANY}))
+_INNERMOST = re.compile(rb"\[\]|\{\}")
+_NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"')))
+
+
+def _nests(text: bytes, levels: int) -> bool:
+    """Whether ``text`` nests ``levels`` containers or more (exact for valid JSON); cheap.
+
+    Escaped backslashes, then escaped quotes, are dropped (left to right, as a JSON
+    parser reads them), every byte but quotes and brackets is dropped, then what is
+    between quotes: the brackets of the structure are left.
+    """
+    kept = text.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
+    brackets = b"".join(kept.split(b'"')[::2])
+    for _ in range(levels - 1):  # each pass removes the innermost level
+        if not brackets:
+            return False
+        brackets = _INNERMOST.sub(b"", brackets)
+    return bool(brackets)
 
 
 class _Pairs(list[tuple[str, Any]]):

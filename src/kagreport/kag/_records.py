@@ -10,12 +10,15 @@ never builds the embedding vector (``vec`` is kept as raw JSON bytes).
 from __future__ import annotations
 
 import os
+import re
 import stat
 from typing import Annotated, NamedTuple
 
 import msgspec
 
 from kagreport._errors import ResultFileError
+from kagreport.kag._jsonscan import ANY, DURATION, INT, JSONScanError, Schema, strip_ignored
+from kagreport.kag._names import is_component_name
 
 __all__ = [
     "ResultRecord",
@@ -29,7 +32,7 @@ __all__ = [
 # (u64/usize in kag) are rejected after decoding.
 _U64 = Annotated[int, msgspec.Meta(ge=0)]
 _U64_MAX = 2**64 - 1
-_U32 = Annotated[int, msgspec.Meta(ge=0, le=2**32 - 1)]
+_U32 = Annotated[int, msgspec.Meta(ge=0, le=2**32 - 1)]  # Duration's nanos
 _NANOS_PER_SEC = 1_000_000_000
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
 
@@ -86,7 +89,7 @@ class _Config(msgspec.Struct):
     model: str
     temperature: float
     # UNSET when absent: the duplicate-key check counts the keys present.
-    tokens: _U32 | msgspec.UnsetType | None = msgspec.UNSET
+    tokens: _U64 | msgspec.UnsetType | None = msgspec.UNSET  # Option<u64> (cli/generation.rs:85)
     augmented_generation: _AugmentedGeneration | msgspec.UnsetType | None = msgspec.UNSET
 
 
@@ -183,6 +186,144 @@ def _nanos(duration: _DurationObject | tuple[int, int]) -> int:
     return secs * _NANOS_PER_SEC + nanos
 
 
+# What kag's serde types read in a result file, for the non-recursive walk (unknown
+# fields are skipped there, at any depth, as serde's IgnoredAny skips them).
+_RESULT_SCHEMA: Schema = {
+    "ok": {
+        "result": ANY,
+        "stats": {
+            "prompt": ANY,
+            "time": DURATION,
+            "config": {
+                "provider": ANY,
+                "model": ANY,
+                "temperature": ANY,
+                "tokens": INT,
+                "augmented_generation": {"retriever": ANY, "database": ANY},
+            },
+            "retrieval": {
+                "result": ANY,
+                "stats": {
+                    "embedder": {
+                        "embedding": {"document": ANY, "vec": ANY},
+                        "database": {
+                            "neo4j": {
+                                "vertices": INT,
+                                "relationships": INT,
+                                "properties": INT,
+                                "time": DURATION,
+                            }
+                        },
+                        "time": DURATION,
+                    }
+                },
+            },
+        },
+    },
+    "error": ANY,
+}
+_NEGATIVE_ZERO = re.compile(rb"-0(?![0-9.eE])")
+_GOOD_NAMES: set[str] = set()  # component names seen valid (a tree has few)
+_INF = float("inf")
+_STRIDE = 16
+_RUN = b"0" * (210 // _STRIDE)
+_DIGIT_TO_0 = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _strip_ignored(data: bytes | memoryview | str) -> bytes:
+    try:
+        return strip_ignored(data if isinstance(data, bytes) else _as_bytes(data), _RESULT_SCHEMA)
+    except JSONScanError as exc:
+        raise _Invalid(str(exc)) from None
+
+
+def _decode_shallow(data: bytes) -> _Envelope:
+    try:
+        return _decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        raise _Invalid(str(exc)) from None
+    except RecursionError:  # nested where a type reads: serde refuses it too
+        raise _Invalid("JSON nested too deeply") from None
+
+
+def _check_vec(text: bytes, head: int, tail: int) -> None:
+    """Refuse an embedding vector kag cannot read as ``Vec<f64>``, without building it.
+
+    rig's ``Embedding.vec`` is a ``Vec<f64>``: an array of JSON numbers (integers
+    included), each finite as an f64 (serde_json: ``number out of range``). msgspec
+    has checked the JSON syntax, so a second ``[``, a ``{``, a ``"`` or the ``u``/``l``
+    of ``true``, ``false`` and ``null`` is what would make it something else (each
+    looked for with ``memchr``). A number reaches f64's 1.8e308 only with a positive
+    exponent of 3 digits or an integer part of 210 digits or more (10**209 * 10**99):
+    only a file that may have either has its numbers converted (exactly: Python's
+    correctly rounded ``float``; serde_json's own rounding may differ within an ulp
+    of the largest f64).
+    """
+    if (
+        text[head : head + 1] != b"["
+        or text.find(b"[", head + 1, tail) >= 0
+        or text.find(b"{", head, tail) >= 0
+        or text.find(b'"', head, tail) >= 0
+        or text.find(b"u", head, tail) >= 0
+        or text.find(b"l", head, tail) >= 0
+    ):
+        raise _Invalid("embedding.vec is not an array of numbers")
+    if _large_exponent(text, head, tail) or _long_number(text, head, tail):
+        numbers = text[head + 1 : tail - 1].split(b",")
+        if any(abs(float(number)) == _INF for number in numbers if number.strip()):
+            raise _Invalid("embedding.vec: number out of range")
+
+
+def _large_exponent(text: bytes, head: int, tail: int) -> bool:
+    for letter in b"eE":
+        at = text.find(letter, head, tail)
+        while at >= 0:
+            # e+123, e123 (3 digits or more, leading zeros included); e-400 is 0.0
+            start = at + 1 + (text[at + 1] == 43)  # '+'
+            if text[start : start + 3].isdigit():
+                return True
+            at = text.find(letter, at + 1, tail)
+    return False
+
+
+def _long_number(text: bytes, head: int, tail: int) -> bool:
+    """Whether 210 digits or more may be in a row (no false negative; cheap).
+
+    Such a run holds at least 13 of the bytes taken every 16th (210 // 16), all digits.
+    """
+    return _RUN in text[head:tail:_STRIDE].translate(_DIGIT_TO_0)
+
+
+def _negative_zero(text: bytes, start: int, end: int) -> bool:
+    """Whether a ``-0`` that is a whole number (not ``-0.5``) may be in text[start:end]."""
+    for found in _NEGATIVE_ZERO.finditer(text, start, end):  # re: faster than bytes.find here
+        # A value follows ':' (a field), '[' or ',' (the [secs, nanos] pair); in a
+        # string ("a -0 b") it rarely does: those need no walk of the whole file.
+        before = text[max(found.start() - 64, 0) : found.start()].rstrip(b" \t\r\n")
+        if before[-1:] in (b":", b"[", b",", b""):
+            return True
+    return False
+
+
+def _check_names(config: _Config) -> None:
+    # ComponentName (kag src/cli/component.rs:29-48) types these three fields
+    # (src/cli/generation.rs:68, 96, 99): serde refuses the file otherwise.
+    names = [("provider", config.provider)]
+    augmented = config.augmented_generation
+    if isinstance(augmented, _AugmentedGeneration):
+        names += (("retriever", augmented.retriever), ("database", augmented.database))
+    for field, name in names:
+        if name in _GOOD_NAMES:
+            continue
+        if is_component_name(name):
+            if len(_GOOD_NAMES) < 4096:
+                _GOOD_NAMES.add(name)
+        else:
+            raise _Invalid(
+                f"{field} {name!r} is not a component name (only a-z, 0-9 and '-', not empty)"
+            )
+
+
 def decode_result(data: bytes | memoryview | str) -> ResultRecord:
     """Decode the bytes of one result file.
 
@@ -209,19 +350,36 @@ def decode_result(data: bytes | memoryview | str) -> ResultRecord:
             raise _Invalid(f"the file {BOM_MESSAGE}") from None
         raise _Invalid(str(exc)) from None
     except RecursionError:
-        raise _Invalid("JSON nested too deeply") from None
+        data = _strip_ignored(data)
+        envelope = _decode_shallow(data)
     ok, error = envelope.ok, envelope.error
     if ok is _UNSET:
         if error is _UNSET:
             raise _Invalid("the envelope has neither 'ok' nor 'error'")
         assert isinstance(error, str)
-        _check_unique_keys(data, 1, error.count(":"), None)
+        text = data if isinstance(data, bytes) else _as_bytes(data)
+        _check_unique_keys(text, 1, error.count(":"), None, None)
         return ResultRecord(None, error)
     if error is not _UNSET:
         raise _Invalid("the envelope has both 'ok' and 'error'")
     assert isinstance(ok, _Ok)
-    _check_unique_keys(data, *_typed_keys(ok))
+    text = data if isinstance(data, bytes) else _as_bytes(data)
+    keys, colons, vec = _typed_keys(ok)
+    bounds = None if vec is None else _vec_bounds(text, vec)
+    _check_unique_keys(text, keys, colons, vec, bounds)
+    head, tail = (len(text), len(text)) if bounds is None else bounds
+    if bounds is not None:
+        _check_vec(text, head, tail)
+    elif vec is not None:
+        _check_vec(bytes(vec), 0, len(vec))
+    # serde_json reads `-0` as the float -0.0, which no integer field takes (see _jsonscan).
+    if _negative_zero(text, 0, head) or _negative_zero(text, tail, len(text)):
+        _strip_ignored(text)  # raises if it is an integer field's
     stats = ok.stats
+    config = stats.config
+    _check_names(config)
+    if type(config.tokens) is int and config.tokens > _U64_MAX:
+        raise _Invalid("tokens does not fit in 64 bits")
     prompt = stats.prompt
     context = len(prompt) if prompt.isascii() else len(prompt.encode("utf-8", "surrogatepass"))
     retrieval = context_text = None
@@ -235,7 +393,6 @@ def decode_result(data: bytes | memoryview | str) -> ResultRecord:
         retrieval = RetrievalSample(
             _nanos(embedder.time), neo4j.vertices, neo4j.relationships, neo4j.properties
         )
-    config = stats.config
     return ResultRecord(
         ok.result,
         None,
@@ -294,23 +451,34 @@ def _typed_keys(ok: _Ok) -> tuple[int, int, msgspec.Raw | None]:
     return keys, colons, embedding.vec
 
 
+def _vec_bounds(text: bytes, vec: msgspec.Raw) -> tuple[int, int] | None:
+    """Where the raw embedding vector is in ``text`` (start, end), if it is found."""
+    # Backwards from the last place its key can be: kag writes little after the vector.
+    at = text.rfind(b'"vec"', 0, len(text) - len(vec))
+    head = at + 5
+    while head < len(text) and text[head] in b" \t\r\n:":
+        head += 1
+    if at >= 0 and text.startswith(vec, head):
+        return head, head + len(vec)
+    return None
+
+
 def _check_unique_keys(
-    data: bytes | memoryview | str, keys: int, colons: int, vec: msgspec.Raw | None
+    text: bytes,
+    keys: int,
+    colons: int,
+    vec: msgspec.Raw | None,
+    bounds: tuple[int, int] | None,
 ) -> None:
-    text = data if isinstance(data, bytes) else _as_bytes(data)
     if vec is None:
         found = text.count(b":")
         head = tail = len(text)
-    else:  # leave the vector out: it is most of the file, and has no key
-        # Backwards from the last place its key can be: kag writes little after the vector.
-        at = text.rfind(b'"vec"', 0, len(text) - len(vec))
-        head = at + 5
-        while head < len(text) and text[head] in b" \t\r\n:":
-            head += 1
-        tail = head + len(vec)
+    elif bounds is None:
         found = -1
-        if at >= 0 and text.startswith(vec, head):
-            found = text.count(b":", 0, head) + text.count(b":", tail)
+        head = tail = len(text)
+    else:  # leave the vector out: it is most of the file, and has no key
+        head, tail = bounds
+        found = text.count(b":", 0, head) + text.count(b":", tail)
     if found == keys or (
         found == keys + colons
         and text.find(b"\\u003", 0, head) < 0
