@@ -420,4 +420,10 @@ def test_notebooks_run_inside_a_running_event_loop(tmp_path: Path) -> None:
             title="inside",
         )
 
-    assert "42" in asyncio.run(convert())
+    # In a thread of its own: in the whole suite, Playwright's synchronous API (the browser
+    # tests' session) may already run a loop in the main thread, where asyncio.run refuses.
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        page = pool.submit(asyncio.run, convert()).result(timeout=300)
+    assert "42" in page
