@@ -507,6 +507,9 @@ def flag_cases(tree: Tree) -> list[Case]:
         "stats -r results find --format json --format json x", "stats -ddatasets.json -rresults",
         "stats -r results find '(?=x)'", "stats -r results find '('", "stats --bogus",
         "nope", "stats -d missing.json -r results", "stats -r missing find x",
+        "stats -d datasets.json --prefix -1",
+        "stats -d datasets.json --prefix=-1", "stats -d datasets.json -r -1",
+        "stats -r results find -1", "stats -r results find -- -1", "stats -d - -r results",
     ]  # fmt: skip
     import shlex
 

@@ -145,6 +145,10 @@ def test_simulate_writes_a_complete_tree_or_nothing(tmp_path: Path) -> None:
         (["stats", "-d", "", "-r", "."], "-d/--datasets: a value is required"),
         (["stats", "-d", "", "find", "x"], "-d/--datasets: a value is required"),
         (["stats", "find", "x", "--results="], "-r/--results: a value is required"),
+        # clap reads "-1" as an option, never as a value: `find -- -1` and `--prefix=-1` work.
+        (["stats", "-d", "D", "--prefix", "-1"], "argument --prefix: expected one argument"),
+        (["stats", "-d", "D", "-r", "-1"], "argument -r/--results: expected one argument"),
+        (["stats", "find", "-1"], "the following arguments are required: REGEX"),
     ],
 )
 def test_repeated_or_empty_options_are_usage_errors(
@@ -161,7 +165,7 @@ def test_repeated_or_empty_options_are_usage_errors(
 def test_options_again_after_find_and_empty_prefix_are_allowed() -> None:
     from kagreport.cli._main import build_parser
 
-    # As clap's global options: the subcommand's own value wins; no marker is left behind.
+    # As clap's global options: the subcommand's own value wins.
     parse = build_parser().parse_args
     args = parse(
         ["stats", "--format", "text", "-r", "a", "find", "--format", "json", "-r", "b", "x"]
@@ -170,6 +174,8 @@ def test_options_again_after_find_and_empty_prefix_are_allowed() -> None:
     args = parse(["stats", "-d", "D", "--prefix", "", "--format=json"])
     assert (args.datasets, args.prefix, args.format) == ("D", "", "json")
     assert parse(["stats", "find", ""]).regex == ""  # an empty regex is valid in kag too
+    assert parse(["stats", "find", "--", "-1"]).regex == "-1"
+    assert parse(["stats", "-d", "D", "--prefix=-1"]).prefix == "-1"
 
 
 def test_empty_results_is_exit_2_on_the_command_line(run: Tree) -> None:

@@ -74,6 +74,19 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, self.const if self.nargs == 0 else values)
 
 
+class _Refused(argparse.Action):
+    """A hidden option that is refused when used (see :func:`_tree_options`)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        raise argparse.ArgumentError(self, "unexpected argument")
+
+
 def _path_value(text: str) -> str:
     # clap's PathBuf parser refuses an empty value (`-r ''`): a usage error, not "no such folder".
     if not text:
@@ -108,6 +121,13 @@ def _tree_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         default=default("text"),
         help="text table (default) or JSON",
     )
+    # clap reads a word that looks like a negative number as an option, never as a value
+    # (`--prefix -1`, `-r -1`, `find -1`: usage errors in kag; `--prefix=-1`, `find -- -1` are
+    # fine). argparse does the same once the parser has an option that looks like one.
+    parser.add_argument(
+        "-0", action=_Refused, nargs=0, dest="_refused", default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
+    )  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
