@@ -81,7 +81,7 @@ def retrieval(vertices: str = "3", *, vec: str = "[0.5, -0.25]", time: str = "[0
     return (
         '{"result": "ctx", "stats": {"embedder": {"embedding": {"document": "Q?", "vec": '
         f'{vec}}}, "database": {{"neo4j": {{"vertices": {vertices}, "relationships": 2, '
-        f'"properties": 1, "time": [0, 1]}}}}, "time": {time}}}}}'
+        f'"properties": 1, "time": [0, 1]}}}}, "time": {time}}}}}}}'
     )
 
 
