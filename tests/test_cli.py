@@ -122,3 +122,66 @@ def test_simulate_writes_a_complete_tree_or_nothing(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sim"]  # no staging folder left
     bad = run_cli("simulate", str(tmp_path / "x"), "--questions", "-3")
     assert bad.returncode == 2
+
+
+# kag's clap definitions (src/cli/stats/mod.rs, src/cli/stats/find.rs at 12389ee): every option
+# is ArgAction::Set, so a second occurrence on the same command is a usage error; `-d` and `-r`
+# are PathBuf, whose parser refuses an empty value; `--prefix` is a String (empty allowed). The
+# exit codes and refusals below were seen with the real kag built from that commit.
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["stats", "-d", "D", "-d", "D"], "argument -d/--datasets: cannot be used multiple times"),
+        (["stats", "-d", "D", "--datasets=D"], "-d/--datasets: cannot be used multiple times"),
+        (["stats", "-d", "D", "-r", ".", "-r", "."], "-r/--results: cannot be used multiple"),
+        (["stats", "-d", "D", "--prefix", "a", "--prefix", "a"], "--prefix: cannot be used"),
+        (["stats", "-d", "D", "--format", "text", "--format", "json"], "--format: cannot be"),
+        (["stats", "find", "x", "-r", ".", "--results", "."], "-r/--results: cannot be used"),
+        (["stats", "find", "x", "--prefix=", "--prefix="], "--prefix: cannot be used"),
+        (["stats", "find", "--format", "json", "x", "--format", "json"], "--format: cannot be"),
+        (["stats", "find", "x", "--fzf", "--fzf"], "--fzf: cannot be used multiple times"),
+        (["stats", "-d", "D", "-r", ""], "-r/--results: a value is required"),
+        (["stats", "-d", "D", "-r="], "-r/--results: a value is required"),
+        (["stats", "-d", "", "-r", "."], "-d/--datasets: a value is required"),
+        (["stats", "-d", "", "find", "x"], "-d/--datasets: a value is required"),
+        (["stats", "find", "x", "--results="], "-r/--results: a value is required"),
+        # clap reads "-1" as an option, never as a value: `find -- -1` and `--prefix=-1` work.
+        (["stats", "-d", "D", "--prefix", "-1"], "argument --prefix: expected one argument"),
+        (["stats", "-d", "D", "-r", "-1"], "argument -r/--results: expected one argument"),
+        (["stats", "find", "-1"], "the following arguments are required: REGEX"),
+    ],
+)
+def test_repeated_or_empty_options_are_usage_errors(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kagreport.cli._main import build_parser
+
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args(args)
+    assert stop.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_options_again_after_find_and_empty_prefix_are_allowed() -> None:
+    from kagreport.cli._main import build_parser
+
+    # As clap's global options: the subcommand's own value wins.
+    parse = build_parser().parse_args
+    args = parse(
+        ["stats", "--format", "text", "-r", "a", "find", "--format", "json", "-r", "b", "x"]
+    )
+    assert (args.format, args.results, args.regex) == ("json", "b", "x")
+    args = parse(["stats", "-d", "D", "--prefix", "", "--format=json"])
+    assert (args.datasets, args.prefix, args.format) == ("D", "", "json")
+    assert parse(["stats", "find", ""]).regex == ""  # an empty regex is valid in kag too
+    assert parse(["stats", "find", "--", "-1"]).regex == "-1"
+    assert parse(["stats", "-d", "D", "--prefix=-1"]).prefix == "-1"
+
+
+def test_empty_results_is_exit_2_on_the_command_line(run: Tree) -> None:
+    done = run_cli("stats", "-d", str(run.datasets_path), "-r", "")
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "kagreport stats: error: argument -r/--results: a value is required but none was supplied"
+    )
+    assert done.stdout == ""

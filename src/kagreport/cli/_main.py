@@ -47,6 +47,53 @@ def _verbosity_parent() -> argparse.ArgumentParser:
     return parent
 
 
+_SEEN = "_kagreport_seen:"  # namespace markers of _Once, removed after parsing
+
+
+class _Once(argparse.Action):
+    """Store an option's value (or ``const`` with ``nargs=0``), refusing a second occurrence.
+
+    kag's options are clap ``ArgAction::Set`` (``SetTrue`` for flags): given twice on the same
+    command (``--format text --format json``) they are a usage error, not "the last wins".
+    The same option given again after a subcommand (``stats --format text find --format
+    json``) is another command's option: allowed there, the subcommand's value wins (as clap's
+    global options).
+    """
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        marker = f"{_SEEN}{parser.prog}:{self.dest}"
+        if getattr(namespace, marker, False):
+            raise argparse.ArgumentError(self, "cannot be used multiple times")
+        setattr(namespace, marker, True)
+        setattr(namespace, self.dest, self.const if self.nargs == 0 else values)
+
+
+class _Refused(argparse.Action):
+    """A hidden option that is refused when used (see :func:`_tree_options`)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        raise argparse.ArgumentError(self, "unexpected argument")
+
+
+def _path_value(text: str) -> str:
+    # clap's PathBuf parser refuses an empty value (`-r ''`): a usage error, not "no such folder".
+    if not text:
+        raise argparse.ArgumentTypeError("a value is required but none was supplied")
+    return text
+
+
 def _tree_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     def default(value: object) -> object:
         return argparse.SUPPRESS if suppress else value
@@ -54,22 +101,33 @@ def _tree_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     parser.add_argument(
         "-r",
         "--results",
+        action=_Once,
+        type=_path_value,
         metavar="DIR",
         default=default("."),
         help="results root written by `kag benchmark` (default: .)",
     )
     parser.add_argument(
         "--prefix",
+        action=_Once,
         metavar="STR",
         default=default(""),
         help="file-name prefix of the run (kag benchmark --prefix; default: none)",
     )
     parser.add_argument(
         "--format",
+        action=_Once,
         choices=("text", "json"),
         default=default("text"),
         help="text table (default) or JSON",
     )
+    # clap reads a word that looks like a negative number as an option, never as a value
+    # (`--prefix -1`, `-r -1`, `find -1`: usage errors in kag; `--prefix=-1`, `find -- -1` are
+    # fine). argparse does the same once the parser has an option that looks like one.
+    parser.add_argument(
+        "-0", action=_Refused, nargs=0, dest="_refused", default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
+    )  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,6 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument(
         "-d",
         "--datasets",
+        action=_Once,
+        type=_path_value,
         metavar="FILE",
         help="datasets file (ground truth); required unless `find` is used",
     )
@@ -110,7 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
     finder.set_defaults(parser=finder)
     finder.add_argument(
         "--fzf",
-        action="store_true",
+        action=_Once,
+        nargs=0,
+        const=True,
+        default=False,
         help="browse the matches in fzf (as kag does) when fzf is installed",
     )
 
@@ -251,6 +314,11 @@ def _run_find(args: argparse.Namespace, level: int) -> int:
     return 0
 
 
+# kag's fzf command line (src/subcommand/stats/subcommand/find/mod.rs, run_fzf): the path is a
+# hidden first field shown by the preview; several matches can be selected.
+FZF_OPTIONS = ("--delimiter", "\t", "--with-nth", "2..", "--multi", "--preview", "cat {1}")
+
+
 def _browse_with_fzf(report: FindReport) -> None:
     fzf = shutil.which("fzf")
     if fzf is None:
@@ -258,7 +326,7 @@ def _browse_with_fzf(report: FindReport) -> None:
     lines = "".join(m.line + "\n" for m in report).encode("utf-8", "surrogateescape")
     try:
         subprocess.run(
-            [fzf, "--delimiter", "\t", "--with-nth", "2..", "--preview", "cat {1}"],
+            [fzf, *FZF_OPTIONS],
             input=lines,
             check=False,
         )
@@ -354,6 +422,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sys.stdout is None or sys.stderr is None:  # started with a standard stream closed
         return 1
     args = parser.parse_args(argv)
+    for marker in [name for name in vars(args) if name.startswith(_SEEN)]:
+        delattr(args, marker)
     level = _configure_logging(args)
     previous = _terminate_as_interrupt()
     try:

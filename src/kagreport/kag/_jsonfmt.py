@@ -1,4 +1,4 @@
-"""JSON text exactly as kag prints it: ``serde_json::to_string_pretty`` with ryu floats."""
+"""JSON text exactly as kag prints it: ``serde_json::to_string_pretty`` (floats by zmij)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,26 @@ __all__ = ["dumps_pretty", "format_float"]
 
 
 def format_float(value: float) -> str:
-    """Format a finite float the way serde_json (ryu) does.
+    """Format a finite float the way serde_json writes an ``f64``.
 
-    The digits are the shortest that round-trip (as ``repr``); the layout
-    follows ryu's ``format64``: with ``kk`` the position of the decimal point
-    relative to the first digit, integers up to 16 digits print as ``d.0``,
-    ``0 < kk <= 16`` in plain decimal, ``-5 < kk <= 0`` as ``0.000ddd``, and
-    anything else in scientific form without a ``+`` (``1e16``, ``1.5e-7``).
+    serde_json 1.0.15x writes floats with the ``zmij`` crate (1.0.23;
+    ``serde_json`` ``src/ser.rs``, ``write_f64`` calls
+    ``zmij::Buffer::format_finite``). The digits are the shortest that
+    round-trip (as ``repr``; zmij's own test checks its digits against ryu's
+    on random bit patterns). The layout (zmij ``src/lib.rs``, ``write``) turns
+    on ``e``, the decimal exponent of the first digit (``value = d.ddd x 10^e``):
+
+    - ``-5 <= e <= 15`` (zmij's ``FIXED_DEC_EXP`` for ``f64``), plain decimal:
+      an integer value as ``digits`` then zeros then ``.0``
+      (``1e15`` -> ``1000000000000000.0``), ``e >= 0`` otherwise as
+      ``12.34``, and ``e < 0`` as ``0.0000ddd`` (``1e-5`` -> ``0.00001``);
+    - otherwise scientific: the first digit, ``.`` and the other digits if
+      there are any, ``e``, the sign (``+`` for ``e >= 0``, ``-`` otherwise)
+      and ``|e|`` without leading zeros (``1e+16``, ``1.5e-7``, ``5e-324``,
+      ``1.7976931348623157e+308``).
+
+    The thresholds are those of ryu's ``format64``, which serde_json used
+    before; only the ``+`` of a positive exponent is new.
 
     Raises
     ------
@@ -41,10 +54,9 @@ def format_float(value: float) -> str:
         text = digits[:kk] + "." + digits[kk:]
     elif -5 < kk <= 0:
         text = "0." + "0" * -kk + digits
-    elif length == 1:
-        text = f"{digits}e{kk - 1}"
     else:
-        text = f"{digits[0]}.{digits[1:]}e{kk - 1}"
+        mantissa = digits if length == 1 else f"{digits[0]}.{digits[1:]}"
+        text = f"{mantissa}e{'+' if kk > 0 else '-'}{abs(kk - 1)}"
     return sign + text
 
 
