@@ -200,9 +200,7 @@ def find(
             # The folder entry's type says "regular file" without a stat; a
             # symlink is followed. A FIFO or device: kag would block on it, or
             # read without end.
-            if not entry.is_file(follow_symlinks=False) and not stat.S_ISREG(
-                os.stat(path).st_mode
-            ):
+            if not entry.is_file(follow_symlinks=False) and not stat.S_ISREG(os.stat(path).st_mode):
                 raise OSError(0, "not a regular file")
             data = read_bytes(path)
         except OSError as exc:
