@@ -172,7 +172,8 @@ class FoundChunk(NamedTuple):
     skipped: list[tuple[str, str, str]]
 
 
-#: Patterns compiled in this process (a worker compiles each pattern once).
+#: Patterns compiled in this process, by pattern string (a worker started by a spawn
+#: rather than a fork would compile each once).
 _compiled: dict[str, Any] = {}
 
 
@@ -263,6 +264,11 @@ def find(
     compiled = compile_pattern(pattern)
     # Workers get the pattern string (compiled there); another search object stays here.
     if isinstance(compiled, Pattern):
+        # Seeded here, the cache spares the serial path a second compile, and forked
+        # workers inherit it; bounded for a long-lived caller (a notebook).
+        if len(_compiled) >= 32:
+            _compiled.clear()
+        _compiled[compiled.pattern] = compiled.search
         task = partial(search_chunk, compiled.pattern)
     else:
         task = partial(search_chunk, compiled)
