@@ -11,7 +11,8 @@ For each size, a tree is written with :func:`kagreport.kag.simulate_run`
 setup; kept under ``--work`` with ``--keep`` and reused when its marker matches),
 read once whole to warm the page cache (and kagreport run once untimed, which also
 writes its byte-code cache as an installed package has it), and then searched ONCE
-by each command, in a fresh process, single process, with ``--format json``:
+by each command, in a fresh process, with ``--format json`` (kagreport reads a
+large tree with its worker pool, as by default; CPU time counts its workers too):
 
 * **kagreport**: ``<this python> -m kagreport stats -r RESULTS find PATTERN``
   (whatever ``kagreport`` this interpreter imports: run it with another
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         else tempfile.mkdtemp(prefix="bench-find-")
     )
     os.makedirs(work, exist_ok=True)
-    print(f"pattern {args.pattern!r}; one run of each, single process; work {work}")
+    print(f"pattern {args.pattern!r}; one run of each; work {work}")
     print(
         f"{'files':>8} {'kagreport s':>12} {'kag s':>8} {'ratio':>6}"
         f" {'CPU s':>6} {'kag CPU':>8} {'ratio':>6} {'find() s':>9}  same"

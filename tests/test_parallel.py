@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from kagreport import ResultTreeError, grade
+from kagreport import ResultTreeError, find, grade
 from kagreport.grading import _engine
 from kagreport.kag import simulate_run
 
@@ -88,3 +89,83 @@ def test_kept_texts_are_the_result_files_and_do_not_depend_on_workers(big_run) -
 def test_invalid_keep_text(big_run, keep_text: object) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ValueError, match="`keep_text` must be a bool or a positive int"):
         grade(big_run.datasets_path, big_run.results_path, keep_text=keep_text)  # type: ignore[arg-type]
+
+
+def _find_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+
+
+def test_find_gives_identical_reports_and_warnings_whatever_the_workers(
+    big_run, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    from kagreport.grading import _find
+
+    results = big_run.results_path
+    # One unreadable file (in a worker too: forked workers inherit the patch; tests run as
+    # root, chmod cannot do this) and one FIFO (not a regular file), beside the 7 unparsable.
+    victim = os.path.join(results, "sim-biology", "q00100", "kag-large.json")
+    assert Path(victim).is_file()
+    os.mkfifo(os.path.join(results, "sim-biology", "q00007", "fifo.json"))
+    real_open = os.open
+
+    def failing_open(path: str, flags: int, *args: int) -> int:
+        if os.fspath(path) == victim:
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", failing_open)
+    try:
+        caplog.set_level(logging.DEBUG, logger="kagreport.grading")
+        serial = find(r"Answer: [a-d]$", results, workers=1)
+        serial_warnings = _find_warnings(caplog)
+        assert "worker processes" not in caplog.text
+        caplog.clear()
+        pooled = find(r"Answer: [a-d]$", results, workers=2)
+        pooled_warnings = _find_warnings(caplog)
+        # The pool really was used (a tree this size is above the threshold).
+        assert serial.total > _find.FIND_PARALLEL_AFTER
+        assert "large tree: reading with 2 worker processes" in caplog.text
+    finally:
+        os.remove(os.path.join(results, "sim-biology", "q00007", "fifo.json"))
+    assert pooled == serial
+    assert pooled.to_dict() == serial.to_dict()
+    assert pooled.to_json() == serial.to_json()
+    assert len(serial.matches) > 0
+    # 7 unparsable + 1 unreadable + 1 FIFO, warned about in walk order both times.
+    assert len(serial.skipped) == 9
+    assert pooled_warnings == serial_warnings
+    assert len(serial_warnings) == 9
+    assert sum("Permission denied" in w for w in serial_warnings) == 1
+    assert sum("not a regular file" in w for w in serial_warnings) == 1
+
+
+def test_find_cli_output_is_the_serial_report(big_run) -> None:  # type: ignore[no-untyped-def]
+    # The command line uses the pool on this tree (2 cores or more); its output must be the
+    # serial search's, byte for byte, warnings in the same order.
+    import subprocess
+    import sys
+
+    results = str(big_run.results_path)
+    pattern = r"Answer: [a-d]$"
+    serial = find(pattern, results, workers=1)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    text = subprocess.run(
+        [sys.executable, "-m", "kagreport", "-v", "stats", "-r", results, "find", pattern],
+        capture_output=True, text=True, env=env, timeout=120, check=True,
+    )  # fmt: skip
+    assert text.stdout == "".join(m.line + "\n" for m in serial)
+    warned = [line for line in text.stderr.splitlines() if "failed to parse" in line]
+    assert len(warned) == 7
+    assert [w for p in serial.skipped for w in warned if p in w] == warned
+    assert text.stderr.endswith("\n" + serial.summary + "\n")
+    as_json = subprocess.run(
+        [sys.executable, "-m", "kagreport", "stats", "-r", results, "find", "--format", "json",
+         pattern],
+        capture_output=True, text=True, env=env, timeout=120, check=True,
+    )  # fmt: skip
+    assert as_json.stdout == serial.to_json()
+
+
+def test_find_invalid_worker_count(big_run) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match="workers"):
+        find("x", big_run.results_path, workers=0)

@@ -40,13 +40,18 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> SimulatedRun:
     return simulated
 
 
-def _start(run: SimulatedRun, out: Path) -> tuple[subprocess.Popen[bytes], Path, Path]:
+def _start(
+    run: SimulatedRun, out: Path, find: bool = False
+) -> tuple[subprocess.Popen[bytes], Path, Path]:
     stdout, stderr = out / "stdout", out / "stderr"
+    command = [sys.executable, "-m", "kagreport", "stats", "-r", str(run.results_path)]
+    if find:  # ``stats find`` reads the tree with the same pool
+        command += ["find", "--format", "json", r"Answer: [a-d]$"]
+    else:
+        command += ["-d", str(run.datasets_path), "--format", "json"]
     with open(stdout, "wb") as o, open(stderr, "wb") as e:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kagreport", "stats", "-d", str(run.datasets_path),
-             "-r", str(run.results_path), "--format", "json"],
-            stdout=o, stderr=e, start_new_session=True,  # its own process group
+            command, stdout=o, stderr=e, start_new_session=True  # its own process group
         )  # fmt: skip
     return proc, stdout, stderr
 
@@ -236,3 +241,53 @@ def test_sigterm_while_a_site_build_grades(run: SimulatedRun, tmp_path: Path) ->
     assert stderr.splitlines()[-1] == "kagreport: terminated"
     _assert_group_gone(proc.pid)
     assert not out.exists()
+
+
+def _when_workers_run(proc: subprocess.Popen[bytes], rng: random.Random) -> list[int]:
+    deadline = time.monotonic() + BOUND
+    while not (workers := _children(proc.pid)) and proc.poll() is None:
+        assert time.monotonic() < deadline, "no worker process appeared"
+        time.sleep(0.002)
+    time.sleep(rng.uniform(0.0, 0.02))
+    return workers
+
+
+def test_find_killed_worker_and_group_sigterm(run: SimulatedRun, tmp_path: Path) -> None:
+    # ``stats find`` on the same tree (about 7,200 files: above FIND_PARALLEL_AFTER), a few
+    # seeded moments each: a SIGKILLed worker is one error line and exit 1; a SIGTERM to the
+    # group is exit 143 and "terminated"; never a traceback or a process left behind.
+    rng = random.Random(11)
+    outcomes: dict[str, int] = {"killed": 0, "terminated": 0}
+    for attempt in range(8):
+        proc, stdout, stderr = _start(run, tmp_path, find=True)
+        _wait_for_handlers(proc)
+        workers = _when_workers_run(proc, rng)
+        sent = time.monotonic()
+        with contextlib.suppress(ProcessLookupError, IndexError):  # it had finished
+            if attempt % 2:
+                os.killpg(proc.pid, signal.SIGTERM)
+            else:
+                os.kill(rng.choice(workers), signal.SIGKILL)
+        returned, took = _finish(proc, sent)
+        err = stderr.read_text()
+        assert "Traceback" not in err, err
+        _assert_group_gone(proc.pid)
+        if stdout.read_bytes().endswith(b"}\n"):  # the signal came after the search
+            assert returned in (0, 143, -signal.SIGTERM), (attempt, returned, err)
+            continue
+        assert took < BOUND
+        assert stdout.read_bytes() == b"", err
+        if attempt % 2:
+            outcomes["terminated"] += 1
+            assert returned == 143, (attempt, returned, err)
+            assert err.splitlines()[-1] == "kagreport: terminated", err
+        else:
+            outcomes["killed"] += 1
+            assert returned == 1, (attempt, returned, err)
+            assert err.splitlines() == [
+                "kagreport: error: a grading worker process died (killed by signal 9: "
+                "SIGKILL, e.g. out of memory); no report was written"
+            ], err
+    print(f"stats find: {outcomes} of 4 runs each stopped")
+    assert outcomes["killed"] >= 1
+    assert outcomes["terminated"] >= 1

@@ -31,7 +31,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kagreport._errors import WorkerDiedError
 from kagreport.grading._rule import grade_response
@@ -270,6 +270,12 @@ class ChunkRunner:
     submitted, and if allowed, moves to a pool of forked workers with a bounded
     number of chunks in flight (memory stays bounded on any tree size).
 
+    With ``task``, each chunk (any picklable object with a ``paths`` list) is
+    handed to ``task(chunk)`` instead of :func:`grade_chunk`, and the pool starts
+    once ``parallel_after`` paths have been submitted; ``task`` must be a
+    module-level function (or a :func:`functools.partial` of one) so that it
+    pickles.
+
     Raises
     ------
     WorkerDiedError
@@ -280,8 +286,11 @@ class ChunkRunner:
         self,
         workers: int | None,
         prefix: str,
-        merge: Callable[[PendingChunk, GradedChunk], None],
+        merge: Callable[[Any, Any], None],
         keep_text: bool | int = False,
+        *,
+        task: Callable[[Any], Any] | None = None,
+        parallel_after: int = PARALLEL_AFTER,
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be >= 1, not {workers}")
@@ -289,39 +298,47 @@ class ChunkRunner:
         self._prefix = prefix
         self._keep_text = keep_text
         self._merge = merge
+        self._task = task
+        self._parallel_after = parallel_after
         self._submitted = 0
         self._pool: ProcessPoolExecutor | None = None
         self._processes: list[multiprocessing.process.BaseProcess] = []
-        self._pending: deque[tuple[PendingChunk, Future[GradedChunk]]] = deque()
+        self._pending: deque[tuple[Any, Future[Any]]] = deque()
 
-    def submit(self, chunk: PendingChunk) -> None:
-        self._submitted += len(chunk.paths)
+    def _call(self, chunk: Any) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        if self._task is not None:
+            return self._task, (chunk,)
         args: _ChunkArgs = (
             chunk.paths, chunk.answers, chunk.datasets, self._prefix, self._keep_text
         )  # fmt: skip
+        return grade_chunk, args
+
+    def submit(self, chunk: Any) -> None:
+        self._submitted += len(chunk.paths)
+        function, args = self._call(chunk)
         if (
             self._pool is None
             and self._workers > 1
-            and self._submitted > PARALLEL_AFTER
+            and self._submitted > self._parallel_after
             and _fork_is_safe()
         ):
             logging.getLogger("kagreport.grading").debug(
                 "large tree: reading with %d worker processes", self._workers
             )
-            self._start_pool(chunk, args)
+            self._start_pool(chunk, function, args)
             return
         if self._pool is None:
-            self._merge(chunk, grade_chunk(*args))
+            self._merge(chunk, function(*args))
             return
         while len(self._pending) >= 4 * self._workers:
             self._merge_oldest()
         try:
-            future = self._pool.submit(grade_chunk, *args)
+            future = self._pool.submit(function, *args)
         except BrokenProcessPool:
             raise self._died() from None
         self._pending.append((chunk, future))
 
-    def _start_pool(self, chunk: PendingChunk, args: _ChunkArgs) -> None:
+    def _start_pool(self, chunk: Any, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
         # The first submit forks the workers and starts the executor's threads. With the
         # stop signals blocked meanwhile, the workers start with them blocked (until their
         # initializer has set their dispositions), and so do those threads, for good:
@@ -335,7 +352,7 @@ class ChunkRunner:
                 initializer=_worker_start,
                 initargs=(os.getpid(),),
             )
-            self._pending.append((chunk, self._pool.submit(grade_chunk, *args)))
+            self._pending.append((chunk, self._pool.submit(function, *args)))
             processes = getattr(self._pool, "_processes", None) or {}
             self._processes = list(processes.values())
         finally:

@@ -10,9 +10,11 @@ import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
 from kagreport._errors import UsageError
+from kagreport.grading._engine import CHUNK_QUESTIONS, PARALLEL_AFTER, ChunkRunner
 from kagreport.grading._grade import ProgressCallback
 from kagreport.grading._rule import WHITE_SPACE
 from kagreport.kag import decode_result, iter_find_entries, read_bytes
@@ -148,12 +150,75 @@ def compile_pattern(pattern: str | Any) -> Any:
     return Pattern(pattern, regex.is_match)
 
 
+#: Result files per chunk handed to a worker process.
+FIND_CHUNK_FILES = 4 * CHUNK_QUESTIONS
+#: The pool starts after as many chunks as grading's does (:data:`PARALLEL_AFTER`).
+FIND_PARALLEL_AFTER = PARALLEL_AFTER // CHUNK_QUESTIONS * FIND_CHUNK_FILES
+
+
+class FindChunk(NamedTuple):
+    """Result files to search, in walk order; ``regular[i]`` is 1 when the folder entry
+    already says "regular file" (no ``stat`` needed)."""
+
+    paths: list[str]
+    regular: bytearray
+
+
+class FoundChunk(NamedTuple):
+    """A searched chunk: ``matches`` (path, full response); ``skipped`` (path, "read" or
+    "parse", reason), in walk order."""
+
+    matches: list[tuple[str, str]]
+    skipped: list[tuple[str, str, str]]
+
+
+#: Patterns compiled in this process, by pattern string (a worker started by a spawn
+#: rather than a fork would compile each once).
+_compiled: dict[str, Any] = {}
+
+
+def search_chunk(pattern: str | Any, chunk: FindChunk) -> FoundChunk:
+    """Read, decode and search each file of ``chunk`` (in a worker process, or not).
+
+    ``pattern`` is the pattern string (the compiled ``ry`` regex does not pickle:
+    it is compiled here, once per process) or an already compiled pattern object.
+    """
+    if isinstance(pattern, str):
+        search = _compiled.get(pattern)
+        if search is None:
+            search = _compiled[pattern] = compile_pattern(pattern).search
+    else:
+        search = pattern.search
+    matches: list[tuple[str, str]] = []
+    skipped: list[tuple[str, str, str]] = []
+    for path, regular in zip(chunk.paths, chunk.regular, strict=True):
+        try:
+            # The folder entry's type says "regular file" without a stat; a
+            # symlink is followed. A FIFO or device: kag would block on it, or
+            # read without end.
+            if not regular and not stat.S_ISREG(os.stat(path).st_mode):
+                raise OSError(0, "not a regular file")
+            data = read_bytes(path)
+        except OSError as exc:
+            skipped.append((path, "read", str(exc.strerror or exc)))
+            continue
+        try:
+            result = decode_result(data).result
+        except ValueError as exc:
+            skipped.append((path, "parse", str(exc)))
+            continue
+        if result is not None and search(result.strip(WHITE_SPACE)):
+            matches.append((path, result))
+    return FoundChunk(matches, skipped)
+
+
 def find(
     pattern: str | Any,
     results: str | os.PathLike[str] = ".",
     prefix: str = "",
     *,
     progress: ProgressCallback | None = None,
+    workers: int | None = None,
 ) -> FindReport:
     """Find the result files whose response matches ``pattern``.
 
@@ -167,7 +232,12 @@ def find(
     prefix : str, default ""
         Only files named ``<prefix>*.json`` are searched.
     progress : callable, optional
-        Called with the number of files searched so far, every 1,000 files.
+        Called with the number of files found so far, every 1,000 files.
+    workers : int, optional
+        Processes that read and search a large tree (default: the CPU count, at
+        most 8), as :func:`grade`: Linux only, from a single-threaded caller,
+        after :data:`FIND_PARALLEL_AFTER` files. The report and the order of the
+        warnings are the same whatever the number.
 
     Returns
     -------
@@ -177,8 +247,12 @@ def find(
     ------
     UsageError
         If ``pattern`` is not a valid regular expression.
+    ValueError
+        If ``workers`` is below 1.
     ResultTreeError
         If the root is missing or a folder cannot be read.
+    WorkerDiedError
+        If a worker process died.
 
     Notes
     -----
@@ -187,33 +261,49 @@ def find(
     skipped silently; file names that are not UTF-8 are not searched (as kag).
     Paths are ``results`` joined with each file's relative path.
     """
-    search = compile_pattern(pattern).search
-    matches = []
-    skipped = []
+    compiled = compile_pattern(pattern)
+    # Workers get the pattern string (compiled there); another search object stays here.
+    if isinstance(compiled, Pattern):
+        # Seeded here, the cache spares the serial path a second compile, and forked
+        # workers inherit it; bounded for a long-lived caller (a notebook).
+        if len(_compiled) >= 32:
+            _compiled.clear()
+        _compiled[compiled.pattern] = compiled.search
+        task = partial(search_chunk, compiled.pattern)
+    else:
+        task = partial(search_chunk, compiled)
+        workers = 1
+    matches: list[FindMatch] = []
+    skipped: list[str] = []
     total = 0
-    for entry in iter_find_entries(results, prefix):
-        path = entry.path
-        total += 1
-        if progress is not None and total % 1000 == 0:
-            progress(total)
-        try:
-            # The folder entry's type says "regular file" without a stat; a
-            # symlink is followed. A FIFO or device: kag would block on it, or
-            # read without end.
-            if not entry.is_file(follow_symlinks=False) and not stat.S_ISREG(os.stat(path).st_mode):
-                raise OSError(0, "not a regular file")
-            data = read_bytes(path)
-        except OSError as exc:
-            logger.warning("failed to read result file %s: %s", path, exc.strerror or exc)
+
+    def merge(chunk: FindChunk, found: FoundChunk) -> None:
+        for path, failed, reason in found.skipped:
+            if failed == "read":
+                logger.warning("failed to read result file %s: %s", path, reason)
+            else:
+                logger.warning("failed to parse result file %s: %s", path, reason)
             skipped.append(path)
-            continue
-        try:
-            result = decode_result(data).result
-        except ValueError as exc:
-            logger.warning("failed to parse result file %s: %s", path, exc)
-            skipped.append(path)
-            continue
-        if result is not None and search(result.strip(WHITE_SPACE)):
-            matches.append(FindMatch(path, result))
+        matches.extend(FindMatch(path, result) for path, result in found.matches)
+
+    runner = ChunkRunner(
+        workers, prefix, merge, task=task, parallel_after=FIND_PARALLEL_AFTER
+    )  # fmt: skip
+    try:
+        chunk = FindChunk([], bytearray())
+        for entry in iter_find_entries(results, prefix):
+            total += 1
+            if progress is not None and total % 1000 == 0:
+                progress(total)
+            chunk.paths.append(entry.path)
+            chunk.regular.append(entry.is_file(follow_symlinks=False))
+            if len(chunk.paths) >= FIND_CHUNK_FILES:
+                runner.submit(chunk)
+                chunk = FindChunk([], bytearray())
+        if chunk.paths:
+            runner.submit(chunk)
+        runner.finish()
+    finally:
+        runner.close()
     matches.sort(key=lambda m: m.path)
     return FindReport(tuple(matches), total, tuple(skipped))
