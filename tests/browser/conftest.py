@@ -172,9 +172,14 @@ def chart_states(page: Any) -> list[dict[str, Any]]:
     return states
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
-    """Debian's Chromium, headless, launched once for the whole session."""
+    """Debian's Chromium, headless, launched once for the browser tests.
+
+    Package scope: Playwright's driver keeps a child-watcher thread alive while it runs, and
+    with a second thread alive kagreport does not fork its worker pools (fork copies one
+    thread), so the tests after these would never reach the parallel paths.
+    """
     if not os.path.exists(CHROMIUM) and shutil.which(CHROMIUM) is None:
         pytest.fail(
             f"Chromium not found at {CHROMIUM}: install Debian's chromium (apt-get install "
