@@ -266,7 +266,7 @@ def visit_all(browser: Browser, site: Path) -> dict[Path, Visit]:
     return visits
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")  # as the browser it visits with
 def main_visits(browser: Browser, main_site: Path) -> dict[Path, Visit]:
     return visit_all(browser, main_site)
 
@@ -719,7 +719,7 @@ INJECTED_JS = """
 """
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")  # as the browser it visits with
 def hostile_visits(browser: Browser, hostile_site: Path) -> dict[Path, Visit]:
     return visit_all(browser, hostile_site)
 
