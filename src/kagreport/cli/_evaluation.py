@@ -8,7 +8,7 @@ import sys
 import warnings
 from typing import Any
 
-from kagreport._errors import KagreportError, UsageError
+from kagreport._errors import KagreportError, UsageError, stop_requested
 from kagreport.cli._output import as_text, write_json
 
 __all__ = ["add_parsers", "run_compare", "run_evaluate"]
@@ -119,6 +119,8 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
     except ValueError as exc:
         raise KagreportError(str(exc)) from None
     except (KeyboardInterrupt, SystemExit) as stop:  # Ctrl-C; SIGTERM (cli._main)
+        if isinstance(stop, SystemExit) and stop is not stop_requested():
+            raise  # a library's own sys.exit(), not a stop: no "interrupted" line
         sys.stderr.write(_interrupted(stop, args.cache))
         return stop.code if isinstance(stop, SystemExit) and isinstance(stop.code, int) else 130
     _write(evaluation, args.output)

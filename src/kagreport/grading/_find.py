@@ -296,7 +296,11 @@ def find(
             if progress is not None and total % 1000 == 0:
                 progress(total)
             chunk.paths.append(entry.path)
-            chunk.regular.append(entry.is_file(follow_symlinks=False))
+            try:
+                regular = entry.is_file(follow_symlinks=False)
+            except OSError:  # no type in the entry and no lstat: the worker stats it
+                regular = False
+            chunk.regular.append(regular)
             if len(chunk.paths) >= FIND_CHUNK_FILES:
                 runner.submit(chunk)
                 chunk = FindChunk([], bytearray())

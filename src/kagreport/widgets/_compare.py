@@ -11,6 +11,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, evaluation_from_stats
+from kagreport.evaluation._report import mean_scores
 from kagreport.evaluation._text import family_label, format_p, method_label
 from kagreport.frames import comparison_frame
 from kagreport.grading import ItemRow, Outcome, StatsReport
@@ -29,16 +30,6 @@ __all__ = ["ComparisonView", "shared_items"]
 _FLIP_COLUMNS = ["identifier", "candidate_score", "baseline_score", "flipped_to"]
 
 
-def _mean_scores(items: tuple[Any, ...]) -> dict[str, float]:
-    sums: dict[str, float] = {}
-    counts: dict[str, int] = {}
-    for item in items:
-        for name, value in item.scores.items():
-            sums[name] = sums.get(name, 0.0) + value
-            counts[name] = counts.get(name, 0) + 1
-    return {name: sums[name] / counts[name] for name in sums}
-
-
 def shared_items(
     candidate: AnswerEvaluation, baseline: AnswerEvaluation
 ) -> tuple[AnswerEvaluation, AnswerEvaluation]:
@@ -55,7 +46,7 @@ def shared_items(
 
     def restrict(evaluation: AnswerEvaluation) -> AnswerEvaluation:
         items = tuple(item for item in evaluation.items if item.identifier in common)
-        return dataclasses.replace(evaluation, items=items, metrics=_mean_scores(items))
+        return dataclasses.replace(evaluation, items=items, metrics=mean_scores(items))
 
     return restrict(candidate), restrict(baseline)
 
