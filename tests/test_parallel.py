@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -38,9 +39,9 @@ def test_workers_give_identical_reports(big_run) -> None:  # type: ignore[no-unt
             np.testing.assert_array_equal(a[name], b[name], err_msg=name)
 
 
-def test_io_error_in_a_worker_is_reported(big_run, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    victim = os.path.join(big_run.results_path, "sim-biology", "q00100", "kag-large.json")
-    assert Path(victim).is_file()
+def _failing_open(victim: str) -> Any:
+    """``os.open`` that refuses ``victim`` (forked workers inherit the patch; tests run as
+    root, so chmod cannot make a file unreadable)."""
     real_open = os.open
 
     def failing_open(path: str, flags: int, *args: int) -> int:
@@ -48,6 +49,13 @@ def test_io_error_in_a_worker_is_reported(big_run, monkeypatch: pytest.MonkeyPat
             raise PermissionError(13, "Permission denied")
         return real_open(path, flags, *args)
 
+    return failing_open
+
+
+def test_io_error_in_a_worker_is_reported(big_run, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    victim = os.path.join(big_run.results_path, "sim-biology", "q00100", "kag-large.json")
+    assert Path(victim).is_file()
+    failing_open = _failing_open(victim)
     # Forked workers inherit the patched function (tests run as root: chmod cannot do this).
     monkeypatch.setattr(os, "open", failing_open)
     with pytest.raises(ResultTreeError, match=r"cannot read the result file .*Permission denied"):
@@ -123,13 +131,7 @@ def test_find_gives_identical_reports_and_warnings_whatever_the_workers(
     victim = os.path.join(results, "sim-biology", "q00100", "kag-large.json")
     assert Path(victim).is_file()
     os.mkfifo(os.path.join(results, "sim-biology", "q00007", "fifo.json"))
-    real_open = os.open
-
-    def failing_open(path: str, flags: int, *args: int) -> int:
-        if os.fspath(path) == victim:
-            raise PermissionError(13, "Permission denied")
-        return real_open(path, flags, *args)
-
+    failing_open = _failing_open(victim)
     monkeypatch.setattr(os, "open", failing_open)
     try:
         caplog.set_level(logging.DEBUG, logger="kagreport.grading")

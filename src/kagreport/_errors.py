@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import codecs
 import os
+import signal
 
 __all__ = [
+    "STOP_SIGNALS",
     "DatasetsError",
     "KagreportError",
     "NotUTF8Error",
@@ -22,6 +24,9 @@ __all__ = [
     "note_stop",
     "stop_requested",
 ]
+
+#: The signals a command stops on (Ctrl-C, and SIGTERM from a job runner).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 _stop: BaseException | None = None
 

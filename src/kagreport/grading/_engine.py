@@ -33,7 +33,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, NamedTuple
 
-from kagreport._errors import WorkerDiedError
+from kagreport._errors import STOP_SIGNALS, WorkerDiedError
 from kagreport.grading._rule import grade_response
 from kagreport.kag import decode_result, iter_result_files, read_bytes
 
@@ -208,7 +208,6 @@ def _fork_is_safe() -> bool:
     return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
-_STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
 #: How long the parent waits for a result before it checks again (its signal handlers
 #: run at once anyway; this bounds any missed wake-up).
 _POLL_SECS = 0.25
@@ -242,7 +241,7 @@ def _worker_start(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if _prctl is not None:  # die with the parent, even if it is SIGKILLed
         _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     if os.getppid() != parent:  # the parent died before prctl
         os._exit(1)
 
@@ -344,7 +343,7 @@ class ChunkRunner:
         # initializer has set their dispositions), and so do those threads, for good:
         # a SIGTERM or Ctrl-C is always delivered to this (the main) thread.
         _load_prctl()
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:
             self._pool = ProcessPoolExecutor(
                 self._workers,
@@ -390,7 +389,7 @@ class ChunkRunner:
                 time.sleep(0.01)
         # A stop signal sent to the whole group kills the workers too: let the parent's own
         # handler, which runs during the sleep, report the stop instead of a death.
-        if dead is not None and -dead in _STOP_SIGNALS:
+        if dead is not None and -dead in STOP_SIGNALS:
             time.sleep(0.2)
         return WorkerDiedError(
             f"a grading worker process died ({_describe_exit(dead)}); no report was written"
@@ -409,7 +408,7 @@ class ChunkRunner:
             return
         # A second signal must not cut this short and leave workers behind: hold the stop
         # signals until the workers are gone (a pending one is raised right after).
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:
             pool.shutdown(wait=False, cancel_futures=True)
             for process in self._processes:

@@ -9,6 +9,7 @@ never builds the embedding vector (``vec`` is kept as raw JSON bytes).
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import stat
@@ -568,7 +569,6 @@ def _walk(value: object, schema: _Schema, where: str) -> str | None:
 
 
 _READ_SIZE = 1 << 16  # most result files fit in one read (below malloc's mmap threshold)
-_BOM = b"\xef\xbb\xbf"
 #: Why a file that starts with a byte order mark is refused (kag's serde_json refuses it).
 BOM_MESSAGE = (
     "starts with a UTF-8 BOM (byte order mark), which kag does not accept; "
@@ -580,7 +580,7 @@ def starts_with_bom(data: bytes | bytearray | memoryview | str) -> bool:
     """Whether JSON text starts with a UTF-8 byte order mark (U+FEFF for a ``str``)."""
     if isinstance(data, str):
         return data.startswith("\ufeff")
-    return bytes(data[:3]) == _BOM
+    return bytes(data[:3]) == codecs.BOM_UTF8
 
 
 def read_bytes(path: str) -> bytes:

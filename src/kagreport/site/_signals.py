@@ -20,10 +20,11 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
+from kagreport._errors import STOP_SIGNALS
+
 __all__ = ["STOP_SIGNALS", "deferred_signals"]
 
 #: The signals a user or a job runner stops a build with.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @contextlib.contextmanager
