@@ -291,3 +291,50 @@ def test_find_killed_worker_and_group_sigterm(run: SimulatedRun, tmp_path: Path)
     print(f"stats find: {outcomes} of 4 runs each stopped")
     assert outcomes["killed"] >= 1
     assert outcomes["terminated"] >= 1
+
+
+_SLOW_MANAGER = r"""
+import os, sys, time
+from concurrent.futures import process
+from kagreport import WorkerDiedError
+from kagreport.grading._engine import ChunkRunner
+
+real = process._ExecutorManagerThread.join_executor_internals
+
+def slow_join(self):
+    time.sleep(0.5)  # a loaded machine: the manager closes its pipes late
+    real(self)
+
+process._ExecutorManagerThread.join_executor_internals = slow_join
+
+class Chunk:
+    paths = ("a",)
+
+def task(chunk):
+    time.sleep(60)
+
+runner = ChunkRunner(2, "", lambda chunk, graded: None, task=task, parallel_after=0)
+runner.submit(Chunk())
+os.kill(runner._processes[0].pid, 9)
+try:
+    runner.finish()
+except WorkerDiedError:
+    pass
+else:
+    sys.exit("no WorkerDiedError")
+manager = runner._pool._executor_manager_thread
+runner.close()
+print("alive" if manager.is_alive() else "joined")
+"""
+
+
+def test_close_after_a_dead_worker_waits_for_the_executor_thread() -> None:
+    # Regression (CI, 2026-12-01): close() read the manager thread after shutdown() had
+    # dropped it, so never joined it; at exit CPython's wake-up write met the descriptor
+    # that thread was closing, and a traceback followed the one error line.
+    done = subprocess.run(
+        [sys.executable, "-c", _SLOW_MANAGER], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "joined\n", done.stderr
+    assert "Traceback" not in done.stderr, done.stderr

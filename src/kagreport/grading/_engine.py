@@ -409,6 +409,10 @@ class ChunkRunner:
         # A second signal must not cut this short and leave workers behind: hold the stop
         # signals until the workers are gone (a pending one is raised right after).
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        # Taken before shutdown(), which forgets it. Joined below: a manager thread still
+        # closing its wake-up pipe at exit races the interpreter's own wake-up of it
+        # (CPython writes to the pipe's closed descriptor and prints a traceback).
+        manager = getattr(pool, "_executor_manager_thread", None)
         try:
             pool.shutdown(wait=False, cancel_futures=True)
             for process in self._processes:
@@ -417,7 +421,6 @@ class ChunkRunner:
             deadline = time.monotonic() + _JOIN_SECS
             for process in self._processes:
                 process.join(max(0.0, deadline - time.monotonic()))
-            manager = getattr(pool, "_executor_manager_thread", None)
             if isinstance(manager, threading.Thread):
                 manager.join(max(0.0, deadline - time.monotonic()))
         finally:
