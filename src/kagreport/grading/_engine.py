@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 from kagreport._errors import STOP_SIGNALS, WorkerDiedError
 from kagreport.grading._rule import grade_response
 from kagreport.kag import decode_result, iter_result_files, read_bytes
+from kagreport.kag._records import NotRegularFileError
 
 __all__ = ["ChunkRunner", "GradedChunk", "PendingChunk", "grade_chunk"]
 
@@ -140,6 +141,8 @@ def grade_chunk(
             path = result_file.path
             try:
                 data = read_bytes(path)
+            except NotRegularFileError:  # swapped for a FIFO or device since the walk
+                continue  # skipped, as the walk skips what is not a regular file
             except OSError as exc:
                 return done((path, f"cannot read the result file {path}: {exc.strerror or exc}"))
             try:

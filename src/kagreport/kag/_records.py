@@ -35,7 +35,8 @@ _U64 = Annotated[int, msgspec.Meta(ge=0)]
 _U64_MAX = 2**64 - 1
 _U32 = Annotated[int, msgspec.Meta(ge=0, le=2**32 - 1)]  # Duration's nanos
 _NANOS_PER_SEC = 1_000_000_000
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+# Non-blocking: opening a FIFO must not wait for a writer (read_bytes then refuses it).
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 class _DurationObject(msgspec.Struct, forbid_unknown_fields=True):
@@ -568,7 +569,6 @@ def _walk(value: object, schema: _Schema, where: str) -> str | None:
     return None
 
 
-_READ_SIZE = 1 << 16  # most result files fit in one read (below malloc's mmap threshold)
 #: Why a file that starts with a byte order mark is refused (kag's serde_json refuses it).
 BOM_MESSAGE = (
     "starts with a UTF-8 BOM (byte order mark), which kag does not accept; "
@@ -583,32 +583,36 @@ def starts_with_bom(data: bytes | bytearray | memoryview | str) -> bool:
     return bytes(data[:3]) == codecs.BOM_UTF8
 
 
-def read_bytes(path: str) -> bytes:
-    """Read a whole file with as few system calls as possible (no ``fstat`` for most).
+class NotRegularFileError(OSError):
+    """The path is not a regular file when opened (a FIFO, socket or device swapped in)."""
 
-    A read shorter than asked ends a regular file; only a file of 64 KiB or
-    more needs more: it is read again whole into one buffer of its size, so that
-    reading costs about its size in memory (chunks joined would cost twice).
+
+def read_bytes(path: str) -> bytes:
+    """Read a whole regular file with one ``read`` of its size (``fstat`` first).
+
+    It is opened non-blocking, so that a FIFO put in place of a file since the
+    walk saw it cannot block the open, and refused unless ``fstat`` says it is a
+    regular file. One read of one byte more than its size takes all of it into a
+    buffer of about its size (chunks joined would cost twice the memory); a file
+    that grew (or a read capped by the system, 2 GiB on Linux) is read on.
 
     Raises
     ------
+    NotRegularFileError
+        If the path is not a regular file (``strerror``: "not a regular file").
     OSError
         As :func:`os.open` and :func:`os.read` do.
     """
     fd = os.open(path, _OPEN_FLAGS)
     try:
-        data = os.read(fd, _READ_SIZE)
-        if len(data) < _READ_SIZE:
-            return data
         info = os.fstat(fd)
-        if stat.S_ISREG(info.st_mode) and info.st_size >= len(data):
-            del data
-            # One byte more than its size: a read that fills it means the file grew.
-            data = os.pread(fd, info.st_size + 1, 0)
-            if len(data) <= info.st_size:
-                return data
-            os.lseek(fd, len(data), os.SEEK_SET)
-        chunks = [data]
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFileError(0, "not a regular file", path)
+        size = info.st_size
+        data = os.read(fd, size + 1)
+        if len(data) == size:
+            return data
+        chunks = [data]  # rare: the file changed size since fstat, or a capped read
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
         return b"".join(chunks)
