@@ -407,6 +407,20 @@ def _deep(root: Path) -> None:
     (root / "results" / "ds" / "q0" / "b.json").write_text(ok("a"), encoding="utf-8")
 
 
+def _datasets_folder(root: Path) -> None:
+    """``datasets.json`` is a folder; ``results`` holds one good file."""
+    (root / "datasets.json").mkdir()
+    (root / "results" / "ds" / "q0").mkdir(parents=True)
+    (root / "results" / "ds" / "q0" / "a.json").write_text(ok("A"), encoding="utf-8")
+
+
+def _results_file(root: Path) -> None:
+    """``results`` is a regular file (a result file itself)."""
+    (root / "datasets.json").write_text(json.dumps({"ds": {"q0": mcq()}}), encoding="utf-8")
+    (root / "results").rmdir()
+    (root / "results").write_text(ok("A"), encoding="utf-8")
+
+
 def fresh_trees() -> list[Tree]:
     """Hostile trees of a second round: bytes, numbers at type limits, datasets variations."""
     q = "ds/q0/"
@@ -551,7 +565,37 @@ def fresh_trees() -> list[Tree]:
         r"^\s*A\s*$",
         r"\p{Greek}|\d",
     )
+    nest_files: dict[str, object] = {}
+    for depth in (120, 126, 127, 128, 129, 1000):
+        deep = _nest(depth)
+        nest_files |= {
+            f"ds/q1/stats-{depth}.json": ok(
+                "b", prompt="p", time=f'{{"secs": 1, "nanos": 0}}, "x": {deep}'
+            ),
+            f"ds/q1/config-{depth}.json": ok("b", config=_CONFIG[:-1] + f', "x": {deep}}}'),
+            f"ds/q1/ret-{depth}.json": ok(
+                "b",
+                config=_KAG_CONFIG,
+                retrieval=retrieval().replace('"time": [0, 7]', f'"time": [0, 7], "x": {deep}'),
+            ),
+            f"ds/q1/neo-{depth}.json": ok(
+                "b",
+                config=_KAG_CONFIG,
+                retrieval=retrieval().replace('"properties": 1', f'"properties": 1, "x": {deep}'),
+            ),
+            f"ds/q1/top-{depth}.json": '{"x": ' + deep + ', "ok": ' + ok("b")[7:],
+        }
+    nest_truth = [
+        '{"ds": {"q0": {"input": "x", "x": ' + _nest(depth) + ', "output": {"type": "MCQ", '
+        '"options": {"A": "a"}, "answer": "A"}}}}'
+        for depth in (124, 125, 126, 127, 1000)
+    ]
+    nest_trees = [
+        Tree(f"q-nesting-{i}", "fresh-nest", base, truth=text) for i, text in enumerate(nest_truth)
+    ]
     return [
+        Tree("nest-places", "fresh-nest", base | nest_files),
+        *nest_trees,
         Tree(
             "encodings",
             "fresh-bytes",
@@ -568,6 +612,29 @@ def fresh_trees() -> list[Tree]:
         *variants,
         Tree("links", "fresh-fs", build=_symlinks, patterns=(".",)),
         Tree("deep", "fresh-fs", build=_deep, patterns=(".", "^a$")),
+        Tree("datasets-folder", "fresh-fs", build=_datasets_folder, patterns=(".",)),
+        Tree("results-file", "fresh-fs", build=_results_file, patterns=(".",)),
+        Tree(
+            "odd-paths",
+            "fresh-fs",
+            {
+                f"ds/q0/{name}.json": ok(text)
+                for name, text in [
+                    ("tab\t", "a\tb"),
+                    ("nl\n", "a\r\nb"),
+                    ('q"', "x"),
+                    ("bs\\", "\\"),
+                    ("del\x7f", "\x7f"),
+                    ("ls\u2028", "\u2028\u2029"),
+                    ("ctl\x01", "\x01"),
+                    ("esc\x1b", "\x1b[31m"),
+                    ("sp ace", "\u0085A\u0085"),
+                    ("emoji\U0001f600", "\n"),
+                ]
+            }
+            | {"ds/q\x01/a.json": ok("A"), "d\u00e9/q0/a.json": ok("A")},
+            patterns=(".", "A", "^$"),
+        ),
         Tree(
             "file-names",
             "fresh-fs",
