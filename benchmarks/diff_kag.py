@@ -599,7 +599,7 @@ def fresh_trees() -> list[Tree]:
         Tree(
             "encodings",
             "fresh-bytes",
-            {q + k: v for k, v in encodings.items()} | base,
+            {**{q + k: v for k, v in encodings.items()}, **base},
             patterns=(".", "A", r"\x{FFFD}", "\u00c0", r"\\"),
         ),
         Tree("numbers", "fresh-num", base | number_files | count_files),
@@ -703,19 +703,25 @@ def random_trees(count: int, seed: int) -> list[Tree]:
     rng = random.Random(seed)
     times = ['{"secs": 1, "nanos": 0}', "[2, 500000000]", '{"secs": -0, "nanos": 0}',
              '{"secs": 1, "nanos": 1000000000}', '{"nanos": 3, "secs": 4}', "[1, 2, 3]",
-             '{"secs": 1e3, "nanos": 0}',
+             '{"secs": 1e3, "nanos": 0}', '{"secs": 1.0, "nanos": 0}',
+             '{"secs": 0, "nanos": 4294967296}', '{"secs": 1, "nanos": 0, "x": 0}', '{"secs": 1}',
+             "[3, 4294967295]", "[0.5, 0]",
              '{"secs": 123456789012, "nanos": 987654321}', '"1s"', "null"]  # fmt: skip
     results = ["A", "a", " A\n", "B", "b.", "Answer: A", "", "\u00c0", "C", "\u2003c\u2003",
-               "A A", "\ud7ff"]  # fmt: skip
+               "A A", "\ud7ff", "\u0085a", "\ufeffA", "\x00A", "A\r\n", "\U0001f600"]  # fmt: skip
     extras = ["", '"result": "B", ', '"x": {"y": [1, 2, {"z": null}]}, ',
-              '"x": ' + _nest(130) + ", ", '"x": 1e400, ']  # fmt: skip
-    vecs = ["[0.5]", "[]", '["a"]', "[1e400]", "{}", "[1, 2, 3e-7]"]
+              '"x": ' + _nest(130) + ", ", '"x": 1e400, ', '"x": "\\ud800", ',
+              '"x": ' + _nest(2000) + ", ", '"x": -0.0, ', '"x": 1' + "0" * 400 + ", "]  # fmt: skip
+    vecs = ["[0.5]", "[]", '["a"]', "[1e400]", "{}", "[1, 2, 3e-7]", "[5e-324, -0.0]",
+            "[1e-400]", "[" + "9" * 400 + "]", "[1,]"]  # fmt: skip
+    damage = [b"\xef\xbb\xbf", b" x", b"\x00", b" \n", b"// c\n"]
     trees = []
     for index in range(count):
         files: dict[str, object] = {}
         for question in range(rng.randint(1, 4)):
             for setup in rng.sample(["a", "b", "c-1", "kag"], rng.randint(1, 3)):
                 kind = rng.random()
+                body: str | bytes
                 if kind < 0.1:
                     body = '{"error": "boom"}'
                 elif kind < 0.15:
@@ -727,8 +733,12 @@ def random_trees(count: int, seed: int) -> list[Tree]:
                         kwargs["vec"] = rng.choice(vecs)
                         kwargs["vertices"] = rng.choice(["0", "5", "18446744073709551615", "-1"])
                     body = make(rng.choice(results), prompt="p" * rng.randint(0, 9), **kwargs)
+                    if rng.random() < 0.05:  # a damaged file: BOM or comment before, bytes after
+                        cut = rng.choice(damage)
+                        front = cut in (damage[0], damage[4])
+                        body = cut + body.encode() if front else body.encode() + cut
                 files[f"ds/q{question}/{setup}.json"] = body
-        answers = {f"q{i}": mcq(rng.choice(["A", "b", "C", None])) for i in range(4)}
+        answers = {f"q{i}": mcq(rng.choice(["A", "b", "C", None, "a", " A"])) for i in range(4)}
         trees.append(Tree(f"random-{seed}-{index}", "random", files, truth={"ds": answers},
                           deviations=frozenset({"5.1"})))  # fmt: skip
     return trees
