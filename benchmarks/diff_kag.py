@@ -122,8 +122,11 @@ class Tree:
             self.build(root)
             return
         truth = self.truth if self.truth is not None else {"ds": {f"q{i}": mcq() for i in range(3)}}
-        text = truth if isinstance(truth, str) else json.dumps(truth, indent=2)
-        (root / "datasets.json").write_text(text, encoding="utf-8")
+        if isinstance(truth, bytes):
+            (root / "datasets.json").write_bytes(truth)
+        else:
+            text = truth if isinstance(truth, str) else json.dumps(truth, indent=2)
+            (root / "datasets.json").write_text(text, encoding="utf-8")
         for relative, body in self.files.items():
             path = os.path.join(os.fsencode(root / "results"), os.fsencode(relative))
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -507,7 +510,7 @@ def fresh_trees() -> list[Tree]:
         "ds/q1/ret-no-config.json": ok("b", retrieval=retrieval()),
     }
 
-    def truth(text: str) -> Tree:
+    def truth(text: str | bytes) -> Tree:
         return Tree(f"datasets-{len(variants)}", "fresh-ds", base, truth=text)
 
     mcq_a = '{"type": "MCQ", "options": {"A": "a"}, "answer": "A"}'
@@ -540,6 +543,14 @@ def fresh_trees() -> list[Tree]:
         '{"ds": {"q0": {"input": "x", "output": ' + mcq_a.replace('"A"}', "null}") + "}}}",
     ]:  # fmt: skip
         variants.append(truth(text))
+    plain = ('{"ds": {"q0": {"input": "x", "output": ' + mcq_a + "}}}").encode()
+    for raw in [
+        b"\xef\xbb\xbf" + plain, plain.decode().encode("utf-16"), plain + b"\x00", plain + b" \n",
+        plain.replace(b'"x"', b'"\xff"'), plain.replace(b'"x"', b'"\xc0\x81"'),
+        plain.replace(b'"x"', b'"\xed\xa0\x80"'), plain.replace(b'"x"', b'"\x01"'),
+        b"/* c */" + plain, plain + plain,
+    ]:  # fmt: skip
+        variants.append(truth(raw))
     regex = (
         "",
         "^",
