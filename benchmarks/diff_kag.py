@@ -575,7 +575,10 @@ def fresh_trees() -> list[Tree]:
         r"\x{1F600}",
         r"^\s*A\s*$",
         r"\p{Greek}|\d",
-    )
+        "a{4294967296}", "(?P<n>a)(?P<n>b)", r"\p{Bogus}", "[z-a]", "(?<n>a)", "a{,5}",
+        r"\b{end-half}", "(?R)", r"\K", "((a{100}){100}){100}", r"\pL", "(?i-u)\u00e9",
+        r"[[:^digit:]]", r"\x{110000}", "(?", "[", "a{2,1}", "\\", "(?i)[k-k]", r"\p{Script=Latin}",
+    )  # fmt: skip
     nest_files: dict[str, object] = {}
     for depth in (120, 126, 127, 128, 129, 1000):
         deep = _nest(depth)
