@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TIMEOUT = 20.0  # seconds per command; a FIFO blocks kag's `find` for ever
+TIMEOUT = [20.0]  # seconds per command (--timeout); a FIFO blocks kag's `find` for ever
 
 # ---------------------------------------------------------------------------------------------
 # Result files and trees
@@ -114,6 +114,7 @@ class Tree:
     patterns: tuple[str, ...] = (".", "^A$", "(?i)b")
     deviations: frozenset[str] = frozenset()
     build: Callable[[Path], None] | None = None  # instead of files/truth
+    at: Path | None = None  # an existing tree (``--tree``): compared in place, never written
 
     def write(self, root: Path) -> None:
         (root / "results").mkdir(parents=True)
@@ -121,8 +122,11 @@ class Tree:
             self.build(root)
             return
         truth = self.truth if self.truth is not None else {"ds": {f"q{i}": mcq() for i in range(3)}}
-        text = truth if isinstance(truth, str) else json.dumps(truth, indent=2)
-        (root / "datasets.json").write_text(text, encoding="utf-8")
+        if isinstance(truth, bytes):
+            (root / "datasets.json").write_bytes(truth)
+        else:
+            text = truth if isinstance(truth, str) else json.dumps(truth, indent=2)
+            (root / "datasets.json").write_text(text, encoding="utf-8")
         for relative, body in self.files.items():
             path = os.path.join(os.fsencode(root / "results"), os.fsencode(relative))
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -381,24 +385,357 @@ def hostile_trees() -> list[Tree]:
     return items
 
 
+def _symlinks(root: Path) -> None:
+    """Symlinks at levels 1-3 (to a file, a folder, dangling, a loop); a folder ``x.json``."""
+    q0 = root / "results" / "ds" / "q0"
+    q0.mkdir(parents=True)
+    (root / "datasets.json").write_text(json.dumps({"ds": {"q0": mcq()}}), encoding="utf-8")
+    (q0 / "real.json").write_text(ok("A"), encoding="utf-8")
+    (q0 / "link.json").symlink_to("real.json")
+    (q0 / "dirlink.json").symlink_to(".")
+    (q0 / "dangling.json").symlink_to("missing.json")
+    (q0 / "loop.json").symlink_to("loop.json")
+    (q0 / "folder.json").mkdir()
+    (q0 / "folder.json" / "inner.json").write_text(ok("A"), encoding="utf-8")
+    (root / "results" / "linked-ds").symlink_to("ds")
+    (root / "results" / "ds" / "q1").symlink_to("q0")
+
+
+def _deep(root: Path) -> None:
+    """A result 40 folders deep (find visits every depth; stats stops at level three)."""
+    (root / "datasets.json").write_text(json.dumps({"ds": {"q0": mcq()}}), encoding="utf-8")
+    deep = root / "results" / "ds" / "q0" / "/".join(f"d{i}" for i in range(40))
+    deep.mkdir(parents=True)
+    (deep / "a.json").write_text(ok("A"), encoding="utf-8")
+    (root / "results" / "ds" / "q0" / "b.json").write_text(ok("a"), encoding="utf-8")
+
+
+def _datasets_folder(root: Path) -> None:
+    """``datasets.json`` is a folder; ``results`` holds one good file."""
+    (root / "datasets.json").mkdir()
+    (root / "results" / "ds" / "q0").mkdir(parents=True)
+    (root / "results" / "ds" / "q0" / "a.json").write_text(ok("A"), encoding="utf-8")
+
+
+def _results_file(root: Path) -> None:
+    """``results`` is a regular file (a result file itself)."""
+    (root / "datasets.json").write_text(json.dumps({"ds": {"q0": mcq()}}), encoding="utf-8")
+    (root / "results").rmdir()
+    (root / "results").write_text(ok("A"), encoding="utf-8")
+
+
+def fresh_trees() -> list[Tree]:
+    """Hostile trees of a second round: bytes, numbers at type limits, datasets variations."""
+    q = "ds/q0/"
+    base = {q + "good.json": ok("A"), "ds/q1/good.json": ok("b"), "ds/q2/good.json": ok("C")}
+    good = ok("A").encode()
+    encodings = {
+        "bom.json": b"\xef\xbb\xbf" + good,
+        "utf16.json": ok("A").encode("utf-16"),
+        "garbage.json": good + b" x",
+        "trailing-ws.json": good + b" \n\t\r\n",
+        "comment.json": b"// c\n" + good,
+        "nul-after.json": good + b"\x00",
+        "nul-inside.json": ok("A\x00").encode(),
+        "bad-utf8.json": good.replace(b'"A"', b'"A\xff"'),
+        "overlong.json": good.replace(b'"A"', b'"\xc0\x81"'),
+        "surrogate.json": good.replace(b'"A"', b'"\\ud800"'),
+        "pair.json": good.replace(b'"A"', b'"\\ud83d\\ude00"'),
+        "escaped-a.json": good.replace(b'"A"', b'"\\u0041"'),
+        "escapes.json": good.replace(b'"A"', b'" \\/\\t\\"\\\\A\\b"'),
+        "raw-tab.json": good.replace(b'"A"', b'"\tA"'),
+        "empty.json": b"",
+        "ws-only.json": b" \n",
+        "two-docs.json": good + good,
+        "utf8-bom-only.json": b"\xef\xbb\xbf",
+    }
+    numbers = {  # JSON text of a typed field -> where it goes
+        "secs-1e2": ("time", '{"secs": 1e2, "nanos": 0}'),
+        "secs-1.0": ("time", '{"secs": 1.0, "nanos": 0}'),
+        "secs-over": ("time", '{"secs": 18446744073709551616, "nanos": 0}'),
+        "secs-leading0": ("time", '{"secs": 01, "nanos": 0}'),
+        "secs-plus": ("time", '{"secs": +1, "nanos": 0}'),
+        "nanos-carry": ("time", '{"secs": 1, "nanos": 1500000000}'),
+        "nanos-u32max": ("time", '{"secs": 0, "nanos": 4294967295}'),
+        "nanos-over": ("time", '{"secs": 0, "nanos": 4294967296}'),
+        "nanos-neg": ("time", '{"secs": 0, "nanos": -1}'),
+        "time-seq-short": ("time", "[1]"),
+        "time-seq-carry": ("time", "[18446744073709551615, 1000000000]"),
+        "time-missing-nanos": ("time", '{"secs": 1}'),
+        "time-extra": ("time", '{"secs": 1, "nanos": 0, "x": 1}'),
+        "temp-int": ("temperature", "1"),
+        "temp-inf": ("temperature", "1e400"),
+        "temp-under": ("temperature", "1e-400"),
+        "temp-denormal": ("temperature", "5e-324"),
+        "temp-negzero": ("temperature", "-0.0"),
+        "temp-huge-mantissa": ("temperature", "1" * 400 + ".5"),
+        "temp-string": ("temperature", '"0.5"'),
+        "temp-null": ("temperature", "null"),
+        "temp-exp-big": ("temperature", "0e999999999999"),
+        "tokens-1.0": ("tokens", "1.0"),
+        "tokens-1e2": ("tokens", "1e2"),
+        "tokens-negzero": ("tokens", "-0"),
+        "tokens-over": ("tokens", "18446744073709551616"),
+        "tokens-string": ("tokens", '"5"'),
+    }
+    number_files: dict[str, object] = {}
+    for name, (where, text) in numbers.items():
+        if where == "time":
+            number_files[q + name.replace(".", "p") + ".json"] = ok(time=text)
+        elif where == "temperature":
+            number_files[q + name.replace(".", "p") + ".json"] = ok(
+                config=_CONFIG.replace('"temperature": 0.0', f'"temperature": {text}')
+            )
+        else:
+            number_files[q + name.replace(".", "p") + ".json"] = ok(
+                config=_CONFIG.replace('"tokens": null', f'"tokens": {text}')
+            )
+    counts = {
+        "v-1.0": "1.0", "v-1e2": "1e2", "v-over": "18446744073709551616", "v-neg": "-1",
+        "v-negzero": "-0", "v-string": '"3"', "v-null": "null", "v-max": "18446744073709551615",
+    }  # fmt: skip
+    count_files = {
+        "ds/q1/" + name.replace(".", "p") + ".json": kag_ok("b", vertices=v)
+        for name, v in counts.items()
+    }
+    count_files |= {
+        "ds/q1/vec-huge-mantissa.json": kag_ok("b", vec="[" + "9" * 500 + "]"),
+        "ds/q1/vec-denormal.json": kag_ok("b", vec="[5e-324, -0.0, 1e-400]"),
+        "ds/q1/vec-nested.json": kag_ok("b", vec="[[1]]"),
+        "ds/q1/vec-trailing-comma.json": kag_ok("b", vec="[1,]"),
+        "ds/q1/ret-time-float.json": ok(
+            "b", config=_KAG_CONFIG, retrieval=retrieval(time="[0.5, 0]")
+        ),
+        "ds/q1/ret-null.json": ok("b", config=_KAG_CONFIG, retrieval="null"),
+        "ds/q1/ret-no-config.json": ok("b", retrieval=retrieval()),
+    }
+
+    def truth(text: str | bytes) -> Tree:
+        return Tree(f"datasets-{len(variants)}", "fresh-ds", base, truth=text)
+
+    mcq_a = '{"type": "MCQ", "options": {"A": "a"}, "answer": "A"}'
+    variants: list[Tree] = []
+    for text in [
+        "{}", '{"ds": {}}', '{"ds": null}', '{"ds": {"q0": null}}', '{"ds": {"q0": {}}}',
+        '{"ds": {"q0": {"input": 1}}}', '{"ds": {"q0": {"input": "x", "output": {}}}}',
+        '{"ds": {"q0": {"input": "x", "output": ' + mcq_a + ', "extra": [1]}}}',
+        '{"ds": {"q0": {"input": "x", "output": ' + mcq_a + '}, "q0": {"input": "y"}}}',
+        '{"ds": {"q0": {"input": "y"}, "q0": {"input": "x", "output": ' + mcq_a + "}}}",
+        '{"ds": {"q0": {"input": "x"}}, "ds": {"q1": {"input": "x", "output": ' + mcq_a + "}}}",
+        '{"ds": {"q0": {"input": "x", "output": {"type": "mcq", "options": {}, "answer": "A"}}}}',
+        '{"ds": {"q0": {"input": "x", "output": {"type": "Open"}}}}',
+        '{"ds": {"q0": {"input": "x", "output": {"type": "MCQ", "options": {}, "answer": "Z"}}}}',
+        '{"ds": {"q0": {"input": "x", "output": {"type": "MCQ", "options": {"a": "x"}, '
+        '"answer": "a"}}}}',
+        '{"ds": {"q0": {"input": "x", "output": {"type": "MCQ", "options": ["a"], '
+        '"answer": "A"}}}}',
+        '{"ds": {"q0": {"input": "x", "output": {"type": "MCQ", "options": {"A": 1}, '
+        '"answer": "A"}}}}',
+        '{"ds": {"q0": {"input": "x", "output": {"type": "MCQ", "options": {}, "answer": 1}}}}',
+        '{"ds": {"q0": {"input": "x", "output": {"type": "MCQ", "answer": "A"}}}}',
+        '{"ds": {"q0": {"input": "x", "output": {"options": {}, "answer": "A"}}}}',
+        '{"ds": {"q0": {"input": "x", "output": {"type": "MCQ", "options": {}, "answer": " b "}}}}',
+        '{"ds": {"q0": {"input": "x", "output": {"type": "MCQ", "options": {}, "answer": ""}}}}',
+        '{"d\u00e9": {"q0": {"input": "x"}}}', '{"DS": {"q0": {"input": "x"}}}',
+        '{"ds": {"q_0": {"input": "x"}}}', '{"": {}}', '{"ds": {"q0": {"input": "x"}}} x',
+        "\ufeff{}", '{"ds": {"q0": {"input": "\\ud800", "output": ' + mcq_a + "}}}",
+        "[]", "null", "", '{"ds": {"q0": {"input": "x", "output": null}}}',
+        '{"ds": {"q0": {"input": "x", "output": ' + mcq_a.replace('"A"}', "null}") + "}}}",
+    ]:  # fmt: skip
+        variants.append(truth(text))
+    plain = ('{"ds": {"q0": {"input": "x", "output": ' + mcq_a + "}}}").encode()
+    for raw in [
+        b"\xef\xbb\xbf" + plain, plain.decode().encode("utf-16"), plain + b"\x00", plain + b" \n",
+        plain.replace(b'"x"', b'"\xff"'), plain.replace(b'"x"', b'"\xc0\x81"'),
+        plain.replace(b'"x"', b'"\xed\xa0\x80"'), plain.replace(b'"x"', b'"\x01"'),
+        b"/* c */" + plain, plain + plain,
+    ]:  # fmt: skip
+        variants.append(truth(raw))
+    regex = (
+        "",
+        "^",
+        "$",
+        "^$",
+        "|",
+        "()",
+        "x*",
+        r"\A",
+        r"\z",
+        r"(?m)^b$",
+        "(?s)A.",
+        r"\B",
+        "(?i)\u00df",
+        "(?i)k",
+        r"\p{L}+",
+        r"\P{ASCII}",
+        r"[^\x00-\x7F]",
+        r"\pN",
+        r"(?i)\u212a",
+        r"[\p{Lu}--A]",
+        r"\x{1F600}",
+        r"^\s*A\s*$",
+        r"\p{Greek}|\d",
+        "a{4294967296}", "(?P<n>a)(?P<n>b)", r"\p{Bogus}", "[z-a]", "(?<n>a)", "a{,5}",
+        r"\b{end-half}", "(?R)", r"\K", "((a{100}){100}){100}", r"\pL", "(?i-u)\u00e9",
+        r"[[:^digit:]]", r"\x{110000}", "(?", "[", "a{2,1}", "\\", "(?i)[k-k]", r"\p{Script=Latin}",
+    )  # fmt: skip
+    nest_files: dict[str, object] = {}
+    for depth in (120, 126, 127, 128, 129, 1000):
+        deep = _nest(depth)
+        nest_files |= {
+            f"ds/q1/stats-{depth}.json": ok(
+                "b", prompt="p", time=f'{{"secs": 1, "nanos": 0}}, "x": {deep}'
+            ),
+            f"ds/q1/config-{depth}.json": ok("b", config=_CONFIG[:-1] + f', "x": {deep}}}'),
+            f"ds/q1/ret-{depth}.json": ok(
+                "b",
+                config=_KAG_CONFIG,
+                retrieval=retrieval().replace('"time": [0, 7]', f'"time": [0, 7], "x": {deep}'),
+            ),
+            f"ds/q1/neo-{depth}.json": ok(
+                "b",
+                config=_KAG_CONFIG,
+                retrieval=retrieval().replace('"properties": 1', f'"properties": 1, "x": {deep}'),
+            ),
+            f"ds/q1/top-{depth}.json": '{"x": ' + deep + ', "ok": ' + ok("b")[7:],
+        }
+    nest_truth = [
+        '{"ds": {"q0": {"input": "x", "x": ' + _nest(depth) + ', "output": {"type": "MCQ", '
+        '"options": {"A": "a"}, "answer": "A"}}}}'
+        for depth in (124, 125, 126, 127, 1000)
+    ]
+    nest_trees = [
+        Tree(f"q-nesting-{i}", "fresh-nest", base, truth=text) for i, text in enumerate(nest_truth)
+    ]
+    return [
+        Tree("nest-places", "fresh-nest", base | nest_files),
+        *nest_trees,
+        Tree(
+            "encodings",
+            "fresh-bytes",
+            {**{q + k: v for k, v in encodings.items()}, **base},
+            patterns=(".", "A", r"\x{FFFD}", "\u00c0", r"\\"),
+        ),
+        Tree("numbers", "fresh-num", base | number_files | count_files),
+        Tree(
+            "secs-u64max",
+            "fresh-num",
+            {q + "s.json": ok(time='{"secs": 18446744073709551615, "nanos": 0}')},
+            deviations=frozenset({"5.1"}),
+        ),
+        *variants,
+        Tree("links", "fresh-fs", build=_symlinks, patterns=(".",)),
+        Tree("deep", "fresh-fs", build=_deep, patterns=(".", "^a$")),
+        Tree("datasets-folder", "fresh-fs", build=_datasets_folder, patterns=(".",)),
+        Tree("results-file", "fresh-fs", build=_results_file, patterns=(".",)),
+        Tree(
+            "odd-paths",
+            "fresh-fs",
+            {
+                f"ds/q0/{name}.json": ok(text)
+                for name, text in [
+                    ("tab\t", "a\tb"),
+                    ("nl\n", "a\r\nb"),
+                    ('q"', "x"),
+                    ("bs\\", "\\"),
+                    ("del\x7f", "\x7f"),
+                    ("ls\u2028", "\u2028\u2029"),
+                    ("ctl\x01", "\x01"),
+                    ("esc\x1b", "\x1b[31m"),
+                    ("sp ace", "\u0085A\u0085"),
+                    ("emoji\U0001f600", "\n"),
+                ]
+            }
+            | {"ds/q\x01/a.json": ok("A"), "d\u00e9/q0/a.json": ok("A")},
+            patterns=(".", "A", "^$"),
+        ),
+        Tree(
+            "file-names",
+            "fresh-fs",
+            {
+                q + "UPPER.JSON": ok("A"),
+                q + "a.Json": ok("A"),
+                q + ".json": ok("A"),
+                q + "a.json.json": ok("A"),
+                q + "a b.json": ok("A"),
+                q + "-.json": ok("A"),
+                q + "a--b.json": ok("A"),
+                q + "\u00e9.json": ok("A"),
+                q + "a.json~": ok("A"),
+                q + ".hidden.json": ok("A"),
+                "ds/.q/a.json": ok("A"),
+                "ds/Q0/a.json": ok("A"),
+                "ds/q0 /a.json": ok("A"),
+                "top.json": ok("A"),
+                "ds/mid.json": ok("A"),
+            },
+            truth={"ds": {"q0": mcq()}},
+        ),
+        *(
+            Tree(
+                f"prefix-{i}",
+                "fresh-prefix",
+                {
+                    q + "run-a.json": ok("A"),
+                    q + "run-.json": ok("A"),
+                    q + "a.json": ok("b"),
+                    q + "\u00e9a.json": ok("A"),
+                    q + "*a.json": ok("A"),
+                    q + "a.json.json": ok("A"),
+                    q + ".json.json": ok("A"),
+                    q + "run-run-a.json": ok("A"),
+                },
+                prefix=prefix,
+                truth={"ds": {"q0": mcq()}},
+            )
+            for i, prefix in enumerate(
+                ["run-", "\u00e9", "*", "a.json", ".json", "a", "run-run-", "x/", "."]
+            )
+        ),
+        Tree(
+            "regex-edges",
+            "fresh-regex",
+            {
+                q + "a.json": ok("A"),
+                q + "ml.json": ok("a\nb\nc"),
+                q + "sharp.json": ok("\u00df"),
+                q + "kelvin.json": ok("\u212a"),
+                q + "emoji.json": ok("\U0001f600"),
+                q + "empty.json": ok(""),
+                q + "ws.json": ok("  A  "),
+                q + "digits.json": ok("\u0663x"),
+                q + "greek.json": ok("\u03a9"),
+                q + "err.json": '{"error": "A"}',
+            },
+            patterns=regex,
+        ),
+    ]
+
+
 def random_trees(count: int, seed: int) -> list[Tree]:
     """Fresh hostile trees: every file drawn from a pool of mutations (seeded)."""
     rng = random.Random(seed)
     times = ['{"secs": 1, "nanos": 0}', "[2, 500000000]", '{"secs": -0, "nanos": 0}',
              '{"secs": 1, "nanos": 1000000000}', '{"nanos": 3, "secs": 4}', "[1, 2, 3]",
-             '{"secs": 1e3, "nanos": 0}',
+             '{"secs": 1e3, "nanos": 0}', '{"secs": 1.0, "nanos": 0}',
+             '{"secs": 0, "nanos": 4294967296}', '{"secs": 1, "nanos": 0, "x": 0}', '{"secs": 1}',
+             "[3, 4294967295]", "[0.5, 0]",
              '{"secs": 123456789012, "nanos": 987654321}', '"1s"', "null"]  # fmt: skip
     results = ["A", "a", " A\n", "B", "b.", "Answer: A", "", "\u00c0", "C", "\u2003c\u2003",
-               "A A", "\ud7ff"]  # fmt: skip
+               "A A", "\ud7ff", "\u0085a", "\ufeffA", "\x00A", "A\r\n", "\U0001f600"]  # fmt: skip
     extras = ["", '"result": "B", ', '"x": {"y": [1, 2, {"z": null}]}, ',
-              '"x": ' + _nest(130) + ", ", '"x": 1e400, ']  # fmt: skip
-    vecs = ["[0.5]", "[]", '["a"]', "[1e400]", "{}", "[1, 2, 3e-7]"]
+              '"x": ' + _nest(130) + ", ", '"x": 1e400, ', '"x": "\\ud800", ',
+              '"x": ' + _nest(2000) + ", ", '"x": -0.0, ', '"x": 1' + "0" * 400 + ", "]  # fmt: skip
+    vecs = ["[0.5]", "[]", '["a"]', "[1e400]", "{}", "[1, 2, 3e-7]", "[5e-324, -0.0]",
+            "[1e-400]", "[" + "9" * 400 + "]", "[1,]"]  # fmt: skip
+    damage = [b"\xef\xbb\xbf", b" x", b"\x00", b" \n", b"// c\n"]
     trees = []
     for index in range(count):
         files: dict[str, object] = {}
         for question in range(rng.randint(1, 4)):
             for setup in rng.sample(["a", "b", "c-1", "kag"], rng.randint(1, 3)):
                 kind = rng.random()
+                body: str | bytes
                 if kind < 0.1:
                     body = '{"error": "boom"}'
                 elif kind < 0.15:
@@ -410,8 +747,12 @@ def random_trees(count: int, seed: int) -> list[Tree]:
                         kwargs["vec"] = rng.choice(vecs)
                         kwargs["vertices"] = rng.choice(["0", "5", "18446744073709551615", "-1"])
                     body = make(rng.choice(results), prompt="p" * rng.randint(0, 9), **kwargs)
+                    if rng.random() < 0.05:  # a damaged file: BOM or comment before, bytes after
+                        cut = rng.choice(damage)
+                        front = cut in (damage[0], damage[4])
+                        body = cut + body.encode() if front else body.encode() + cut
                 files[f"ds/q{question}/{setup}.json"] = body
-        answers = {f"q{i}": mcq(rng.choice(["A", "b", "C", None])) for i in range(4)}
+        answers = {f"q{i}": mcq(rng.choice(["A", "b", "C", None, "a", " A"])) for i in range(4)}
         trees.append(Tree(f"random-{seed}-{index}", "random", files, truth={"ds": answers},
                           deviations=frozenset({"5.1"})))  # fmt: skip
     return trees
@@ -532,7 +873,7 @@ def special_cases(tree: Tree) -> list[Case]:
 
 def run(argv: list[str], cwd: Path, env: dict[str, str]) -> Outcome:
     try:
-        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, timeout=TIMEOUT,
+        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, timeout=TIMEOUT[0],
                               stdin=subprocess.DEVNULL, check=False)  # fmt: skip
     except subprocess.TimeoutExpired as exc:
         return Outcome("timeout", exc.stdout or b"", exc.stderr or b"")
@@ -668,11 +1009,21 @@ def main(argv: list[str] | None = None) -> int:
                         "checkout's src with the running Python)")  # fmt: skip
     parser.add_argument("--random", type=int, default=0, metavar="N", help="N random trees too")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random trees (0)")
-    parser.add_argument("--only", metavar="GROUP", help="only trees of this group (e.g. item5)")
+    parser.add_argument(
+        "--only",
+        metavar="GROUP",
+        help="only trees of these groups (comma-separated prefixes: item5,fresh)",
+    )
     parser.add_argument("--jobs", type=int, default=2, help="commands run at once (2)")
+    parser.add_argument("--tree", action="append", default=[], metavar="DIR",
+                        help="also compare in this existing tree (datasets.json and results/); "
+                        "repeatable")  # fmt: skip
+    parser.add_argument("--timeout", type=float, default=20.0, metavar="S",
+                        help="seconds per command (20)")  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="keep the trees (path printed)")
     parser.add_argument("-v", "--verbose", action="store_true", help="also list deviations")
     args = parser.parse_args(argv)
+    TIMEOUT[0] = args.timeout
     if not args.kag:
         print("diff_kag: no --kag binary given; nothing compared (build one with "
               "shared/kag-real/build.sh).")  # fmt: skip
@@ -701,14 +1052,21 @@ def main(argv: list[str] | None = None) -> int:
     with_fzf = base_env | {"PATH": f"{bin_dir}{os.pathsep}{path_without_fzf}"}
     without_fzf = base_env | {"PATH": path_without_fzf}
 
-    trees = standard_trees() + hostile_trees() + random_trees(args.random, args.seed)
+    trees = (
+        standard_trees() + hostile_trees() + fresh_trees() + random_trees(args.random, args.seed)
+    )
+    for folder in args.tree:
+        at = Path(folder).resolve()
+        trees.append(Tree(at.name, "tree", at=at, patterns=(".", "(?i)answer", r"^\s*[A-J]\s*$")))
     if args.only:
-        trees = [t for t in trees if t.group == args.only or t.name == args.only]
+        wanted = args.only.split(",")
+        trees = [t for t in trees if any(t.group.startswith(w) or t.name == w for w in wanted)]
     cases: list[Case] = []
     roots: dict[str, Path] = {}
     for tree in trees:
-        root = work / tree.name
-        tree.write(root)
+        root = tree.at or work / tree.name
+        if tree.at is None:
+            tree.write(root)
         roots[tree.name] = root
         cases += cases_for(tree)
         if tree.name == "mixed":

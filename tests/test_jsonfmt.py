@@ -118,3 +118,9 @@ def test_dumps_pretty_writes_floats_the_same_way() -> None:
     text = dumps_pretty({"big": 1e17, "small": 1e-7, "int": 1e15})
     assert text == '{\n  "big": 1e+17,\n  "small": 1e-7,\n  "int": 1000000000000000.0\n}'
     assert json.loads(text) == {"big": 1e17, "small": 1e-7, "int": 1e15}
+
+
+def test_dumps_pretty_writes_non_finite_floats_as_null() -> None:
+    # serde_json src/ser.rs, Serializer::serialize_f64: FpCategory::Nan | Infinite -> write_null.
+    text = dumps_pretty({"nan": math.nan, "inf": math.inf, "list": [-math.inf, 1.5]})
+    assert text == '{\n  "nan": null,\n  "inf": null,\n  "list": [\n    null,\n    1.5\n  ]\n}'

@@ -70,7 +70,8 @@ def _write(value: Any, indent: str, out: list[str]) -> None:
     elif isinstance(value, int):
         out.append(str(value))
     elif isinstance(value, float):
-        out.append(format_float(value))
+        # serde_json's serialize_f64 writes null for NaN and infinities (src/ser.rs).
+        out.append(format_float(value) if math.isfinite(value) else "null")
     elif isinstance(value, str):
         out.append(json.dumps(value, ensure_ascii=False))
     elif isinstance(value, dict):
@@ -105,8 +106,12 @@ def dumps_pretty(value: Any) -> str:
     """Serialise ``value`` as ``serde_json::to_string_pretty`` would (no trailing newline).
 
     Two-space indentation, ``": "`` after keys, empty containers as ``{}``
-    and ``[]``, non-ASCII characters written as is, floats by
-    :func:`format_float`.
+    and ``[]``, non-ASCII characters written as is, finite floats by
+    :func:`format_float`, NaN and infinities as ``null`` (serde_json's
+    ``Serializer::serialize_f64``). No field of kag's report can be
+    non-finite (every mean is guarded by a non-zero count, and
+    ``Duration::as_secs_f64`` is at most about 1.8e19), so that branch only
+    matters to other callers.
     """
     out: list[str] = []
     _write(value, "", out)

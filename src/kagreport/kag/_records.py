@@ -350,7 +350,12 @@ def decode_result(data: bytes | memoryview | str) -> ResultRecord:
     except msgspec.DecodeError as exc:
         if starts_with_bom(data):
             raise _Invalid(f"the file {BOM_MESSAGE}") from None
-        raise _Invalid(str(exc)) from None
+        if "hex escape" not in str(exc):
+            raise _Invalid(str(exc)) from None
+        # A lone surrogate (\ud800): serde_json skips an unknown field's string without
+        # checking it (read.rs, ignore_escape); a typed string still fails the retry.
+        data = _strip_ignored(data)
+        envelope = _decode_shallow(data)
     except RecursionError:
         data = _strip_ignored(data)
         envelope = _decode_shallow(data)
