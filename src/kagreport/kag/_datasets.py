@@ -19,7 +19,14 @@ from typing import Any, Literal
 import msgspec
 
 from kagreport._errors import DatasetsError, NotUTF8Error, decode_utf8
-from kagreport.kag._jsonscan import ANY, RECURSION_LIMIT, JSONScanError, MapOf, strip_ignored
+from kagreport.kag._jsonscan import (
+    ANY,
+    RECURSION_LIMIT,
+    SURROGATE_ESCAPE,
+    JSONScanError,
+    MapOf,
+    strip_ignored,
+)
 from kagreport.kag._names import is_component_name
 from kagreport.kag._records import BOM_MESSAGE, starts_with_bom
 
@@ -138,9 +145,10 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
     """Validate the JSON text of a datasets file; see :func:`load_datasets`."""
     where = path if path is not None else "<datasets>"
     text = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    stripped = False
     if _nests(text, RECURSION_LIMIT):
         try:
-            data = strip_ignored(text, _SCHEMA)
+            data, stripped = strip_ignored(text, _SCHEMA), True
         except JSONScanError as exc:
             if "nested too deeply" in str(exc):
                 raise DatasetsError(
@@ -148,7 +156,7 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
                 ) from None
             # other faults: msgspec's message below
     try:
-        questions = _decoder.decode(data)
+        questions, data = _decode(data, text, retry=not stripped)
     except RecursionError:
         raise DatasetsError(
             f"the datasets file {where} is not valid: JSON nested too deeply", path=path
@@ -186,6 +194,24 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
     if repeated is not None:
         raise DatasetsError(f"invalid datasets file {where}: {repeated}", path=path)
     return Datasets(questions, path=path)
+
+
+def _decode(data: bytes | str, text: bytes, *, retry: bool) -> tuple[Any, bytes | str]:
+    """Decode the questions, and the text decoded (``text`` stripped on a retry)."""
+    try:
+        return _decoder.decode(data), data
+    except msgspec.ValidationError:
+        raise
+    except msgspec.DecodeError as exc:
+        # A lone surrogate kag may ignore (see SURROGATE_ESCAPE): decode again without
+        # the ignored values; a fault elsewhere, or in a typed string, fails again.
+        if not retry or not SURROGATE_ESCAPE.search(text):
+            raise
+        try:
+            stripped = strip_ignored(text, _SCHEMA)
+        except JSONScanError:
+            raise exc from None
+        return _decoder.decode(stripped), stripped
 
 
 # serde_json's recursion limit counts the containers a type reads (kag src/subcommand/

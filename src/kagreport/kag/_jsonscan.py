@@ -22,7 +22,16 @@ import json
 import re
 from typing import NamedTuple, TypeAlias
 
-__all__ = ["ANY", "DURATION", "INT", "RECURSION_LIMIT", "MapOf", "Schema", "strip_ignored"]
+__all__ = [
+    "ANY",
+    "DURATION",
+    "INT",
+    "RECURSION_LIMIT",
+    "SURROGATE_ESCAPE",
+    "MapOf",
+    "Schema",
+    "strip_ignored",
+]
 
 #: serde_json's default ``remaining_depth``: the 128th nested container is refused.
 RECURSION_LIMIT = 128
@@ -86,6 +95,12 @@ def _field(schema: Schema, key: bytes) -> Schema:
     if schema is DURATION:
         return _field(_DURATION_FIELDS, key)
     return _IGNORED if schema is _IGNORED else ANY
+
+
+#: A ``\\u`` escape of a UTF-16 surrogate. serde_json skips an ignored field's string
+#: without pairing its surrogates (read.rs, ``ignore_escape``), msgspec refuses any lone
+#: one: where this matches, a decode error may lie in a value kag ignores.
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def strip_ignored(text: bytes, root: Schema) -> bytes:

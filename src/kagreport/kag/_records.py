@@ -18,7 +18,15 @@ from typing import Annotated, NamedTuple
 import msgspec
 
 from kagreport._errors import ResultFileError
-from kagreport.kag._jsonscan import ANY, DURATION, INT, JSONScanError, Schema, strip_ignored
+from kagreport.kag._jsonscan import (
+    ANY,
+    DURATION,
+    INT,
+    SURROGATE_ESCAPE,
+    JSONScanError,
+    Schema,
+    strip_ignored,
+)
 from kagreport.kag._names import is_component_name
 
 __all__ = [
@@ -350,10 +358,11 @@ def decode_result(data: bytes | memoryview | str) -> ResultRecord:
     except msgspec.DecodeError as exc:
         if starts_with_bom(data):
             raise _Invalid(f"the file {BOM_MESSAGE}") from None
-        if "hex escape" not in str(exc):
+        text = data if isinstance(data, bytes) else _as_bytes(data)
+        if not SURROGATE_ESCAPE.search(text):
             raise _Invalid(str(exc)) from None
-        # A lone surrogate (\ud800): serde_json skips an unknown field's string without
-        # checking it (read.rs, ignore_escape); a typed string still fails the retry.
+        # A lone surrogate (\ud800) kag may ignore (see SURROGATE_ESCAPE); one in a
+        # typed string still fails the retry.
         data = _strip_ignored(data)
         envelope = _decode_shallow(data)
     except RecursionError:
