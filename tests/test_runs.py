@@ -61,6 +61,13 @@ def test_from_stats_keeps_the_report(report: StatsReport, run: Run) -> None:
     assert run.systems == report.setup_names
     assert len(run) == len(report.items)
     assert run.responses is not None
+    assert run.references is not None
+    # The answer key of each row, as the kag bridge gives it.
+    bridge = evaluation_from_stats(report, report.setup_names[0])
+    keys = {i.identifier: i.reference for i in bridge.items}
+    for r in range(len(run)):
+        if run.systems[run.system[r]] == report.setup_names[0]:
+            assert run.references[r] == keys[run.item_label(r)]
     assert run.errors is not None
     by_item = _correct_by_item(report)
     for row in leaderboard(run):
@@ -303,3 +310,19 @@ def test_a_million_rows_fit() -> None:
     print(f"bytes per row: {run.nbytes / n:.1f}")
     # 3 int32 codes + 1 int8 outcome + 3 float64 columns = 12 + 1 + 24 = 37 bytes.
     assert run.nbytes == 37 * n
+
+
+def test_the_site_computes_no_statistics_of_its_own() -> None:
+    """The site's pairings, flips and run-level Holm come from kagreport.runs."""
+    import ast
+    from pathlib import Path
+
+    import kagreport.site
+
+    statistics = {"compare_scores", "compare_items", "holm_adjust", "sign_flip_test"}
+    statistics |= {"bootstrap_mean_interval", "paired_differences"}
+    for path in Path(kagreport.site.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                used = statistics & {alias.name for alias in node.names}
+                assert not used, f"{path.name} imports {used}"

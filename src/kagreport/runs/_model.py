@@ -163,7 +163,9 @@ class Run:
 
         Metric ``correct`` is 1 for a correct record and 0 otherwise (errors count as
         wrong, as kag's accuracy does); the costs are the item table's; responses and
-        errors are kept when the report was graded with ``keep_text``.
+        errors are kept when the report was graded with ``keep_text``; references are
+        the datasets file's answer keys (as :func:`kagreport.evaluation.evaluation_from_stats`
+        gives them), None without a datasets file.
         """
         table = report.items
         setup_codes = table.codes("setup").astype(np.int32)
@@ -190,6 +192,7 @@ class Run:
             metrics={"correct": (outcome == 0).astype(np.float64)},
             costs={name: table.column(name) for name in _KAG_COSTS},
             responses=None if texts is None else tuple(texts.responses),
+            references=_references(report),
             errors=None if texts is None else tuple(texts.errors),
             metadata={"source": "kag", "prefix": table.prefix},
         )
@@ -335,6 +338,23 @@ class Run:
         return self.dumps() == other.dumps()
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _references(report: StatsReport) -> tuple[str | None, ...] | None:
+    """Each row's answer key from the datasets file, looked up once per question."""
+    truth = report.ground_truth
+    if truth is None:
+        return None
+    table = report.items
+    keys: dict[tuple[int, int], str | None] = {}
+    found = []
+    for d, q in zip(table.codes("dataset").tolist(), table.codes("question").tolist(), strict=True):
+        if (d, q) not in keys:
+            entry = truth.get(table.dataset_names[d], table.question_names[q])
+            answer = None if entry is None else entry.answer
+            keys[d, q] = None if answer is None else str(answer)
+        found.append(keys[d, q])
+    return tuple(found)
 
 
 def _item_keys(run: Run) -> npt.NDArray[np.int64]:
