@@ -326,3 +326,26 @@ def test_the_site_computes_no_statistics_of_its_own() -> None:
             if isinstance(node, ast.ImportFrom):
                 used = statistics & {alias.name for alias in node.names}
                 assert not used, f"{path.name} imports {used}"
+
+
+def test_retrieval_evaluations_family_over_pairs_and_metrics() -> None:
+    from kagreport.examples import fast_graphrag_2wiki
+
+    evaluations = fast_graphrag_2wiki()
+    names = list(evaluations)
+    run = Run.from_evaluations(list(evaluations.values()), labels=names)
+    assert run.kind == "retrieval"
+    metrics = ("mrr", "recall@5")
+    found = compare_setups(run, pairs="all-pairs", metrics=metrics, n_resamples=N)
+    p_values, got = [], []
+    for c in found.comparisons:
+        direct = evaluations[c.candidate].compare(
+            evaluations[c.baseline], n_resamples=N, metrics=list(metrics)
+        )
+        for m in metrics:
+            assert c.comparison.metrics[m].p_value == direct.metrics[m].p_value
+            p_values.append(direct.metrics[m].p_value)
+            got.append(c.p_values_family[m])
+    # The run-level family: every pair (4 systems: 6) x metric (2) = 12 hypotheses.
+    assert len(got) == 12
+    assert got == pytest.approx(_holm(p_values), rel=1e-12, abs=0)
