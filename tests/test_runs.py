@@ -115,6 +115,9 @@ def test_comparisons_match_a_direct_compare(report: StatsReport, run: Run, pairs
     family = _holm(p_values)
     got = [c.p_values_family["correct"] for c in found.comparisons]
     assert got == pytest.approx(family, rel=1e-12, abs=0)
+    for c in found.comparisons:
+        holm = c.family_comparison().metrics["correct"].p_value_holm
+        assert holm == c.p_values_family["correct"]
 
 
 def _evaluations(report: StatsReport, a: str, b: str) -> list[AnswerEvaluation]:

@@ -136,6 +136,14 @@ class SetupComparison:
     only_candidate: int
     only_baseline: int
 
+    def family_comparison(self) -> EvaluationComparison:
+        """:attr:`comparison` with each metric's ``p_value_holm`` the run-level one."""
+        metrics = {
+            name: dataclasses.replace(m, p_value_holm=self.p_values_family[name])
+            for name, m in self.comparison.metrics.items()
+        }
+        return dataclasses.replace(self.comparison, metrics=metrics)
+
 
 @dataclass(frozen=True)
 class SetupComparisons:
@@ -336,12 +344,3 @@ def cost_frontier(run: Run, cost: str, metric: str = "correct") -> tuple[Frontie
         FrontierPoint(s, c, v, bool(o))
         for s, c, v, o in zip(run.systems, costs, values, on, strict=True)
     )
-
-
-def with_family(c: SetupComparison) -> EvaluationComparison:
-    """``c.comparison`` with each metric's ``p_value_holm`` replaced by the run-level one."""
-    metrics = {
-        name: dataclasses.replace(m, p_value_holm=c.p_values_family[name])
-        for name, m in c.comparison.metrics.items()
-    }
-    return dataclasses.replace(c.comparison, metrics=metrics)

@@ -687,7 +687,7 @@ class _Builder:
                 found_c.only_baseline,
                 p_value_family=found_c.p_values_family["correct"],
             )
-            c.comparison = _with_context(c, list(found.family))
+            c.comparison = _with_context(c, found_c.family_comparison(), list(found.family))
             run.comparisons.append(c)
 
     def comparison_pages(self, run: _Run, hrefs: Mapping[str, str]) -> None:
@@ -975,24 +975,20 @@ def _run_forest(
     return forest_plot(pd.DataFrame(rows), title=title, percent=True)
 
 
-def _with_context(c: _Comparison, family: list[str]) -> EvaluationComparison:
-    """The comparison of ``c`` as the site reports it: its one metric's Holm-adjusted
-    p-value is the one across the run's comparisons, named in ``family`` as
-    ``"candidate vs baseline"`` (across its metrics, the adjustment would change
-    nothing), and the site's context, that family included, is in its metadata."""
+def _with_context(
+    c: _Comparison, comparison: EvaluationComparison, family: list[str]
+) -> EvaluationComparison:
+    """``comparison`` (its Holm-adjusted p-value already the one across the run's
+    comparisons, named in ``family`` as ``"candidate vs baseline"``) as the site reports
+    it: the site's context, that family included, is in its metadata."""
     import dataclasses
 
     size = len(family)
     p_value = c.p_value_family
-    metrics = {
-        name: dataclasses.replace(m, p_value_holm=p_value)
-        for name, m in c.comparison.metrics.items()
-    }
-    settings = dict(c.comparison.settings)
+    settings = dict(comparison.settings)
     settings["adjustment"] = f"holm across the {size} comparison(s) of run {c.run!r}"
     return dataclasses.replace(
-        c.comparison,
-        metrics=metrics,
+        comparison,
         settings=settings,
         metadata={
             "run": c.run,
