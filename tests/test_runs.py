@@ -352,3 +352,25 @@ def test_retrieval_evaluations_family_over_pairs_and_metrics() -> None:
     # The run-level family: every pair (4 systems: 6) x metric (2) = 12 hypotheses.
     assert len(got) == 12
     assert got == pytest.approx(_holm(p_values), rel=1e-12, abs=0)
+
+
+def test_pairs_without_a_shared_item_are_skipped() -> None:
+    # A and C answer q1, B only q2: B vs A shares nothing and is left out of the family.
+    run = Run(
+        kind="answers",
+        systems=("A", "B", "C"),
+        dataset_names=("d",),
+        question_names=("q1", "q2"),
+        system=np.array([0, 1, 2], dtype=np.int32),
+        dataset=np.zeros(3, dtype=np.int32),
+        question=np.array([0, 1, 0], dtype=np.int32),
+        outcome=np.array([0, 0, 1], dtype=np.int8),
+        metrics={"correct": np.array([1.0, 1.0, 0.0])},
+    )
+    found = compare_setups(run, n_resamples=N)
+    assert found.skipped == (("B", "A", 1, 1),)
+    assert found.family == ("C vs A",)
+    (c,) = found.comparisons
+    assert c.flips == (("d/q1", "incorrect", "correct"),)
+    # One pair, one item: the exact two-sided sign-flip p-value is 2/2 = 1.
+    assert c.p_values_family["correct"] == 1.0
