@@ -9,6 +9,7 @@ parse); the comparisons pair the items both systems hold.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -308,7 +309,7 @@ class Run:
 
         return dumps(self)
 
-    def write(self, path: str | Any) -> None:
+    def write(self, path: str | os.PathLike[str]) -> None:
         """Write :meth:`dumps` to ``path`` atomically (a crash leaves the old file)."""
         from kagreport._atomic import write_atomic
 
@@ -322,7 +323,7 @@ class Run:
         return loads(text, source)
 
     @classmethod
-    def read(cls, path: str | Any) -> Run:
+    def read(cls, path: str | os.PathLike[str]) -> Run:
         """A run from the JSON document at ``path``; the error names the file and field."""
         from pathlib import Path
 
