@@ -37,6 +37,7 @@ import numpy as np
 import kagreport
 from kagreport._errors import KagreportError
 from kagreport.grading import Outcome, StatsReport, grade
+from kagreport.runs import Run as RunModel
 from kagreport.site._config import EvaluationSource, RunConfig, SiteConfig
 from kagreport.site._figures import FigureWriter
 from kagreport.site._json import dumps_json
@@ -133,14 +134,6 @@ class _Comparison:
     only_candidate: int  # items graded for the candidate only
     only_baseline: int
     p_value_family: float  # Holm-adjusted across the run's comparisons
-
-
-@dataclass
-class _SetupItems:
-    """One setup's rows of the item table, ordered by (dataset, question) name."""
-
-    rows: np.ndarray[Any, Any]  # row indices into the item table
-    keys: np.ndarray[Any, Any]  # dataset code * questions + question code, ascending
 
 
 @dataclass
@@ -563,11 +556,11 @@ class _Builder:
                 "Correct, incorrect and error records per setup",
             )
         )
-        items = _setup_items(report)
+        model = RunModel.from_stats(report)
         self.say(f"comparisons of {config.name}")
-        self.compare_setups(run, items)
+        self.compare_setups(run, model)
         self.say(f"setup pages of {config.name}")
-        self.setup_pages(run, frame, by_setup, hrefs, items)
+        self.setup_pages(run, frame, by_setup, hrefs, model)
         self.comparison_pages(run, hrefs)
         self.runs.append(run)
 
@@ -577,7 +570,7 @@ class _Builder:
         frame: pd.DataFrame,
         by_setup: Mapping[str, list[dict[str, Any]]],
         hrefs: Mapping[str, str],
-        items: Mapping[str, _SetupItems],
+        model: RunModel,
     ) -> None:
         """Write each setup's page: per-dataset table, outcome chart, every item."""
         from kagreport.charts import outcomes_chart
@@ -608,7 +601,7 @@ class _Builder:
 
         for rank, setup in enumerate(report.setups, start=1):
             name = setup.setup
-            at = items[name].rows
+            at, _ = model.rows_of(name)
             positions = at.tolist()
             d, q = dataset_codes[at], question_codes[at]
             # Columns first (NumPy where it can), then rows: each row is an ITEM_COLUMNS tuple.
@@ -658,84 +651,44 @@ class _Builder:
                 comparisons_of=[c for c in run.comparisons if name in (c.candidate, c.baseline)],
             )
 
-    def compare_setups(self, run: _Run, items: Mapping[str, _SetupItems]) -> None:
-        """Paired sign-flip tests of per-item correctness between the run's setups.
+    def compare_setups(self, run: _Run, model: RunModel) -> None:
+        """Paired sign-flip tests of per-item correctness between the run's setups
+        (:func:`kagreport.runs.compare_setups`: on the items graded for both setups,
+        Holm-adjusted across the run's comparisons); unpaired pairs are noted."""
+        from kagreport.runs import compare_setups
 
-        Each pair is compared on the items graded for both setups (a file that did not
-        parse leaves an item to one setup only; the counts are recorded); p-values are
-        then Holm-adjusted across the run's comparisons.
-        """
-        from kagreport.evaluation import compare_scores, holm_adjust
-
-        report = run.report
-        table = report.items
-        outcome_codes = table.codes("outcome")
-        dataset_codes = table.codes("dataset")
-        question_codes = table.codes("question")
-        labels = [o.label for o in Outcome]
-        ranked = list(report.setup_names)
-        if run.config.compare == "all-pairs":
-            pairs = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1 :]]
-        else:
-            pairs = [(s, run.baseline) for s in ranked if s != run.baseline]
+        found = compare_setups(
+            model,
+            pairs="all-pairs" if run.config.compare == "all-pairs" else "baseline",
+            baseline=run.baseline,
+            n_resamples=N_RESAMPLES,
+            seed=0,
+        )
+        for candidate, baseline, only_c, only_b in found.skipped:
+            note = (
+                f"{candidate} vs {baseline}: not compared, no item was graded for both "
+                f"({only_c} item(s) only in {candidate}, {only_b} only in {baseline})"
+            )
+            run.skipped.append(note)
+            self.warn(f"run {run.name!r}: {note}")
         slugs = run.setup_slugs
-        for candidate, baseline in pairs:
-            mine, theirs = items[candidate], items[baseline]
-            _, at_mine, at_theirs = np.intersect1d(
-                mine.keys, theirs.keys, assume_unique=True, return_indices=True
-            )
-            rows_c, rows_b = mine.rows[at_mine], theirs.rows[at_theirs]
-            only_c = len(mine.keys) - len(rows_c)
-            only_b = len(theirs.keys) - len(rows_b)
-            if not len(rows_c):
-                note = (
-                    f"{candidate} vs {baseline}: not compared, no item was graded for both "
-                    f"({only_c} item(s) only in {candidate}, {only_b} only in {baseline})"
-                )
-                run.skipped.append(note)
-                self.warn(f"run {run.name!r}: {note}")
-                continue
-            outcome_c, outcome_b = outcome_codes[rows_c], outcome_codes[rows_b]
-            correct = Outcome.CORRECT.value
-            comparison = compare_scores(
-                {"correct": (outcome_c == correct).astype(np.float64)},
-                {"correct": (outcome_b == correct).astype(np.float64)},
-                kind="answers",
-                n_resamples=N_RESAMPLES,
-                seed=0,
-                candidate_label=candidate,
-                baseline_label=baseline,
-            )
-            flipped = np.flatnonzero((outcome_c == correct) != (outcome_b == correct))
-            flips = sorted(
-                (
-                    f"{table.dataset_names[dataset_codes[r]]}/"
-                    f"{table.question_names[question_codes[r]]}",
-                    labels[outcome_c[k]],
-                    labels[outcome_b[k]],
-                )
-                for k, r in zip(flipped.tolist(), rows_c[flipped].tolist(), strict=True)
-            )
+        for found_c in found.comparisons:
+            candidate, baseline = found_c.candidate, found_c.baseline
             name = f"{run.slug}--{slugs[candidate]}--vs--{slugs[baseline]}"
-            run.comparisons.append(
-                _Comparison(
-                    run.name,
-                    candidate,
-                    baseline,
-                    f"comparisons/{name}.html",
-                    f"data/comparisons/{name}.json",
-                    comparison,
-                    flips,
-                    only_c,
-                    only_b,
-                    p_value_family=math.nan,
-                )
+            c = _Comparison(
+                run.name,
+                candidate,
+                baseline,
+                f"comparisons/{name}.html",
+                f"data/comparisons/{name}.json",
+                found_c.comparison,
+                [(item, str(a), str(b)) for item, a, b in found_c.flips],
+                found_c.only_candidate,
+                found_c.only_baseline,
+                p_value_family=found_c.p_values_family["correct"],
             )
-        family = holm_adjust([c.comparison.metrics["correct"].p_value for c in run.comparisons])
-        names = [f"{c.candidate} vs {c.baseline}" for c in run.comparisons]
-        for c, p_value in zip(run.comparisons, family, strict=True):
-            c.p_value_family = p_value
-            c.comparison = _with_context(c, names)
+            c.comparison = _with_context(c, found_c.family_comparison(), list(found.family))
+            run.comparisons.append(c)
 
     def comparison_pages(self, run: _Run, hrefs: Mapping[str, str]) -> None:
         """The run's forest plot, then one page per comparison (with the forest plot)."""
@@ -991,31 +944,6 @@ def _cost_axis(
     return None
 
 
-def _setup_items(report: StatsReport) -> dict[str, _SetupItems]:
-    """Each setup's rows, ordered by (dataset name, question name)."""
-    table = report.items
-    n_questions = max(1, len(table.question_names))
-    # Codes follow first appearance; ranks follow name order, so the keys sort by names.
-    dataset_rank = _name_ranks(table.dataset_names)
-    question_rank = _name_ranks(table.question_names)
-    keys = (
-        dataset_rank[table.codes("dataset")] * n_questions + question_rank[table.codes("question")]
-    )
-    setup_codes = table.codes("setup")
-    found: dict[str, _SetupItems] = {}
-    for setup in report.setup_names:
-        rows = np.flatnonzero(setup_codes == table.setup_names.index(setup))
-        order = np.argsort(keys[rows], kind="stable")
-        found[setup] = _SetupItems(rows[order], keys[rows][order])
-    return found
-
-
-def _name_ranks(names: tuple[str, ...]) -> np.ndarray[Any, Any]:
-    ranks = np.empty(len(names), dtype=np.int64)
-    ranks[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
-    return ranks
-
-
 def _forest_label(run: _Run, comparison: _Comparison) -> str:
     if run.config.compare == "all-pairs":
         return f"{comparison.candidate} − {comparison.baseline}"
@@ -1047,24 +975,20 @@ def _run_forest(
     return forest_plot(pd.DataFrame(rows), title=title, percent=True)
 
 
-def _with_context(c: _Comparison, family: list[str]) -> EvaluationComparison:
-    """The comparison of ``c`` as the site reports it: its one metric's Holm-adjusted
-    p-value is the one across the run's comparisons, named in ``family`` as
-    ``"candidate vs baseline"`` (across its metrics, the adjustment would change
-    nothing), and the site's context, that family included, is in its metadata."""
+def _with_context(
+    c: _Comparison, comparison: EvaluationComparison, family: list[str]
+) -> EvaluationComparison:
+    """``comparison`` (its Holm-adjusted p-value already the one across the run's
+    comparisons, named in ``family`` as ``"candidate vs baseline"``) as the site reports
+    it: the site's context, that family included, is in its metadata."""
     import dataclasses
 
     size = len(family)
     p_value = c.p_value_family
-    metrics = {
-        name: dataclasses.replace(m, p_value_holm=p_value)
-        for name, m in c.comparison.metrics.items()
-    }
-    settings = dict(c.comparison.settings)
+    settings = dict(comparison.settings)
     settings["adjustment"] = f"holm across the {size} comparison(s) of run {c.run!r}"
     return dataclasses.replace(
-        c.comparison,
-        metrics=metrics,
+        comparison,
         settings=settings,
         metadata={
             "run": c.run,

@@ -1,0 +1,32 @@
+"""The format-neutral run model: systems (setups) x items, and the views drawn from it.
+
+:class:`Run` holds per-item metrics, outcomes, costs and texts in columns; it is built
+from a graded kag tree (:meth:`Run.from_stats`) or from evaluations of the same items
+(:meth:`Run.from_evaluations`) and round-trips through a versioned JSON document.
+:func:`leaderboard`, :func:`compare_setups` and :func:`cost_frontier` are what the site,
+widgets and notebooks show.
+"""
+
+from __future__ import annotations
+
+from kagreport.runs._model import Run
+from kagreport.runs._views import (
+    FrontierPoint,
+    LeaderboardRow,
+    SetupComparison,
+    SetupComparisons,
+    compare_setups,
+    cost_frontier,
+    leaderboard,
+)
+
+__all__ = [
+    "FrontierPoint",
+    "LeaderboardRow",
+    "Run",
+    "SetupComparison",
+    "SetupComparisons",
+    "compare_setups",
+    "cost_frontier",
+    "leaderboard",
+]

@@ -1,0 +1,346 @@
+"""What the views draw from a run: the leaderboard, the setup comparisons with their
+run-level Holm family and flipped items, and the cost frontier.
+
+No statistics are computed here: the paired sign-flip test is
+:func:`kagreport.evaluation.compare_scores`, Holm's adjustment
+:func:`kagreport.evaluation.holm_adjust`, the frontier
+:func:`kagreport.frames.pareto_front` (moving to ``kagreport.stats``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from kagreport._errors import KagreportError
+from kagreport.runs._model import OUTCOMES, Run
+
+if TYPE_CHECKING:
+    from kagreport.evaluation import EvaluationComparison
+
+__all__ = [
+    "FrontierPoint",
+    "LeaderboardRow",
+    "SetupComparison",
+    "SetupComparisons",
+    "compare_setups",
+    "cost_frontier",
+    "leaderboard",
+]
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    """One system's mean of a metric.
+
+    Attributes
+    ----------
+    rank : int
+        1 for the highest mean; ties keep the run's system order; systems with no
+        defined value come last.
+    system : str
+    mean : float
+        Mean over the system's items where the metric is defined; NaN if none.
+    n_items : int
+        The system's rows.
+    n_defined : int
+        Rows where the metric is defined.
+    n_errors : int
+        Rows with outcome ``error``.
+    """
+
+    rank: int
+    system: str
+    mean: float
+    n_items: int
+    n_defined: int
+    n_errors: int
+
+
+def _metric(run: Run, metric: str) -> np.ndarray[Any, Any]:
+    try:
+        return run.metrics[metric]
+    except KeyError:
+        raise KagreportError(
+            f"the run has no metric {metric!r}; metrics: {', '.join(run.metrics) or 'none'}"
+        ) from None
+
+
+def _system_means(
+    run: Run, values: np.ndarray[Any, Any]
+) -> tuple[list[float], list[int], list[int]]:
+    means, n_items, n_defined = [], [], []
+    for s in range(len(run.systems)):
+        mine = values[run.system == s]
+        defined = mine[~np.isnan(mine)]
+        n_items.append(len(mine))
+        n_defined.append(len(defined))
+        # math.fsum: the exact mean, independent of the row order.
+        means.append(math.fsum(defined.tolist()) / len(defined) if len(defined) else math.nan)
+    return means, n_items, n_defined
+
+
+def leaderboard(run: Run, metric: str = "correct") -> tuple[LeaderboardRow, ...]:
+    """The systems of ``run`` ranked by their mean of ``metric`` (highest first).
+
+    Raises
+    ------
+    KagreportError
+        If the run has no such metric.
+    """
+    means, n_items, n_defined = _system_means(run, _metric(run, metric))
+    order = sorted(
+        range(len(run.systems)),
+        key=lambda s: (math.isnan(means[s]), -means[s] if not math.isnan(means[s]) else 0, s),
+    )
+    errors = [
+        int(np.count_nonzero((run.system == s) & (run.outcome == 2)))
+        for s in range(len(run.systems))
+    ]
+    return tuple(
+        LeaderboardRow(rank, run.systems[s], means[s], n_items[s], n_defined[s], errors[s])
+        for rank, s in enumerate(order, start=1)
+    )
+
+
+@dataclass(frozen=True)
+class SetupComparison:
+    """One pair of systems compared item by item.
+
+    Attributes
+    ----------
+    candidate, baseline : str
+    comparison : EvaluationComparison
+        The paired sign-flip test of each metric on the items both systems hold; its
+        ``p_value_holm`` is within the pair (across its metrics).
+    p_values_family : mapping of str to float
+        Metric -> p-value Holm-adjusted across the run's family (every pair x metric).
+    flips : tuple of (str, str or None, str or None)
+        (item, candidate outcome, baseline outcome) of the items whose first metric
+        differs between the two, sorted.
+    only_candidate, only_baseline : int
+        Items held by one system of the pair only (not compared).
+    """
+
+    candidate: str
+    baseline: str
+    comparison: EvaluationComparison
+    p_values_family: Mapping[str, float]
+    flips: tuple[tuple[str, str | None, str | None], ...]
+    only_candidate: int
+    only_baseline: int
+
+    def family_comparison(self) -> EvaluationComparison:
+        """:attr:`comparison` with each metric's ``p_value_holm`` the run-level one."""
+        metrics = {
+            name: dataclasses.replace(m, p_value_holm=self.p_values_family[name])
+            for name, m in self.comparison.metrics.items()
+        }
+        return dataclasses.replace(self.comparison, metrics=metrics)
+
+
+@dataclass(frozen=True)
+class SetupComparisons:
+    """Every comparison of a run, with its family.
+
+    Attributes
+    ----------
+    comparisons : tuple of SetupComparison
+        In pair order: against the baseline in rank order, or every pair (i < j).
+    family : tuple of str
+        ``"candidate vs baseline"`` of each comparison, the Holm family (times the
+        metrics).
+    metrics : tuple of str
+        The metrics compared.
+    skipped : tuple of (str, str, int, int)
+        (candidate, baseline, only in candidate, only in baseline) of the pairs that
+        share no item and were not compared.
+    """
+
+    comparisons: tuple[SetupComparison, ...]
+    family: tuple[str, ...]
+    metrics: tuple[str, ...]
+    skipped: tuple[tuple[str, str, int, int], ...]
+
+
+def _pairs(run: Run, pairs: str, baseline: str | None) -> list[tuple[str, str]]:
+    ranked = list(run.systems)
+    if pairs == "all-pairs":
+        return [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1 :]]
+    if pairs != "baseline":
+        raise KagreportError(f"pairs must be 'baseline' or 'all-pairs', not {pairs!r}")
+    if baseline is None:
+        baseline = ranked[0] if ranked else ""
+    if baseline not in ranked:
+        raise KagreportError(
+            f"no system {baseline!r} to compare against; systems: {', '.join(ranked)}"
+        )
+    return [(s, baseline) for s in ranked if s != baseline]
+
+
+def compare_setups(
+    run: Run,
+    pairs: Literal["baseline", "all-pairs"] = "baseline",
+    metrics: Sequence[str] = ("correct",),
+    adjust: Literal["holm"] = "holm",
+    *,
+    baseline: str | None = None,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> SetupComparisons:
+    """Paired sign-flip tests between the run's systems, Holm-adjusted across the run.
+
+    Each pair is compared on the items both systems hold, aligned by (dataset name,
+    question name), so the result does not depend on the order of rows or systems.
+    The run-level family is every pair x metric: Holm (1979) over all of them.
+
+    Parameters
+    ----------
+    run : Run
+    pairs : {"baseline", "all-pairs"}
+        Each other system against ``baseline``, or every pair in rank order.
+    metrics : sequence of str
+        The metrics compared (each must be a column of the run); the first one
+        decides the flipped items.
+    adjust : {"holm"}
+        The run-level adjustment.
+    baseline : str, optional
+        Default the first system.
+    n_resamples, seed
+        As :func:`kagreport.evaluation.compare_scores`.
+
+    Raises
+    ------
+    KagreportError
+        For an unknown metric, system, ``pairs`` or ``adjust``.
+    """
+    from kagreport.evaluation import compare_scores, holm_adjust
+
+    if adjust != "holm":
+        raise KagreportError(f"adjust must be 'holm', not {adjust!r}")
+    if not metrics:
+        raise KagreportError("compare_setups needs at least one metric")
+    columns = {m: _metric(run, m) for m in metrics}
+    found: list[tuple[str, str, EvaluationComparison, Any, int, int]] = []
+    skipped = []
+    for candidate, base in _pairs(run, pairs, baseline):
+        rows_c, keys_c = run.rows_of(candidate)
+        rows_b, keys_b = run.rows_of(base)
+        _, at_c, at_b = np.intersect1d(keys_c, keys_b, assume_unique=True, return_indices=True)
+        rows_c, rows_b = rows_c[at_c], rows_b[at_b]
+        only_c, only_b = len(keys_c) - len(rows_c), len(keys_b) - len(rows_b)
+        if not len(rows_c):
+            skipped.append((candidate, base, only_c, only_b))
+            continue
+        comparison = compare_scores(
+            {m: v[rows_c] for m, v in columns.items()},
+            {m: v[rows_b] for m, v in columns.items()},
+            kind=run.kind,
+            n_resamples=n_resamples,
+            seed=seed,
+            candidate_label=candidate,
+            baseline_label=base,
+            metrics=list(metrics),
+        )
+        found.append((candidate, base, comparison, (rows_c, rows_b), only_c, only_b))
+    family_p = holm_adjust([c.metrics[m].p_value for _, _, c, _, _, _ in found for m in metrics])
+    first = columns[metrics[0]]
+    comparisons = []
+    for k, (candidate, base, comparison, (rows_c, rows_b), only_c, only_b) in enumerate(found):
+        p_family = dict(
+            zip(metrics, family_p[k * len(metrics) : (k + 1) * len(metrics)], strict=True)
+        )
+        comparisons.append(
+            SetupComparison(
+                candidate,
+                base,
+                comparison,
+                p_family,
+                _flips(run, first, rows_c, rows_b),
+                only_c,
+                only_b,
+            )
+        )
+    return SetupComparisons(
+        tuple(comparisons),
+        tuple(f"{c.candidate} vs {c.baseline}" for c in comparisons),
+        tuple(metrics),
+        tuple(skipped),
+    )
+
+
+def _flips(
+    run: Run,
+    values: np.ndarray[Any, Any],
+    rows_c: np.ndarray[Any, Any],
+    rows_b: np.ndarray[Any, Any],
+) -> tuple[tuple[str, str | None, str | None], ...]:
+    """The items whose value differs (both defined), labelled with the two outcomes."""
+    a, b = values[rows_c], values[rows_b]
+    flipped = np.flatnonzero((a != b) & ~np.isnan(a) & ~np.isnan(b))
+    labels = [*OUTCOMES, None]  # code -1 picks the last: unknown
+    return tuple(
+        sorted(
+            (
+                (
+                    run.item_label(r),
+                    labels[run.outcome[r]],
+                    labels[run.outcome[s]],
+                )
+                for r, s in zip(rows_c[flipped].tolist(), rows_b[flipped].tolist(), strict=True)
+            ),
+            key=lambda f: (f[0], f[1] or "", f[2] or ""),
+        )
+    )
+
+
+@dataclass(frozen=True)
+class FrontierPoint:
+    """One system on the cost-metric plane.
+
+    Attributes
+    ----------
+    system : str
+    cost : float
+        Mean of the cost column over the system's rows where it is known (NaN if none).
+    value : float
+        Mean of the metric where defined.
+    on_frontier : bool
+        Whether no other system is at most as costly and at least as good, one of
+        them strictly (:func:`kagreport.frames.pareto_front`).
+    """
+
+    system: str
+    cost: float
+    value: float
+    on_frontier: bool
+
+
+def cost_frontier(run: Run, cost: str, metric: str = "correct") -> tuple[FrontierPoint, ...]:
+    """Each system's mean ``cost`` and mean ``metric``, and whether it is on the Pareto
+    frontier of lower cost and higher value; in the run's system order.
+
+    Raises
+    ------
+    KagreportError
+        If the run has no such cost or metric column.
+    """
+    # Upward import today, re-pointed at kagreport.stats when that package lands.
+    pareto_front = importlib.import_module("kagreport.frames._intervals").pareto_front
+    if cost not in run.costs:
+        raise KagreportError(
+            f"the run has no cost {cost!r}; costs: {', '.join(run.costs) or 'none'}"
+        )
+    costs, _, _ = _system_means(run, run.costs[cost])
+    values, _, _ = _system_means(run, _metric(run, metric))
+    on = pareto_front(np.array(costs, dtype=np.float64), np.array(values, dtype=np.float64))
+    return tuple(
+        FrontierPoint(s, c, v, bool(o))
+        for s, c, v, o in zip(run.systems, costs, values, on, strict=True)
+    )
