@@ -209,24 +209,26 @@ def test_a_file_under_a_file_cannot_be_created(tmp_path: Path) -> None:
 # -- locking --------------------------------------------------------------------------------
 
 
-def hold_write_lock(path: Path, seconds: float, held: threading.Event) -> None:
+def hold_write_lock(path: Path, held: threading.Event, release: threading.Event) -> None:
+    """Hold SQLite's write lock on ``path`` from ``held`` until ``release`` is set."""
     connection = sqlite3.connect(path, isolation_level=None)
     connection.execute("BEGIN EXCLUSIVE")
     held.set()
-    time.sleep(seconds)
+    release.wait()
     connection.execute("COMMIT")
     connection.close()
 
 
 def test_a_writer_waits_for_another_writer(cache_path: Path) -> None:
     cache = JudgeCache(cache_path)
-    held = threading.Event()
-    holder = threading.Thread(target=hold_write_lock, args=(cache_path, 0.25, held))
+    held, release = threading.Event(), threading.Event()
+    holder = threading.Thread(target=hold_write_lock, args=(cache_path, held, release))
     holder.start()
     held.wait()
-    started = time.monotonic()
+    threading.Timer(0.25, release.set).start()
     cache.put("k", "t", 1, 1)  # waits for the lock instead of failing
-    assert time.monotonic() - started >= 0.2
+    # The put can only have been written after the holder let go (no clock involved).
+    assert release.is_set()
     holder.join()
     assert len(cache) == 1
     cache.close()
@@ -439,11 +441,14 @@ def test_an_unusable_cache_at_run_time_costs_a_request_not_the_item(
 ) -> None:
     cache = JudgeCache(cache_path, timeout=0.1)
     judge = b9_judge(stub, cache)
-    held = threading.Event()
-    holder = threading.Thread(target=hold_write_lock, args=(cache_path, 0.4, held))
+    held, release = threading.Event(), threading.Event()
+    holder = threading.Thread(target=hold_write_lock, args=(cache_path, held, release))
     holder.start()
     held.wait()
-    judgement = judge.judge(make_item("q1"))  # the put times out: logged, not raised
+    try:
+        judgement = judge.judge(make_item("q1"))  # the put times out: logged, not raised
+    finally:
+        release.set()  # held for as long as the judge takes, however loaded the machine
     holder.join()
     assert judgement.scores == {"score": 1.0}
     assert len(cache) == 0
