@@ -23,7 +23,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from kagreport.evaluation import _signflip
 from kagreport.evaluation._compare import (
     EvaluationComparison,
     MetricComparison,
@@ -35,6 +34,7 @@ from kagreport.evaluation._compare import (
     sign_flip_test,
 )
 from kagreport.evaluation._items import AnswerItem, RetrievalItem
+from kagreport.stats import _signflip
 
 # --- reference data (shared data/reference-values/paired_permutation_reference.json) ------------
 

@@ -4,7 +4,7 @@ This module checks the ratings and puts them on numbers (missing values, labels 
 scale), decides the cases where alpha is undefined (NaN, where libraries disagree, with the reason
 in :data:`UNDEFINED`) and adds a bootstrap interval and per-pair values. The arithmetic, without a
 coincidence matrix so that any number of distinct values works, is in
-:mod:`kagreport.evaluation._alpha`; the tests check it against the ``krippendorff`` package and
+:mod:`kagreport.stats._alpha`; the tests check it against the ``krippendorff`` package and
 against brute-force pair sums.
 
 Reference: Krippendorff, K. (2011). *Computing Krippendorff's Alpha-Reliability*. University of
@@ -26,7 +26,7 @@ from typing import Any, Final, Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from kagreport.evaluation import _alpha
+from kagreport.stats import _alpha
 
 __all__ = [
     "LEVELS",
@@ -188,7 +188,7 @@ def krippendorff_alpha(
     -----
     Alpha = 1 - D_o / D_e with the difference functions of Krippendorff (2011), sections A-E,
     computed from sums over pairs of pairable values rather than a values x values coincidence
-    matrix (:mod:`kagreport.evaluation._alpha`): time O(n log n) for n pairable values at the
+    matrix (:mod:`kagreport.stats._alpha`): time O(n log n) for n pairable values at the
     nominal, ordinal and interval levels, and memory O(n) at every level, whatever the number of
     distinct values; the ratio level's expected disagreement is a one-dimensional integral taken
     numerically to rounding error (time O(V) per node, some 250 nodes, V distinct values).
@@ -253,7 +253,7 @@ def alpha_interval(
     Resampling units rather than Krippendorff's own bootstrap of pairable values keeps each
     unit's ratings together; resamples with no variation are dropped. A resample is a weight per
     unit (the times it was drawn), so blocks of resamples are computed at once with matrix
-    products (:func:`kagreport.evaluation._alpha.bootstrap_alphas`): time O(resamples x n) at the
+    products (:func:`kagreport.stats._alpha.bootstrap_alphas`): time O(resamples x n) at the
     nominal, ordinal and interval levels (well under a second for 1000 resamples of 300 units x 4
     coders, any number of distinct values) and O(resamples x V**2) at the ratio level, memory
     bounded by blocks.

@@ -8,7 +8,7 @@ Holm's step-down procedure. The result is an :class:`EvaluationComparison`,
 serialisable like the evaluations themselves (ANSWER_EVALUATION_SPEC.md,
 "compare" and "EvaluationComparison").
 
-The building blocks are public too (in :mod:`kagreport.evaluation._signflip`, re-exported
+The building blocks are public too (in :mod:`kagreport.stats._signflip`, re-exported
 here and from :mod:`kagreport.evaluation`): :func:`sign_flip_test`,
 :func:`bootstrap_mean_interval`, :func:`holm_adjust` and :func:`paired_differences`.
 Holm's family is the metrics under test (``metrics=``, default :func:`primary_metrics`).
@@ -34,7 +34,7 @@ from kagreport.evaluation._serialize import (
     loads_document,
     write_document,
 )
-from kagreport.evaluation._signflip import (
+from kagreport.stats._signflip import (
     DUST,
     METHODS,
     TOLERANCE,

@@ -17,7 +17,7 @@ from kagreport.evaluation._serialize import (
     loads_document,
     write_document,
 )
-from kagreport.evaluation._signflip import exact_mean
+from kagreport.stats._signflip import exact_mean
 
 if TYPE_CHECKING:
     import numpy.typing as npt

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from kagreport.evaluation._lattice import (
+from kagreport.stats._lattice import (
     LATTICE_BUDGET,
     LATTICE_TOLERANCE,
     find_lattice,
