@@ -391,15 +391,17 @@ def test_bootstrap_deterministic_and_confidence() -> None:
     assert bootstrap_mean_interval(d, seed=3) == bootstrap_mean_interval(d, seed=3)
     narrow = bootstrap_mean_interval(d, confidence=0.5)
     wide = bootstrap_mean_interval(d, confidence=0.99)
-    assert wide[0] < narrow[0] < narrow[1] < wide[1]
+    assert wide.low < narrow.low < narrow.high < wide.high
 
 
 def test_bootstrap_degenerate() -> None:
     empty = bootstrap_mean_interval([])
-    assert math.isnan(empty[0])
-    assert math.isnan(empty[1])
-    assert bootstrap_mean_interval([0.25] * 10) == (0.25, 0.25)
-    assert bootstrap_mean_interval([3.0]) == (3.0, 3.0)
+    assert math.isnan(empty.low)
+    assert math.isnan(empty.high)
+    assert not empty.defined
+    assert (empty.level, empty.method) == (0.95, "percentile-bootstrap")
+    assert tuple(bootstrap_mean_interval([0.25] * 10)) == (0.25, 0.25)
+    assert tuple(bootstrap_mean_interval([3.0])) == (3.0, 3.0)
 
 
 @pytest.mark.parametrize("confidence", [0.0, 1.0, -0.5, 95, True])
@@ -537,7 +539,9 @@ def test_compare_items_hand_worked() -> None:
     }  # fmt: skip
     assert result.family == ("correct", "f1")
     assert (correct.method, f1.method) == ("exact-enumeration", "exact-enumeration")
-    assert (correct.ci_low, correct.ci_high) == bootstrap_mean_interval([1, 0, 1, 0, 1], seed=0)
+    assert (correct.ci_low, correct.ci_high) == tuple(
+        bootstrap_mean_interval([1, 0, 1, 0, 1], seed=0)
+    )
 
 
 def test_judge_mismatch_recorded() -> None:

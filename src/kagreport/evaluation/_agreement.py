@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kagreport.stats import _alpha
+from kagreport.stats._intervals import ConfidenceInterval
 
 __all__ = [
     "LEVELS",
@@ -215,7 +216,7 @@ def alpha_interval(
     seed: int = 0,
     confidence: float = 0.95,
     progress: bool | None = None,
-) -> tuple[float, float]:
+) -> ConfidenceInterval:
     """Percentile bootstrap interval of Krippendorff's alpha, resampling units.
 
     Parameters
@@ -233,10 +234,11 @@ def alpha_interval(
 
     Returns
     -------
-    tuple of float
-        ``(low, high)``: the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles
-        (linear interpolation) of alpha over the resamples where it is defined. ``(nan, nan)``
-        when alpha itself is undefined or fewer than half of the resamples define it.
+    ConfidenceInterval
+        ``low`` and ``high``: the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2``
+        quantiles (linear interpolation) of alpha over the resamples where it is defined, both
+        NaN when alpha itself is undefined or fewer than half of the resamples define it;
+        ``level`` is ``confidence``, ``method`` ``"percentile-bootstrap"``.
 
     Raises
     ------
@@ -269,7 +271,7 @@ def alpha_interval(
     prepared = _prepare(reliability_data, level, value_order)
     data = _alpha.pairable(prepared.positions, prepared.level)
     low, high, _ = _interval(data, prepared.level, n_resamples, seed, confidence, progress)
-    return low, high
+    return ConfidenceInterval(low, high, float(confidence), "percentile-bootstrap")
 
 
 def compute_agreement(

@@ -843,13 +843,14 @@ def compare_scores(
                 f"the differences of {metric!r} overflow (scores near ±1.8e308)"
             ) from None
         test = sign_flip_test(d, n_resamples=n_resamples, seed=seed)
-        low, high = bootstrap_mean_interval(
+        interval = bootstrap_mean_interval(
             d, n_resamples=n_resamples, seed=seed, confidence=confidence
         )
         rows[metric] = {
             "metric": metric, "n_pairs": int(d.size), "candidate_mean": exact_mean(c),
-            "baseline_mean": exact_mean(b), "mean_difference": test.statistic, "ci_low": low,
-            "ci_high": high, "p_value": test.p_value, "exact": test.exact,
+            "baseline_mean": exact_mean(b), "mean_difference": test.statistic,
+            "ci_low": interval.low, "ci_high": interval.high, "p_value": test.p_value,
+            "exact": test.exact,
             "n_resamples": test.n_resamples, "n_nonzero": test.n_nonzero, "method": test.method,
         }  # fmt: skip
 

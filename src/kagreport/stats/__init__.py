@@ -12,7 +12,7 @@ dataclasses. This layer imports only NumPy, the standard library and
 from __future__ import annotations
 
 from kagreport.stats._alpha import Pairable, alpha, bootstrap_alphas, pairable
-from kagreport.stats._intervals import pareto_front, wilson_interval
+from kagreport.stats._intervals import ConfidenceInterval, pareto_front, wilson_interval
 from kagreport.stats._signflip import (
     DUST,
     LATTICE_BUDGET,
@@ -33,6 +33,7 @@ __all__ = [
     "LATTICE_TOLERANCE",
     "METHODS",
     "TOLERANCE",
+    "ConfidenceInterval",
     "Pairable",
     "SignFlipResult",
     "alpha",

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
+from kagreport.stats._intervals import ConfidenceInterval
 from kagreport.stats._lattice import (
     LATTICE_BUDGET,
     LATTICE_TOLERANCE,
@@ -484,7 +485,7 @@ def bootstrap_mean_interval(
     n_resamples: int = 10000,
     seed: int = 0,
     confidence: float = 0.95,
-) -> tuple[float, float]:
+) -> ConfidenceInterval:
     """Percentile bootstrap confidence interval of the mean paired difference.
 
     Parameters
@@ -500,10 +501,11 @@ def bootstrap_mean_interval(
 
     Returns
     -------
-    (low, high) : tuple of float
-        The ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the
-        resampled means (numpy's default linear interpolation), in the metric's
-        units; ``(nan, nan)`` when there are no differences.
+    ConfidenceInterval
+        ``low`` and ``high``: the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2``
+        quantiles of the resampled means (numpy's default linear interpolation), in the
+        metric's units, both NaN when there are no differences; ``level`` is
+        ``confidence``, ``method`` ``"percentile-bootstrap"``.
 
     Raises
     ------
@@ -531,8 +533,9 @@ def bootstrap_mean_interval(
     n_resamples = _check_n_resamples(n_resamples)
     seed = _check_seed(seed)
     _check_confidence(confidence)
+    level = float(confidence)
     if d.size == 0:
-        return (math.nan, math.nan)
+        return ConfidenceInterval(math.nan, math.nan, level, "percentile-bootstrap")
     n = d.size
     d, shift = _tamed(d)  # resampled sums of scores near 1.8e308 must not overflow
     rng = np.random.default_rng(seed)
@@ -556,7 +559,7 @@ def bootstrap_mean_interval(
             means[first : first + size] = out.sum(axis=1) / n
     alpha = 1.0 - float(confidence)
     low, high = np.ldexp(np.quantile(means, [alpha / 2, 1.0 - alpha / 2]), shift)
-    return (float(low), float(high))
+    return ConfidenceInterval(float(low), float(high), level, "percentile-bootstrap")
 
 
 # --------------------------------------------------------------------------------------
