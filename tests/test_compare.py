@@ -23,18 +23,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from kagreport.evaluation._compare import (
-    EvaluationComparison,
-    MetricComparison,
+from kagreport.evaluation._compare import compare_items, compare_scores
+from kagreport.evaluation._comparison import EvaluationComparison, MetricComparison
+from kagreport.evaluation._items import AnswerItem, RetrievalItem
+from kagreport.stats import (
     SignFlipResult,
+    _signflip,
     bootstrap_mean_interval,
-    compare_items,
-    compare_scores,
     holm_adjust,
     sign_flip_test,
 )
-from kagreport.evaluation._items import AnswerItem, RetrievalItem
-from kagreport.stats import _signflip
 
 # --- reference data (shared data/reference-values/paired_permutation_reference.json) ------------
 

@@ -22,7 +22,7 @@ from kagreport.stats._signflip import exact_mean
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from kagreport.evaluation._compare import EvaluationComparison
+    from kagreport.evaluation._comparison import EvaluationComparison
 
 __all__ = ["AnswerEvaluation", "RetrievalEvaluation", "mean_scores"]
 
