@@ -67,10 +67,6 @@ Rating: TypeAlias = float | str | None
 #: Coders x units: a 2-D array (or anything with ``__array__``) or a sequence of rows.
 ReliabilityData: TypeAlias = npt.NDArray[Any] | Sequence[Sequence[Rating]]
 
-# A percentile interval from a bootstrap where most resamples had no defined alpha would describe
-# only the lucky resamples, so below this share of defined resamples the interval is NaN.
-_MIN_DEFINED_SHARE: Final = 0.5
-
 
 @dataclass(frozen=True)
 class _Prepared:
@@ -270,8 +266,9 @@ def alpha_interval(
     _check_resampling(n_resamples, confidence, minimum=1)
     prepared = _prepare(reliability_data, level, value_order)
     data = _alpha.pairable(prepared.positions, prepared.level)
-    low, high, _ = _interval(data, prepared.level, n_resamples, seed, confidence, progress)
-    return ConfidenceInterval(low, high, float(confidence), "percentile-bootstrap")
+    return _alpha.alpha_bootstrap_interval(
+        data, prepared.level, n_resamples, seed, confidence, progress
+    )[0]
 
 
 def compute_agreement(
@@ -311,11 +308,12 @@ def compute_agreement(
     data = _alpha.pairable(prepared.positions, prepared.level)
     alpha = _alpha.alpha(data, prepared.level)
     undefined = _undefined(prepared, data)
-    low, high, defined = (
-        _interval(data, prepared.level, n_resamples, seed, confidence, progress)
-        if n_resamples > 0 and undefined is None
-        else (math.nan, math.nan, 0)
-    )
+    low, high, defined = math.nan, math.nan, 0
+    if n_resamples > 0 and undefined is None:
+        interval, defined = _alpha.alpha_bootstrap_interval(
+            data, prepared.level, n_resamples, seed, confidence, progress
+        )
+        low, high = interval.low, interval.high
     n_coders, n_units = prepared.positions.shape
     return Agreement(
         alpha=alpha,
@@ -584,23 +582,3 @@ def _undefined(prepared: _Prepared, data: _alpha.Pairable) -> str | None:
     if data.domain.size < 2:
         return "no_variation"
     return None
-
-
-def _interval(
-    data: _alpha.Pairable,
-    level: _Level,
-    n_resamples: int,
-    seed: int,
-    confidence: float,
-    progress: bool | None,
-) -> tuple[float, float, int]:
-    """``(low, high, resamples with a defined alpha)``."""
-    if math.isnan(_alpha.alpha(data, level)):
-        return math.nan, math.nan, 0
-    alphas = _alpha.bootstrap_alphas(data, level, n_resamples, seed, progress)
-    defined = alphas[~np.isnan(alphas)]
-    if defined.size < _MIN_DEFINED_SHARE * n_resamples:
-        return math.nan, math.nan, int(defined.size)
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(defined, [tail, 1.0 - tail])
-    return float(low), float(high), int(defined.size)

@@ -11,7 +11,14 @@ dataclasses. This layer imports only NumPy, the standard library and
 
 from __future__ import annotations
 
-from kagreport.stats._alpha import Pairable, alpha, bootstrap_alphas, pairable
+from kagreport.stats._alpha import (
+    MIN_DEFINED_SHARE,
+    Pairable,
+    alpha,
+    alpha_bootstrap_interval,
+    bootstrap_alphas,
+    pairable,
+)
 from kagreport.stats._intervals import ConfidenceInterval, pareto_front, wilson_interval
 from kagreport.stats._signflip import (
     DUST,
@@ -32,11 +39,13 @@ __all__ = [
     "LATTICE_BUDGET",
     "LATTICE_TOLERANCE",
     "METHODS",
+    "MIN_DEFINED_SHARE",
     "TOLERANCE",
     "ConfidenceInterval",
     "Pairable",
     "SignFlipResult",
     "alpha",
+    "alpha_bootstrap_interval",
     "bootstrap_alphas",
     "bootstrap_mean_interval",
     "exact_mean",
