@@ -28,6 +28,7 @@ from kagreport.evaluation._comparison import EvaluationComparison, MetricCompari
 from kagreport.evaluation._items import AnswerItem, RetrievalItem
 from kagreport.stats import (
     SignFlipResult,
+    _bootstrap,
     _signflip,
     bootstrap_mean_interval,
     holm_adjust,
@@ -376,7 +377,7 @@ def test_bootstrap_matches_plain_resampler(d: np.ndarray) -> None:
 
 def test_bootstrap_chunked_index_path(monkeypatch: pytest.MonkeyPatch) -> None:
     d = np.random.default_rng(5).normal(0.1, 1.0, size=100)
-    monkeypatch.setattr(_signflip, "_BOOTSTRAP_BLOCK_BYTES", 16 * 100 * 7)  # 7 resamples a block
+    monkeypatch.setattr(_bootstrap, "_BOOTSTRAP_BLOCK_BYTES", 16 * 100 * 7)  # 7 resamples a block
     low, high = bootstrap_mean_interval(d, n_resamples=20000, seed=3)
     ref_low, ref_high = _reference_bootstrap(d, 20000, seed=4)
     se = d.std() / math.sqrt(d.size)

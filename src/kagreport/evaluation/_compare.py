@@ -25,15 +25,15 @@ import numpy as np
 
 from kagreport.evaluation._comparison import KINDS, EvaluationComparison, MetricComparison
 from kagreport.evaluation._serialize import canonical, jsonable
+from kagreport.stats._bootstrap import bootstrap_mean_interval
+from kagreport.stats._holm import holm_adjust
 from kagreport.stats._signflip import (
     DUST,
     TOLERANCE,
     _check_confidence,
     _check_n_resamples,
     _check_seed,
-    bootstrap_mean_interval,
     exact_mean,
-    holm_adjust,
     paired_differences,
     sign_flip_test,
 )

@@ -19,6 +19,8 @@ from kagreport.stats._alpha import (
     bootstrap_alphas,
     pairable,
 )
+from kagreport.stats._bootstrap import bootstrap_mean_interval
+from kagreport.stats._holm import holm_adjust
 from kagreport.stats._intervals import ConfidenceInterval, pareto_front, wilson_interval
 from kagreport.stats._signflip import (
     DUST,
@@ -27,9 +29,7 @@ from kagreport.stats._signflip import (
     METHODS,
     TOLERANCE,
     SignFlipResult,
-    bootstrap_mean_interval,
     exact_mean,
-    holm_adjust,
     paired_differences,
     sign_flip_test,
 )
