@@ -19,7 +19,7 @@ from kagreport.frames._tables import (
     no_retrieval,
     stats_frame,
 )
-from kagreport.stats._intervals import pareto_front, wilson_interval
+from kagreport.stats import pareto_front, wilson_interval
 
 __all__ = [
     "COST_AXES",

@@ -14,7 +14,7 @@ import pandas as pd
 
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
 from kagreport.grading import Metrics, StatsReport
-from kagreport.stats._intervals import pareto_front, wilson_interval
+from kagreport.stats import pareto_front, wilson_interval
 
 __all__ = [
     "COST_AXES",

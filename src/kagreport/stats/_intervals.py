@@ -73,7 +73,9 @@ def wilson_interval(
     Returns
     -------
     (low, high) : tuple of ndarray of float64
-        Same shape as the broadcast inputs.
+        Same shape as the broadcast inputs: the bounds of many proportions at once (one
+        per setup and dataset), so two columns rather than one :class:`ConfidenceInterval`
+        per proportion.
 
     Raises
     ------
