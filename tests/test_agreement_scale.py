@@ -28,8 +28,8 @@ from kagreport.evaluation._agreement import (
     compute_agreement,
     krippendorff_alpha,
 )
-from kagreport.evaluation._alpha import bootstrap_alphas, pairable
 from kagreport.evaluation._serialize import loads_document
+from kagreport.stats._alpha import bootstrap_alphas, pairable
 
 # --- against the krippendorff package -------------------------------------------------------------
 

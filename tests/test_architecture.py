@@ -13,8 +13,8 @@ import kagreport
 
 PACKAGE = Path(kagreport.__file__).parent
 # Lower index = lower layer; a module may import only its own layer or lower ones.
-LAYERS = ["_errors", "kag", "grading", "evaluation", "runs", "examples", "frames", "charts", "widgets",
-          "site", "cli"]  # fmt: skip
+LAYERS = ["_errors", "stats", "kag", "grading", "evaluation", "runs", "examples", "frames",
+          "charts", "widgets", "site", "cli"]  # fmt: skip
 
 
 def _layer(module: str) -> str:
@@ -44,6 +44,40 @@ def test_no_upward_imports(path: Path) -> None:
         other = _layer(imported)
         if other in LAYERS:
             assert LAYERS.index(other) <= LAYERS.index(own), f"{module} imports {imported}"
+
+
+def _all_imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "stats").rglob("*.py")), ids=lambda p: p.name)
+def test_stats_imports_only_numpy_the_stdlib_and_errors(path: Path) -> None:
+    # The mathematics layer: NumPy and the standard library (tqdm only for the optional
+    # progress bar of the alpha bootstrap, imported when one is shown).
+    for name in _all_imports(path):
+        top = name.split(".")[0]
+        if name.startswith("kagreport."):
+            assert name == "kagreport._errors" or name.startswith("kagreport.stats"), name
+        else:
+            assert top in sys.stdlib_module_names or top in {"numpy", "tqdm"}, name
+
+
+def test_stats_loads_no_pandas_or_scipy() -> None:
+    # Only what kagreport.stats adds to what `import kagreport` (the package root) loads.
+    code = (
+        "import sys, kagreport; before = set(sys.modules); import kagreport.stats;"
+        "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in"
+        " ('pandas', 'scipy', 'altair', 'tqdm') or (m.startswith('kagreport.')"
+        " and m.split('.')[1] not in ('stats', '_errors'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_lower_layers_do_not_load_heavy_libraries() -> None:

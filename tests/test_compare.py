@@ -23,18 +23,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from kagreport.evaluation import _signflip
-from kagreport.evaluation._compare import (
-    EvaluationComparison,
-    MetricComparison,
+from kagreport.evaluation._compare import compare_items, compare_scores
+from kagreport.evaluation._comparison import EvaluationComparison, MetricComparison
+from kagreport.evaluation._items import AnswerItem, RetrievalItem
+from kagreport.stats import (
     SignFlipResult,
+    _bootstrap,
+    _signflip,
     bootstrap_mean_interval,
-    compare_items,
-    compare_scores,
     holm_adjust,
     sign_flip_test,
 )
-from kagreport.evaluation._items import AnswerItem, RetrievalItem
 
 # --- reference data (shared data/reference-values/paired_permutation_reference.json) ------------
 
@@ -378,7 +377,7 @@ def test_bootstrap_matches_plain_resampler(d: np.ndarray) -> None:
 
 def test_bootstrap_chunked_index_path(monkeypatch: pytest.MonkeyPatch) -> None:
     d = np.random.default_rng(5).normal(0.1, 1.0, size=100)
-    monkeypatch.setattr(_signflip, "_BOOTSTRAP_BLOCK_BYTES", 16 * 100 * 7)  # 7 resamples a block
+    monkeypatch.setattr(_bootstrap, "_BOOTSTRAP_BLOCK_BYTES", 16 * 100 * 7)  # 7 resamples a block
     low, high = bootstrap_mean_interval(d, n_resamples=20000, seed=3)
     ref_low, ref_high = _reference_bootstrap(d, 20000, seed=4)
     se = d.std() / math.sqrt(d.size)
@@ -391,15 +390,17 @@ def test_bootstrap_deterministic_and_confidence() -> None:
     assert bootstrap_mean_interval(d, seed=3) == bootstrap_mean_interval(d, seed=3)
     narrow = bootstrap_mean_interval(d, confidence=0.5)
     wide = bootstrap_mean_interval(d, confidence=0.99)
-    assert wide[0] < narrow[0] < narrow[1] < wide[1]
+    assert wide.low < narrow.low < narrow.high < wide.high
 
 
 def test_bootstrap_degenerate() -> None:
     empty = bootstrap_mean_interval([])
-    assert math.isnan(empty[0])
-    assert math.isnan(empty[1])
-    assert bootstrap_mean_interval([0.25] * 10) == (0.25, 0.25)
-    assert bootstrap_mean_interval([3.0]) == (3.0, 3.0)
+    assert math.isnan(empty.low)
+    assert math.isnan(empty.high)
+    assert not empty.defined
+    assert (empty.level, empty.method) == (0.95, "percentile-bootstrap")
+    assert tuple(bootstrap_mean_interval([0.25] * 10)) == (0.25, 0.25)
+    assert tuple(bootstrap_mean_interval([3.0])) == (3.0, 3.0)
 
 
 @pytest.mark.parametrize("confidence", [0.0, 1.0, -0.5, 95, True])
@@ -537,7 +538,9 @@ def test_compare_items_hand_worked() -> None:
     }  # fmt: skip
     assert result.family == ("correct", "f1")
     assert (correct.method, f1.method) == ("exact-enumeration", "exact-enumeration")
-    assert (correct.ci_low, correct.ci_high) == bootstrap_mean_interval([1, 0, 1, 0, 1], seed=0)
+    assert (correct.ci_low, correct.ci_high) == tuple(
+        bootstrap_mean_interval([1, 0, 1, 0, 1], seed=0)
+    )
 
 
 def test_judge_mismatch_recorded() -> None:

@@ -29,14 +29,12 @@ from kagreport.evaluation import (
     EvaluationComparison,
     ExactMatch,
     RetrievalItem,
-    bootstrap_mean_interval,
     compare_items,
     compare_scores,
     evaluate_answers,
-    paired_differences,
-    sign_flip_test,
 )
 from kagreport.evaluation._text import render_comparison, render_comparison_html
+from kagreport.stats import bootstrap_mean_interval, paired_differences, sign_flip_test
 
 # --- exact binomial (0/1 outcomes) ----------------------------------------------------------------
 

@@ -59,7 +59,7 @@ def test_llmbar_two_judges_compare_like_mcnemar(llmbar: AnswerEvaluation) -> Non
     wins = int(((gpt4 == 1) & (chatgpt == 0)).sum())
     losses = int(((gpt4 == 0) & (chatgpt == 1)).sum())
     assert wins + losses > 0
-    from kagreport.evaluation._compare import sign_flip_test
+    from kagreport.stats import sign_flip_test
 
     result = sign_flip_test(gpt4 - chatgpt, n_resamples=2 ** (wins + losses))
     assert result.exact

@@ -17,17 +17,11 @@ from kagreport.evaluation._agreement import (
 from kagreport.evaluation._cache import CachedResponse, JudgeCache
 from kagreport.evaluation._compare import (
     DifferentItemsError,
-    EvaluationComparison,
-    MetricComparison,
-    SignFlipResult,
-    bootstrap_mean_interval,
     compare_items,
     compare_scores,
-    holm_adjust,
-    paired_differences,
     primary_metrics,
-    sign_flip_test,
 )
+from kagreport.evaluation._comparison import EvaluationComparison, MetricComparison
 from kagreport.evaluation._evaluate import evaluate_answers, evaluate_retrieval, metric_name
 from kagreport.evaluation._items import AnswerItem, RetrievalItem, TextRepairWarning
 from kagreport.evaluation._judge import Judge, JudgeFailure, Judgement, Usage, identity_hash
@@ -45,6 +39,13 @@ from kagreport.evaluation._rules import (
     TokenF1,
     extract_option,
     normalize_answer,
+)
+from kagreport.stats import (
+    SignFlipResult,
+    bootstrap_mean_interval,
+    holm_adjust,
+    paired_differences,
+    sign_flip_test,
 )
 
 __all__ = [

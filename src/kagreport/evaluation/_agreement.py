@@ -4,7 +4,7 @@ This module checks the ratings and puts them on numbers (missing values, labels 
 scale), decides the cases where alpha is undefined (NaN, where libraries disagree, with the reason
 in :data:`UNDEFINED`) and adds a bootstrap interval and per-pair values. The arithmetic, without a
 coincidence matrix so that any number of distinct values works, is in
-:mod:`kagreport.evaluation._alpha`; the tests check it against the ``krippendorff`` package and
+:mod:`kagreport.stats._alpha`; the tests check it against the ``krippendorff`` package and
 against brute-force pair sums.
 
 Reference: Krippendorff, K. (2011). *Computing Krippendorff's Alpha-Reliability*. University of
@@ -18,15 +18,23 @@ from __future__ import annotations
 
 import itertools
 import math
-import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeAlias
+from typing import Final, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
-from kagreport.evaluation import _alpha
+from kagreport.evaluation._ratings import (
+    Rating,
+    ReliabilityData,
+    _check_order,
+    _label_positions,
+    _number_positions,
+    _read_table,
+)
+from kagreport.stats import _alpha
+from kagreport.stats._intervals import ConfidenceInterval
 
 __all__ = [
     "LEVELS",
@@ -59,16 +67,6 @@ UNDEFINED: Final[Mapping[str, str]] = {
     "no_variation": "no variation: every rating in the units with two or more ratings is the same "
     "value",
 }
-
-#: One rating: a number, a label, or ``None`` (or NaN) when the coder did not rate the unit.
-Rating: TypeAlias = float | str | None
-
-#: Coders x units: a 2-D array (or anything with ``__array__``) or a sequence of rows.
-ReliabilityData: TypeAlias = npt.NDArray[Any] | Sequence[Sequence[Rating]]
-
-# A percentile interval from a bootstrap where most resamples had no defined alpha would describe
-# only the lucky resamples, so below this share of defined resamples the interval is NaN.
-_MIN_DEFINED_SHARE: Final = 0.5
 
 
 @dataclass(frozen=True)
@@ -188,7 +186,7 @@ def krippendorff_alpha(
     -----
     Alpha = 1 - D_o / D_e with the difference functions of Krippendorff (2011), sections A-E,
     computed from sums over pairs of pairable values rather than a values x values coincidence
-    matrix (:mod:`kagreport.evaluation._alpha`): time O(n log n) for n pairable values at the
+    matrix (:mod:`kagreport.stats._alpha`): time O(n log n) for n pairable values at the
     nominal, ordinal and interval levels, and memory O(n) at every level, whatever the number of
     distinct values; the ratio level's expected disagreement is a one-dimensional integral taken
     numerically to rounding error (time O(V) per node, some 250 nodes, V distinct values).
@@ -215,7 +213,7 @@ def alpha_interval(
     seed: int = 0,
     confidence: float = 0.95,
     progress: bool | None = None,
-) -> tuple[float, float]:
+) -> ConfidenceInterval:
     """Percentile bootstrap interval of Krippendorff's alpha, resampling units.
 
     Parameters
@@ -233,10 +231,11 @@ def alpha_interval(
 
     Returns
     -------
-    tuple of float
-        ``(low, high)``: the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles
-        (linear interpolation) of alpha over the resamples where it is defined. ``(nan, nan)``
-        when alpha itself is undefined or fewer than half of the resamples define it.
+    ConfidenceInterval
+        ``low`` and ``high``: the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2``
+        quantiles (linear interpolation) of alpha over the resamples where it is defined, both
+        NaN when alpha itself is undefined or fewer than half of the resamples define it;
+        ``level`` is ``confidence``, ``method`` ``"percentile-bootstrap"``.
 
     Raises
     ------
@@ -253,7 +252,7 @@ def alpha_interval(
     Resampling units rather than Krippendorff's own bootstrap of pairable values keeps each
     unit's ratings together; resamples with no variation are dropped. A resample is a weight per
     unit (the times it was drawn), so blocks of resamples are computed at once with matrix
-    products (:func:`kagreport.evaluation._alpha.bootstrap_alphas`): time O(resamples x n) at the
+    products (:func:`kagreport.stats._alpha.bootstrap_alphas`): time O(resamples x n) at the
     nominal, ordinal and interval levels (well under a second for 1000 resamples of 300 units x 4
     coders, any number of distinct values) and O(resamples x V**2) at the ratio level, memory
     bounded by blocks.
@@ -268,8 +267,9 @@ def alpha_interval(
     _check_resampling(n_resamples, confidence, minimum=1)
     prepared = _prepare(reliability_data, level, value_order)
     data = _alpha.pairable(prepared.positions, prepared.level)
-    low, high, _ = _interval(data, prepared.level, n_resamples, seed, confidence, progress)
-    return low, high
+    return _alpha.alpha_bootstrap_interval(
+        data, prepared.level, n_resamples, seed, confidence, progress
+    )[0]
 
 
 def compute_agreement(
@@ -309,11 +309,12 @@ def compute_agreement(
     data = _alpha.pairable(prepared.positions, prepared.level)
     alpha = _alpha.alpha(data, prepared.level)
     undefined = _undefined(prepared, data)
-    low, high, defined = (
-        _interval(data, prepared.level, n_resamples, seed, confidence, progress)
-        if n_resamples > 0 and undefined is None
-        else (math.nan, math.nan, 0)
-    )
+    low, high, defined = math.nan, math.nan, 0
+    if n_resamples > 0 and undefined is None:
+        interval, defined = _alpha.alpha_bootstrap_interval(
+            data, prepared.level, n_resamples, seed, confidence, progress
+        )
+        low, high = interval.low, interval.high
     n_coders, n_units = prepared.positions.shape
     return Agreement(
         alpha=alpha,
@@ -408,167 +409,6 @@ def _prepare(
     return _Prepared(positions=positions, level=checked)
 
 
-def _check_order(value_order: Sequence[Hashable]) -> dict[Hashable, int]:
-    """Map each value of the declared scale to its rank, 1 for the lowest."""
-    if isinstance(value_order, str | bytes) or not isinstance(value_order, Sequence | np.ndarray):
-        raise TypeError(
-            f"`value_order` must be a sequence of values (lowest first), not {value_order!r}"
-        )
-    ranks: dict[Hashable, int] = {}
-    for value in value_order:
-        if _is_missing(value):
-            raise ValueError(f"`value_order` cannot hold a missing value: {value!r}")
-        if value in ranks:
-            raise ValueError(f"`value_order` repeats {value!r}")
-        ranks[value] = len(ranks) + 1
-    return ranks
-
-
-def _is_missing(cell: object) -> bool:
-    return cell is None or (isinstance(cell, numbers.Real) and math.isnan(cell))
-
-
-def _read_table(
-    data: ReliabilityData,
-) -> tuple[npt.NDArray[np.float64] | None, npt.NDArray[np.object_] | None]:
-    """Return ``(numbers, None)`` with NaN for missing or ``(None, labels)`` with None for missing.
-
-    Both have shape (coders, units).
-    """
-    if not isinstance(data, np.ndarray) and hasattr(data, "__array__"):
-        data = np.asarray(data)  # e.g. a DataFrame: iterating it would yield column names
-    if isinstance(data, np.ndarray):
-        if data.ndim != 2:
-            raise ValueError(
-                f"reliability data must be 2-D (coders x units), not of shape {data.shape}"
-            )
-        if data.dtype.kind in "biuf":
-            numeric = data.astype(np.float64)
-            _check_finite(numeric)
-            return numeric, None
-        if data.dtype.kind == "U":
-            if bool((data == "nan").any()):
-                raise ValueError(
-                    "a NumPy string array holds the label 'nan', which is how NumPy stores a NaN "
-                    "among strings; pass a list or an object array with None for missing ratings"
-                )
-            return None, data.astype(object)
-        rows: list[list[object]] = [list(row) for row in data.tolist()]
-    else:
-        if isinstance(data, str | bytes) or not isinstance(data, Sequence):
-            raise TypeError(
-                f"reliability data must be a 2-D array or a sequence of rows, not {data!r}"
-            )
-        rows = []
-        for i, row_like in enumerate(data):
-            row: object = row_like  # may be anything at run time, whatever the annotation says
-            if isinstance(row, np.ndarray) and row.ndim == 1:
-                rows.append(row.tolist())
-            elif isinstance(row, Sequence) and not isinstance(row, str | bytes):
-                rows.append(list(row))
-            else:
-                raise ValueError(
-                    f"reliability data must be 2-D (coders x units); row {i} is {row!r}"
-                )
-    n_units = len(rows[0]) if rows else 0
-    if any(len(row) != n_units for row in rows):
-        raise ValueError(
-            "every coder's row must have one rating per unit; row lengths: "
-            f"{[len(row) for row in rows]}"
-        )
-    return _classify(rows, n_units)
-
-
-def _classify(
-    rows: list[list[object]], n_units: int
-) -> tuple[npt.NDArray[np.float64] | None, npt.NDArray[np.object_] | None]:
-    numeric = np.full((len(rows), n_units), np.nan)
-    labels = np.full((len(rows), n_units), None, dtype=object)
-    seen_number = seen_label = False
-    for i, row in enumerate(rows):
-        for j, cell in enumerate(row):
-            if cell is None:
-                continue
-            if isinstance(cell, str):
-                labels[i, j] = str(cell)
-                seen_label = True
-            elif isinstance(cell, numbers.Real):
-                value = float(cell)
-                if math.isinf(value):
-                    raise ValueError(f"rating [{i}][{j}] is infinite: {cell!r}")
-                if not math.isnan(value):
-                    numeric[i, j] = value
-                    seen_number = True
-            else:
-                raise TypeError(
-                    f"rating [{i}][{j}] must be a number, a string or None, not {cell!r}"
-                )
-    if seen_number and seen_label:
-        raise ValueError("reliability data mixes numbers and labels; use one or the other")
-    return (None, labels) if seen_label else (numeric, None)
-
-
-def _check_finite(numeric: npt.NDArray[np.float64]) -> None:
-    if bool(np.isinf(numeric).any()):
-        i, j = np.argwhere(np.isinf(numeric))[0]
-        raise ValueError(f"rating [{i}][{j}] is infinite: {numeric[i, j]!r}")
-
-
-def _label_positions(
-    labels: npt.NDArray[np.object_], level: str, order: dict[Hashable, int] | None
-) -> npt.NDArray[np.float64]:
-    seen = list(dict.fromkeys(label for label in labels.ravel() if label is not None))
-    if order is None:
-        if level != "nominal":
-            # Sorting the labels would silently invent a scale (alphabetical order is rarely the
-            # intended one), so the caller must declare it.
-            raise ValueError(
-                f"{level} alpha on labels needs `value_order`, the scale from lowest to highest; "
-                f"labels seen: {', '.join(map(repr, seen))}"
-            )
-        # Nominal differences only ask whether two labels are equal: any one-to-one code works.
-        order = {label: code for code, label in enumerate(seen)}
-    else:
-        unknown = [label for label in seen if label not in order]
-        if unknown:
-            raise ValueError(f"labels not in `value_order`: {', '.join(map(repr, unknown))}")
-    positions = np.full(labels.shape, np.nan)
-    rated = np.array([label is not None for label in labels.ravel()], dtype=bool).reshape(
-        labels.shape
-    )
-    positions[rated] = [order[label] for label in labels[rated]]
-    return positions
-
-
-def _number_positions(
-    numeric: npt.NDArray[np.float64], level: str, order: dict[Hashable, int] | None
-) -> npt.NDArray[np.float64]:
-    rated = ~np.isnan(numeric)
-    if order is None or not bool(rated.any()):
-        # Nothing rated: the table could as well be labels, so the order cannot be checked
-        # against numbers (and alpha is NaN anyway).
-        return numeric
-    values = numeric[rated]
-    unknown = [value for value in dict.fromkeys(values.tolist()) if value not in order]
-    if unknown:
-        raise ValueError(f"values not in `value_order`: {', '.join(map(repr, unknown))}")
-    if level in ("interval", "ratio"):
-        # The numbers themselves carry the distances; the order only declares the domain, so it
-        # must agree with them.
-        declared: list[object] = list(order)
-        steps = [float(v) for v in declared if isinstance(v, numbers.Real)]
-        if len(steps) != len(declared) or any(a >= b for a, b in itertools.pairwise(steps)):
-            raise ValueError(
-                f"at {level} level a `value_order` of numbers must be strictly ascending, "
-                f"not {declared!r}"
-            )
-        return numeric
-    # Ordinal (and nominal) level: a number's place in the declared scale is what counts.
-    positions = np.full(numeric.shape, np.nan)
-    positions[rated] = [order[value] for value in values.tolist()]
-    return positions
-
-
 def _undefined(prepared: _Prepared, data: _alpha.Pairable) -> str | None:
     """The code of the reason alpha is undefined (a key of :data:`UNDEFINED`), or None."""
     n_coders = prepared.positions.shape[0]
@@ -582,23 +422,3 @@ def _undefined(prepared: _Prepared, data: _alpha.Pairable) -> str | None:
     if data.domain.size < 2:
         return "no_variation"
     return None
-
-
-def _interval(
-    data: _alpha.Pairable,
-    level: _Level,
-    n_resamples: int,
-    seed: int,
-    confidence: float,
-    progress: bool | None,
-) -> tuple[float, float, int]:
-    """``(low, high, resamples with a defined alpha)``."""
-    if math.isnan(_alpha.alpha(data, level)):
-        return math.nan, math.nan, 0
-    alphas = _alpha.bootstrap_alphas(data, level, n_resamples, seed, progress)
-    defined = alphas[~np.isnan(alphas)]
-    if defined.size < _MIN_DEFINED_SHARE * n_resamples:
-        return math.nan, math.nan, int(defined.size)
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(defined, [tail, 1.0 - tail])
-    return float(low), float(high), int(defined.size)

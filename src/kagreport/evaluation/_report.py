@@ -17,12 +17,12 @@ from kagreport.evaluation._serialize import (
     loads_document,
     write_document,
 )
-from kagreport.evaluation._signflip import exact_mean
+from kagreport.stats._signflip import exact_mean
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from kagreport.evaluation._compare import EvaluationComparison
+    from kagreport.evaluation._comparison import EvaluationComparison
 
 __all__ = ["AnswerEvaluation", "RetrievalEvaluation", "mean_scores"]
 

@@ -5,7 +5,6 @@ Importing this module loads pandas; the layers below it never do.
 
 from __future__ import annotations
 
-from kagreport.frames._intervals import pareto_front, wilson_interval
 from kagreport.frames._latex import latex_escape, to_latex
 from kagreport.frames._tables import (
     COST_AXES,
@@ -20,6 +19,7 @@ from kagreport.frames._tables import (
     no_retrieval,
     stats_frame,
 )
+from kagreport.stats import pareto_front, wilson_interval
 
 __all__ = [
     "COST_AXES",

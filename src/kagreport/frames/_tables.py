@@ -13,8 +13,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
-from kagreport.frames._intervals import pareto_front, wilson_interval
 from kagreport.grading import Metrics, StatsReport
+from kagreport.stats import pareto_front, wilson_interval
 
 __all__ = [
     "COST_AXES",

@@ -1,6 +1,6 @@
 """The exact null distribution of the sign-flip statistic on a lattice.
 
-When every non-zero |d_i| of :func:`~kagreport.evaluation.sign_flip_test` is an integer
+When every non-zero |d_i| of :func:`~kagreport.stats.sign_flip_test` is an integer
 multiple k_i of one step, S / step = T = sum s_i k_i takes integer values and its law under
 fair random signs is a convolution of scaled binomials: :func:`find_lattice` finds the step
 and the multipliers, :func:`lattice_p_value` the two-sided p-value P(|T| >= |T_obs|), in

@@ -1,14 +1,53 @@
-"""Confidence intervals for proportions, and the Pareto frontier of accuracy against cost."""
+"""Confidence intervals (the result type, Wilson's for proportions), and the Pareto frontier."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["pareto_front", "wilson_interval"]
+__all__ = ["ConfidenceInterval", "pareto_front", "wilson_interval"]
+
+
+@dataclass(frozen=True)
+class ConfidenceInterval:
+    """A two-sided confidence interval of one quantity.
+
+    Attributes
+    ----------
+    low, high : float
+        The bounds, in the units of the quantity (a mean paired difference in the metric's
+        units, Krippendorff's alpha, a proportion in [0, 1]); both NaN when the interval is
+        undefined (no data, or too few resamples where the statistic is defined).
+    level : float
+        The nominal coverage, in (0, 1) (0.95 for a 95% interval).
+    method : str
+        How it was computed: ``"percentile-bootstrap"`` (Efron and Tibshirani 1993, ch. 13)
+        or ``"wilson"`` (Wilson 1927).
+
+    Notes
+    -----
+    Iterating yields ``low`` then ``high``, so ``low, high = interval`` still reads the
+    ``(low, high)`` tuples these functions returned before.
+    """
+
+    low: float
+    high: float
+    level: float
+    method: str
+
+    def __iter__(self) -> Iterator[float]:
+        yield self.low
+        yield self.high
+
+    @property
+    def defined(self) -> bool:
+        """True when both bounds are numbers (not NaN)."""
+        return self.low == self.low and self.high == self.high
 
 
 def wilson_interval(
@@ -34,7 +73,9 @@ def wilson_interval(
     Returns
     -------
     (low, high) : tuple of ndarray of float64
-        Same shape as the broadcast inputs.
+        Same shape as the broadcast inputs: the bounds of many proportions at once (one
+        per setup and dataset), so two columns rather than one :class:`ConfidenceInterval`
+        per proportion.
 
     Raises
     ------

@@ -1,4 +1,4 @@
-"""The statistics of a paired comparison: sign-flip test, bootstrap interval, Holm.
+"""The paired sign-flip (randomisation) test, exact or Monte Carlo.
 
 :func:`sign_flip_test` gives the two-sided p-value of the paired sign-flip
 (randomisation) test exactly whenever that is cheap, at any number of pairs:
@@ -13,8 +13,8 @@
 * ``"monte-carlo"``: only when there is no small lattice, ``n_resamples`` random
   assignments with the add-one estimate.
 
-:func:`bootstrap_mean_interval` is the percentile bootstrap of the mean, and
-:func:`holm_adjust` Holm's step-down adjustment. Every resampling runs over the
+The percentile bootstrap of the mean is in :mod:`kagreport.stats._bootstrap`, Holm's
+step-down adjustment in :mod:`kagreport.stats._holm`. Every resampling runs over the
 differences in a canonical (sorted) order, so results depend only on the multiset
 of differences: permuting the items never changes a digit.
 """
@@ -22,13 +22,13 @@ of differences: permuting the items never changes a digit.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from kagreport.evaluation._lattice import (
+from kagreport.stats._lattice import (
     LATTICE_BUDGET,
     LATTICE_TOLERANCE,
     find_lattice,
@@ -45,9 +45,7 @@ __all__ = [
     "METHODS",
     "TOLERANCE",
     "SignFlipResult",
-    "bootstrap_mean_interval",
     "exact_mean",
-    "holm_adjust",
     "paired_differences",
     "sign_flip_test",
 ]
@@ -63,13 +61,10 @@ DUST: Final = 1e-12
 #: The ways a p-value is computed, as recorded in results.
 METHODS: Final = ("exact-enumeration", "exact-lattice", "monte-carlo")
 
-# Memory bounds of the resampling loops (bytes of the largest temporary block).
+# Memory bound of the resampling loops (bytes of the largest temporary block).
 _SIGN_BLOCK_BYTES = 8 * 2**20
-_BOOTSTRAP_BLOCK_BYTES = 16 * 2**20
 # Resamples (columns) handled together; bounds the per-resample accumulators.
 _MAX_COLUMNS = 2**16
-# Above this many distinct values the bootstrap draws indices instead of counts.
-_MAX_DISTINCT_FOR_MULTINOMIAL = 64
 # Row b of _SIGNS holds the signs that byte b assigns to the 8 differences of a
 # group: bit j set -> difference j is negated. Byte 0 is the observed assignment.
 _BITS = (np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1
@@ -471,141 +466,3 @@ def _sign_flip_test_iv(
     differences: npt.ArrayLike, n_resamples: int, seed: int
 ) -> tuple[np.ndarray[Any, Any], int, int]:
     return _as_differences(differences), _check_n_resamples(n_resamples), _check_seed(seed)
-
-
-# --------------------------------------------------------------------------------------
-# Bootstrap interval
-# --------------------------------------------------------------------------------------
-
-
-def bootstrap_mean_interval(
-    differences: npt.ArrayLike,
-    *,
-    n_resamples: int = 10000,
-    seed: int = 0,
-    confidence: float = 0.95,
-) -> tuple[float, float]:
-    """Percentile bootstrap confidence interval of the mean paired difference.
-
-    Parameters
-    ----------
-    differences : array_like, shape (n,)
-        Paired differences, finite, in the metric's units.
-    n_resamples : int, default 10000
-        Bootstrap resamples (each of n pairs drawn with replacement).
-    seed : int, default 0
-        Seed of ``numpy.random.default_rng``.
-    confidence : float, default 0.95
-        Coverage of the interval, in (0, 1).
-
-    Returns
-    -------
-    (low, high) : tuple of float
-        The ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the
-        resampled means (numpy's default linear interpolation), in the metric's
-        units; ``(nan, nan)`` when there are no differences.
-
-    Raises
-    ------
-    ValueError
-        If ``differences`` is not one-dimensional or holds NaN or an infinity, or
-        if ``n_resamples``, ``seed`` or ``confidence`` is out of range.
-
-    Notes
-    -----
-    The percentile interval of Efron and Tibshirani (1993, ch. 13). Resampling n
-    pairs with replacement is the same as drawing the counts of each distinct
-    value from Multinomial(n, counts / n); when there are at most 64 distinct
-    values (0/1 correctness gives at most 3 differences: -1, 0, 1), the counts
-    are drawn directly, which costs O(distinct values) per resample instead of
-    O(n). Otherwise indices are drawn, in blocks of about 16 MiB, into the sorted
-    differences, so permuting the pairs never changes the interval.
-
-    References
-    ----------
-    .. [1] B. Efron and R. J. Tibshirani (1993), *An Introduction to the
-       Bootstrap*, Chapman & Hall, ch. 13.
-    """
-    # Sorted: the canonical order, so the interval depends on the multiset of pairs only.
-    d = np.sort(_as_differences(differences)) + 0.0  # + 0.0: -0.0 becomes 0.0
-    n_resamples = _check_n_resamples(n_resamples)
-    seed = _check_seed(seed)
-    _check_confidence(confidence)
-    if d.size == 0:
-        return (math.nan, math.nan)
-    n = d.size
-    d, shift = _tamed(d)  # resampled sums of scores near 1.8e308 must not overflow
-    rng = np.random.default_rng(seed)
-    means = np.empty(n_resamples)
-    values, counts = np.unique(d, return_counts=True)
-    if values.size <= _MAX_DISTINCT_FOR_MULTINOMIAL:
-        probabilities = counts / n
-        for first in range(0, n_resamples, _MAX_COLUMNS):
-            size = min(_MAX_COLUMNS, n_resamples - first)
-            drawn = rng.multinomial(n, probabilities, size=size)  # (size, distinct values)
-            means[first : first + size] = drawn @ values / n
-    else:
-        # int64 indices plus float64 values: 16 bytes per drawn pair.
-        per_block = max(1, _BOOTSTRAP_BLOCK_BYTES // (16 * n))
-        looked_up = np.empty((min(per_block, n_resamples), n))
-        for first in range(0, n_resamples, per_block):
-            size = min(per_block, n_resamples - first)
-            indices = rng.integers(0, n, size=(size, n))
-            out = looked_up[:size]
-            np.take(d, indices, out=out, mode="clip")  # indices < n: "clip" never clips
-            means[first : first + size] = out.sum(axis=1) / n
-    alpha = 1.0 - float(confidence)
-    low, high = np.ldexp(np.quantile(means, [alpha / 2, 1.0 - alpha / 2]), shift)
-    return (float(low), float(high))
-
-
-# --------------------------------------------------------------------------------------
-# Holm
-# --------------------------------------------------------------------------------------
-
-
-def holm_adjust(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment of p-values for multiple comparisons.
-
-    Parameters
-    ----------
-    p_values : sequence of float, length k
-        Unadjusted p-values in [0, 1]; NaN entries (tests not run) are passed
-        through as NaN and are not counted among the tests.
-
-    Returns
-    -------
-    list of float, length k
-        Adjusted p-values in the input order: with the t defined p-values sorted
-        ascending, p_(i) -> max_{j <= i} min(1, (t - j + 1) p_(j)). Monotone in the
-        unadjusted p-values and capped at 1. Rejecting where the adjusted value is
-        below alpha controls the family-wise error rate at alpha.
-
-    Raises
-    ------
-    ValueError
-        If a p-value is outside [0, 1].
-
-    References
-    ----------
-    .. [1] S. Holm (1979), "A simple sequentially rejective multiple test
-       procedure", *Scandinavian Journal of Statistics* 6(2), 65-70.
-
-    Examples
-    --------
-    >>> [round(p, 12) for p in holm_adjust([0.01, 0.04, 0.03])]
-    [0.03, 0.06, 0.06]
-    """
-    p = np.asarray([float(v) for v in p_values], dtype=np.float64)
-    defined = ~np.isnan(p)
-    if ((p[defined] < 0.0) | (p[defined] > 1.0)).any():
-        raise ValueError(f"`p_values` must lie in [0, 1] (or be NaN), not {list(p_values)!r}")
-    adjusted = np.full(p.shape, math.nan)
-    positions = np.flatnonzero(defined)
-    t = positions.size
-    if t:
-        order = np.argsort(p[positions], kind="stable")
-        ranked = p[positions][order]
-        stepped = np.minimum(1.0, np.maximum.accumulate((t - np.arange(t)) * ranked))
-        adjusted[positions[order]] = stepped
-    return [float(v) for v in adjusted]

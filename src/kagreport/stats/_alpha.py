@@ -52,7 +52,16 @@ from typing import Any, Final, Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Pairable", "alpha", "bootstrap_alphas", "pairable"]
+from kagreport.stats._intervals import ConfidenceInterval
+
+__all__ = [
+    "MIN_DEFINED_SHARE",
+    "Pairable",
+    "alpha",
+    "alpha_bootstrap_interval",
+    "bootstrap_alphas",
+    "pairable",
+]
 
 Level: TypeAlias = Literal["nominal", "ordinal", "interval", "ratio"]
 _Floats: TypeAlias = npt.NDArray[np.float64]
@@ -341,6 +350,46 @@ def bootstrap_alphas(
         if bar is not None:
             bar.close()
     return alphas
+
+
+#: Fewest resamples, as a share of all, in which alpha must be defined for an interval: one
+#: from a bootstrap where most resamples had no defined alpha would describe only the lucky ones.
+MIN_DEFINED_SHARE: Final = 0.5
+
+
+def alpha_bootstrap_interval(
+    data: Pairable,
+    level: Level,
+    n_resamples: int,
+    seed: int,
+    confidence: float,
+    progress: bool | None = None,
+) -> tuple[ConfidenceInterval, int]:
+    """Percentile bootstrap interval of alpha over :func:`bootstrap_alphas`' resamples.
+
+    Returns
+    -------
+    (ConfidenceInterval, int)
+        The ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles (linear
+        interpolation) of alpha over the resamples where it is defined (``level`` is
+        ``confidence``, ``method`` ``"percentile-bootstrap"``; Efron and Tibshirani 1993,
+        ch. 13), and how many resamples define it. Both bounds are NaN (and the count 0)
+        when alpha itself is undefined, and NaN when fewer than :data:`MIN_DEFINED_SHARE`
+        of the resamples define it.
+    """
+    undefined = ConfidenceInterval(math.nan, math.nan, float(confidence), "percentile-bootstrap")
+    if math.isnan(alpha(data, level)):
+        return undefined, 0
+    alphas = bootstrap_alphas(data, level, n_resamples, seed, progress)
+    defined = alphas[~np.isnan(alphas)]
+    if defined.size < MIN_DEFINED_SHARE * n_resamples:
+        return undefined, int(defined.size)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(defined, [tail, 1.0 - tail])
+    interval = ConfidenceInterval(
+        float(low), float(high), float(confidence), "percentile-bootstrap"
+    )
+    return interval, int(defined.size)
 
 
 def _resample_statistic(data: Pairable, level: Level) -> Callable[[_Floats], _Floats]:

@@ -1,0 +1,58 @@
+"""The mathematics of kagreport, on NumPy only.
+
+The paired sign-flip test (exact enumeration, exact lattice convolution, Monte Carlo),
+the percentile bootstrap interval of a mean, Holm's step-down adjustment, Wilson score
+intervals, the Pareto frontier of cost against value, and Krippendorff's alpha with its
+bootstrap. Every function documents its formula and source; results are small frozen
+dataclasses. This layer imports only NumPy, the standard library and
+:mod:`kagreport._errors` (tests/test_architecture.py checks), so anything above
+``evaluation`` must import it lazily to keep ``import kagreport`` light.
+"""
+
+from __future__ import annotations
+
+from kagreport.stats._alpha import (
+    MIN_DEFINED_SHARE,
+    Pairable,
+    alpha,
+    alpha_bootstrap_interval,
+    bootstrap_alphas,
+    pairable,
+)
+from kagreport.stats._bootstrap import bootstrap_mean_interval
+from kagreport.stats._holm import holm_adjust
+from kagreport.stats._intervals import ConfidenceInterval, pareto_front, wilson_interval
+from kagreport.stats._signflip import (
+    DUST,
+    LATTICE_BUDGET,
+    LATTICE_TOLERANCE,
+    METHODS,
+    TOLERANCE,
+    SignFlipResult,
+    exact_mean,
+    paired_differences,
+    sign_flip_test,
+)
+
+__all__ = [
+    "DUST",
+    "LATTICE_BUDGET",
+    "LATTICE_TOLERANCE",
+    "METHODS",
+    "MIN_DEFINED_SHARE",
+    "TOLERANCE",
+    "ConfidenceInterval",
+    "Pairable",
+    "SignFlipResult",
+    "alpha",
+    "alpha_bootstrap_interval",
+    "bootstrap_alphas",
+    "bootstrap_mean_interval",
+    "exact_mean",
+    "holm_adjust",
+    "pairable",
+    "paired_differences",
+    "pareto_front",
+    "sign_flip_test",
+    "wilson_interval",
+]
