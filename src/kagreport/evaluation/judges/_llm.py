@@ -4,7 +4,7 @@ OpenAI, vLLM, Ollama, llama.cpp's server and the like all take the same request.
 renders a Jinja2 prompt for an item, sends it (temperature 0 and a seed by default), reads a
 score from the reply and reports what the call cost. It retries 429s, 5xx replies, timeouts
 and connection errors itself, with back-off, and keeps at most ``max_concurrency`` requests
-in flight. With a :class:`~kagreport.evaluation._cache.JudgeCache`, a response already seen
+in flight. With a :class:`~kagreport.evaluation.judges._cache.JudgeCache`, a response already seen
 for the same judge identity and the same request is read from disk and costs nothing.
 
 What counts as a response (``Usage.responses``)
@@ -17,7 +17,7 @@ A cached response counts in ``responses`` and ``cached_responses`` and adds no t
 Not model responses, and counted nowhere: a retried or final 429/5xx, any other 4xx, a
 timeout, a connection error, and a 2xx whose body is not JSON or has no ``choices`` (such
 as ``{"error": {...}}``, which some servers send for rate limits). Those end in a
-:class:`~kagreport.evaluation._judge.JudgeFailure` without being retried (a 2xx is not a
+:class:`~kagreport.evaluation.judges._protocol.JudgeFailure` without being retried (a 2xx is not a
 signal to retry) and are never cached.
 
 Text the judge keeps
@@ -35,7 +35,7 @@ Token counts outside [0, 2**63) are treated as missing (``responses_without_toke
 
 The cache is a convenience: when reading or writing it fails after it opened, the judge
 logs a WARNING, stops using it (:meth:`JudgeCache.disable
-<kagreport.evaluation._cache.JudgeCache.disable>`, with one ERROR line per cache) and goes
+<kagreport.evaluation.judges._cache.JudgeCache.disable>`, with one ERROR line per cache) and goes
 on; neither the verdict nor the usage counts change.
 
 Keys and stops
@@ -69,10 +69,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeGuard, get_args
 
 from kagreport._errors import KagreportError
-from kagreport.evaluation._cache import JudgeCache
-from kagreport.evaluation._evaluate import current_stop
+
+# The module, not the function: _evaluate imports this package (for the protocol) while
+# it initialises, so current_stop is looked up when a request is made.
+from kagreport.evaluation import _evaluate
 from kagreport.evaluation._items import AnswerItem
-from kagreport.evaluation._judge import JudgeFailure, Judgement, Usage, identity_hash
+from kagreport.evaluation.judges._cache import JudgeCache
+from kagreport.evaluation.judges._protocol import JudgeFailure, Judgement, Usage, identity_hash
 
 if TYPE_CHECKING:
     from jinja2 import Environment, Template
@@ -1047,7 +1050,7 @@ class LLMJudge:
         client = self._get_client()
         attempts = self._max_retries + 1
         problem = ""
-        stop = current_stop()
+        stop = _evaluate.current_stop()
         for attempt in range(attempts):
             wait: float | None = None
             try:
