@@ -34,7 +34,7 @@ from kagreport.evaluation._read import read_report
 from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation
 from kagreport.evaluation._retrieval import retrieval_scores
 from kagreport.evaluation.judges._cache import CachedResponse, JudgeCache
-from kagreport.evaluation.judges._llm import LLMJudge, parse_verdict
+from kagreport.evaluation.judges._llm import LLMJudge
 from kagreport.evaluation.judges._protocol import (
     Judge,
     JudgeFailure,
@@ -52,6 +52,7 @@ from kagreport.evaluation.judges._rules import (
     extract_option,
     normalize_answer,
 )
+from kagreport.evaluation.judges._verdict import parse_verdict
 
 __all__ = [
     "Agreement",
