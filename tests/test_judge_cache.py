@@ -20,10 +20,10 @@ import pytest
 
 from chat_stub import ChatStub, error_body, ok, status
 from kagreport._errors import KagreportError
-from kagreport.evaluation._cache import CachedResponse, JudgeCache
 from kagreport.evaluation._items import AnswerItem
-from kagreport.evaluation._judge import JudgeFailure, Usage
-from kagreport.evaluation._llm import LLMJudge
+from kagreport.evaluation.judges._cache import CachedResponse, JudgeCache
+from kagreport.evaluation.judges._llm import LLMJudge
+from kagreport.evaluation.judges._protocol import JudgeFailure, Usage
 
 PROMPT = "[item {{ item.identifier }}] Question: {{ item.question }}\nAnswer: {{ item.answer }}"
 T1_SYSTEM = "You are a strict grader. End with 'Verdict: correct' or 'Verdict: incorrect'."
@@ -351,8 +351,8 @@ from concurrent.futures import ThreadPoolExecutor
 import openai  # imported before the start signal, so both processes start together
 
 from kagreport.evaluation._items import AnswerItem
-from kagreport.evaluation._judge import JudgeFailure, Usage
-from kagreport.evaluation._llm import LLMJudge
+from kagreport.evaluation.judges._protocol import JudgeFailure, Usage
+from kagreport.evaluation.judges._llm import LLMJudge
 
 url, path, prompt, system, first, last = sys.argv[1:7]
 judge = LLMJudge("j", model="stub-model", base_url=url, prompt=prompt, system_prompt=system,

@@ -35,8 +35,9 @@ from chat_stub import (
     truncated,
 )
 from kagreport.evaluation._items import AnswerItem, TextRepairWarning
-from kagreport.evaluation._judge import Judge, JudgeFailure, Judgement, Usage
-from kagreport.evaluation._llm import LLMJudge, parse_verdict
+from kagreport.evaluation.judges._llm import LLMJudge
+from kagreport.evaluation.judges._protocol import Judge, JudgeFailure, Judgement, Usage
+from kagreport.evaluation.judges._verdict import parse_verdict
 
 PROMPT = "[item {{ item.identifier }}] Question: {{ item.question }}\nAnswer: {{ item.answer }}"
 
@@ -215,7 +216,7 @@ def test_retry_after_in_seconds_is_honoured(stub: ChatStub) -> None:
     ],
 )
 def test_retry_after_headers(headers: dict[str, str], seconds: float | None) -> None:
-    from kagreport.evaluation._llm import _retry_after
+    from kagreport.evaluation.judges._client import _retry_after
 
     assert _retry_after(headers) == seconds
 
@@ -223,7 +224,7 @@ def test_retry_after_headers(headers: dict[str, str], seconds: float | None) -> 
 def test_retry_after_as_an_http_date() -> None:
     from email.utils import formatdate
 
-    from kagreport.evaluation._llm import _retry_after
+    from kagreport.evaluation.judges._client import _retry_after
 
     wait = _retry_after({"retry-after": formatdate(time.time() + 30, usegmt=True)})
     assert wait is not None
@@ -709,7 +710,7 @@ def test_a_pickled_judge_works_in_another_life(stub: ChatStub) -> None:
 
 def test_importing_the_module_does_not_import_openai() -> None:
     code = (
-        "import sys; from kagreport.evaluation._llm import LLMJudge;"
+        "import sys; from kagreport.evaluation.judges._llm import LLMJudge;"
         "LLMJudge('j', model='m', base_url='http://x/v1', prompt='{{ item.question }}');"
         "print('openai' in sys.modules)"
     )
@@ -872,7 +873,7 @@ def test_json_scores_are_compared_exactly_and_never_negative_zero() -> None:
 
 
 def test_a_reply_over_the_limit_is_read_and_kept_cut(stub: ChatStub, tmp_path: Path) -> None:
-    from kagreport.evaluation._llm import MAX_REPLY_CHARS
+    from kagreport.evaluation.judges._client import MAX_REPLY_CHARS
 
     head = "Verdict: yes\n"
     long_reply = head + "x" * MAX_REPLY_CHARS

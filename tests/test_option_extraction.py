@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kagreport.evaluation import AnswerItem, OptionExtraction, OptionMatch, extract_option
-from kagreport.evaluation._rules import option_verdict, read_option
+from kagreport.evaluation.judges._rules import option_verdict, read_option
 
 REPO = Path(__file__).resolve().parents[1]
 QUESTIONS = REPO / "examples" / "sources" / "mmlu-pro-philosophy" / "questions.jsonl"

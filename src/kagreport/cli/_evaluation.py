@@ -72,9 +72,9 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
 
 def run_evaluate(args: argparse.Namespace, level: int) -> int:
     from kagreport.evaluation import TextRepairWarning, evaluate_answers
-    from kagreport.evaluation._config import load_items_jsonl, load_judges
     from kagreport.evaluation._kag import answer_items_from_run
     from kagreport.evaluation._text import render_evaluation
+    from kagreport.evaluation.judges._config import load_items_jsonl, load_judges
 
     if args.max_concurrency < 1:
         raise UsageError(f"--max-concurrency must be >= 1, not {args.max_concurrency}")
@@ -196,7 +196,7 @@ def _check_evaluate_paths(args: argparse.Namespace) -> None:
         if the cache is one of the input files. Paths are compared as files (hard and
         symbolic links included), also when they do not exist yet.
     """
-    from kagreport.evaluation._config import prompt_files
+    from kagreport.evaluation.judges._config import prompt_files
 
     inputs = [args.items, args.judges, args.datasets]
     if args.judges is not None:

@@ -14,7 +14,6 @@ from kagreport.evaluation._agreement import (
     krippendorff_alpha,
     pairwise_agreement,
 )
-from kagreport.evaluation._cache import CachedResponse, JudgeCache
 from kagreport.evaluation._compare import (
     DifferentItemsError,
     compare_items,
@@ -24,13 +23,20 @@ from kagreport.evaluation._compare import (
 from kagreport.evaluation._comparison import EvaluationComparison, MetricComparison
 from kagreport.evaluation._evaluate import evaluate_answers, evaluate_retrieval, metric_name
 from kagreport.evaluation._items import AnswerItem, RetrievalItem, TextRepairWarning
-from kagreport.evaluation._judge import Judge, JudgeFailure, Judgement, Usage, identity_hash
 from kagreport.evaluation._kag import answer_items_from_run, evaluation_from_stats
-from kagreport.evaluation._llm import LLMJudge, parse_verdict
 from kagreport.evaluation._read import read_report
 from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation
 from kagreport.evaluation._retrieval import retrieval_scores
-from kagreport.evaluation._rules import (
+from kagreport.evaluation.judges._cache import CachedResponse, JudgeCache
+from kagreport.evaluation.judges._llm import LLMJudge
+from kagreport.evaluation.judges._protocol import (
+    Judge,
+    JudgeFailure,
+    Judgement,
+    Usage,
+    identity_hash,
+)
+from kagreport.evaluation.judges._rules import (
     Contains,
     ExactMatch,
     OptionExtraction,
@@ -40,6 +46,7 @@ from kagreport.evaluation._rules import (
     extract_option,
     normalize_answer,
 )
+from kagreport.evaluation.judges._verdict import parse_verdict
 from kagreport.stats import (
     SignFlipResult,
     bootstrap_mean_interval,

@@ -13,9 +13,9 @@ from typing import Any
 
 from kagreport.evaluation._agreement import LEVELS
 from kagreport.evaluation._items import AnswerItem, RetrievalItem
-from kagreport.evaluation._judge import Judge, JudgeFailure, Judgement, Usage
 from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation, mean_scores
 from kagreport.evaluation._retrieval import DEFAULT_KS, retrieval_scores
+from kagreport.evaluation.judges._protocol import Judge, JudgeFailure, Judgement, Usage
 
 __all__ = ["current_stop", "evaluate_answers", "evaluate_retrieval", "metric_name"]
 
@@ -28,7 +28,7 @@ _worker = threading.local()
 def current_stop() -> threading.Event | None:
     """The event set when the evaluation this thread judges for is stopped, or ``None``.
 
-    A judge that waits or retries (:class:`~kagreport.evaluation._llm.LLMJudge`) asks it
+    A judge that waits or retries (:class:`~kagreport.evaluation.judges._llm.LLMJudge`) asks it
     before each request and waits on it between attempts, so that once Ctrl-C or SIGTERM
     stopped :func:`evaluate_answers`, no request is sent any more.
     """

@@ -20,7 +20,7 @@ Every key other than ``kind``, ``api_key_env``, ``prompt_file`` and
 A key goes only where the file sends it: the variable ``api_key_env`` names is sent to that
 judge's ``base_url``, whatever it is; without ``api_key_env``, ``OPENAI_API_KEY`` is sent
 only to OpenAI's own API (``https://api.openai.com``) and any other server gets a
-placeholder (see :class:`~kagreport.evaluation._llm.LLMJudge`'s ``api_key``).
+placeholder (see :class:`~kagreport.evaluation.judges._llm.LLMJudge`'s ``api_key``).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from typing import Any
 
 from kagreport._errors import KagreportError, NotUTF8Error, decode_utf8
 from kagreport.evaluation._items import AnswerItem
-from kagreport.evaluation._judge import Judge
-from kagreport.evaluation._rules import (
+from kagreport.evaluation.judges._protocol import Judge
+from kagreport.evaluation.judges._rules import (
     Contains,
     ExactMatch,
     OptionExtraction,
@@ -59,7 +59,7 @@ class ConfigError(KagreportError):
 
 
 def _llm(**options: Any) -> Judge:
-    from kagreport.evaluation._llm import LLMJudge
+    from kagreport.evaluation.judges._llm import LLMJudge
 
     return LLMJudge(**options)
 

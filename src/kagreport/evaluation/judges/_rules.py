@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from kagreport.evaluation._items import AnswerItem
-from kagreport.evaluation._judge import JudgeFailure, Judgement
+from kagreport.evaluation.judges._protocol import JudgeFailure, Judgement
 from kagreport.grading import WHITE_SPACE, grade_response
 
 __all__ = [
