@@ -12,12 +12,12 @@ Conventions (ANSWER_EVALUATION_SPEC.md, PITFALLS.md B11):
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Mapping
 from typing import Any
 
 from kagreport._atomic import write_atomic
+from kagreport._format import json_safe
 
 __all__ = [
     "FORMATS",
@@ -54,16 +54,6 @@ def format_for(path: str | os.PathLike[str], format: str | None) -> str:
     return _SUFFIXES[suffix]
 
 
-def _nan_to_none(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Mapping):
-        return {str(k): _nan_to_none(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_nan_to_none(v) for v in value]
-    return value
-
-
 def _json_text(value: Any, indent: int | None = None) -> str:
     text = json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False)
     # U+2028/U+2029 are line breaks to str.splitlines() and to old JavaScript: escape them
@@ -98,7 +88,7 @@ def jsonable(value: Any) -> Any:
 
 def canonical(value: Any) -> Any:
     """:func:`jsonable` with NaN and infinities as None: equal reports compare equal."""
-    return _nan_to_none(jsonable(value))
+    return json_safe(jsonable(value))
 
 
 def _drop_none(value: Any, where: str = "$") -> Any:
@@ -123,9 +113,9 @@ def dumps_document(document: Mapping[str, Any], format: str, *, items_key: str =
         For an unknown format, or a value the format cannot hold.
     """
     if format == "json":
-        return _json_text(_nan_to_none(document), indent=2) + "\n"
+        return _json_text(json_safe(document), indent=2) + "\n"
     if format == "jsonl":
-        plain = _nan_to_none(document)
+        plain = json_safe(document)
         header = {"record": "header", **{k: v for k, v in plain.items() if k != items_key}}
         lines = [_json_text(header)]
         lines += [_json_text({"record": "item", **item}) for item in plain.get(items_key, [])]
