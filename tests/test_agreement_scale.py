@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kagreport._document import loads_document
 from kagreport.evaluation import AnswerEvaluation, AnswerItem, Judgement, evaluate_answers
 from kagreport.evaluation._agreement import (
     LEVELS,
@@ -29,7 +30,6 @@ from kagreport.evaluation._agreement import (
     krippendorff_alpha,
 )
 from kagreport.evaluation._alpha import bootstrap_alphas, pairable
-from kagreport.evaluation._serialize import loads_document
 
 # --- against the krippendorff package -------------------------------------------------------------
 

@@ -13,8 +13,8 @@ import kagreport
 
 PACKAGE = Path(kagreport.__file__).parent
 # Lower index = lower layer; a module may import only its own layer or lower ones.
-LAYERS = ["_errors", "_format", "kag", "grading", "evaluation", "examples", "frames", "charts",
-          "widgets", "site", "cli"]  # fmt: skip
+LAYERS = ["_errors", "_format", "_document", "kag", "grading", "evaluation", "examples", "frames",
+          "charts", "widgets", "site", "cli"]  # fmt: skip
 
 
 def _layer(module: str) -> str:

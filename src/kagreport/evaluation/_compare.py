@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from kagreport._atomic import write_atomic
-from kagreport.evaluation._serialize import (
+from kagreport._document import (
     canonical,
     dumps_document,
     format_for,

@@ -8,8 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from kagreport.evaluation._items import AnswerItem, RetrievalItem
-from kagreport.evaluation._serialize import (
+from kagreport._document import (
     canonical,
     dumps_document,
     format_for,
@@ -17,6 +16,7 @@ from kagreport.evaluation._serialize import (
     loads_document,
     write_document,
 )
+from kagreport.evaluation._items import AnswerItem, RetrievalItem
 from kagreport.evaluation._signflip import exact_mean
 
 if TYPE_CHECKING:
