@@ -404,7 +404,6 @@ class EvaluationComparison(Document):
             raise ValueError(f"malformed {SCHEMA} document: {exc}") from None
 
 
-
 # --------------------------------------------------------------------------------------
 # compare_items
 # --------------------------------------------------------------------------------------
