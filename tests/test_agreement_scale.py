@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kagreport._document import loads_document
 from kagreport.evaluation import AnswerEvaluation, AnswerItem, Judgement, evaluate_answers
 from kagreport.evaluation._agreement import (
     LEVELS,
@@ -28,7 +29,6 @@ from kagreport.evaluation._agreement import (
     compute_agreement,
     krippendorff_alpha,
 )
-from kagreport.evaluation._serialize import loads_document
 from kagreport.stats._alpha import bootstrap_alphas, pairable
 
 # --- against the krippendorff package -------------------------------------------------------------

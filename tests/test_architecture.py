@@ -13,8 +13,8 @@ import kagreport
 
 PACKAGE = Path(kagreport.__file__).parent
 # Lower index = lower layer; a module may import only its own layer or lower ones.
-LAYERS = ["_errors", "stats", "kag", "grading", "evaluation", "runs", "examples", "frames",
-          "charts", "widgets", "site", "cli"]  # fmt: skip
+LAYERS = ["_errors", "_format", "_document", "stats", "kag", "grading", "evaluation", "runs",
+          "examples", "frames", "charts", "widgets", "site", "cli"]  # fmt: skip
 
 
 def _layer(module: str) -> str:

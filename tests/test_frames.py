@@ -176,7 +176,7 @@ def test_b2_null_precision_stays_missing(tree: Tree) -> None:
     assert math.isnan(row["precision"])
     assert math.isnan(row["precision_low"])
     assert row["accuracy"] == 0.0
-    assert "allerr & 0.0 [0.0, 65.8] & -- & 0.0 [0.0, 65.8]" in to_latex(
+    assert "allerr & 0.0 [0.0, 65.8] & --- & 0.0 [0.0, 65.8]" in to_latex(
         grade(tree.datasets_path, tree.results)
     )
 
@@ -217,8 +217,13 @@ def test_comparison_latex_marks_significance() -> None:
     report = grade(example.datasets, example.results)
     pro = evaluation_from_stats(report, "gemini-1-5-pro-002", answers=False)
     llama = evaluation_from_stats(report, "llama-2-7b-hf", answers=False)
-    latex = to_latex(pro.compare(llama, n_resamples=2000))
-    assert r"$<$0.001$^{\dagger}$" in latex  # math-mode "<": text mode would print "¡"
+    comparison = pro.compare(llama, n_resamples=2000)
+    latex = to_latex(comparison)
+    holm = comparison.metrics["correct"].p_value_holm
+    # One p style in every view (issue #12 item 6): 4 decimals, x.xxe-yy below 1e-4.
+    latex_holm = f"{holm:.2e}" if holm < 1e-4 else f"{holm:.4f}"
+    assert holm < 0.05
+    assert latex_holm + r"$^{\dagger}$" in latex
     assert r"$^{\dagger}$ Holm-adjusted $p < 0.05$" in latex  # the mark is explained
     assert latex.count(r"\\") == 2  # one header row and one body row
 

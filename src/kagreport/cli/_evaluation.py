@@ -230,7 +230,7 @@ def check_output(path: str, inputs: list[str | None]) -> None:
         For an unknown suffix, a missing or unwritable folder, a folder as the target, or
         a target that is one of ``inputs``.
     """
-    from kagreport.evaluation._serialize import format_for
+    from kagreport._document import format_for
 
     target = os.path.abspath(path)
     folder = os.path.dirname(target)

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from kagreport._document import canonical, jsonable
 from kagreport.evaluation._comparison import KINDS, EvaluationComparison, MetricComparison
-from kagreport.evaluation._serialize import canonical, jsonable
 from kagreport.stats._bootstrap import bootstrap_mean_interval
 from kagreport.stats._holm import holm_adjust
 from kagreport.stats._signflip import (

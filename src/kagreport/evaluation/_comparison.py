@@ -8,20 +8,11 @@ schema and versions, its checks on reading, and equality.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar
 
-from kagreport._atomic import write_atomic
-from kagreport.evaluation._serialize import (
-    canonical,
-    dumps_document,
-    format_for,
-    jsonable,
-    loads_document,
-    write_document,
-)
+from kagreport._document import Document, jsonable
 from kagreport.stats._signflip import METHODS
 
 __all__ = ["EvaluationComparison", "MetricComparison"]
@@ -184,7 +175,7 @@ class MetricComparison:
 
 
 @dataclass(frozen=True, eq=False)
-class EvaluationComparison:
+class EvaluationComparison(Document):
     """A paired comparison of a candidate evaluation against a baseline.
 
     Built by :func:`compare_items` (``AnswerEvaluation.compare``). Equality is
@@ -294,6 +285,12 @@ class EvaluationComparison:
             for c in self.metrics.values()
         ]
 
+    # The Document base: dumps, write, read (through from_dict below) and equality.
+    SCHEMA: ClassVar[str] = SCHEMA
+    SCHEMA_VERSION: ClassVar[int] = SCHEMA_VERSION
+    ITEMS_KEY: ClassVar[str] = "metrics"  # one JSONL line per metric
+    NOUN: ClassVar[str] = "document"
+
     def to_dict(self) -> dict[str, Any]:
         """The comparison as a JSON-compatible mapping (NaN kept), schema-versioned."""
         return {
@@ -365,54 +362,3 @@ class EvaluationComparison:
             raise ValueError(f"malformed {SCHEMA} document: it lacks {exc}") from None
         except TypeError as exc:
             raise ValueError(f"malformed {SCHEMA} document: {exc}") from None
-
-    def dumps(self, format: str = "json") -> str:
-        """Serialise to ``"json"``, ``"jsonl"`` (a header line, then one line per
-        metric), ``"yaml"`` or ``"toml"``.
-
-        Raises
-        ------
-        ValueError
-            For an unknown format.
-        """
-        return dumps_document(self.to_dict(), format_for("", format), items_key="metrics")
-
-    def write(self, path: str | os.PathLike[str], format: str | None = None) -> None:
-        """Write atomically; the format defaults to the path's suffix.
-
-        Raises
-        ------
-        ValueError
-            For an unknown format or suffix.
-        OSError
-            If the file cannot be written (an existing file is left intact).
-        """
-        fmt = format_for(path, format)
-        if fmt == "jsonl":
-            # write_document has no items_key: metric rows would not get lines of their own.
-            write_atomic(path, self.dumps("jsonl"))
-        else:
-            write_document(self.to_dict(), path, fmt)
-
-    @classmethod
-    def read(cls, path: str | os.PathLike[str], format: str | None = None) -> EvaluationComparison:
-        """Read a comparison written by :meth:`write` (JSON, JSONL, YAML or TOML).
-
-        Raises
-        ------
-        ValueError
-            If the file does not parse, or is not a comparison of this schema version.
-        OSError
-            If the file cannot be read.
-        """
-        fmt = format_for(path, format)
-        with open(path, encoding="utf-8-sig") as file:
-            text = file.read()
-        return cls.from_dict(loads_document(text, fmt, items_key="metrics"))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, EvaluationComparison):
-            return NotImplemented
-        return bool(canonical(self.to_dict()) == canonical(other.to_dict()))
-
-    __hash__ = None  # type: ignore[assignment]

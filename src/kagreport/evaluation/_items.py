@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kagreport.evaluation._serialize import jsonable
+from kagreport._document import jsonable
 
 __all__ = ["AnswerItem", "RetrievalItem", "TextRepairWarning"]
 

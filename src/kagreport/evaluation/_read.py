@@ -6,11 +6,11 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from kagreport._document import format_for, loads_document
 from kagreport._errors import KagreportError, decode_utf8
 from kagreport.evaluation._comparison import SCHEMA as COMPARISON_SCHEMA
 from kagreport.evaluation._comparison import EvaluationComparison
 from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation
-from kagreport.evaluation._serialize import format_for, loads_document
 
 __all__ = ["read_report"]
 

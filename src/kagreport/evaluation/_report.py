@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from kagreport._document import Document, jsonable
 from kagreport.evaluation._items import AnswerItem, RetrievalItem
-from kagreport.evaluation._serialize import (
-    canonical,
-    dumps_document,
-    format_for,
-    jsonable,
-    loads_document,
-    write_document,
-)
 from kagreport.stats._signflip import exact_mean
 
 if TYPE_CHECKING:
@@ -27,9 +19,6 @@ if TYPE_CHECKING:
 __all__ = ["AnswerEvaluation", "RetrievalEvaluation", "mean_scores"]
 
 SCHEMA_VERSION = 1
-# What a wrongly shaped mapping raises while a report is rebuilt from it.
-_MALFORMED = (KeyError, TypeError, AttributeError, OverflowError, RecursionError)
-_Report = TypeVar("_Report", bound="_ReportMixin")
 
 
 def mean_scores(items: Sequence[AnswerItem] | Sequence[RetrievalItem]) -> dict[str, float]:
@@ -45,10 +34,10 @@ def _nan_or(value: Any) -> float:
     return math.nan if value is None else float(value)
 
 
-class _ReportMixin:
+class _ReportMixin(Document):
     """What both evaluation reports share: shape, serialisation and comparison."""
 
-    SCHEMA: ClassVar[str]
+    SCHEMA_VERSION: ClassVar[int] = SCHEMA_VERSION
     items: tuple[Any, ...]
     metrics: Mapping[str, float]
     errors: Mapping[str, int]
@@ -96,92 +85,6 @@ class _ReportMixin:
         from kagreport.evaluation._text import render_evaluation_html
 
         return render_evaluation_html(self)
-
-    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - each report defines it
-        raise NotImplementedError
-
-    def dumps(self, format: str = "json") -> str:
-        """Serialise to ``"json"``, ``"jsonl"`` (a header line, then one line per item),
-        ``"yaml"`` or ``"toml"`` (keys whose value is None are omitted: TOML has no null).
-
-        Raises
-        ------
-        ValueError
-            For an unknown format, or a value the format cannot hold (None inside a
-            list in TOML).
-        """
-        return dumps_document(self.to_dict(), format_for("x." + format, format))
-
-    def write(self, path: str | os.PathLike[str], format: str | None = None) -> None:
-        """Write atomically; the format defaults to the suffix (.json, .jsonl, .yaml, .toml).
-
-        Raises
-        ------
-        ValueError
-            For an unknown format or suffix.
-        OSError
-            If the file cannot be written; an existing file is then left intact.
-        """
-        write_document(self.to_dict(), path, format)
-
-    @classmethod
-    def read(
-        cls: type[_Report], path: str | os.PathLike[str], format: str | None = None
-    ) -> _Report:
-        """Read a report written by :meth:`write` (JSON, JSONL, YAML or TOML).
-
-        Raises
-        ------
-        OSError
-            If the file cannot be read.
-        ValueError
-            If it does not parse, or is not a report of this kind and schema version.
-        """
-        kind = format_for(path, format)
-        with open(path, encoding="utf-8-sig") as file:
-            text = file.read()
-        return cls.from_dict(loads_document(text, kind))
-
-    @classmethod
-    def from_dict(cls: type[_Report], data: Mapping[str, Any]) -> _Report:
-        """Rebuild from :meth:`to_dict` output.
-
-        Raises
-        ------
-        ValueError
-            If the schema or its version is not this one, or the mapping is not
-            shaped like a report.
-        """
-        cls._check_schema(data)
-        try:
-            return cls._from_checked(data)
-        except _MALFORMED as exc:
-            # A hand-edited or foreign file: say so, whatever the shape.
-            raise ValueError(f"not a valid {cls.__name__}: {exc!r}") from None
-
-    @classmethod
-    def _from_checked(cls: type[_Report], data: Mapping[str, Any]) -> _Report:  # pragma: no cover
-        raise NotImplementedError
-
-    @classmethod
-    def _check_schema(cls, data: Mapping[str, Any]) -> None:
-        schema, version = data.get("schema"), data.get("schema_version")
-        if schema != cls.SCHEMA:
-            raise ValueError(f"not a {cls.SCHEMA} report (schema {schema!r})")
-        if type(version) is not int or version != SCHEMA_VERSION:
-            raise ValueError(
-                f"{cls.SCHEMA} schema version {version!r} is not supported "
-                f"(this kagreport reads version {SCHEMA_VERSION})"
-            )
-
-    def __eq__(self, other: object) -> bool:
-        # NaN-aware: NaN equals NaN here, so read(write(x)) == x.
-        if type(other) is not type(self):
-            return NotImplemented
-        mine = canonical(self.to_dict())
-        return bool(mine == canonical(other.to_dict()))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def compare(
         self,

@@ -6,6 +6,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from kagreport._format import MISSING, fixed, p_value
+
 __all__ = [
     "family_label",
     "method_label",
@@ -22,20 +24,6 @@ _CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)] i
 def _safe(text: object) -> str:
     """Text from a report, safe for a terminal: control characters (ESC...) shown escaped."""
     return str(text).translate(_CONTROL)
-
-
-def _number(value: float | None, digits: int = 4) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    return f"{value:.{digits}f}"
-
-
-def format_p(value: float | None) -> str:
-    """A p-value for text and widget tables: 4 decimals, ``1.91e-06`` below 1e-4 (an exact
-    p can be that small: 0.0000 would read as impossible); ``-`` where undefined."""
-    if value is None or math.isnan(value):
-        return "-"
-    return f"{value:.2e}" if value < 1e-4 else f"{value:.4f}"
 
 
 def _table(header: list[str], rows: list[list[str]], left: int = 1) -> list[str]:
@@ -56,7 +44,7 @@ def render_evaluation(evaluation: Any) -> str:
     """Metrics (mean, items defined), errors, agreement and judge usage as text."""
     coverage = evaluation.coverage
     rows = [
-        [name, _number(value), str(coverage.get(name, 0))]
+        [name, fixed(value), str(coverage.get(name, 0))]
         for name, value in evaluation.metrics.items()
     ]
     out = [f"{evaluation.n_items} items"]
@@ -70,7 +58,7 @@ def render_evaluation(evaluation: Any) -> str:
         cells = []
         for name, alpha in agreement.items():
             low, high = intervals.get(name, (math.nan, math.nan))
-            cells.append([name, _number(alpha, 3), f"[{_number(low, 3)}, {_number(high, 3)}]"])
+            cells.append([name, fixed(alpha, 3), f"[{fixed(low, 3)}, {fixed(high, 3)}]"])
         out += ["", *_table(["CRITERION", "ALPHA", "95% CI"], cells)]
         notes = [(name, evaluation.agreement_note(name)) for name in agreement]
         if any(note for _, note in notes):
@@ -93,7 +81,7 @@ def render_evaluation(evaluation: Any) -> str:
 
 def method_label(m: Any) -> str:
     """How a metric's p-value was computed, for a table cell: ``exact (enumeration)``,
-    ``exact (lattice)``, ``Monte Carlo, N resamples`` or ``-`` (no pair)."""
+    ``exact (lattice)``, ``Monte Carlo, N resamples`` or the missing mark (no pair)."""
 
     def get(key: str) -> Any:  # a MetricComparison or its to_dict()
         return m.get(key) if isinstance(m, Mapping) else getattr(m, key, None)
@@ -105,7 +93,7 @@ def method_label(m: Any) -> str:
         return "exact (lattice)"
     if method == "monte-carlo":
         return f"Monte Carlo, {get('n_resamples')} resamples"
-    return "-"
+    return MISSING
 
 
 def family_label(comparison: Any) -> str:
@@ -131,12 +119,12 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
             [
                 name,
                 str(m.n_pairs),
-                _number(m.candidate_mean),
-                _number(m.baseline_mean),
-                _number(m.mean_difference),
-                f"[{_number(m.ci_low)}, {_number(m.ci_high)}]",
-                format_p(m.p_value),
-                format_p(m.p_value_holm) + mark,
+                fixed(m.candidate_mean),
+                fixed(m.baseline_mean),
+                fixed(m.mean_difference),
+                f"[{fixed(m.ci_low)}, {fixed(m.ci_high)}]",
+                p_value(m.p_value),
+                p_value(m.p_value_holm) + mark,
                 method_label(m),
             ]
         )
@@ -198,7 +186,7 @@ def render_evaluation_html(evaluation: Any) -> str:
         + "</p>",
         _html_table(
             ["metric", "mean", "items"],
-            [[n, _number(v), str(coverage.get(n, 0))] for n, v in evaluation.metrics.items()],
+            [[n, fixed(v), str(coverage.get(n, 0))] for n, v in evaluation.metrics.items()],
         ),
     ]
     errors = {k: v for k, v in evaluation.errors.items() if v}
@@ -212,8 +200,8 @@ def render_evaluation_html(evaluation: Any) -> str:
         rows = [
             [
                 c,
-                _number(a, 3),
-                "[{}, {}]".format(*(_number(x, 3) for x in intervals.get(c, (math.nan, math.nan)))),
+                fixed(a, 3),
+                "[{}, {}]".format(*(fixed(x, 3) for x in intervals.get(c, (math.nan, math.nan)))),
                 evaluation.agreement_note(c),
             ]
             for c, a in agreement.items()
@@ -233,12 +221,12 @@ def render_comparison_html(comparison: Any, alpha: float = 0.05) -> str:
         [
             name,
             str(m.n_pairs),
-            _number(m.candidate_mean),
-            _number(m.baseline_mean),
-            _number(m.mean_difference),
-            f"[{_number(m.ci_low)}, {_number(m.ci_high)}]",
-            format_p(m.p_value),
-            format_p(m.p_value_holm)
+            fixed(m.candidate_mean),
+            fixed(m.baseline_mean),
+            fixed(m.mean_difference),
+            f"[{fixed(m.ci_low)}, {fixed(m.ci_high)}]",
+            p_value(m.p_value),
+            p_value(m.p_value_holm)
             + (" *" if m.p_value_holm is not None and m.p_value_holm < alpha else ""),
             method_label(m),
         ]

@@ -7,11 +7,11 @@ percent sign or ampersand in a formatted cell is escaped too (pandas#61478,
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pandas as pd
 
+from kagreport._format import MISSING, fixed, is_missing, p_value
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
 from kagreport.evaluation._text import family_label, method_label
 from kagreport.frames._tables import OVERALL, comparison_frame, metrics_frame, stats_frame
@@ -32,6 +32,7 @@ _SPECIAL = {
     "^": r"\textasciicircum{}",
     "±": r"$\pm$",
     "–": "--",
+    "—": "---",
     "−": r"$-$",
     "≤": r"$\leq$",
     "≥": r"$\geq$",
@@ -44,25 +45,17 @@ def latex_escape(text: str) -> str:
 
 
 def _interval(value: float, low: float, high: float, digits: int, scale: float = 100.0) -> str:
-    if math.isnan(value):
-        return "–"
-    if math.isnan(low) or math.isnan(high):
+    if is_missing(value):
+        return MISSING
+    if is_missing(low) or is_missing(high):
         return f"{value * scale:.{digits}f}"
     return f"{value * scale:.{digits}f} [{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
 
 
 def _number(value: Any, digits: int) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def _p(value: float) -> str:
-    if value is None or math.isnan(value):
-        return "–"
-    return "\0$<$0.001" if value < 0.001 else f"{value:.3f}"
+    if is_missing(value):
+        return MISSING
+    return fixed(value, digits) if isinstance(value, float) else str(value)
 
 
 def _stats_table(report: StatsReport, digits: int) -> pd.DataFrame:
@@ -96,8 +89,8 @@ def _comparison_table(comparison: EvaluationComparison, digits: int, alpha: floa
             comparison.baseline: _number(r.baseline_mean, digits + 2),
             "Difference [95% CI]": f"{_number(r.mean_difference, digits + 2)} "
             f"[{_number(r.ci_low, digits + 2)}, {_number(r.ci_high, digits + 2)}]",
-            "p": _p(r.p_value),
-            "p (Holm)": _p(r.p_value_holm) + ("" if "\0" in _p(r.p_value_holm) else "\0") + mark,
+            "p": p_value(r.p_value),
+            "p (Holm)": p_value(r.p_value_holm) + "\0" + mark,
         }
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "metric"
@@ -107,7 +100,7 @@ def _comparison_table(comparison: EvaluationComparison, digits: int, alpha: floa
 def _comparison_note(comparison: EvaluationComparison, alpha: float) -> str:
     """The footnote of a comparison table: how p was computed, and Holm's family."""
     methods = list(dict.fromkeys(method_label(m) for m in comparison.metrics.values()))
-    methods = [m for m in methods if m != "-"] or ["-"]
+    methods = [m for m in methods if m != MISSING] or [MISSING]
     return (
         f"p: paired sign-flip test, {latex_escape('; '.join(methods))}. "
         f"$^{{\\dagger}}$ Holm-adjusted $p < {alpha}$; {latex_escape(family_label(comparison))}."
@@ -154,7 +147,7 @@ def to_latex(
         raise TypeError(f"cannot make a LaTeX table from {type(table).__name__}")
 
     def cell(value: Any) -> str:
-        # After a NUL comes LaTeX already written (a significance mark, "$<$0.001").
+        # After a NUL comes LaTeX already written (a significance mark).
         text = _number(value, digits)
         plain, _, raw = text.partition("\0")
         return latex_escape(plain) + raw

@@ -3,14 +3,13 @@ run-level Holm family and flipped items, and the cost frontier.
 
 No statistics are computed here: the paired sign-flip test is
 :func:`kagreport.evaluation.compare_scores`, Holm's adjustment
-:func:`kagreport.evaluation.holm_adjust`, the frontier
+:func:`kagreport.stats.holm_adjust`, the frontier
 :func:`kagreport.frames.pareto_front` (moving to ``kagreport.stats``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ import numpy as np
 
 from kagreport._errors import KagreportError
 from kagreport.runs._model import OUTCOMES, Run
+from kagreport.stats import holm_adjust, pareto_front
 
 if TYPE_CHECKING:
     from kagreport.evaluation import EvaluationComparison
@@ -220,7 +220,7 @@ def compare_setups(
     KagreportError
         For an unknown metric, system, ``pairs`` or ``adjust``.
     """
-    from kagreport.evaluation import compare_scores, holm_adjust
+    from kagreport.evaluation import compare_scores
 
     if adjust != "holm":
         raise KagreportError(f"adjust must be 'holm', not {adjust!r}")
@@ -331,8 +331,6 @@ def cost_frontier(run: Run, cost: str, metric: str = "correct") -> tuple[Frontie
     KagreportError
         If the run has no such cost or metric column.
     """
-    # Upward import today, re-pointed at kagreport.stats when that package lands.
-    pareto_front = importlib.import_module("kagreport.frames._intervals").pareto_front
     if cost not in run.costs:
         raise KagreportError(
             f"the run has no cost {cost!r}; costs: {', '.join(run.costs) or 'none'}"

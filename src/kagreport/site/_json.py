@@ -17,10 +17,11 @@ a browser changes nothing the site shows; a reader who needs them exact has the 
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
-__all__ = ["dumps_json", "inline_json", "plain"]
+from kagreport._format import json_safe
+
+__all__ = ["dumps_json", "inline_json"]
 
 _SCRIPT_ESCAPES = {
     ord("<"): "\\u003c",
@@ -29,20 +30,6 @@ _SCRIPT_ESCAPES = {
     0x2028: "\\u2028",
     0x2029: "\\u2029",
 }
-
-
-def plain(value: Any) -> Any:
-    """A deep copy fit for strict JSON: mappings with string keys, tuples as lists, and
-    NaN and infinities as ``None`` (JSON has no token for them)."""
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if hasattr(value, "item") and callable(value.item):  # NumPy scalars
-        return plain(value.item())
-    return value
 
 
 def dumps_json(value: Any, *, sort_keys: bool = True, indent: int | None = 2) -> str:
@@ -88,4 +75,4 @@ def _dumps(
     try:  # fast path: plain data without NaN (the item tables of big runs)
         return json.dumps(value, **options)
     except (ValueError, TypeError):
-        return json.dumps(plain(value), **options)
+        return json.dumps(json_safe(value), **options)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from importlib.resources import files
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from kagreport import _format
 from kagreport._errors import KagreportError
 from kagreport.evaluation._text import method_label
 from kagreport.kag import format_float
@@ -42,8 +42,6 @@ PAGE_CSP = (
 #: Styles run no code, and with no network allowed they cannot send anything.
 NOTEBOOK_CSP = PAGE_CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")
 
-_DASH = "—"
-
 
 def package_templates() -> Path:
     """The folder of the templates shipped with kagreport."""
@@ -51,39 +49,27 @@ def package_templates() -> Path:
 
 
 def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and not math.isfinite(value))
+    return _format.is_missing(value)
 
 
 def fmt_pct(value: Any, digits: int = 1) -> str:
     """A proportion as a percentage (``"72.3%"``); a dash where undefined."""
-    return _DASH if _missing(value) else f"{100 * float(value):.{digits}f}%"
+    return _format.percent(value, digits)
 
 
 def fmt_num(value: Any, digits: int = 3) -> str:
     """A number with ``digits`` significant digits; integers in full; a dash where undefined."""
-    if _missing(value):
-        return _DASH
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return str(value)
-    return f"{float(value):.{digits}g}"
+    return _format.significant(value, digits)
 
 
 def fmt_fixed(value: Any, digits: int = 3) -> str:
     """A number with ``digits`` decimals; a dash where undefined."""
-    return _DASH if _missing(value) else f"{float(value):.{digits}f}"
+    return _format.fixed(value, digits)
 
 
 def fmt_p(value: Any) -> str:
-    """A p-value with 3 decimals, ``"< 0.001"`` below that; a dash where undefined.
-
-    A Monte Carlo p-value is never below 1 / (resamples + 1): shown exactly it would read as
-    a measured value, where it is a bound.
-    """
-    if _missing(value):
-        return _DASH
-    return "< 0.001" if float(value) < 0.001 else f"{float(value):.3f}"
+    """A p-value as every view shows it (:func:`kagreport._format.p_value`)."""
+    return _format.p_value(value)
 
 
 def json_number(value: Any) -> str:

@@ -10,9 +10,10 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
+from kagreport._format import MISSING, p_value
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, evaluation_from_stats
 from kagreport.evaluation._report import mean_scores
-from kagreport.evaluation._text import family_label, format_p, method_label
+from kagreport.evaluation._text import family_label, method_label
 from kagreport.frames import comparison_frame
 from kagreport.grading import ItemRow, Outcome, StatsReport
 from kagreport.kag import read_result
@@ -260,10 +261,10 @@ class ComparisonView(View):
         metrics = self.comparison.metrics if self.comparison is not None else {}
         tests = {name: method_label(m) for name, m in metrics.items()}
         formatters = {
-            "test": lambda r: tests.get(r["metric"], "-"),
+            "test": lambda r: tests.get(r["metric"], MISSING),
             "ci": lambda r: f"[{fmt_number(r['ci_low'], 4)}, {fmt_number(r['ci_high'], 4)}]",
-            "p_value": lambda r: format_p(r["p_value"]),
-            "p_value_holm": lambda r: format_p(r["p_value_holm"]),
+            "p_value": lambda r: p_value(r["p_value"]),
+            "p_value_holm": lambda r: p_value(r["p_value_holm"]),
             "mean_difference": lambda r: fmt_number(r["mean_difference"], 4),
         }
         return html_table(self.frame.to_dict("records"), columns, formatters=formatters)
@@ -306,7 +307,7 @@ class ComparisonView(View):
         text = truncated_html(answer, self.max_chars) if answer is not None else ""
         if error:
             text += message_html(f"error: {error[: self.max_chars]}", kind="error")
-        return text or "—"
+        return text or MISSING
 
     def _flips_table(self, candidate: AnswerEvaluation, baseline: AnswerEvaluation) -> str:
         total = len(self.flips)

@@ -9,12 +9,11 @@ from __future__ import annotations
 import functools
 import html
 import itertools
-import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
+from kagreport import _format
 
 __all__ = [
     "RESPONSE_LIMIT",
@@ -31,7 +30,7 @@ __all__ = [
 #: Characters of a response shown in a view (PITFALLS.md B15); the full length is stated.
 RESPONSE_LIMIT = 2000
 
-_DASH = "—"
+_DASH = _format.MISSING
 _TABLE_STYLE = "border-collapse:collapse;font-size:12px;font-family:sans-serif;margin:4px 0;"
 _CELL_STYLE = "border:1px solid #ddd;padding:2px 6px;vertical-align:top;text-align:left"
 _PRE_STYLE = (
@@ -45,30 +44,15 @@ def esc(value: object) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def _is_missing(value: object) -> bool:
-    return value is None or (isinstance(value, float | np.floating) and math.isnan(value))
-
-
 def fmt_number(value: object, digits: int = 3) -> str:
-    """A number for a table cell: floats with ``digits`` decimals, NaN/None as an em dash."""
-    if _is_missing(value):
-        return _DASH
-    if isinstance(value, bool | np.bool_):
-        return "yes" if value else "no"
-    if isinstance(value, int | np.integer):
-        return f"{int(value):,}"
-    if isinstance(value, float | np.floating):
-        return f"{float(value):,.{digits}f}"
-    return str(value)
+    """A number for a table cell: floats with ``digits`` decimals and integers in full (both
+    with thousands commas), bools as yes/no, NaN/None as the missing mark."""
+    return _format.number(value, digits, grouping=True)
 
 
 def fmt_interval(value: object, low: object, high: object, digits: int = 3) -> str:
     """``value [low, high]``, or the value alone when the bounds are undefined."""
-    if _is_missing(value):
-        return _DASH
-    if _is_missing(low) or _is_missing(high):
-        return fmt_number(value, digits)
-    return f"{fmt_number(value, digits)} [{fmt_number(low, digits)}, {fmt_number(high, digits)}]"
+    return _format.interval(value, low, high, digits, grouping=True)
 
 
 def truncated_html(

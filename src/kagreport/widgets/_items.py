@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kagreport._errors import KagreportError
+from kagreport._format import MISSING
 from kagreport.grading import WHITE_SPACE, ItemRow, Outcome, StatsReport, compile_pattern
 from kagreport.kag import read_result
 from kagreport.widgets._base import View, describe
@@ -268,7 +269,7 @@ class ItemBrowser(View):
         truth = self.report.ground_truth
         entry = truth.get(dataset, question) if truth is not None else None
         if entry is None or entry.output is None or entry.answer is None:
-            return "—"
+            return MISSING
         option = entry.output.options.get(entry.answer)
         if option is None:
             return entry.answer

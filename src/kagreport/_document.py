@@ -1,4 +1,6 @@
-"""Report serialisation: JSON, JSONL, YAML and TOML, NaN- and None-aware.
+"""Serialised documents: JSON, JSONL, YAML and TOML, NaN- and None-aware, and
+:class:`Document`, the base of every versioned kagreport document (the evaluations, the
+comparison, the run).
 
 Conventions (ANSWER_EVALUATION_SPEC.md, PITFALLS.md B11):
 
@@ -12,15 +14,16 @@ Conventions (ANSWER_EVALUATION_SPEC.md, PITFALLS.md B11):
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from kagreport._atomic import write_atomic
+from kagreport._format import json_safe
 
 __all__ = [
     "FORMATS",
+    "Document",
     "canonical",
     "dumps_document",
     "format_for",
@@ -52,16 +55,6 @@ def format_for(path: str | os.PathLike[str], format: str | None) -> str:
             "(.json, .jsonl, .yaml, .yml or .toml)"
         )
     return _SUFFIXES[suffix]
-
-
-def _nan_to_none(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Mapping):
-        return {str(k): _nan_to_none(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_nan_to_none(v) for v in value]
-    return value
 
 
 def _json_text(value: Any, indent: int | None = None) -> str:
@@ -98,7 +91,7 @@ def jsonable(value: Any) -> Any:
 
 def canonical(value: Any) -> Any:
     """:func:`jsonable` with NaN and infinities as None: equal reports compare equal."""
-    return _nan_to_none(jsonable(value))
+    return json_safe(jsonable(value))
 
 
 def _drop_none(value: Any, where: str = "$") -> Any:
@@ -123,9 +116,9 @@ def dumps_document(document: Mapping[str, Any], format: str, *, items_key: str =
         For an unknown format, or a value the format cannot hold.
     """
     if format == "json":
-        return _json_text(_nan_to_none(document), indent=2) + "\n"
+        return _json_text(json_safe(document), indent=2) + "\n"
     if format == "jsonl":
-        plain = _nan_to_none(document)
+        plain = json_safe(document)
         header = {"record": "header", **{k: v for k, v in plain.items() if k != items_key}}
         lines = [_json_text(header)]
         lines += [_json_text({"record": "item", **item}) for item in plain.get(items_key, [])]
@@ -188,8 +181,120 @@ def loads_document(text: str, format: str, *, items_key: str = "items") -> dict[
 
 
 def write_document(
-    document: Mapping[str, Any], path: str | os.PathLike[str], format: str | None
+    document: Mapping[str, Any],
+    path: str | os.PathLike[str],
+    format: str | None,
+    *,
+    items_key: str = "items",
 ) -> None:
     """Serialise and write atomically (the old file survives any failure)."""
-    text = dumps_document(document, format_for(path, format))
+    text = dumps_document(document, format_for(path, format), items_key=items_key)
     write_atomic(path, text)
+
+
+#: What a wrongly shaped mapping raises while a document is rebuilt from it.
+MALFORMED = (KeyError, TypeError, AttributeError, OverflowError, RecursionError)
+_Doc = TypeVar("_Doc", bound="Document")
+
+
+class Document:
+    """A versioned document: ``schema`` and ``schema_version`` keys first in :meth:`to_dict`,
+    written and read in JSON, JSONL, YAML or TOML, with NaN-aware equality.
+
+    A subclass sets :attr:`SCHEMA` and :attr:`SCHEMA_VERSION` and defines :meth:`to_dict`
+    and :meth:`_from_checked` (the mapping's schema and version already checked).
+    """
+
+    #: The document's ``schema`` value, e.g. ``"kagreport.AnswerEvaluation"``.
+    SCHEMA: ClassVar[str]
+    #: The only ``schema_version`` this code reads and writes.
+    SCHEMA_VERSION: ClassVar[int]
+    #: The list written one JSONL line per entry (after a header line).
+    ITEMS_KEY: ClassVar[str] = "items"
+    #: The noun of the schema error: ``not a kagreport.X report``.
+    NOUN: ClassVar[str] = "report"
+
+    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - each document defines it
+        raise NotImplementedError
+
+    @classmethod
+    def _from_checked(cls: type[_Doc], data: Mapping[str, Any]) -> _Doc:  # pragma: no cover
+        raise NotImplementedError
+
+    def dumps(self, format: str = "json") -> str:
+        """Serialise to ``"json"``, ``"jsonl"`` (a header line, then one line per item),
+        ``"yaml"`` or ``"toml"`` (keys whose value is None are omitted: TOML has no null).
+
+        Raises
+        ------
+        ValueError
+            For an unknown format, or a value the format cannot hold (None inside a
+            list in TOML).
+        """
+        kind = format_for("x." + format, format)
+        return dumps_document(self.to_dict(), kind, items_key=self.ITEMS_KEY)
+
+    def write(self, path: str | os.PathLike[str], format: str | None = None) -> None:
+        """Write atomically; the format defaults to the suffix (.json, .jsonl, .yaml, .toml).
+
+        Raises
+        ------
+        ValueError
+            For an unknown format or suffix.
+        OSError
+            If the file cannot be written; an existing file is then left intact.
+        """
+        write_document(self.to_dict(), path, format, items_key=self.ITEMS_KEY)
+
+    @classmethod
+    def read(cls: type[_Doc], path: str | os.PathLike[str], format: str | None = None) -> _Doc:
+        """Read a document written by :meth:`write` (JSON, JSONL, YAML or TOML).
+
+        Raises
+        ------
+        OSError
+            If the file cannot be read.
+        ValueError
+            If it does not parse, or is not a document of this kind and schema version.
+        """
+        kind = format_for(path, format)
+        with open(path, encoding="utf-8-sig") as file:
+            text = file.read()
+        return cls.from_dict(loads_document(text, kind, items_key=cls.ITEMS_KEY))
+
+    @classmethod
+    def from_dict(cls: type[_Doc], data: Mapping[str, Any]) -> _Doc:
+        """Rebuild from :meth:`to_dict` output.
+
+        Raises
+        ------
+        ValueError
+            If the schema or its version is not this one, or the mapping is not
+            shaped like this document.
+        """
+        cls._check_schema(data)
+        try:
+            return cls._from_checked(data)
+        except MALFORMED as exc:
+            # A hand-edited or foreign file: say so, whatever the shape.
+            raise ValueError(f"not a valid {cls.__name__}: {exc!r}") from None
+
+    @classmethod
+    def _check_schema(cls, data: Mapping[str, Any]) -> None:
+        schema, version = data.get("schema"), data.get("schema_version")
+        if schema != cls.SCHEMA:
+            raise ValueError(f"not a {cls.SCHEMA} {cls.NOUN} (schema {schema!r})")
+        if type(version) is not int or version != cls.SCHEMA_VERSION:
+            raise ValueError(
+                f"{cls.SCHEMA} schema version {version!r} is not supported "
+                f"(this kagreport reads version {cls.SCHEMA_VERSION})"
+            )
+
+    def __eq__(self, other: object) -> bool:
+        # NaN-aware: NaN equals NaN here, so read(write(x)) == x.
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, Document)
+        return bool(canonical(self.to_dict()) == canonical(other.to_dict()))
+
+    __hash__ = None  # type: ignore[assignment]

@@ -1,0 +1,132 @@
+"""The one formatter of numbers, percentages, p-values and missing values for every view.
+
+Text tables, HTML reprs, LaTeX tables, widgets and the site all call these functions, so one
+value reads the same everywhere. kag's byte-exact ``kag stats`` text
+(:mod:`kagreport.grading._render`) keeps its own rules, as kag writes them.
+
+Standard library only: this module sits at the bottom of the layers, beside ``_errors``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "MISSING",
+    "fixed",
+    "interval",
+    "is_missing",
+    "json_safe",
+    "number",
+    "p_value",
+    "percent",
+    "significant",
+]
+
+#: The mark of an undefined value (None, NaN, an infinity) in every view: an em dash.
+MISSING = "—"
+
+
+def is_missing(value: object) -> bool:
+    """Whether ``value`` is undefined: None, or a real number that is NaN or infinite.
+
+    NumPy scalars count as numbers (they register with :mod:`numbers`); bools and integers
+    are never missing.
+    """
+    if value is None:
+        return True
+    if isinstance(value, numbers.Integral):
+        return False
+    return isinstance(value, numbers.Real) and not math.isfinite(float(value))
+
+
+def _is_bool(value: object) -> bool:
+    # NumPy's bool is no numbers.Integral: tell it by its type (np.bool_, np.bool in NumPy 2).
+    kind = type(value)
+    return kind is bool or (kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_"))
+
+
+def fixed(value: Any, digits: int = 4) -> str:
+    """A real number with ``digits`` decimals (``0.7250``); :data:`MISSING` where undefined."""
+    return MISSING if is_missing(value) else f"{float(value):.{digits}f}"
+
+
+def number(value: Any, digits: int = 3, *, grouping: bool = False) -> str:
+    """A table cell: floats with ``digits`` decimals, integers in full, bools as yes/no,
+    anything else as ``str``; :data:`MISSING` where undefined.
+
+    ``grouping`` puts a comma between thousands (``12,345.000``).
+    """
+    if is_missing(value):
+        return MISSING
+    comma = "," if grouping else ""
+    if _is_bool(value):
+        return "yes" if value else "no"
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):{comma}}"
+    if isinstance(value, numbers.Real):
+        return f"{float(value):{comma}.{digits}f}"
+    return str(value)
+
+
+def significant(value: Any, digits: int = 3) -> str:
+    """A number with ``digits`` significant digits (``0.725``, ``1.2e+03``); integers in full,
+    bools as yes/no; :data:`MISSING` where undefined."""
+    if is_missing(value):
+        return MISSING
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    return f"{float(value):.{digits}g}"
+
+
+def percent(value: Any, digits: int = 1) -> str:
+    """A proportion as a percentage (``0.723`` gives ``72.3%``); :data:`MISSING` where
+    undefined."""
+    return MISSING if is_missing(value) else f"{100 * float(value):.{digits}f}%"
+
+
+def p_value(value: Any) -> str:
+    """A p-value: 4 decimals (``0.0312``), ``1.91e-06`` below 1e-4; :data:`MISSING` where
+    undefined.
+
+    An exact p can be that small (2 / 2**20 for 20 discordant pairs all one way): ``0.0000``
+    would read as impossible, and ``< 0.001`` would hide how strong the evidence is. A Monte
+    Carlo p is never below 1 / (resamples + 1); the views name the method beside it.
+    """
+    if is_missing(value):
+        return MISSING
+    p = float(value)
+    return f"{p:.2e}" if p < 1e-4 else f"{p:.4f}"
+
+
+def interval(value: Any, low: Any, high: Any, digits: int = 3, *, grouping: bool = False) -> str:
+    """``value [low, high]`` with :func:`number`; the value alone when a bound is undefined."""
+    if is_missing(value):
+        return MISSING
+    shown = number(value, digits, grouping=grouping)
+    if is_missing(low) or is_missing(high):
+        return shown
+    low_text, high_text = (number(x, digits, grouping=grouping) for x in (low, high))
+    return f"{shown} [{low_text}, {high_text}]"
+
+
+def json_safe(value: Any) -> Any:
+    """A deep copy fit for strict JSON: mappings with string keys, tuples as lists, NaN and
+    infinities as ``None`` (JSON has no token for them), NumPy scalars as Python ones.
+
+    Other values are returned as they are (``json.dumps`` refuses what it cannot hold).
+    """
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):  # NumPy scalars
+        return json_safe(value.item())
+    return value
