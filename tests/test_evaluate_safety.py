@@ -370,6 +370,9 @@ def _interrupt(
         while stub.requests() < after and process.poll() is None:  # poll the stub, no sleep
             assert time.monotonic() < deadline, "the stub never saw the requests"
             time.sleep(0.005)
+        if process.poll() is not None:  # it ended before the signal: say why
+            out, err = process.communicate()
+            raise AssertionError(f"evaluate ended before the signal ({process.returncode}): {err}")
         sent = time.monotonic()
         os.killpg(process.pid, signum)
         out, err = process.communicate(timeout=15)  # exits within 15 s
