@@ -224,7 +224,7 @@ def test_a_writer_waits_for_another_writer(cache_path: Path) -> None:
     held, release = threading.Event(), threading.Event()
     holder = threading.Thread(target=hold_write_lock, args=(cache_path, held, release))
     holder.start()
-    held.wait()
+    assert held.wait(30), "the lock holder never took the lock"
     threading.Timer(0.25, release.set).start()
     cache.put("k", "t", 1, 1)  # waits for the lock instead of failing
     # The put can only have been written after the holder let go (no clock involved).
@@ -236,14 +236,17 @@ def test_a_writer_waits_for_another_writer(cache_path: Path) -> None:
 
 def test_a_lock_held_past_the_timeout_is_a_clear_error(cache_path: Path) -> None:
     cache = JudgeCache(cache_path, timeout=0.1)
-    held = threading.Event()
-    holder = threading.Thread(target=hold_write_lock, args=(cache_path, 0.4, held))
+    held, release = threading.Event(), threading.Event()
+    holder = threading.Thread(target=hold_write_lock, args=(cache_path, held, release))
     holder.start()
-    held.wait()
-    with pytest.raises(
-        KagreportError, match=r"cannot write the judge cache .* after waiting 0.1 s"
-    ):
-        cache.put("k", "t", 1, 1)
+    assert held.wait(30), "the lock holder never took the lock"
+    try:
+        with pytest.raises(
+            KagreportError, match=r"cannot write the judge cache .* after waiting 0.1 s"
+        ):
+            cache.put("k", "t", 1, 1)
+    finally:
+        release.set()
     holder.join()
     cache.close()
 
@@ -444,7 +447,7 @@ def test_an_unusable_cache_at_run_time_costs_a_request_not_the_item(
     held, release = threading.Event(), threading.Event()
     holder = threading.Thread(target=hold_write_lock, args=(cache_path, held, release))
     holder.start()
-    held.wait()
+    assert held.wait(30), "the lock holder never took the lock"
     try:
         judgement = judge.judge(make_item("q1"))  # the put times out: logged, not raised
     finally:
