@@ -13,7 +13,7 @@ import kagreport
 
 PACKAGE = Path(kagreport.__file__).parent
 # Lower index = lower layer; a module may import only its own layer or lower ones.
-LAYERS = ["_errors", "kag", "grading", "evaluation", "examples", "frames", "charts", "widgets",
+LAYERS = ["_errors", "_signals", "_optional", "kag", "grading", "evaluation", "examples", "frames", "charts", "widgets",
           "site", "cli"]  # fmt: skip
 
 

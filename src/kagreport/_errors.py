@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import codecs
 import os
-import signal
 
 __all__ = [
-    "STOP_SIGNALS",
     "DatasetsError",
     "KagreportError",
     "NotUTF8Error",
@@ -21,29 +19,7 @@ __all__ = [
     "UsageError",
     "WorkerDiedError",
     "decode_utf8",
-    "note_stop",
-    "stop_requested",
 ]
-
-#: The signals a command stops on (Ctrl-C, and SIGTERM from a job runner).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-_stop: BaseException | None = None
-
-
-def note_stop(stop: BaseException) -> None:
-    """Record the Ctrl-C or SIGTERM the command line was asked to stop by (before raising it).
-
-    Libraries with their own event loop (nbclient) can swallow the exception a signal
-    handler raises; code around them asks :func:`stop_requested` and stops anyway.
-    """
-    global _stop
-    _stop = stop
-
-
-def stop_requested() -> BaseException | None:
-    """The stop recorded by :func:`note_stop`, if any."""
-    return _stop
 
 
 class KagreportError(Exception):

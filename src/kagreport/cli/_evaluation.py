@@ -8,7 +8,8 @@ import sys
 import warnings
 from typing import Any
 
-from kagreport._errors import KagreportError, UsageError, stop_requested
+from kagreport._errors import KagreportError, UsageError
+from kagreport._signals import stop_requested
 from kagreport.cli._output import as_text, write_json
 
 __all__ = ["add_parsers", "run_compare", "run_evaluate"]

@@ -33,7 +33,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, NamedTuple
 
-from kagreport._errors import STOP_SIGNALS, WorkerDiedError
+from kagreport._errors import WorkerDiedError
+from kagreport._signals import STOP_SIGNALS
 from kagreport.grading._rule import grade_response
 from kagreport.kag import decode_result, iter_result_files, read_bytes
 
