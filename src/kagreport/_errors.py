@@ -13,6 +13,7 @@ import os
 __all__ = [
     "DatasetsError",
     "KagreportError",
+    "MissingExtraError",
     "NotUTF8Error",
     "ResultFileError",
     "ResultTreeError",
@@ -123,3 +124,7 @@ class WorkerDiedError(KagreportError):
 
     The report is not written: a chunk of result files was never graded.
     """
+
+
+class MissingExtraError(KagreportError):
+    """An optional dependency is not installed; the message names the extra to install."""

@@ -52,6 +52,8 @@ from typing import Any, Final, Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
+from kagreport._optional import optional
+
 __all__ = ["Pairable", "alpha", "bootstrap_alphas", "pairable"]
 
 Level: TypeAlias = Literal["nominal", "ordinal", "interval", "ratio"]
@@ -435,7 +437,8 @@ def _progress_bar(total: int, enabled: bool | None) -> Any:
     terminal only once the work has taken a second (short work shows nothing)."""
     if enabled is False or (enabled is None and not sys.stderr.isatty()):
         return None
-    from tqdm import tqdm
+    with optional("tqdm"):
+        from tqdm import tqdm
 
     return tqdm(
         total=total,

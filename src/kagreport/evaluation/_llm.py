@@ -69,6 +69,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeGuard, get_args
 
 from kagreport._errors import KagreportError
+from kagreport._optional import optional
 from kagreport.evaluation._cache import JudgeCache
 from kagreport.evaluation._evaluate import current_stop
 from kagreport.evaluation._items import AnswerItem
@@ -447,8 +448,9 @@ _PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"}
 
 @functools.cache
 def _environment_class() -> type[Environment]:
-    from jinja2.exceptions import SecurityError
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    with optional("jinja2"):
+        from jinja2.exceptions import SecurityError
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     def checked(problem: str | None) -> None:
         if problem is not None:
@@ -519,7 +521,8 @@ def _environment_class() -> type[Environment]:
 
 
 def _environment() -> Environment:
-    from jinja2 import StrictUndefined
+    with optional("jinja2"):
+        from jinja2 import StrictUndefined
 
     # Sandboxed and immutable: a template may read the item, not call into or change it.
     # No autoescape: prompts are plain text, and "&amp;" would change what the model reads.
@@ -532,7 +535,8 @@ def _environment() -> Environment:
 
 
 def _compile(environment: Environment, source: object, parameter: str) -> Template:
-    from jinja2 import TemplateSyntaxError, meta
+    with optional("jinja2"):
+        from jinja2 import TemplateSyntaxError, meta
 
     if not isinstance(source, str) or not source.strip():
         raise ValueError(
@@ -929,7 +933,8 @@ class LLMJudge:
     # -- requests -------------------------------------------------------------------
 
     def _render(self, template: Template, item: AnswerItem, which: str) -> str:
-        from jinja2 import TemplateError
+        with optional("jinja2"):
+            from jinja2 import TemplateError
 
         parts: list[str] = []
         size = 0
@@ -998,7 +1003,8 @@ class LLMJudge:
     def _get_client(self) -> OpenAI:
         with self._client_lock:
             if self._client is None:
-                import openai
+                with optional("openai"):
+                    import openai
 
                 # The SDK's own retries are off (max_retries=0): ours count attempts and
                 # responses, honour Retry-After and release the concurrency slot while waiting.
@@ -1042,7 +1048,8 @@ class LLMJudge:
 
     def _complete(self, item: AnswerItem, body: dict[str, Any]) -> _Reply:
         """Send the request, retrying transient failures; one model response or a failure."""
-        import openai
+        with optional("openai"):
+            import openai
 
         client = self._get_client()
         attempts = self._max_retries + 1
