@@ -82,3 +82,35 @@ def test_unknown_top_level_name_is_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="no attribute 'evaluation_frm_stats'"):
         _ = kagreport.evaluation_frm_stats  # type: ignore[attr-defined]
+
+
+def test_one_exception_tree() -> None:
+    import inspect
+
+    import kagreport._errors as errors
+    from kagreport.evaluation import (
+        ConfigError,
+        DifferentItemsError,
+        JudgeCacheError,
+        ReportError,
+    )
+    from kagreport.site import SiteError
+
+    for cls in (ConfigError, DifferentItemsError, JudgeCacheError, ReportError, SiteError):
+        assert issubclass(cls, errors.KagreportError)
+        assert cls.__module__ == "kagreport._errors"
+    assert issubclass(DifferentItemsError, ValueError)  # the spec: compare raises ValueError
+    # Every exception class in the package is defined in _errors (private helpers aside).
+    src = Path(errors.__file__).parent
+    for path in src.rglob("*.py"):
+        if path.name == "_errors.py":
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("class ") and "Error(" in line:
+                name = line.split()[1].split("(")[0]
+                assert name.startswith("_") or name == "JSONScanError", f"{path}: {name}"
+    names = {n for n, v in vars(errors).items() if inspect.isclass(v) and issubclass(v, Exception)}
+    assert {"ConfigError", "JudgeCacheError", "ReportError", "SiteError"} <= names
+    e = DifferentItemsError("differ", only_candidate=1, only_baseline=2)
+    assert str(e) == "differ"
+    assert (e.only_candidate, e.only_baseline) == (1, 2)

@@ -17,6 +17,7 @@ import typing
 from kagreport._errors import (
     DatasetsError,
     KagreportError,
+    MissingExtraError,
     ResultFileError,
     ResultTreeError,
     UsageError,
@@ -63,6 +64,7 @@ __all__ = [
     "FindReport",
     "KagreportError",
     "Metrics",
+    "MissingExtraError",
     "Outcome",
     "ResultFileError",
     "ResultTreeError",

@@ -3,6 +3,22 @@
 Every error carries a message fit to show as is, and, where one file or
 value is at fault, that file (``path``). The command line catches
 :class:`KagreportError` only: anything else is a bug and keeps its traceback.
+
+The tree (all in this module; the public ones are re-exported where users import them)::
+
+    KagreportError                     kagreport
+    ├── UsageError                     kagreport (exit code 2)
+    ├── DatasetsError                  kagreport
+    ├── ResultTreeError                kagreport
+    ├── ResultFileError                kagreport
+    ├── NotUTF8Error
+    ├── WorkerDiedError                kagreport
+    ├── MissingExtraError              kagreport._optional
+    ├── ConfigError                    kagreport.evaluation
+    ├── JudgeCacheError                kagreport.evaluation
+    ├── ReportError                    kagreport.evaluation
+    ├── DifferentItemsError (also ValueError)   kagreport.evaluation
+    └── SiteError                      kagreport.site
 """
 
 from __future__ import annotations
@@ -11,12 +27,17 @@ import codecs
 import os
 
 __all__ = [
+    "ConfigError",
     "DatasetsError",
+    "DifferentItemsError",
+    "JudgeCacheError",
     "KagreportError",
     "MissingExtraError",
     "NotUTF8Error",
+    "ReportError",
     "ResultFileError",
     "ResultTreeError",
+    "SiteError",
     "UsageError",
     "WorkerDiedError",
     "decode_utf8",
@@ -128,3 +149,36 @@ class WorkerDiedError(KagreportError):
 
 class MissingExtraError(KagreportError):
     """An optional dependency is not installed; the message names the extra to install."""
+
+
+class ConfigError(KagreportError):
+    """A judges file or items file that cannot be used."""
+
+
+class JudgeCacheError(KagreportError):
+    """A judge cache file that cannot be opened, read or written."""
+
+
+class ReportError(KagreportError):
+    """A stored evaluation report that cannot be read."""
+
+
+class SiteError(KagreportError):
+    """A report site that cannot be built: its configuration, notebooks, figures or templates."""
+
+
+class DifferentItemsError(KagreportError, ValueError):
+    """Two evaluations compared item by item do not hold the same items.
+
+    A ValueError too, as ANSWER_EVALUATION_SPEC.md says ``compare`` raises.
+
+    Attributes
+    ----------
+    only_candidate, only_baseline : int
+        How many items only one of them holds.
+    """
+
+    def __init__(self, message: str, *, only_candidate: int, only_baseline: int) -> None:
+        super().__init__(message)
+        self.only_candidate = only_candidate
+        self.only_baseline = only_baseline

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from kagreport._atomic import write_atomic
+from kagreport._errors import DifferentItemsError
 from kagreport.evaluation._serialize import (
     canonical,
     dumps_document,
@@ -515,21 +516,6 @@ def _column(items: Sequence[_ScoredItem], metric: str) -> np.ndarray[Any, Any]:
     return np.fromiter(
         (item.scores.get(metric, math.nan) for item in items), dtype=np.float64, count=len(items)
     )
-
-
-class DifferentItemsError(ValueError):
-    """Two evaluations compared item by item do not hold the same items.
-
-    Attributes
-    ----------
-    only_candidate, only_baseline : int
-        How many items only one of them holds.
-    """
-
-    def __init__(self, message: str, *, only_candidate: int, only_baseline: int) -> None:
-        super().__init__(message)
-        self.only_candidate = only_candidate
-        self.only_baseline = only_baseline
 
 
 def _check_settings(kind: str, n_resamples: int, seed: int, confidence: float) -> tuple[int, int]:

@@ -12,6 +12,7 @@ pandas nor Altair; building does.
 
 from __future__ import annotations
 
+from kagreport._errors import SiteError
 from kagreport._optional import need, optional
 
 # What this package needs from its extra: one line naming the extra when one is missing.
@@ -38,6 +39,7 @@ __all__ = [
     "EvaluationSource",
     "RunConfig",
     "SiteConfig",
+    "SiteError",
     "build_site",
     "dumps_json",
     "inline_json",
