@@ -8,7 +8,7 @@ import sys
 import warnings
 from typing import Any
 
-from kagreport._errors import KagreportError, UsageError
+from kagreport import KagreportError, UsageError
 from kagreport._signals import stop_requested
 from kagreport.cli._output import as_text, write_json
 

@@ -12,8 +12,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 
-from kagreport import __version__
-from kagreport._errors import KagreportError, UsageError
+from kagreport import KagreportError, UsageError, __version__
 from kagreport._signals import note_stop, stop_requested
 from kagreport.cli._evaluation import add_parsers as add_evaluation_parsers
 from kagreport.cli._evaluation import run_compare, run_evaluate
