@@ -14,11 +14,11 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP_RUN): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[all]'
 	touch $@
 
 $(STAMP_DEV): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[all,dev]'
 	touch $@ $(STAMP_RUN)
 
 ## demo: grade the bundled MMLU-Pro philosophy example, print the kag stats table, build the site
@@ -49,7 +49,7 @@ $(CHROMIUM):
 
 ## lab: open the analyst notebooks in JupyterLab (installs it into .venv)
 lab: $(STAMP_RUN)
-	$(BIN)/python -m pip install --quiet -e '.[notebook]'
+	$(BIN)/python -m pip install --quiet -e '.[lab]'
 	$(BIN)/jupyter lab notebooks/
 
 ## bench: speed and memory measurements (not part of the tests)

@@ -13,8 +13,8 @@ import kagreport
 
 PACKAGE = Path(kagreport.__file__).parent
 # Lower index = lower layer; a module may import only its own layer or lower ones.
-LAYERS = ["_errors", "_format", "_document", "stats", "kag", "grading", "evaluation", "runs",
-          "examples", "frames", "charts", "widgets", "site", "cli"]  # fmt: skip
+LAYERS = ["_errors", "_signals", "_optional", "_format", "_document", "stats", "kag", "grading",
+          "evaluation", "runs", "examples", "frames", "charts", "widgets", "site", "cli"]  # fmt: skip
 
 
 def _layer(module: str) -> str:
@@ -59,11 +59,13 @@ def _all_imports(path: Path) -> set[str]:
 @pytest.mark.parametrize("path", sorted((PACKAGE / "stats").rglob("*.py")), ids=lambda p: p.name)
 def test_stats_imports_only_numpy_the_stdlib_and_errors(path: Path) -> None:
     # The mathematics layer: NumPy and the standard library (tqdm only for the optional
-    # progress bar of the alpha bootstrap, imported when one is shown).
+    # progress bar of the alpha bootstrap, imported through _optional when one is shown).
     for name in _all_imports(path):
         top = name.split(".")[0]
         if name.startswith("kagreport."):
-            assert name == "kagreport._errors" or name.startswith("kagreport.stats"), name
+            assert name in {"kagreport._errors", "kagreport._optional"} or name.startswith(
+                "kagreport.stats"
+            ), name
         else:
             assert top in sys.stdlib_module_names or top in {"numpy", "tqdm"}, name
 

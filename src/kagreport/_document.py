@@ -19,7 +19,9 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
 from kagreport._atomic import write_atomic
+from kagreport._errors import MissingExtraError
 from kagreport._format import json_safe
+from kagreport._optional import optional
 
 __all__ = [
     "FORMATS",
@@ -65,7 +67,8 @@ def _json_text(value: Any, indent: int | None = None) -> str:
 
 
 def _yaml_dumper() -> Any:
-    import yaml
+    with optional("yaml"):
+        import yaml
 
     class Dumper(yaml.SafeDumper):
         pass
@@ -124,7 +127,8 @@ def dumps_document(document: Mapping[str, Any], format: str, *, items_key: str =
         lines += [_json_text({"record": "item", **item}) for item in plain.get(items_key, [])]
         return "\n".join(lines) + "\n"
     if format == "yaml":
-        import yaml
+        with optional("yaml"):
+            import yaml
 
         return str(
             yaml.dump(
@@ -136,7 +140,8 @@ def dumps_document(document: Mapping[str, Any], format: str, *, items_key: str =
             )
         )
     if format == "toml":
-        import tomli_w
+        with optional("tomli_w"):
+            import tomli_w
 
         return tomli_w.dumps(_drop_none(jsonable(document)))
     raise ValueError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
@@ -162,7 +167,8 @@ def loads_document(text: str, format: str, *, items_key: str = "items") -> dict[
                 {k: v for k, v in line.items() if k != "record"} for line in lines[1:]
             ]
         elif format == "yaml":
-            import yaml
+            with optional("yaml"):
+                import yaml
 
             data = yaml.safe_load(text)
         elif format == "toml":
@@ -171,7 +177,7 @@ def loads_document(text: str, format: str, *, items_key: str = "items") -> dict[
             data = tomllib.loads(text)
         else:
             raise ValueError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
-    except ValueError:
+    except (ValueError, MissingExtraError):
         raise
     except Exception as exc:  # yaml.YAMLError, tomllib.TOMLDecodeError subclass ValueError or not
         raise ValueError(f"not valid {format.upper()}: {exc}") from None

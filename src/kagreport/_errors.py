@@ -3,47 +3,49 @@
 Every error carries a message fit to show as is, and, where one file or
 value is at fault, that file (``path``). The command line catches
 :class:`KagreportError` only: anything else is a bug and keeps its traceback.
+
+The tree (all in this module; the public ones are re-exported where users import them)::
+
+    KagreportError                     kagreport
+    ├── UsageError                     kagreport (exit code 2)
+    ├── DatasetsError                  kagreport
+    ├── ResultTreeError                kagreport
+    ├── ResultFileError                kagreport
+    ├── NotUTF8Error
+    ├── WorkerDiedError                kagreport
+    ├── MissingExtraError              kagreport._optional
+    ├── ConfigError                    kagreport.evaluation
+    ├── JudgeCacheError                kagreport.evaluation
+    ├── ReportError                    kagreport.evaluation
+    ├── DifferentItemsError (also ValueError)   kagreport.evaluation
+    └── SiteError                      kagreport.site
+
+    OSError
+    └── NotRegularFileError            (internal: a FIFO or device swapped in for a file)
 """
 
 from __future__ import annotations
 
 import codecs
 import os
-import signal
 
 __all__ = [
-    "STOP_SIGNALS",
+    "ConfigError",
     "DatasetsError",
+    "DifferentItemsError",
+    "JudgeCacheError",
     "KagreportError",
+    "MissingExtraError",
+    "NotRegularFileError",
     "NotUTF8Error",
+    "ReportError",
     "ResultFileError",
     "ResultTreeError",
+    "SiteError",
     "UsageError",
     "WorkerDiedError",
     "decode_utf8",
-    "note_stop",
-    "stop_requested",
 ]
-
-#: The signals a command stops on (Ctrl-C, and SIGTERM from a job runner).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-_stop: BaseException | None = None
-
-
-def note_stop(stop: BaseException) -> None:
-    """Record the Ctrl-C or SIGTERM the command line was asked to stop by (before raising it).
-
-    Libraries with their own event loop (nbclient) can swallow the exception a signal
-    handler raises; code around them asks :func:`stop_requested` and stops anyway.
-    """
-    global _stop
-    _stop = stop
-
-
-def stop_requested() -> BaseException | None:
-    """The stop recorded by :func:`note_stop`, if any."""
-    return _stop
 
 
 class KagreportError(Exception):
@@ -147,3 +149,45 @@ class WorkerDiedError(KagreportError):
 
     The report is not written: a chunk of result files was never graded.
     """
+
+
+class MissingExtraError(KagreportError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+
+class ConfigError(KagreportError):
+    """A judges file or items file that cannot be used."""
+
+
+class JudgeCacheError(KagreportError):
+    """A judge cache file that cannot be opened, read or written."""
+
+
+class ReportError(KagreportError):
+    """A stored evaluation report that cannot be read."""
+
+
+class SiteError(KagreportError):
+    """A report site that cannot be built: its configuration, notebooks, figures or templates."""
+
+
+class DifferentItemsError(KagreportError, ValueError):
+    """Two evaluations compared item by item do not hold the same items.
+
+    A ValueError too, as ANSWER_EVALUATION_SPEC.md says ``compare`` raises.
+
+    Attributes
+    ----------
+    only_candidate, only_baseline : int
+        How many items only one of them holds.
+    """
+
+    def __init__(self, message: str, *, only_candidate: int, only_baseline: int) -> None:
+        super().__init__(message)
+        self.only_candidate = only_candidate
+        self.only_baseline = only_baseline
+
+
+class NotRegularFileError(OSError):
+    """A path to read is not a regular file when opened (a FIFO, socket or device swapped
+    in since the walk saw it); an ``OSError``, handled where reads fail."""

@@ -21,32 +21,43 @@ Importing this module loads pandas, Altair and vl-convert.
 
 from __future__ import annotations
 
-from kagreport.charts._accuracy import FRONTIER_LABELS, accuracy_cost_chart, accuracy_cost_data
-from kagreport.charts._agreement import (
-    agreement_chart,
-    criterion_ratings,
-    pairwise_agreement_chart,
-    pairwise_agreement_data,
-)
-from kagreport.charts._export import (
-    FORMATS,
-    MissingGlyphWarning,
-    missing_glyphs,
-    register_font_directory,
-    save_figure,
-)
-from kagreport.charts._forest import forest_data, forest_plot
-from kagreport.charts._latency import latency_bins, latency_chart, latency_summary
-from kagreport.charts._outcomes import dataset_heatmap, heatmap_data, outcomes_chart, outcomes_data
-from kagreport.charts._renderer import RENDERER_NAME, enable_notebook_renderer
-from kagreport.charts._theme import (
-    COLUMN_WIDTH,
-    FONT,
-    PAPER_CONFIG,
-    THEME_NAME,
-    apply_theme,
-    paper_config,
-)
+from kagreport._optional import need, optional
+
+# What this package needs from its extra: one line naming the extra when one is missing.
+_NEEDS = ("altair", "pandas", "vl_convert")
+with optional(*_NEEDS):
+    need(*_NEEDS)
+    from kagreport.charts._accuracy import FRONTIER_LABELS, accuracy_cost_chart, accuracy_cost_data
+    from kagreport.charts._agreement import (
+        agreement_chart,
+        criterion_ratings,
+        pairwise_agreement_chart,
+        pairwise_agreement_data,
+    )
+    from kagreport.charts._export import (
+        FORMATS,
+        MissingGlyphWarning,
+        missing_glyphs,
+        register_font_directory,
+        save_figure,
+    )
+    from kagreport.charts._forest import forest_data, forest_plot
+    from kagreport.charts._latency import latency_bins, latency_chart, latency_summary
+    from kagreport.charts._outcomes import (
+        dataset_heatmap,
+        heatmap_data,
+        outcomes_chart,
+        outcomes_data,
+    )
+    from kagreport.charts._renderer import RENDERER_NAME, enable_notebook_renderer
+    from kagreport.charts._theme import (
+        COLUMN_WIDTH,
+        FONT,
+        PAPER_CONFIG,
+        THEME_NAME,
+        apply_theme,
+        paper_config,
+    )
 
 __all__ = [
     "COLUMN_WIDTH",

@@ -8,7 +8,8 @@ import sys
 import warnings
 from typing import Any
 
-from kagreport._errors import KagreportError, UsageError, stop_requested
+from kagreport import KagreportError, UsageError
+from kagreport._signals import stop_requested
 from kagreport.cli._output import as_text, write_json
 
 __all__ = ["add_parsers", "run_compare", "run_evaluate"]
@@ -71,8 +72,7 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
 
 
 def run_evaluate(args: argparse.Namespace, level: int) -> int:
-    from kagreport.evaluation import TextRepairWarning, evaluate_answers
-    from kagreport.evaluation._kag import answer_items_from_run
+    from kagreport.evaluation import TextRepairWarning, answer_items_from_run, evaluate_answers
     from kagreport.evaluation._text import render_evaluation
     from kagreport.evaluation.judges._config import load_items_jsonl, load_judges
 
@@ -196,7 +196,7 @@ def _check_evaluate_paths(args: argparse.Namespace) -> None:
         if the cache is one of the input files. Paths are compared as files (hard and
         symbolic links included), also when they do not exist yet.
     """
-    from kagreport.evaluation.judges._config import prompt_files
+    from kagreport.evaluation.judges import prompt_files
 
     inputs = [args.items, args.judges, args.datasets]
     if args.judges is not None:

@@ -12,8 +12,8 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 
-from kagreport import __version__
-from kagreport._errors import KagreportError, UsageError, note_stop, stop_requested
+from kagreport import KagreportError, UsageError, __version__
+from kagreport._signals import note_stop, stop_requested
 from kagreport.cli._evaluation import add_parsers as add_evaluation_parsers
 from kagreport.cli._evaluation import run_compare, run_evaluate
 from kagreport.cli._output import write_json, write_lossily

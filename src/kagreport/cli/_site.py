@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kagreport._errors import UsageError
+from kagreport import UsageError
 from kagreport.cli._output import as_text
 
 __all__ = ["add_parsers", "run_site"]

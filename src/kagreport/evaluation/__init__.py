@@ -7,6 +7,7 @@ The public surface follows ANSWER_EVALUATION_SPEC.md: :func:`evaluate_answers`
 
 from __future__ import annotations
 
+from kagreport._errors import ConfigError, JudgeCacheError, ReportError
 from kagreport.evaluation._agreement import (
     Agreement,
     alpha_interval,
@@ -60,12 +61,14 @@ __all__ = [
     "AnswerEvaluation",
     "AnswerItem",
     "CachedResponse",
+    "ConfigError",
     "Contains",
     "DifferentItemsError",
     "EvaluationComparison",
     "ExactMatch",
     "Judge",
     "JudgeCache",
+    "JudgeCacheError",
     "JudgeFailure",
     "Judgement",
     "LLMJudge",
@@ -73,6 +76,7 @@ __all__ = [
     "OptionExtraction",
     "OptionMatch",
     "RegexMatch",
+    "ReportError",
     "RetrievalEvaluation",
     "RetrievalItem",
     "SignFlipResult",

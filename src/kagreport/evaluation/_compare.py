@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from kagreport._document import canonical, jsonable
+from kagreport._errors import DifferentItemsError
 from kagreport.evaluation._comparison import KINDS, EvaluationComparison, MetricComparison
 from kagreport.stats._bootstrap import bootstrap_mean_interval
 from kagreport.stats._holm import holm_adjust
@@ -106,21 +107,6 @@ def _column(items: Sequence[_ScoredItem], metric: str) -> np.ndarray[Any, Any]:
     return np.fromiter(
         (item.scores.get(metric, math.nan) for item in items), dtype=np.float64, count=len(items)
     )
-
-
-class DifferentItemsError(ValueError):
-    """Two evaluations compared item by item do not hold the same items.
-
-    Attributes
-    ----------
-    only_candidate, only_baseline : int
-        How many items only one of them holds.
-    """
-
-    def __init__(self, message: str, *, only_candidate: int, only_baseline: int) -> None:
-        super().__init__(message)
-        self.only_candidate = only_candidate
-        self.only_baseline = only_baseline
 
 
 def _check_settings(kind: str, n_resamples: int, seed: int, confidence: float) -> tuple[int, int]:

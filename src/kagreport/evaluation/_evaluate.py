@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from kagreport._optional import optional
 from kagreport.evaluation._agreement import LEVELS
 from kagreport.evaluation._items import AnswerItem, RetrievalItem
 from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation, mean_scores
@@ -119,7 +120,8 @@ def _progress_bar(total: int, enabled: bool | None, description: str) -> Any:
         enabled = total >= 50 and sys.stderr.isatty()
     if not enabled:
         return None
-    from tqdm import tqdm
+    with optional("tqdm"):
+        from tqdm import tqdm
 
     return tqdm(total=total, desc=description, file=sys.stderr, leave=False)
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kagreport._document import format_for, loads_document
-from kagreport._errors import KagreportError, decode_utf8
+from kagreport._errors import ReportError, decode_utf8
 from kagreport.evaluation._comparison import SCHEMA as COMPARISON_SCHEMA
 from kagreport.evaluation._comparison import EvaluationComparison
 from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation
@@ -49,7 +49,7 @@ def read_report(path: str | os.PathLike[str], kinds: Sequence[type[Any]] | None 
         with open(name, "rb") as file:
             data = file.read()
     except OSError as exc:
-        raise KagreportError(f"cannot read {name}: {exc.strerror or exc}", path=name) from None
+        raise ReportError(f"cannot read {name}: {exc.strerror or exc}", path=name) from None
     text = decode_utf8(data, name, "the evaluation report", bom=True)
     try:
         document = loads_document(text, kind)
@@ -58,11 +58,11 @@ def read_report(path: str | os.PathLike[str], kinds: Sequence[type[Any]] | None 
             document = loads_document(text, kind, items_key="metrics")
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         reason = " ".join(str(exc).split())  # one line, whatever the parser printed
-        raise KagreportError(f"{name} is not a readable report: {reason}", path=name) from None
+        raise ReportError(f"{name} is not a readable report: {reason}", path=name) from None
     classes: dict[str, Any] = {_schema(cls): cls for cls in accepted}
     cls = classes.get(schema) if isinstance(schema, str) else None
     if cls is None:
-        raise KagreportError(
+        raise ReportError(
             f"{name} is not an evaluation report kagreport can read here (schema {schema!r}; "
             f"expected {', '.join(sorted(classes))})",
             path=name,
@@ -70,7 +70,7 @@ def read_report(path: str | os.PathLike[str], kinds: Sequence[type[Any]] | None 
     try:
         report: Report = cls.from_dict(document)
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-        raise KagreportError(f"{name} is not a valid {cls.__name__}: {exc}", path=name) from None
+        raise ReportError(f"{name} is not a valid {cls.__name__}: {exc}", path=name) from None
     return report
 
 

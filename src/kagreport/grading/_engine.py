@@ -33,10 +33,10 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, NamedTuple
 
-from kagreport._errors import STOP_SIGNALS, WorkerDiedError
+from kagreport._errors import NotRegularFileError, WorkerDiedError
+from kagreport._signals import STOP_SIGNALS
 from kagreport.grading._rule import grade_response
 from kagreport.kag import decode_result, iter_result_files, read_bytes
-from kagreport.kag._records import NotRegularFileError
 
 __all__ = ["ChunkRunner", "GradedChunk", "PendingChunk", "grade_chunk"]
 

@@ -17,7 +17,7 @@ from typing import Annotated, NamedTuple
 
 import msgspec
 
-from kagreport._errors import ResultFileError
+from kagreport._errors import NotRegularFileError, ResultFileError
 from kagreport.kag._jsonscan import (
     ANY,
     DURATION,
@@ -595,10 +595,6 @@ def starts_with_bom(data: bytes | bytearray | memoryview | str) -> bool:
     if isinstance(data, str):
         return data.startswith("\ufeff")
     return bytes(data[:3]) == codecs.BOM_UTF8
-
-
-class NotRegularFileError(OSError):
-    """The path is not a regular file when opened (a FIFO, socket or device swapped in)."""
 
 
 def read_bytes(path: str) -> bytes:

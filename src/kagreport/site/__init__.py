@@ -12,9 +12,25 @@ pandas nor Altair; building does.
 
 from __future__ import annotations
 
-from kagreport.site._build import MARKER, RESPONSE_LIMIT, build_site, slugify
-from kagreport.site._config import COMPARE_MODES, EvaluationSource, RunConfig, SiteConfig
-from kagreport.site._json import dumps_json, inline_json
+from kagreport._errors import SiteError
+from kagreport._optional import need, optional
+
+# What this package needs from its extra: one line naming the extra when one is missing.
+_NEEDS = (
+    "jinja2",
+    "nbclient",
+    "nbconvert",
+    "nbformat",
+    "ipykernel",
+    "pandas",
+    "altair",
+    "vl_convert",
+)
+with optional(*_NEEDS):
+    need(*_NEEDS)
+    from kagreport.site._build import MARKER, RESPONSE_LIMIT, build_site, slugify
+    from kagreport.site._config import COMPARE_MODES, EvaluationSource, RunConfig, SiteConfig
+    from kagreport.site._json import dumps_json, inline_json
 
 __all__ = [
     "COMPARE_MODES",
@@ -23,6 +39,7 @@ __all__ = [
     "EvaluationSource",
     "RunConfig",
     "SiteConfig",
+    "SiteError",
     "build_site",
     "dumps_json",
     "inline_json",

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 import kagreport
-from kagreport._errors import KagreportError
+from kagreport._errors import SiteError
 from kagreport.grading import Outcome, StatsReport, grade
 from kagreport.runs import Run as RunModel
 from kagreport.site._config import EvaluationSource, RunConfig, SiteConfig
@@ -204,14 +204,14 @@ def build_site(
     try:
         _check_output(out, config)
     except PermissionError as exc:
-        raise KagreportError(
+        raise SiteError(
             f"cannot inspect the site folder {out}: {exc.strerror or exc}", path=out
         ) from None
     parent = out.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise KagreportError(
+        raise SiteError(
             f"cannot create the folder of the site {out}: {exc.strerror or exc}", path=out
         ) from None
     # A stop (Ctrl-C, SIGTERM) is held back while a folder appears, the site is swapped in
@@ -247,22 +247,22 @@ def _site_path(out: Path) -> Path:
 def _check_output(out: Path, config: SiteConfig) -> None:
     parent = out.absolute().parent
     if parent.exists() and not parent.is_dir():
-        raise KagreportError(f"the parent of the site folder {out} is not a folder", path=out)
+        raise SiteError(f"the parent of the site folder {out} is not a folder", path=out)
     if out.is_symlink():
-        raise KagreportError(
+        raise SiteError(
             f"the site folder {out} is a symbolic link; give the folder it points to", path=out
         )
     if out.exists() and not out.is_dir():
-        raise KagreportError(f"the site folder {out} exists and is not a folder", path=out)
+        raise SiteError(f"the site folder {out} exists and is not a folder", path=out)
     cwd = Path.cwd().resolve()
     if out.resolve() == cwd or out.resolve() in cwd.parents:
-        raise KagreportError(
+        raise SiteError(
             f"the site folder {out} is (or holds) the current folder, which a rebuild cannot "
             "replace; give a folder below it",
             path=out,
         )
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
-        raise KagreportError(
+        raise SiteError(
             f"{out} is not empty and is not a site built by kagreport (no {MARKER}); "
             "choose another folder or empty it",
             path=out,
@@ -278,7 +278,7 @@ def _check_output(out: Path, config: SiteConfig) -> None:
     for item in inputs:
         resolved = item.resolve()
         if resolved == target or target in resolved.parents or resolved in target.parents:
-            raise KagreportError(
+            raise SiteError(
                 f"the site folder {out} would replace or sit inside the input {item}", path=out
             )
 
@@ -293,11 +293,11 @@ def _new_folder(parent: Path, prefix: str) -> Path:
         except FileExistsError:
             continue
         except OSError as exc:
-            raise KagreportError(
+            raise SiteError(
                 f"cannot write in {parent}: {exc.strerror or exc}", path=parent
             ) from None
         return folder
-    raise KagreportError(f"cannot create a build folder in {parent}", path=parent)
+    raise SiteError(f"cannot create a build folder in {parent}", path=parent)
 
 
 def _swap(staging: Path, out: Path) -> None:
@@ -309,7 +309,7 @@ def _swap(staging: Path, out: Path) -> None:
         try:
             os.rename(out, old)
         except OSError as exc:
-            raise KagreportError(
+            raise SiteError(
                 f"cannot replace the site folder {out}: {exc.strerror or exc}", path=out
             ) from None
     try:
@@ -317,7 +317,7 @@ def _swap(staging: Path, out: Path) -> None:
     except OSError as exc:
         if old is not None:
             os.rename(old, out)
-        raise KagreportError(f"cannot move the built site to {out}: {exc}", path=out) from None
+        raise SiteError(f"cannot move the built site to {out}: {exc}", path=out) from None
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
 
@@ -467,7 +467,7 @@ class _Builder:
         self.say(f"grading {config.name}")
         report = grade(config.datasets, config.results, config.prefix, keep_text=RESPONSE_LIMIT)
         if not report.setups:
-            raise KagreportError(
+            raise SiteError(
                 f"run {config.name!r} has no graded result under {config.results}",
                 path=config.results,
             )
@@ -479,7 +479,7 @@ class _Builder:
                 if self.config.source is not None
                 else "the baseline"
             )
-            raise KagreportError(
+            raise SiteError(
                 f"{what} names no setup of run {config.name!r}: "
                 f"{baseline!r}; setups: {', '.join(report.setup_names)}",
                 path=self.config.source,
@@ -757,7 +757,7 @@ class _Builder:
             # A report object read from a file can hold values of the wrong kind that the
             # page then trips on; name the file rather than show a traceback.
             where = source.path if source.path is not None else source.name
-            raise KagreportError(
+            raise SiteError(
                 f"{where} is not an evaluation report kagreport can show: {exc}",
                 path=source.path,
             ) from None
@@ -1027,7 +1027,7 @@ def _read_evaluation(
     try:
         return read_report(source.path)
     except ValueError as exc:  # the suffix names no format
-        raise KagreportError(
+        raise SiteError(
             f"cannot read the evaluation {source.path}: {exc}", path=source.path
         ) from None
 

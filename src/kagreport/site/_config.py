@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from kagreport._errors import KagreportError, NotUTF8Error
+from kagreport._errors import KagreportError, NotUTF8Error, SiteError
 
 if TYPE_CHECKING:
     from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
@@ -161,13 +161,13 @@ class SiteConfig:
             with open(source, "rb") as file:
                 data = tomllib.load(file)
         except OSError as exc:
-            raise KagreportError(
+            raise SiteError(
                 f"cannot read the site configuration {source}: {exc.strerror or exc}", path=source
             ) from None
         except UnicodeDecodeError as exc:  # tomllib decodes the whole file: the file's offset
             raise NotUTF8Error("the site configuration", source, exc.start) from None
         except tomllib.TOMLDecodeError as exc:
-            raise KagreportError(
+            raise SiteError(
                 f"the site configuration {source} is not valid TOML: {exc}", path=source
             ) from None
         return cls.from_mapping(data, base=source.parent, source=source)

@@ -24,7 +24,7 @@ from pathlib import Path
 from queue import Queue
 from typing import Any
 
-from kagreport._errors import KagreportError
+from kagreport._errors import SiteError
 
 __all__ = ["FigureWriter"]
 
@@ -139,7 +139,7 @@ class FigureWriter:
         try:
             _export(json.loads(text), path)
         except (ValueError, OSError) as exc:
-            raise KagreportError(f"cannot export the figure {path}: {exc}", path=path) from None
+            raise SiteError(f"cannot export the figure {path}: {exc}", path=path) from None
 
     def finish(self) -> None:
         """Wait for every figure; export in this process those the helper did not write.
@@ -166,7 +166,7 @@ class FigureWriter:
             if answer == "ok":
                 continue
             if answer.startswith("error "):
-                raise KagreportError(f"cannot export the figure {path}: {answer[6:]}", path=path)
+                raise SiteError(f"cannot export the figure {path}: {answer[6:]}", path=path)
             self._local(text, path)  # the helper died before this one
         self.jobs = []
 

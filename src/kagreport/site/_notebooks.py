@@ -34,7 +34,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, TypeVarTuple
 
-from kagreport._errors import KagreportError
+from kagreport._errors import SiteError
 from kagreport.site._json import inline_json
 from kagreport.site._signals import deferred_signals
 from kagreport.site._templates import NOTEBOOK_CSP, NOTEBOOK_TEMPLATE
@@ -87,7 +87,7 @@ def convert_notebook(
         nbformat: Any = importlib.import_module("nbformat")
         exporters: Any = importlib.import_module("nbconvert")
     except ImportError as exc:
-        raise KagreportError(
+        raise SiteError(
             f"cannot convert the notebook {path}: {exc.name or exc} is not installed "
             "(pip install 'nbformat>=5.9' 'nbconvert>=7.16' 'nbclient>=0.10' 'ipykernel>=6.29')",
             path=path,
@@ -99,12 +99,12 @@ def convert_notebook(
             notebook = nbformat.read(str(path), as_version=4)
             nbformat.validate(notebook)
     except OSError as exc:
-        raise KagreportError(
+        raise SiteError(
             f"cannot read the notebook {path}: {exc.strerror or exc}", path=path
         ) from None
     except Exception as exc:  # nbformat raises many kinds on a malformed file
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise KagreportError(f"{path} is not a valid notebook: {first}", path=path) from None
+        raise SiteError(f"{path} is not a valid notebook: {first}", path=path) from None
     if execute:
         _execute(notebook, path)
     else:
@@ -133,7 +133,7 @@ def convert_notebook(
     try:
         html, _ = exporter.from_notebook_node(notebook, resources=resources)
     except Exception as exc:  # nbconvert raises many kinds; name the notebook
-        raise KagreportError(f"cannot convert the notebook {path}: {exc}", path=path) from exc
+        raise SiteError(f"cannot convert the notebook {path}: {exc}", path=path) from exc
     return drop_navigation(str(html))
 
 
@@ -217,7 +217,7 @@ def _execute(notebook: Any, path: Path) -> None:
     v4: Any = importlib.import_module("nbformat.v4")
     raw = os.environ.get("KAGREPORT_NOTEBOOK_CELL_TIMEOUT", str(CELL_TIMEOUT))
     if not raw.strip().isdigit() or int(raw) < 1:
-        raise KagreportError(
+        raise SiteError(
             f"KAGREPORT_NOTEBOOK_CELL_TIMEOUT must be a whole number of seconds >= 1, not {raw!r}"
         )
     timeout = int(raw)
@@ -238,7 +238,7 @@ def _execute(notebook: Any, path: Path) -> None:
             # A kernel that stops answering (a lost idle message) is rare but real: start a
             # fresh kernel once before calling the notebook broken.
             if attempt == 2:
-                raise KagreportError(f"the notebook {path} timed out: {exc}", path=path) from None
+                raise SiteError(f"the notebook {path} timed out: {exc}", path=path) from None
             notebook.cells[:] = copy.deepcopy(original.cells)
             notebook.metadata = copy.deepcopy(original.metadata)
             continue
@@ -253,12 +253,12 @@ def _execute(notebook: Any, path: Path) -> None:
                 None,
             )  # fmt: skip
             where = "" if cell is None else f" in cell {cell}"  # the setup cell is cell 0
-            raise KagreportError(
+            raise SiteError(
                 f"the notebook {path} failed{where}: {exc.ename}: {_one_line(exc.evalue)}",
                 path=path,
             ) from None
         except Exception as exc:  # a kernel that does not start, and the like
-            raise KagreportError(f"cannot execute the notebook {path}: {exc}", path=path) from exc
+            raise SiteError(f"cannot execute the notebook {path}: {exc}", path=path) from exc
         finally:
             if notebook.cells and notebook.cells[0] is setup:
                 del notebook.cells[0]  # the setup cell

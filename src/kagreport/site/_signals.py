@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
-from kagreport._errors import STOP_SIGNALS
+from kagreport._signals import STOP_SIGNALS
 
 __all__ = ["STOP_SIGNALS", "deferred_signals"]
 

@@ -11,7 +11,7 @@ import jinja2
 from markupsafe import Markup
 
 from kagreport import _format
-from kagreport._errors import KagreportError
+from kagreport._errors import KagreportError, SiteError
 from kagreport.evaluation._text import method_label
 from kagreport.kag import format_float
 from kagreport.site._json import inline_json
@@ -105,7 +105,7 @@ class Templates:
         self.searched: list[Path] = []
         if override is not None:
             if not override.is_dir():
-                raise KagreportError(
+                raise SiteError(
                     f"the templates folder {override} does not exist or is not a folder",
                     path=override,
                 )
@@ -147,11 +147,11 @@ class Templates:
             return self.env.get_template(name).render(**context)
         except jinja2.TemplateNotFound as exc:
             where = ", ".join(str(p) for p in self.searched)
-            raise KagreportError(
+            raise SiteError(
                 f"the site template {exc.name!r} was not found; searched: {where}"
             ) from None
         except jinja2.TemplateSyntaxError as exc:
-            raise KagreportError(
+            raise SiteError(
                 f"the site template {exc.filename or exc.name or name} is not valid Jinja "
                 f"(line {exc.lineno}): {exc.message}",
                 path=exc.filename,
@@ -159,11 +159,11 @@ class Templates:
         except KagreportError:
             raise
         except RecursionError:
-            raise KagreportError(
+            raise SiteError(
                 f"the site template {name} (or one it uses) includes or extends itself"
             ) from None
         except Exception as exc:  # a user's template can fail in any way while it renders
-            raise KagreportError(
+            raise SiteError(
                 f"the site template {name} (or one it uses) cannot be rendered: "
                 f"{type(exc).__name__}: {exc}"
             ) from None

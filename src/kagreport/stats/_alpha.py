@@ -484,7 +484,10 @@ def _progress_bar(total: int, enabled: bool | None) -> Any:
     terminal only once the work has taken a second (short work shows nothing)."""
     if enabled is False or (enabled is None and not sys.stderr.isatty()):
         return None
-    from tqdm import tqdm
+    from kagreport._optional import optional  # only when a bar is shown
+
+    with optional("tqdm"):
+        from tqdm import tqdm
 
     return tqdm(
         total=total,

@@ -26,12 +26,18 @@ static sites) shows that snapshot; it never embeds the whole item table.
 
 from __future__ import annotations
 
-from kagreport.widgets._agreement import AgreementView
-from kagreport.widgets._base import View
-from kagreport.widgets._compare import ComparisonView
-from kagreport.widgets._html import RESPONSE_LIMIT, chart_svg
-from kagreport.widgets._items import ItemBrowser
-from kagreport.widgets._stats import StatsView
+from kagreport._optional import need, optional
+
+# What this package needs from its extra: one line naming the extra when one is missing.
+_NEEDS = ("ipywidgets", "pandas", "altair", "vl_convert")
+with optional(*_NEEDS):
+    need(*_NEEDS)
+    from kagreport.widgets._agreement import AgreementView
+    from kagreport.widgets._base import View
+    from kagreport.widgets._compare import ComparisonView
+    from kagreport.widgets._html import RESPONSE_LIMIT, chart_svg
+    from kagreport.widgets._items import ItemBrowser
+    from kagreport.widgets._stats import StatsView
 
 __all__ = [
     "RESPONSE_LIMIT",

@@ -50,7 +50,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from kagreport._errors import KagreportError
+from kagreport._errors import JudgeCacheError
 
 __all__ = ["CachedResponse", "JudgeCache"]
 
@@ -212,7 +212,7 @@ class JudgeCache:
         self._checked = False
         if location != ":memory:":
             if os.path.exists(location) and not os.path.isfile(location):
-                raise KagreportError(
+                raise JudgeCacheError(
                     f"cannot open the judge cache {location}: it is not a regular file "
                     "(a folder, or a device such as /dev/null); give the cache a file path",
                     path=location,
@@ -220,7 +220,7 @@ class JudgeCache:
             try:
                 Path(location).parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise KagreportError(
+                raise JudgeCacheError(
                     f"cannot create the folder of the judge cache {location}: {exc}", path=location
                 ) from exc
         # Open now, so a bad path fails here and not in the middle of an evaluation.
@@ -292,7 +292,7 @@ class JudgeCache:
             found = "; ".join(
                 " ".join(str(problem).replace("*", "").split()) for problem in problems
             )
-            raise KagreportError(
+            raise JudgeCacheError(
                 f"the judge cache {self._path} is damaged (SQLite's quick_check: "
                 f"{found[:300]}); it is only a cache: delete it, or give the cache another file",
                 path=self._path,
@@ -318,13 +318,13 @@ class JudgeCache:
             }
             foreign = tables - {"responses"}
             if version == 0 and foreign:
-                raise KagreportError(
+                raise JudgeCacheError(
                     f"{self._path} is an SQLite database but not a kagreport judge cache "
                     f"(it has the tables {', '.join(sorted(tables))}); give the cache its own file",
                     path=self._path,
                 )
             if version not in (0, _SCHEMA_VERSION):
-                raise KagreportError(
+                raise JudgeCacheError(
                     f"the judge cache {self._path} has schema version {version}; this kagreport "
                     f"reads version {_SCHEMA_VERSION} (use another file, or delete this one)",
                     path=self._path,
@@ -333,7 +333,7 @@ class JudgeCache:
             if (has_table and not self._shape_is_ours(connection)) or (
                 version == _SCHEMA_VERSION and not has_table
             ):
-                raise KagreportError(
+                raise JudgeCacheError(
                     f"{self._path} is an SQLite database but not a kagreport judge cache (its "
                     "`responses` table is missing or has other columns); give the cache its "
                     "own file",
@@ -373,14 +373,14 @@ class JudgeCache:
                 if not _is_busy(exc) or time.monotonic() >= deadline:
                     waited = f" after waiting {self._timeout:g} s" if _is_busy(exc) else ""
                     hint = _hint(exc) if what == "open" else ""
-                    raise KagreportError(
+                    raise JudgeCacheError(
                         f"cannot {what} the judge cache {self._path}{waited}: {exc}{hint}",
                         path=self._path,
                     ) from exc
             except (OSError, MemoryError, OverflowError, ValueError) as exc:
                 # Not SQLite's own errors, but the file's or the value's: still one clear
                 # error naming the file, never a traceback.
-                raise KagreportError(
+                raise JudgeCacheError(
                     f"cannot {what} the judge cache {self._path}: {type(exc).__name__}: {exc}",
                     path=self._path,
                 ) from exc
@@ -418,7 +418,7 @@ class JudgeCache:
             or not isinstance(created, int | float)
             or not math.isfinite(created)
         ):
-            raise KagreportError(
+            raise JudgeCacheError(
                 f"the judge cache {self._path} holds a malformed entry under {key!r} "
                 f"(text {type(text).__name__}, tokens {input_tokens!r}/{output_tokens!r}, "
                 f"created {created!r})",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 # The module, not the function: _evaluate imports this package (for the protocol) while
 # it initialises, so current_stop is looked up when a request is made.
+from kagreport._optional import optional
 from kagreport.evaluation import _evaluate
 from kagreport.evaluation._items import AnswerItem
 from kagreport.evaluation.judges._protocol import JudgeFailure, Usage
@@ -161,7 +162,8 @@ class _ChatClient:
     def _get_client(self) -> OpenAI:
         with self._client_lock:
             if self._client is None:
-                import openai
+                with optional("openai"):
+                    import openai
 
                 # The SDK's own retries are off (max_retries=0): ours count attempts and
                 # responses, honour Retry-After and release the concurrency slot while waiting.
@@ -205,7 +207,8 @@ class _ChatClient:
 
     def _complete(self, item: AnswerItem, body: dict[str, Any]) -> _Reply:
         """Send the request, retrying transient failures; one model response or a failure."""
-        import openai
+        with optional("openai"):
+            import openai
 
         client = self._get_client()
         attempts = self._max_retries + 1

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kagreport._errors import KagreportError, NotUTF8Error, decode_utf8
+from kagreport._errors import ConfigError, NotUTF8Error, decode_utf8
 from kagreport.evaluation._items import AnswerItem
 from kagreport.evaluation.judges._protocol import Judge
 from kagreport.evaluation.judges._rules import (
@@ -52,10 +52,6 @@ _ITEM_KEYS = {
     "identifier", "question", "answer", "reference", "scores", "verdicts", "latency",
     "error", "metadata",
 }  # fmt: skip
-
-
-class ConfigError(KagreportError):
-    """A judges file or items file that cannot be used."""
 
 
 def _llm(**options: Any) -> Judge:

@@ -60,6 +60,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from kagreport._errors import KagreportError
+from kagreport._optional import optional
 from kagreport.evaluation._items import AnswerItem
 from kagreport.evaluation.judges._cache import JudgeCache
 from kagreport.evaluation.judges._client import (
@@ -357,7 +358,8 @@ class LLMJudge(_ChatClient):
     # -- requests -------------------------------------------------------------------
 
     def _render(self, template: Template, item: AnswerItem, which: str) -> str:
-        from jinja2 import TemplateError
+        with optional("jinja2"):
+            from jinja2 import TemplateError
 
         parts: list[str] = []
         size = 0

@@ -9,6 +9,8 @@ import string
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from kagreport._optional import optional
+
 if TYPE_CHECKING:
     from jinja2 import Environment, Template
     from jinja2.runtime import Context
@@ -124,8 +126,9 @@ _PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"}
 
 @functools.cache
 def _environment_class() -> type[Environment]:
-    from jinja2.exceptions import SecurityError
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    with optional("jinja2"):
+        from jinja2.exceptions import SecurityError
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     def checked(problem: str | None) -> None:
         if problem is not None:
@@ -196,7 +199,8 @@ def _environment_class() -> type[Environment]:
 
 
 def _environment() -> Environment:
-    from jinja2 import StrictUndefined
+    with optional("jinja2"):
+        from jinja2 import StrictUndefined
 
     # Sandboxed and immutable: a template may read the item, not call into or change it.
     # No autoescape: prompts are plain text, and "&amp;" would change what the model reads.
@@ -209,7 +213,8 @@ def _environment() -> Environment:
 
 
 def _compile(environment: Environment, source: object, parameter: str) -> Template:
-    from jinja2 import TemplateSyntaxError, meta
+    with optional("jinja2"):
+        from jinja2 import TemplateSyntaxError, meta
 
     if not isinstance(source, str) or not source.strip():
         raise ValueError(

@@ -1,0 +1,92 @@
+"""Optional dependencies: each one is imported here or named with the extra that installs it.
+
+The core install (``pip install kagreport``) grades and finds with msgspec, NumPy and ry.
+The rest comes with extras (pyproject.toml)::
+
+    [notebook]  pandas, Altair, vl-convert, ipywidgets    frames, charts, widgets
+    [site]      Jinja2, nbconvert, nbclient, ipykernel    kagreport site (and [notebook])
+    [llm]       openai, Jinja2, tqdm                      LLM judges, progress bars
+    [formats]   PyYAML, tomli-w                           YAML and TOML documents
+    [all]       all of the above
+
+A missing one raises :class:`~kagreport._errors.MissingExtraError`, one line naming the extra.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from kagreport._errors import MissingExtraError
+
+__all__ = ["EXTRAS", "need", "optional"]
+
+#: The extra that installs each optional top-level module.
+EXTRAS = {
+    "altair": "notebook",
+    "ipywidgets": "notebook",
+    "pandas": "notebook",
+    "vl_convert": "notebook",
+    "ipykernel": "site",
+    "jinja2": "site",  # [llm] brings it too
+    "nbclient": "site",
+    "nbconvert": "site",
+    "nbformat": "site",
+    "traitlets": "site",
+    "openai": "llm",
+    "tqdm": "llm",
+    "tomli_w": "formats",
+    "yaml": "formats",
+}
+
+
+def _missing(module: str) -> MissingExtraError:
+    return MissingExtraError(
+        f"{module} is not installed; install it with: pip install 'kagreport[{EXTRAS[module]}]'"
+    )
+
+
+@contextmanager
+def optional(*modules: str) -> Iterator[None]:
+    """Turn the ImportError of an optional module of ``modules`` in the block into one line.
+
+    Use it around the import statements so that type checkers still see the imports::
+
+        with optional("yaml"):
+            import yaml
+
+    A package puts its submodules' imports in the block, naming what they import.
+
+    Raises
+    ------
+    MissingExtraError
+        If one of ``modules`` is not installed. An ImportError of any other module (a
+        broken installation of the library itself) keeps its traceback.
+    """
+    try:
+        yield
+    except ImportError as exc:
+        top = (exc.name or "").partition(".")[0]
+        if top not in modules:
+            raise
+        raise _missing(top) from None
+
+
+def need(*modules: str) -> None:
+    """Check that each optional top-level module of ``modules`` is installed, without importing it.
+
+    A package calls it at its top for the modules its functions import lazily.
+
+    Raises
+    ------
+    MissingExtraError
+        For the first module that is not installed.
+    """
+    for module in modules:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a stale or broken entry in sys.modules
+            found = False
+        if not found:
+            raise _missing(module)

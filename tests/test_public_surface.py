@@ -1,0 +1,116 @@
+"""The public surface: each package's ``__all__``, and the spec's names at the top level."""
+
+from __future__ import annotations
+import __future__
+
+import importlib
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "kagreport"
+PACKAGES = sorted(
+    ".".join(("kagreport", *p.parent.relative_to(PACKAGE).parts))
+    for p in PACKAGE.rglob("__init__.py")
+)
+
+# ANSWER_EVALUATION_SPEC.md's entry points, importable from the package root.
+SPEC_NAMES = [
+    "AnswerEvaluation",
+    "AnswerItem",
+    "EvaluationComparison",
+    "RetrievalEvaluation",
+    "evaluate_answers",
+    "evaluate_retrieval",
+    "evaluation_from_stats",
+]
+
+
+def _ruff_order(name: str) -> tuple[int, str]:
+    # RUF022's isort-style order: SCREAMING_CASE, then CamelCase, then the rest.
+    if len(name) > 1 and re.fullmatch(r"[A-Z0-9_]+", name):
+        return 0, name
+    return (1 if name[:1].isupper() else 2), name
+
+
+def _own_public_names(module: types.ModuleType) -> set[str]:
+    """Public names the package binds that it defines or takes from its own submodules."""
+    prefix = module.__name__
+    names = set()
+    for name, value in vars(module).items():
+        if name.startswith("_") or isinstance(value, types.ModuleType | __future__._Feature):
+            continue
+        origin = getattr(value, "__module__", None)
+        # A helper imported for use (typing.Any, pathlib.Path) is not re-exported.
+        if origin is None or origin == prefix or origin.startswith(prefix + "."):
+            names.add(name)
+    return names
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_all_is_complete_and_sorted(package: str) -> None:
+    module = importlib.import_module(package)
+    exported = module.__all__
+    assert exported == sorted(exported, key=_ruff_order)
+    assert len(set(exported)) == len(exported)
+    assert _own_public_names(module) <= set(exported), package
+    for name in exported:
+        assert hasattr(module, name), f"{package}.{name}"
+
+
+def test_spec_names_at_top_level_are_lazy() -> None:
+    code = (
+        "import sys, kagreport;"
+        "heavy = sorted(m for m in ('numpy', 'pandas') if m in sys.modules);"
+        "names = " + repr(SPEC_NAMES) + ";"
+        "missing = [n for n in names if n not in dir(kagreport) or n not in kagreport.__all__];"
+        "from kagreport import " + ", ".join(SPEC_NAMES) + ";"
+        "import kagreport.evaluation as ev;"
+        "same = all(getattr(kagreport, n) is getattr(ev, n) for n in names);"
+        "print(heavy, missing, same)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[] [] True"
+
+
+def test_unknown_top_level_name_is_an_attribute_error() -> None:
+    import kagreport
+
+    with pytest.raises(AttributeError, match="no attribute 'evaluation_frm_stats'"):
+        _ = kagreport.evaluation_frm_stats  # type: ignore[attr-defined]
+
+
+def test_one_exception_tree() -> None:
+    import inspect
+
+    import kagreport._errors as errors
+    from kagreport.evaluation import (
+        ConfigError,
+        DifferentItemsError,
+        JudgeCacheError,
+        ReportError,
+    )
+    from kagreport.site import SiteError
+
+    for cls in (ConfigError, DifferentItemsError, JudgeCacheError, ReportError, SiteError):
+        assert issubclass(cls, errors.KagreportError)
+        assert cls.__module__ == "kagreport._errors"
+    assert issubclass(DifferentItemsError, ValueError)  # the spec: compare raises ValueError
+    # Every exception class in the package is defined in _errors (private helpers aside).
+    src = Path(errors.__file__).parent
+    for path in src.rglob("*.py"):
+        if path.name == "_errors.py":
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("class ") and "Error(" in line:
+                name = line.split()[1].split("(")[0]
+                assert name.startswith("_") or name == "JSONScanError", f"{path}: {name}"
+    names = {n for n, v in vars(errors).items() if inspect.isclass(v) and issubclass(v, Exception)}
+    assert {"ConfigError", "JudgeCacheError", "ReportError", "SiteError"} <= names
+    e = DifferentItemsError("differ", only_candidate=1, only_baseline=2)
+    assert str(e) == "differ"
+    assert (e.only_candidate, e.only_baseline) == (1, 2)
