@@ -23,13 +23,7 @@ def _layer(module: str) -> str:
 
 
 def _imports(path: Path) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-    return {name for name in found if name.startswith("kagreport.")}
+    return {name for name in _all_imports(path) if name.startswith("kagreport.")}
 
 
 @pytest.mark.parametrize(
