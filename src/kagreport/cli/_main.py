@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import shlex
@@ -455,15 +456,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         sys.stderr.write("kagreport: interrupted\n")
-        return 130
+        return _stopped(130, exiting=argv is None)
     except SystemExit as exc:
         if exc is not stop_requested():
             raise
         # SIGTERM (see _terminate_as_interrupt), after the cleanup it ran.
         sys.stderr.write("kagreport: terminated\n")
-        return exc.code if isinstance(exc.code, int) else 1
+        return _stopped(exc.code if isinstance(exc.code, int) else 1, exiting=argv is None)
     finally:
         _restore_stop_handlers(previous, exiting=argv is None)
+
+
+def _stopped(code: int, *, exiting: bool) -> int:
+    # A stopped command has cleaned up (its finally blocks ran); the interpreter's own exit
+    # would then join every non-daemon thread, and one may never end: a process-pool thread
+    # reading a result that a worker killed by the same signal left half-written. The
+    # command's process exits here instead; a caller of main() gets the code back.
+    if not exiting:
+        return code
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 _Handlers = dict[int, object]

@@ -1,0 +1,57 @@
+"""A stopped command exits even when a thread it leaves behind never ends.
+
+A process-pool thread can block for good reading a result that a worker, killed by the
+same signal, left half-written (seen once in four Ctrl-C's of ``site build`` by a trial);
+the interpreter's exit would join it forever. The command's process exits at once instead.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import pytest
+
+_STUCK = r"""
+import sys, threading
+from kagreport.cli import _main
+
+def stuck_then_stopped(args, level):
+    threading.Thread(target=threading.Event().wait, name="stuck").start()  # never ends
+    raise {stop}
+
+_main._run_stats = stuck_then_stopped
+sys.argv = ["kagreport", "stats", "-d", "d.json", "-r", "results"]
+sys.exit(_main.main())
+"""
+
+
+@pytest.mark.parametrize(
+    ("stop", "code", "line"),
+    [
+        ("KeyboardInterrupt()", 130, "kagreport: interrupted"),
+        (f"_main._signals_stop({int(signal.SIGTERM)})", 143, "kagreport: terminated"),
+    ],
+)
+def test_a_stopped_command_exits_despite_a_thread_that_never_ends(
+    stop: str, code: int, line: str
+) -> None:
+    script = _STUCK.format(stop=stop)
+    if "_signals_stop" in stop:
+        # A SIGTERM as the handler raises it: the stop recorded, then SystemExit(143).
+        script = script.replace(
+            "_main._run_stats = stuck_then_stopped",
+            "from kagreport._signals import note_stop\n"
+            "def _signals_stop(signum):\n"
+            "    stop = SystemExit(128 + signum)\n"
+            "    note_stop(stop)\n"
+            "    return stop\n"
+            "_main._signals_stop = _signals_stop\n"
+            "_main._run_stats = stuck_then_stopped",
+        )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == code, done.stderr
+    assert done.stderr.splitlines() == [line], done.stderr
