@@ -28,26 +28,25 @@ from kagreport.evaluation._kag import answer_items_from_run, evaluation_from_sta
 from kagreport.evaluation._read import read_report
 from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation
 from kagreport.evaluation._retrieval import retrieval_scores
-from kagreport.evaluation.judges._cache import CachedResponse, JudgeCache
-from kagreport.evaluation.judges._llm import LLMJudge
-from kagreport.evaluation.judges._protocol import (
-    Judge,
-    JudgeFailure,
-    Judgement,
-    Usage,
-    identity_hash,
-)
-from kagreport.evaluation.judges._rules import (
+from kagreport.evaluation.judges import (
+    CachedResponse,
     Contains,
     ExactMatch,
+    Judge,
+    JudgeCache,
+    JudgeFailure,
+    Judgement,
+    LLMJudge,
     OptionExtraction,
     OptionMatch,
     RegexMatch,
     TokenF1,
+    Usage,
     extract_option,
+    identity_hash,
     normalize_answer,
+    parse_verdict,
 )
-from kagreport.evaluation.judges._verdict import parse_verdict
 from kagreport.stats import (
     SignFlipResult,
     bootstrap_mean_interval,
