@@ -156,7 +156,8 @@ class FigureWriter:
             assert self.process.stdin is not None
             self.process.stdin.close()
         assert self.process.stdout is not None
-        answers = [line.decode("utf-8", "replace").rstrip("\n") for line in self.process.stdout]
+        with self.process.stdout as stdout:  # closed once read (no ResourceWarning)
+            answers = [line.decode("utf-8", "replace").rstrip("\n") for line in stdout]
         self.process.wait()
         if self.feeder is not None:
             self.feeder.join()
@@ -176,6 +177,10 @@ class FigureWriter:
             self.queue.put(_STOP)
             self.process.kill()
             self.process.wait()
+            if self.feeder is not None:
+                self.feeder.join()  # it closes the helper's stdin
+            elif self.process.stdin is not None:
+                self.process.stdin.close()
             if self.process.stdout is not None:
                 self.process.stdout.close()
             self.process = None
