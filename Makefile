@@ -7,7 +7,7 @@ STAMP_DEV := $(VENV)/.installed-dev
 # Debian's Chromium drives the browser tests (Playwright's own browser download is not used).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: demo test lint typecheck pytest bench examples lab clean
+.PHONY: demo test test-fast lint typecheck pytest bench examples lab clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ typecheck: $(STAMP_DEV)
 
 pytest: $(STAMP_DEV) $(CHROMIUM)
 	KAGREPORT_CHROMIUM=$(CHROMIUM) KAGREPORT_NOTEBOOK_CELL_TIMEOUT=120 $(BIN)/python -m pytest -q
+
+## test-fast: the inner loop: the tests not marked slow (no browser, notebook kernels or signals), first failure stops
+test-fast: $(STAMP_DEV)
+	$(BIN)/python -m pytest -x -q -m "not slow"
 
 # Installed once, from Debian's packages, when missing.
 $(CHROMIUM):

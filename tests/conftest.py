@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import logging
 import math
 import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +114,101 @@ class Tree:
         return self.raw(dataset, question, f"{setup}.json", json.dumps({"error": message}))
 
 
+# ---------------------------------------------------------------------- one shared site
+# Built once per session (tests/test_site.py and whoever else only reads a site): a small
+# simulated run whose texts carry markup, the bundled MMLU-Pro run, and two evaluation files.
+# Tests that need a site of their own (another configuration, a build that fails) build it.
+
+PAYLOAD = "</script><script>alert(1)</script><!-- <img src=x onerror=alert(2)>"
+LONG = 5000
+BIG_INT = 9007199254740993  # 2**53 + 1: a double cannot hold it
+
+
+def _poison_run(root: Path) -> tuple[Path, Path]:
+    """A small simulated run whose responses, errors, prompts and options carry markup."""
+    from kagreport.kag import simulate_run
+
+    run = simulate_run(root, questions=6, datasets=2, seed=3, vector_dim=4, unparsable_files=0)
+    results = Path(run.results_path)
+    datasets = Path(run.datasets_path)
+    truth = json.loads(datasets.read_text(encoding="utf-8"))
+    for questions in truth.values():
+        for entry in questions.values():
+            output = entry.get("output")
+            if output and output.get("options"):
+                key = next(iter(output["options"]))
+                output["options"][key] = PAYLOAD + output["options"][key]
+    datasets.write_text(json.dumps(truth, indent=2), encoding="utf-8")
+    files = sorted(results.glob("sim-*/*/*.json"))
+    for n, path in enumerate(files):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if "ok" in record:
+            record["ok"]["stats"]["prompt"] += PAYLOAD
+            if n % 3 == 0:
+                record["ok"]["result"] = PAYLOAD + record["ok"]["result"]
+            if n == 0:
+                record["ok"]["result"] = "x" * LONG
+        else:
+            record["error"] = PAYLOAD + record["error"]
+        path.write_text(json.dumps(record, indent=2), encoding="utf-8")
+    return datasets, results
+
+
+@pytest.fixture(scope="session")
+def site_inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The shared site's configuration (``config``), its folder (``base``) and its run."""
+    from kagreport.evaluation import AnswerItem, ExactMatch, TokenF1, evaluate_answers
+    from kagreport.examples import mmlu_pro_philosophy
+    from kagreport.site import RunConfig, SiteConfig
+
+    base = tmp_path_factory.mktemp("inputs")
+    datasets, results = _poison_run(base / "sim")
+    items = [
+        AnswerItem("q1", "Which?", "Paris " + PAYLOAD, "Paris"),
+        AnswerItem("q2", "Which?", "Lyon", "Paris"),
+        AnswerItem("q3", "Which?", "Nice", "Nice"),
+    ]
+    judges = [ExactMatch(), TokenF1()]
+    first = evaluate_answers(items, judges, metadata={"name": PAYLOAD, "ns_total": BIG_INT})
+    second = evaluate_answers(
+        [AnswerItem(i.identifier, i.question, i.reference or "", i.reference) for i in items],
+        judges,
+        metadata={"name": "perfect"},
+    )
+    answers = base / "answers.json"
+    first.write(answers)
+    comparison = base / "comparison.json"
+    second.compare(first, n_resamples=100).write(comparison)
+    example = mmlu_pro_philosophy()
+    config = SiteConfig(
+        title="Test site " + PAYLOAD,
+        runs=(
+            RunConfig("Simulated " + PAYLOAD, datasets, results, compare="all-pairs"),
+            RunConfig(example.name, example.datasets, example.results),
+        ),
+        evaluations=(answers, comparison),
+    )
+    return {"base": base, "config": config, "datasets": datasets, "results": results}
+
+
+@pytest.fixture(scope="session")
+def site(site_inputs: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shared site, built once per session from ``site_inputs``: read it, never change it."""
+    from kagreport.site import build_site
+
+    out = tmp_path_factory.mktemp("build") / "site"
+    index = build_site(site_inputs["config"], out)
+    assert index == out / "index.html"
+    return out
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Browser, notebook and signals tests are slow too: ``-m "not slow"`` leaves them out."""
+    for item in items:
+        if any(item.get_closest_marker(name) for name in ("browser", "notebook", "signals")):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def tree(tmp_path: Path) -> Tree:
     return Tree(tmp_path)
@@ -118,18 +220,77 @@ def _no_color(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("KAGREPORT_DEBUG", raising=False)
 
 
-def run_cli(*args: str, cwd: str | os.PathLike[str] | None = None) -> Any:
-    """Run the installed ``kagreport`` as a subprocess; return the CompletedProcess."""
-    import subprocess
-    import sys
+@dataclass
+class Done:
+    """What a run of the command line gave: the fields of ``subprocess.CompletedProcess``."""
 
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> Done:
+    """Run ``kagreport ARGS`` in this process, as the command would run on its own.
+
+    ``kagreport.cli.main(args)`` writes to UTF-8 streams over temporary files (real file
+    descriptors, not terminals), read back as ``subprocess.run(text=True)`` reads a pipe;
+    the exit code is main's return value or the code of the SystemExit it raised (argparse's
+    usage errors, ``--help``). Any other exception propagates and fails the test (the
+    command would have printed a traceback). The ``kagreport`` logger's setup, which main
+    replaces, is restored afterwards. Tests of what only a real process shows (signals,
+    its exit status, closed pipes, the encoding of its stdout, the console script) run
+    ``python -m kagreport`` themselves: see :func:`run_process`.
+    """
+    from kagreport.cli import main
+
+    words = [os.fspath(arg) for arg in args]
+    logger = logging.getLogger("kagreport")
+    saved = (logger.handlers[:], logger.level, logger.propagate)
+    with contextlib.ExitStack() as files:
+        streams = [  # as Python sets up the streams of a pipe
+            files.enter_context(
+                io.TextIOWrapper(files.enter_context(tempfile.TemporaryFile()), "utf-8", errors)
+            )
+            for errors in ("strict", "backslashreplace")
+        ]
+        try:
+            with contextlib.ExitStack() as stack:
+                if cwd is not None:
+                    stack.enter_context(contextlib.chdir(cwd))
+                stack.enter_context(contextlib.redirect_stdout(streams[0]))
+                stack.enter_context(contextlib.redirect_stderr(streams[1]))
+                try:
+                    code: object = main(words)
+                except SystemExit as exit_:
+                    code = exit_.code
+                    if code is not None and not isinstance(code, int):  # as the interpreter
+                        print(code, file=sys.stderr)
+                        code = 1
+        finally:
+            logger.handlers[:], logger.level, logger.propagate = saved
+        texts = []
+        for stream in streams:
+            stream.flush()
+            stream.buffer.seek(0)
+            data = stream.buffer.read()
+            texts.append(io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read())
+    assert code is None or isinstance(code, int), code
+    return Done(words, code or 0, texts[0], texts[1])
+
+
+def run_process(
+    *args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m kagreport ARGS`` as a process of its own; return the CompletedProcess."""
     return subprocess.run(
-        [sys.executable, "-m", "kagreport", *args],
+        [sys.executable, "-m", "kagreport", *map(os.fspath, args)],
         capture_output=True,
         text=True,
         encoding="utf-8",
         cwd=cwd,
         check=False,
+        timeout=300,
     )
 
 

@@ -1,13 +1,18 @@
-"""The command line as a subprocess: flags, streams, exit codes, messages (spec section 2.4)."""
+"""The command line: flags, streams, exit codes, messages (spec section 2.4).
+
+In this process (``run_cli``), but for the exit status of a real ``kagreport`` process."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import Tree, mcq, run_cli
+from conftest import Tree, mcq, run_cli, run_process
 
 
 @pytest.fixture
@@ -185,3 +190,26 @@ def test_empty_results_is_exit_2_on_the_command_line(run: Tree) -> None:
         "kagreport stats: error: argument -r/--results: a value is required but none was supplied"
     )
     assert done.stdout == ""
+
+
+def test_the_process_exits_with_mains_code(tmp_path: Path) -> None:
+    """``python -m kagreport`` and the installed console script end with main's code: 0, 1
+    for a runtime error, 2 for a usage error (the other tests call main in-process)."""
+    script = Path(sys.executable).with_name("kagreport")
+    assert script.is_file(), f"no console script beside {sys.executable}: pip install -e ."
+    cases = [
+        (["--version"], 0),
+        (["stats", "-d", str(tmp_path / "MISSING.json")], 1),
+        (["nope"], 2),
+    ]
+    for args, code in cases:
+        module = run_process(*args, cwd=tmp_path)
+        assert module.returncode == code, (args, module.stderr)
+        console = subprocess.run(
+            [str(script), *args], capture_output=True, text=True, encoding="utf-8",
+            cwd=tmp_path, env=dict(os.environ), timeout=300, check=False,
+        )  # fmt: skip
+        assert (console.returncode, console.stdout, console.stderr) == (
+            code, module.stdout, module.stderr,
+        ), args  # fmt: skip
+        assert "Traceback" not in module.stderr

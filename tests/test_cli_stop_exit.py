@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.signals
+
 _STUCK = r"""
 import sys, threading
 from kagreport.cli import _main

@@ -19,10 +19,12 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
 from chat_stub import ChatStub, Reply
+from conftest import Done, run_cli
 from kagreport.evaluation import AnswerEvaluation, AnswerItem
 from kagreport.evaluation._items import TextRepairWarning
 
@@ -55,16 +57,10 @@ def _env(**extra: str) -> dict[str, str]:
     return env | extra
 
 
-def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kagreport", "evaluate", *args],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env=env if env is not None else _env(),
-        timeout=120,
-        check=False,
-    )
+def _run(*args: str, env: dict[str, str] | None = None) -> Done:
+    # In this process, under exactly ``env`` (os.environ is restored afterwards).
+    with mock.patch.dict(os.environ, env if env is not None else _env(), clear=True):
+        return run_cli("evaluate", *args)
 
 
 @pytest.fixture
@@ -390,6 +386,7 @@ def _interrupt(
     return done, extra
 
 
+@pytest.mark.signals
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_stops_the_requests_and_the_cache_resumes(
     tmp_path: Path, signum: int, code: int
@@ -429,6 +426,7 @@ def test_a_signal_stops_the_requests_and_the_cache_resumes(
         assert report.usage["j"]["cached_responses"] == kept
 
 
+@pytest.mark.signals
 def test_signals_at_random_moments(tmp_path: Path) -> None:
     chooser = random.Random(11)
     with ChatStub(latency=0.2) as stub:

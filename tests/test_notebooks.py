@@ -24,6 +24,7 @@ def test_stored_without_outputs(path: Path) -> None:
             assert cell.execution_count is None
 
 
+@pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_runs_on_a_real_kernel(path: Path, tmp_path: Path) -> None:
     notebook = nbformat.read(path, as_version=4)

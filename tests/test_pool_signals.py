@@ -23,7 +23,10 @@ import pytest
 from kagreport.grading import _engine
 from kagreport.kag import SimulatedRun, simulate_run
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork pool, /proc")
+pytestmark = [
+    pytest.mark.signals,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork pool, /proc"),
+]
 
 #: Generous bound on the time from the signal to the command's exit (the requirement is 2 s;
 #: CI's loaded 2-core machines are slow).

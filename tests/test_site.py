@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from conftest import BIG_INT, LONG, PAYLOAD
 from kagreport import KagreportError, grade
-from kagreport.evaluation import AnswerItem, ExactMatch, TokenF1, evaluate_answers
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.kag import simulate_run
 from kagreport.site import (
@@ -26,81 +26,6 @@ from kagreport.site import (
     slugify,
 )
 from kagreport.site._templates import NOTEBOOK_CSP, PAGE_CSP
-
-PAYLOAD = "</script><script>alert(1)</script><!-- <img src=x onerror=alert(2)>"
-LONG = 5000
-BIG_INT = 9007199254740993  # 2**53 + 1: a double cannot hold it
-
-
-# ---------------------------------------------------------------------- fixtures
-
-
-def _poison_run(root: Path) -> tuple[Path, Path]:
-    """A small simulated run whose responses, errors, prompts and options carry markup."""
-    run = simulate_run(root, questions=6, datasets=2, seed=3, vector_dim=4, unparsable_files=0)
-    results = Path(run.results_path)
-    datasets = Path(run.datasets_path)
-    truth = json.loads(datasets.read_text(encoding="utf-8"))
-    for questions in truth.values():
-        for entry in questions.values():
-            output = entry.get("output")
-            if output and output.get("options"):
-                key = next(iter(output["options"]))
-                output["options"][key] = PAYLOAD + output["options"][key]
-    datasets.write_text(json.dumps(truth, indent=2), encoding="utf-8")
-    files = sorted(results.glob("sim-*/*/*.json"))
-    for n, path in enumerate(files):
-        record = json.loads(path.read_text(encoding="utf-8"))
-        if "ok" in record:
-            record["ok"]["stats"]["prompt"] += PAYLOAD
-            if n % 3 == 0:
-                record["ok"]["result"] = PAYLOAD + record["ok"]["result"]
-            if n == 0:
-                record["ok"]["result"] = "x" * LONG
-        else:
-            record["error"] = PAYLOAD + record["error"]
-        path.write_text(json.dumps(record, indent=2), encoding="utf-8")
-    return datasets, results
-
-
-@pytest.fixture(scope="module")
-def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    base = tmp_path_factory.mktemp("inputs")
-    datasets, results = _poison_run(base / "sim")
-    items = [
-        AnswerItem("q1", "Which?", "Paris " + PAYLOAD, "Paris"),
-        AnswerItem("q2", "Which?", "Lyon", "Paris"),
-        AnswerItem("q3", "Which?", "Nice", "Nice"),
-    ]
-    judges = [ExactMatch(), TokenF1()]
-    first = evaluate_answers(items, judges, metadata={"name": PAYLOAD, "ns_total": BIG_INT})
-    second = evaluate_answers(
-        [AnswerItem(i.identifier, i.question, i.reference or "", i.reference) for i in items],
-        judges,
-        metadata={"name": "perfect"},
-    )
-    answers = base / "answers.json"
-    first.write(answers)
-    comparison = base / "comparison.json"
-    second.compare(first, n_resamples=100).write(comparison)
-    example = mmlu_pro_philosophy()
-    config = SiteConfig(
-        title="Test site " + PAYLOAD,
-        runs=(
-            RunConfig("Simulated " + PAYLOAD, datasets, results, compare="all-pairs"),
-            RunConfig(example.name, example.datasets, example.results),
-        ),
-        evaluations=(answers, comparison),
-    )
-    return {"base": base, "config": config, "datasets": datasets, "results": results}
-
-
-@pytest.fixture(scope="module")
-def site(inputs: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("build") / "site"
-    index = build_site(inputs["config"], out)
-    assert index == out / "index.html"
-    return out
 
 
 def _pages(site: Path) -> list[Path]:
@@ -144,8 +69,8 @@ def _parse(path: Path) -> _Tags:
 # ---------------------------------------------------------------------- layout
 
 
-def test_layout(site: Path, inputs: dict[str, Any]) -> None:
-    config: SiteConfig = inputs["config"]
+def test_layout(site: Path, site_inputs: dict[str, Any]) -> None:
+    config: SiteConfig = site_inputs["config"]
     first = grade(config.runs[0].datasets, config.runs[0].results)
     assert (site / "index.html").is_file()
     assert (site / MARKER).is_file()
@@ -306,9 +231,9 @@ def test_big_integers_stay_exact(site: Path) -> None:
 # ---------------------------------------------------------------------- content
 
 
-def test_leaderboard_shows_the_report_numbers(site: Path, inputs: dict[str, Any]) -> None:
+def test_leaderboard_shows_the_report_numbers(site: Path, site_inputs: dict[str, Any]) -> None:
     report = json.loads((site / "data/report.json").read_text(encoding="utf-8"))
-    wanted = f"data/runs/{slugify(inputs['config'].runs[0].name)}/report.json"
+    wanted = f"data/runs/{slugify(site_inputs['config'].runs[0].name)}/report.json"
     cells: dict[str, dict[str, str]] = {}
     setup = None
     inside = False
@@ -332,8 +257,8 @@ def test_leaderboard_shows_the_report_numbers(site: Path, inputs: dict[str, Any]
         assert int(got["errors"]) == overall["errors"]
 
 
-def test_setup_page_items(site: Path, inputs: dict[str, Any]) -> None:
-    config: SiteConfig = inputs["config"]
+def test_setup_page_items(site: Path, site_inputs: dict[str, Any]) -> None:
+    config: SiteConfig = site_inputs["config"]
     report = grade(config.runs[0].datasets, config.runs[0].results)
     slug = slugify(config.runs[0].name)
     for setup in report.setups:
@@ -479,9 +404,9 @@ def test_index_is_small(site: Path) -> None:
 # ---------------------------------------------------------------------- builds
 
 
-def test_deterministic(inputs: dict[str, Any], site: Path, tmp_path: Path) -> None:
+def test_deterministic(site_inputs: dict[str, Any], site: Path, tmp_path: Path) -> None:
     again = tmp_path / "again"
-    build_site(inputs["config"], again)
+    build_site(site_inputs["config"], again)
     first = sorted(p.relative_to(site) for p in site.rglob("*") if p.is_file())
     second = sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
     assert first == second
@@ -489,9 +414,9 @@ def test_deterministic(inputs: dict[str, Any], site: Path, tmp_path: Path) -> No
         assert (site / relative).read_bytes() == (again / relative).read_bytes(), relative
 
 
-def test_failed_build_leaves_the_old_site(inputs: dict[str, Any], tmp_path: Path) -> None:
+def test_failed_build_leaves_the_old_site(site_inputs: dict[str, Any], tmp_path: Path) -> None:
     out = tmp_path / "site"
-    small = SiteConfig(title="small", runs=(inputs["config"].runs[1],))
+    small = SiteConfig(title="small", runs=(site_inputs["config"].runs[1],))
     build_site(small, out)
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     broken = tmp_path / "broken.json"
@@ -508,22 +433,22 @@ def test_failed_build_leaves_the_old_site(inputs: dict[str, Any], tmp_path: Path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.json", "site"]
 
 
-def test_refuses_to_replace_a_foreign_folder(inputs: dict[str, Any], tmp_path: Path) -> None:
+def test_refuses_to_replace_a_foreign_folder(site_inputs: dict[str, Any], tmp_path: Path) -> None:
     out = tmp_path / "mine"
     out.mkdir()
     (out / "thesis.tex").write_text("precious", encoding="utf-8")
     with pytest.raises(KagreportError, match="not a site built by kagreport"):
-        build_site(SiteConfig(runs=(inputs["config"].runs[1],)), out)
+        build_site(SiteConfig(runs=(site_inputs["config"].runs[1],)), out)
     assert (out / "thesis.tex").read_text(encoding="utf-8") == "precious"
 
 
-def test_refuses_an_output_inside_an_input(inputs: dict[str, Any]) -> None:
-    run = inputs["config"].runs[0]
+def test_refuses_an_output_inside_an_input(site_inputs: dict[str, Any]) -> None:
+    run = site_inputs["config"].runs[0]
     with pytest.raises(KagreportError, match="input"):
         build_site(SiteConfig(runs=(run,)), run.results / "site")
 
 
-def test_template_override(inputs: dict[str, Any], tmp_path: Path) -> None:
+def test_template_override(site_inputs: dict[str, Any], tmp_path: Path) -> None:
     templates = tmp_path / "templates"
     templates.mkdir()
     (templates / "_footer.html.j2").write_text(
@@ -532,7 +457,7 @@ def test_template_override(inputs: dict[str, Any], tmp_path: Path) -> None:
         '<script src="{{ root }}assets/site.js"></script>\n',
         encoding="utf-8",
     )
-    config = SiteConfig(runs=(inputs["config"].runs[1],), templates=templates)
+    config = SiteConfig(runs=(site_inputs["config"].runs[1],), templates=templates)
     index = build_site(config, tmp_path / "site")
     html = index.read_text(encoding="utf-8")
     assert "OUR FOOTER &lt;b&gt;" in html  # the user's template, autoescaped
@@ -607,7 +532,7 @@ def test_missing_config_file(tmp_path: Path) -> None:
         SiteConfig.from_toml(tmp_path / "nope.toml")
 
 
-def test_unknown_baseline(inputs: dict[str, Any], tmp_path: Path) -> None:
+def test_unknown_baseline(site_inputs: dict[str, Any], tmp_path: Path) -> None:
     example = mmlu_pro_philosophy()
     path = _toml(
         tmp_path,
@@ -660,10 +585,10 @@ NOTEBOOK = {
 }
 
 
-def test_notebook_page(inputs: dict[str, Any], tmp_path: Path) -> None:
+def test_notebook_page(site_inputs: dict[str, Any], tmp_path: Path) -> None:
     notebook = tmp_path / "demo.ipynb"
     notebook.write_text(json.dumps(NOTEBOOK), encoding="utf-8")
-    config = SiteConfig(title="nb", runs=(inputs["config"].runs[1],), notebooks=(notebook,))
+    config = SiteConfig(title="nb", runs=(site_inputs["config"].runs[1],), notebooks=(notebook,))
     out = tmp_path / "site"
     build_site(config, out)
     page = out / "notebooks/demo.html"
@@ -710,7 +635,9 @@ def test_every_page_starts_with_the_content_security_policy(site: Path) -> None:
             )
 
 
-def test_cli(inputs: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli(
+    site_inputs: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from kagreport.cli._main import _verbosity_parent
     from kagreport.cli._site import add_parsers, run_site
 
@@ -742,16 +669,11 @@ def test_cli(inputs: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_cli_on_a_simulated_run(tmp_path: Path) -> None:
     """As a user runs it: one warning line for unparsable files, the SIMULATED notice, a
     default name from the run folder, and missing parent folders created."""
-    import subprocess
-    import sys
+    from conftest import run_cli
 
     run = simulate_run(tmp_path / "my-sim", questions=8, datasets=2, unparsable_files=2)
     out = tmp_path / "public" / "deep" / "site"
-    done = subprocess.run(
-        [sys.executable, "-m", "kagreport", "site", "build", "-r", run.results_path,
-         "-d", run.datasets_path, "-o", str(out)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    done = run_cli("site", "build", "-r", run.results_path, "-d", run.datasets_path, "-o", out)
     assert done.returncode == 0, done.stderr
     # Some of the damaged files may belong to questions kag does not grade.
     unparsable = len(grade(run.datasets_path, run.results_path).unparsable_files)
@@ -788,7 +710,7 @@ def test_setup_addresses_do_not_depend_on_rank(tree: Any, tmp_path: Path) -> Non
 
 
 def test_run_data_and_evaluation_data_do_not_collide(
-    inputs: dict[str, Any], tmp_path: Path
+    site_inputs: dict[str, Any], tmp_path: Path
 ) -> None:
     example = mmlu_pro_philosophy()
     config = SiteConfig(
@@ -796,7 +718,7 @@ def test_run_data_and_evaluation_data_do_not_collide(
             RunConfig(example.name, example.datasets, example.results),
             RunConfig("evaluations", example.datasets, example.results),
         ),
-        evaluations=(inputs["base"] / "answers.json",),
+        evaluations=(site_inputs["base"] / "answers.json",),
     )
     out = tmp_path / "site"
     build_site(config, out)
@@ -808,12 +730,12 @@ def test_run_data_and_evaluation_data_do_not_collide(
     )
 
 
-def test_output_folder_refusals_and_mode(inputs: dict[str, Any], tmp_path: Path,
+def test_output_folder_refusals_and_mode(site_inputs: dict[str, Any], tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     import os
     import stat
 
-    small = SiteConfig(runs=(inputs["config"].runs[1],))
+    small = SiteConfig(runs=(site_inputs["config"].runs[1],))
     real = tmp_path / "real"
     build_site(small, real)
     # Folders get the umask's mode (as mkdir gives), not tempfile's owner-only 0700.
@@ -877,12 +799,12 @@ def test_setup_names_holding_the_separator_do_not_collide(tree: Any, tmp_path: P
     ],
 )
 def test_broken_templates_give_one_line(
-    inputs: dict[str, Any], tmp_path: Path, source: str, message: str
+    site_inputs: dict[str, Any], tmp_path: Path, source: str, message: str
 ) -> None:
     templates = tmp_path / "templates"
     templates.mkdir()
     (templates / "index.html.j2").write_text(source, encoding="utf-8")
-    config = SiteConfig(runs=(inputs["config"].runs[1],), templates=templates)
+    config = SiteConfig(runs=(site_inputs["config"].runs[1],), templates=templates)
     with pytest.raises(KagreportError, match=message):
         build_site(config, tmp_path / "site")
     assert not (tmp_path / "site").exists()

@@ -26,7 +26,10 @@ from kagreport.evaluation import AnswerItem, ExactMatch, evaluate_answers
 from kagreport.kag import simulate_run
 from kagreport.site import RunConfig, SiteConfig, build_site
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+pytestmark = [
+    pytest.mark.signals,
+    pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc"),
+]
 
 #: Seconds a stopped build may take to exit: generous for a loaded 2-core machine (the
 #: measured figures are printed; they are well under a second or two).

@@ -25,7 +25,9 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
-from .conftest import Browser, PageLog, chart_states, import_site, wait_for_charts
+from .conftest import LOAD_TIMEOUT_MS, Browser, PageLog, chart_states, import_site, wait_for_charts
+
+pytestmark = pytest.mark.browser
 
 # --------------------------------------------------------------------------- builds
 
@@ -241,6 +243,9 @@ class Visit:
     xss: Any = None
     injected: list[str] = field(default_factory=list)
     json_error: str = ""
+    drawn: bool = False  # every div.chart drew marks before the load timeout
+    csp_meta: dict[str, Any] = field(default_factory=dict)  # CSP_META_JS
+    csp_violations: list[str] = field(default_factory=list)  # CSP_RECORDER_JS
 
 
 def html_pages(site: Path) -> list[Path]:
@@ -248,21 +253,28 @@ def html_pages(site: Path) -> list[Path]:
 
 
 def visit_all(browser: Browser, site: Path) -> dict[Path, Visit]:
+    """Open every page of ``site`` once (with the CSP violations recorded) and keep what it did."""
     visits: dict[Path, Visit] = {}
     for path in html_pages(site):
-        with browser.open(path) as (page, log):
+        page, log = _open_recording(browser, path)
+        try:
             visit = Visit(path, log)
+            visit.drawn = wait_for_charts(page)
             visit.charts = chart_states(page)
             visit.refs = page.evaluate(REFS_JS)
             visit.text = page.evaluate("() => document.body ? document.body.innerText : ''")
-            page.wait_for_timeout(50)  # late errors
+            page.wait_for_timeout(50)  # late errors and violations
             visit.xss = page.evaluate("() => typeof window.__xss")
             visit.injected = page.evaluate(INJECTED_JS)
+            visit.csp_meta = page.evaluate(CSP_META_JS)
+            visit.csp_violations = page.evaluate("() => window.__csp")
             try:
                 page.evaluate(ITEMS_JSON_JS)
             except Exception as error:  # JSON.parse threw: the inline data was broken
                 visit.json_error = str(error)
             visits[path.relative_to(site)] = visit
+        finally:
+            page.close()
     return visits
 
 
@@ -829,39 +841,45 @@ CSP_META_JS = """
 def _open_recording(browser: Browser, path: Path) -> tuple[Any, PageLog]:
     page, log = browser.new_page(path.resolve().as_uri())
     page.add_init_script(CSP_RECORDER_JS)
-    page.goto(path.resolve().as_uri(), wait_until="load")
+    page.goto(path.resolve().as_uri(), wait_until="load", timeout=LOAD_TIMEOUT_MS)
     return page, log
 
 
 def test_every_page_carries_the_csp_and_breaks_nothing(
-    browser: Browser, main_site: Path, notebook_site: Path, site_module: Any
+    browser: Browser, main_site: Path, main_visits: dict[Path, Visit], notebook_site: Path
 ) -> None:
     """Each page (index, setups, comparisons, evaluations, notebook) has the policy first in
-    its head, draws its charts under it, and reports no violation and no console error."""
+    its head, draws its charts under it, and reports no violation and no console error.
+    The main site's pages as ``main_visits`` recorded them (each page is opened once)."""
     from kagreport.site._templates import NOTEBOOK_CSP, PAGE_CSP
 
-    pages = html_pages(main_site) + sorted((notebook_site / "notebooks").glob("*.html"))
-    kinds = {p.parent.name for p in pages}
-    assert {"setups", "comparisons", "evaluations", "notebooks"} <= kinds, kinds
-    failures = []
-    for path in pages:
+    visits = list(main_visits.values())
+    assert sorted(v.path for v in visits) == html_pages(main_site)
+    for path in sorted((notebook_site / "notebooks").glob("*.html")):
         page, log = _open_recording(browser, path)
         try:
-            drawn = wait_for_charts(page)
+            visit = Visit(path, log, drawn=wait_for_charts(page))
             page.wait_for_timeout(50)  # late violations
-            meta = page.evaluate(CSP_META_JS)
-            violations = page.evaluate("() => window.__csp")
-            policy = NOTEBOOK_CSP if path.parent.name == "notebooks" else PAGE_CSP
-            if meta["count"] != 1 or meta["content"] != policy:
-                failures.append(f"{path.name}: policy {meta}")
-            if set(meta["before"]) - {"meta"}:  # only <meta charset> may come first
-                failures.append(f"{path.name}: before the policy: {meta['before']}")
-            if not drawn:
-                failures.append(f"{path.name}: charts not drawn: {chart_states(page)}")
-            failures += [f"{path.name}: violation {v}" for v in violations]
-            failures += [f"{path.name}: {p}" for p in log.problems()]
+            visit.charts = chart_states(page)
+            visit.csp_meta = page.evaluate(CSP_META_JS)
+            visit.csp_violations = page.evaluate("() => window.__csp")
+            visits.append(visit)
         finally:
             page.close()
+    kinds = {v.path.parent.name for v in visits}
+    assert {"setups", "comparisons", "evaluations", "notebooks"} <= kinds, kinds
+    failures = []
+    for visit in visits:
+        name, meta = visit.path.name, visit.csp_meta
+        policy = NOTEBOOK_CSP if visit.path.parent.name == "notebooks" else PAGE_CSP
+        if meta["count"] != 1 or meta["content"] != policy:
+            failures.append(f"{name}: policy {meta}")
+        if set(meta["before"]) - {"meta"}:  # only <meta charset> may come first
+            failures.append(f"{name}: before the policy: {meta['before']}")
+        if not visit.drawn:
+            failures.append(f"{name}: charts not drawn: {visit.charts}")
+        failures += [f"{name}: violation {v}" for v in visit.csp_violations]
+        failures += [f"{name}: {p}" for p in visit.log.problems()]
     assert not failures, "\n".join(failures)
     assert "unsafe-eval" not in PAGE_CSP
     assert "unsafe-inline" not in PAGE_CSP
