@@ -692,6 +692,7 @@ def test_save_figure_size_font_and_errors(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.svg", "wide.svg"]
 
 
+@pytest.mark.slow
 def test_save_figure_html_is_self_contained(tmp_path: Path, sim: StatsReport) -> None:
     page = save_figure(outcomes_chart(sim), tmp_path / "outcomes.html").read_text(encoding="utf-8")
     assert 'src="http' not in page

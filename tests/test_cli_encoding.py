@@ -87,6 +87,7 @@ def accents(tmp_path: Path) -> Tree:
     return _accents(tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("locale", sorted(LOCALES))
 def test_stats_and_find_write_escapes(tmp_path: Path, locale: str) -> None:
     # Under LC_ALL=C the child reads a non-ASCII argument as undecodable bytes (surrogates),
@@ -101,6 +102,7 @@ def test_stats_and_find_write_escapes(tmp_path: Path, locale: str) -> None:
     assert found.stdout.count(b"\n") == 3  # kag q1 and q2, base q1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("locale", ["ascii", "cp1252"])
 def test_demo_writes_escapes(locale: str) -> None:
     done = _same_as_utf8(locale, "demo")
@@ -127,6 +129,7 @@ def test_json_stays_json_on_any_stdout(accents: Tree, locale: str, command: list
         assert b"donn\\u00e9es" in done.stdout
 
 
+@pytest.mark.slow
 def test_every_command_runs_on_an_ascii_stream(tmp_path: Path) -> None:
     # LC_ALL=C without UTF-8 mode: ASCII streams, and every non-ASCII argument arrives as
     # undecodable bytes. (stats, find and demo are checked in every locale above.)
@@ -226,6 +229,7 @@ def _what(path: Path) -> str:
     }[path.suffix]
 
 
+@pytest.mark.slow
 def test_an_evaluation_report_in_latin1_is_one_line_exit_1(tmp_path: Path) -> None:
     items = [("q1", "Paris", "Paris"), ("q2", "Z\u00fcrich", "Zurich")]
     report = evaluate_answers(

@@ -442,6 +442,7 @@ def test_lattice_equals_enumeration_on_random_lattices(k: list[int], step: float
     assert float(_brute_force(k)) == enumerated.p_value
 
 
+@pytest.mark.slow
 def test_comparison_view_equals_compare_shared_only() -> None:
     # Setups of a run whose items differ (DeepSeek-Coder-V2 lacks 8 MMLU-Pro questions):
     # ComparisonView, evaluation.compare(shared_only=True) and compare_scores on the shared

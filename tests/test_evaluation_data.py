@@ -51,6 +51,7 @@ def test_llmbar_agreement_is_computed(llmbar: AnswerEvaluation) -> None:
         assert low <= alpha <= high, criterion
 
 
+@pytest.mark.slow
 def test_llmbar_two_judges_compare_like_mcnemar(llmbar: AnswerEvaluation) -> None:
     # Two judge configurations as two "systems": the paired test on 0/1 correctness equals
     # the exact binomial test on the discordant items when it enumerates.

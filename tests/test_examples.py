@@ -75,6 +75,7 @@ def test_mmlu_pro_unparsable_predictions_are_incorrect_results() -> None:
     assert "TIGER-AI-Lab/MMLU-Pro" in (example.datasets.parent / "README.md").read_text()
 
 
+@pytest.mark.slow
 def test_bundled_mmlu_pro_run_is_what_the_build_script_writes(tmp_path: Path) -> None:
     out = tmp_path / "rebuilt"
     subprocess.run(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from conftest import Tree, mcq
 from kagreport import grade
@@ -61,6 +62,7 @@ def test_empty_table(tree: Tree) -> None:
     assert all(len(c) == 0 for c in items.to_columns().values())
 
 
+@pytest.mark.slow
 def test_table_sums_equal_the_metrics_and_stay_compact(tmp_path) -> None:  # type: ignore[no-untyped-def]
     run = simulate_run(tmp_path / "sim", questions=60, datasets=3, seed=11)
     report = grade(run.datasets_path, run.results_path)

@@ -382,6 +382,7 @@ print(json.dumps({"usage": total.to_dict(), "errors": errors}), flush=True)
 """
 
 
+@pytest.mark.slow
 def test_b9_two_processes_share_one_cache_file(cache_path: Path) -> None:
     # 50 ms a reply: each process needs >= 0.3 s, so the two runs overlap even on a busy host.
     with ChatStub(latency=0.1) as stub:

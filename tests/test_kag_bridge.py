@@ -191,6 +191,7 @@ def _random_run(tree: Tree, setups: int, questions: int, seed: int) -> dict[str,
     return counts
 
 
+@pytest.mark.slow
 def test_correct_metric_equals_kag_accuracy_bit_for_bit(tree: Tree) -> None:
     counts = _random_run(tree, setups=40, questions=60, seed=11)
     report = grade(tree.datasets_path, tree.results)
@@ -205,6 +206,7 @@ def test_correct_metric_equals_kag_accuracy_bit_for_bit(tree: Tree) -> None:
         assert ev.errors["system"] == report[setup].overall.errors
 
 
+@pytest.mark.slow
 def test_mean_scores_keeps_exact_sums_exact() -> None:
     for n in range(1, 60):
         for k in range(n + 1):

@@ -141,6 +141,7 @@ def test_minus_zero_elsewhere_is_fine() -> None:
 # ignore_value reads in a loop with no depth limit.
 
 
+@pytest.mark.slow
 def test_a_result_file_with_a_deep_unknown_field_is_accepted(tree: Tree) -> None:
     depth = 100_000
     body = _text(_kag_file())

@@ -103,6 +103,7 @@ def _find_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
 
 
+@pytest.mark.slow
 def test_find_gives_identical_reports_and_warnings_whatever_the_workers(
     big_run, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]

@@ -180,6 +180,7 @@ def evaluations(draw: st.DrawFn) -> AnswerEvaluation:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["json", "jsonl", "yaml", "toml"])
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -201,6 +202,7 @@ def test_round_trip_every_format(tmp_path: Path, fmt: str, report: AnswerEvaluat
     assert AnswerEvaluation.read(path) == report
 
 
+@pytest.mark.slow
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

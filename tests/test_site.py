@@ -404,6 +404,7 @@ def test_index_is_small(site: Path) -> None:
 # ---------------------------------------------------------------------- builds
 
 
+@pytest.mark.slow
 def test_deterministic(site_inputs: dict[str, Any], site: Path, tmp_path: Path) -> None:
     again = tmp_path / "again"
     build_site(site_inputs["config"], again)
@@ -414,6 +415,7 @@ def test_deterministic(site_inputs: dict[str, Any], site: Path, tmp_path: Path) 
         assert (site / relative).read_bytes() == (again / relative).read_bytes(), relative
 
 
+@pytest.mark.slow
 def test_failed_build_leaves_the_old_site(site_inputs: dict[str, Any], tmp_path: Path) -> None:
     out = tmp_path / "site"
     small = SiteConfig(title="small", runs=(site_inputs["config"].runs[1],))
@@ -448,6 +450,7 @@ def test_refuses_an_output_inside_an_input(site_inputs: dict[str, Any]) -> None:
         build_site(SiteConfig(runs=(run,)), run.results / "site")
 
 
+@pytest.mark.slow
 def test_template_override(site_inputs: dict[str, Any], tmp_path: Path) -> None:
     templates = tmp_path / "templates"
     templates.mkdir()
@@ -585,6 +588,7 @@ NOTEBOOK = {
 }
 
 
+@pytest.mark.notebook
 def test_notebook_page(site_inputs: dict[str, Any], tmp_path: Path) -> None:
     notebook = tmp_path / "demo.ipynb"
     notebook.write_text(json.dumps(NOTEBOOK), encoding="utf-8")
@@ -635,6 +639,7 @@ def test_every_page_starts_with_the_content_security_policy(site: Path) -> None:
             )
 
 
+@pytest.mark.slow
 def test_cli(
     site_inputs: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -666,6 +671,7 @@ def test_cli(
     assert (out / "setups/cli-run--yi-34b.html").is_file()
 
 
+@pytest.mark.slow
 def test_cli_on_a_simulated_run(tmp_path: Path) -> None:
     """As a user runs it: one warning line for unparsable files, the SIMULATED notice, a
     default name from the run folder, and missing parent folders created."""
@@ -687,6 +693,7 @@ def test_cli_on_a_simulated_run(tmp_path: Path) -> None:
     assert '<a href="#run-my-sim">my-sim</a>' in index
 
 
+@pytest.mark.slow
 def test_setup_addresses_do_not_depend_on_rank(tree: Any, tmp_path: Path) -> None:
     """kag setup names that slugify alike keep their own page address, whatever their rank."""
     from conftest import mcq
@@ -709,6 +716,7 @@ def test_setup_addresses_do_not_depend_on_rank(tree: Any, tmp_path: Path) -> Non
     assert all(len(p.name.encode()) < 255 for p in (out / "comparisons").iterdir())
 
 
+@pytest.mark.slow
 def test_run_data_and_evaluation_data_do_not_collide(
     site_inputs: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -730,6 +738,7 @@ def test_run_data_and_evaluation_data_do_not_collide(
     )
 
 
+@pytest.mark.slow
 def test_output_folder_refusals_and_mode(site_inputs: dict[str, Any], tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     import os
@@ -773,6 +782,7 @@ def test_cli_refuses_contradictory_flags(flags: list[str], message: str, tmp_pat
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_setup_names_holding_the_separator_do_not_collide(tree: Any, tmp_path: Path) -> None:
     from conftest import mcq
 
