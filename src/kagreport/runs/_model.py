@@ -204,6 +204,8 @@ class Run:
         evaluations: Sequence[AnswerEvaluation | RetrievalEvaluation],
         labels: Sequence[str] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        *,
+        same_items: bool = True,
     ) -> Run:
         """The run of several evaluations of the same items, one system each.
 
@@ -216,11 +218,15 @@ class Run:
             ``system-1``, ``system-2``, ...
         metadata : mapping, optional
             Run metadata (JSON-compatible).
+        same_items : bool
+            Require every evaluation to hold the same items (default); False accepts
+            systems that lack some items (a kag result file that did not parse), as
+            :meth:`from_stats` does: the comparisons pair the items both systems hold.
 
         Raises
         ------
         DifferentItemsError
-            If two evaluations do not hold the same items.
+            If two evaluations do not hold the same items (with ``same_items``).
         KagreportError
             If there is no evaluation, they mix kinds, labels repeat or do not match,
             or one evaluation holds an item twice.
@@ -244,7 +250,7 @@ class Run:
         first = _identifiers(evaluations[0], names[0])
         for evaluation, name in zip(evaluations[1:], names[1:], strict=True):
             other = _identifiers(evaluation, name)
-            if set(other) != set(first):
+            if same_items and set(other) != set(first):
                 only_c, only_b = set(other) - set(first), set(first) - set(other)
                 raise DifferentItemsError(
                     f"{name} and {names[0]} do not hold the same items "
