@@ -383,7 +383,9 @@ def cost_frontier(run: Run, cost: str, metric: str = "correct") -> tuple[Frontie
     Returns
     -------
     tuple of FrontierPoint
-        The cost is the mean over the system's rows where it is known. On the
+        The cost is the mean over the system's rows where it is known (a float mean:
+        kag's tables round a mean time to whole nanoseconds, within half a nanosecond
+        of it). On the
         retrieval axes (``"retrieval"``, ``"graph"``, or their columns) a system that
         committed answers without any retrieval sample costs exactly 0 (it spent
         nothing on retrieval), as the chart draws it; the frontier is
