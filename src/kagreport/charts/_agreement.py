@@ -31,6 +31,7 @@ _COLOUR: Final = "#4c78a8"
 _MISSING: Final = "#f0f0f0"
 
 
+# Over 80 lines with its docstring: one chart's encodings and layers, read top to bottom.
 def agreement_chart(
     evaluation_or_frame: AnswerEvaluation | pd.DataFrame,
     *,
@@ -264,6 +265,7 @@ def pairwise_agreement_data(
     return pd.DataFrame(rows, columns=columns), available
 
 
+# Over 80 lines with its docstring: one chart's encodings and layers, read top to bottom.
 def pairwise_agreement_chart(
     evaluation: AnswerEvaluation,
     criterion: str,

@@ -146,6 +146,7 @@ def _tests(frame: pd.DataFrame) -> Any:
     )
 
 
+# Over 80 lines with its docstring: one chart's encodings and layers, read top to bottom.
 def forest_plot(
     comparison_or_frame: Comparisons,
     *,

@@ -155,6 +155,7 @@ def _bins(times: pd.DataFrame, bins: int, log: bool) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)[columns]
 
 
+# Over 80 lines with its docstring: one chart's encodings and layers, read top to bottom.
 def latency_chart(
     report_or_items: StatsReport | Run | pd.DataFrame,
     kind: Kind = "generation",

@@ -208,6 +208,7 @@ def heatmap_data(
     )
 
 
+# Over 80 lines with its docstring: one chart's encodings and layers, read top to bottom.
 def dataset_heatmap(
     report_or_frame: StatsReport | Run | pd.DataFrame,
     metric: str = "accuracy",
