@@ -15,6 +15,7 @@ import pytest
 
 from conftest import Tree, mcq
 from kagreport import find, grade
+from kagreport._format import p_value as p_value_text
 from kagreport.examples import llmbar_natural, mmlu_pro_philosophy
 from kagreport.frames import COST_AXES, OVERALL
 from kagreport.grading import Outcome, StatsReport
@@ -618,3 +619,141 @@ def test_comparison_view_shows_tiny_exact_p_values(mmlu: StatsReport) -> None:
     html = view.to_html()
     assert f"{p:.2e}" in html
     assert ">0.0000<" not in html  # no table cell reads 0.0000
+
+
+# ---------------------------------------------------------------------------- views of a run
+
+
+def _site_comparisons(out: Path) -> list[tuple[dict[str, Any], list[list[str]]]]:
+    """Each comparison of a built site: its JSON document and its page's flipped items."""
+    found = []
+    for path in sorted((out / "data/comparisons").glob("*.json")):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        page = (out / "comparisons" / path.name).with_suffix(".html").read_text(encoding="utf-8")
+        flips = re.search(r'<script type="application/json" id="flips-data">(.*?)</script>', page)
+        found.append((document, json.loads(flips.group(1))["rows"] if flips else []))
+    return found
+
+
+def test_comparison_view_shows_the_sites_numbers_for_the_same_pair(
+    mmlu: StatsReport, tmp_path: Path
+) -> None:
+    # DESIGN.md: the same pair shows the same p-value everywhere. The bundled site's own
+    # comparison pages against the view of the same pair, of the report and of its run.
+    from kagreport.runs import Run
+    from kagreport.site import SiteConfig, build_site
+
+    root = Path(__file__).resolve().parents[1]
+    build_site(SiteConfig.from_toml(root / "site/site.toml"), tmp_path / "site")
+    compared = _site_comparisons(tmp_path / "site")
+    assert len(compared) == len(mmlu.setup_names) - 1
+    views = [ComparisonView(mmlu), ComparisonView(Run.from_stats(mmlu))]
+    for document, flips in compared:
+        (site,) = document["metrics"]
+        for view in views:
+            view.candidate.value, view.baseline.value = document["candidate"], document["baseline"]
+            assert view.comparison is not None
+            ours = view.comparison.metrics["correct"]
+            for key in ("n_pairs", "mean_difference", "ci_low", "ci_high", "p_value", "method"):
+                assert getattr(ours, key) == site[key], (document["candidate"], key)
+            assert view.comparison.n_items == document["n_items"]
+            assert view.dropped == (
+                document["metadata"]["items_only_in_candidate"]
+                + document["metadata"]["items_only_in_baseline"]
+            )
+            assert p_value_text(site["p_value"]) in view.table_html
+            assert list(view.flips["identifier"]) == [item for item, _, _ in flips]
+            winners = {item: mine == "correct" for item, mine, _ in flips}
+            assert {
+                row["identifier"]: row["flipped_to"] == "candidate"
+                for _, row in view.flips.iterrows()
+            } == winners
+
+
+_REFERENCE = "red green blue black"
+# (candidate answer, baseline answer) and their SQuAD token F1 against _REFERENCE, by hand:
+# F1 = 2PR / (P + R); "red green" has P = 1, R = 1/2, F1 = 2/3; "red": P = 1, R = 1/4, 0.4.
+_ANSWERS = {
+    "q1": ("red green blue black", "red green", 1.0, 2 / 3),
+    "q2": ("red", "red green blue black", 0.4, 1.0),
+    "q3": ("red green", "red", 2 / 3, 0.4),
+    "q4": ("pink", "pink", 0.0, 0.0),
+}
+
+
+def _f1_run() -> Any:
+    from kagreport.evaluation import AnswerItem, ExactMatch, TokenF1, evaluate_answers
+    from kagreport.runs import Run
+
+    evaluations = [
+        evaluate_answers(
+            [AnswerItem(q, "Colours?", pair[side], _REFERENCE) for q, pair in _ANSWERS.items()],
+            [ExactMatch(), TokenF1()],
+        )
+        for side in (0, 1)
+    ]
+    return Run.from_evaluations(evaluations, labels=["cand", "base"]), evaluations
+
+
+@pytest.mark.parametrize(
+    ("threshold", "expected"),
+    [
+        (0.5, {"q2": "baseline", "q3": "candidate"}),
+        (0.9, {"q1": "candidate", "q2": "baseline"}),
+        (0.3, {}),
+    ],
+)
+def test_comparison_view_of_a_run_from_evaluations_flips_at_the_threshold(
+    threshold: float, expected: dict[str, str]
+) -> None:
+    run, _ = _f1_run()
+    view = ComparisonView(run, n_resamples=200, threshold=threshold)
+    assert view.comparison is not None
+    assert set(view.comparison.metrics) == {"exact_match", "token_f1"}
+    f1 = view.comparison.metrics["token_f1"]
+    assert f1.mean_difference == pytest.approx(
+        sum(c - b for _, _, c, b in _ANSWERS.values()) / 4, abs=1e-12
+    )
+    view.metric.value = "token_f1"
+    assert dict(zip(view.flips["identifier"], view.flips["flipped_to"], strict=True)) == expected
+    for _, row in view.flips.iterrows():
+        _, _, mine, theirs = _ANSWERS[row["identifier"]]
+        assert row["candidate_score"] == pytest.approx(mine)
+        assert row["baseline_score"] == pytest.approx(theirs)
+    if expected:
+        # The run keeps the answers: the flipped responses come from it.
+        q = sorted(expected)[0]
+        assert f">{_ANSWERS[q][0]}</pre>" in view.flips_html
+        assert f"(threshold {threshold:g})" in view.flips_html
+
+
+def test_comparison_view_of_named_evaluations_equals_the_view_of_their_run() -> None:
+    run, evaluations = _f1_run()
+    named = ComparisonView(dict(zip(("cand", "base"), evaluations, strict=True)), n_resamples=300)
+    of_run = ComparisonView(run, n_resamples=300)
+    assert named.comparison is not None
+    assert of_run.comparison is not None
+    assert named.comparison.to_dict() == of_run.comparison.to_dict()
+    # compare() tests the same family with the same numbers.
+    direct = evaluations[0].compare(evaluations[1], n_resamples=300)
+    for name, metric in direct.metrics.items():
+        assert named.comparison.metrics[name].p_value == metric.p_value
+        assert named.comparison.metrics[name].ci_low == metric.ci_low
+
+
+def test_comparison_view_of_named_evaluations_with_different_items() -> None:
+    from kagreport.evaluation import AnswerItem, ExactMatch, evaluate_answers
+
+    def evaluation(answers: dict[str, str]) -> Any:
+        items = [AnswerItem(q, "?", a, "yes") for q, a in answers.items()]
+        return evaluate_answers(items, [ExactMatch()])
+
+    one = evaluation({"q1": "yes", "q2": "no", "q3": "yes"})
+    two = evaluation({"q2": "yes", "q3": "yes", "q4": "no"})
+    view = ComparisonView({"one": one, "two": two}, n_resamples=100)
+    assert view.run is None  # no common run: one per pair
+    assert view.comparison is not None
+    assert view.comparison.n_items == 2
+    assert view.dropped == 2
+    assert view.comparison.metrics["exact_match"].mean_difference == pytest.approx(-0.5)
+    assert list(view.flips["identifier"]) == ["q2"]
