@@ -15,6 +15,7 @@ import pytest
 
 from conftest import Tree, mcq
 from kagreport import find, grade
+from kagreport._format import MISSING
 from kagreport._format import p_value as p_value_text
 from kagreport.examples import llmbar_natural, mmlu_pro_philosophy
 from kagreport.frames import COST_AXES, OVERALL
@@ -757,3 +758,58 @@ def test_comparison_view_of_named_evaluations_with_different_items() -> None:
     assert view.dropped == 2
     assert view.comparison.metrics["exact_match"].mean_difference == pytest.approx(-0.5)
     assert list(view.flips["identifier"]) == ["q2"]
+
+
+def test_item_browser_of_a_run_with_texts_matches_the_report_browser(tmp_path: Path) -> None:
+    from kagreport.runs import Run
+
+    made = simulate_run(tmp_path / "sim", questions=12, datasets=2)
+    report = grade(made.datasets_path, made.results_path, keep_text=True)
+    of_report = ItemBrowser(report, page_size=1000)
+    of_run = ItemBrowser(Run.from_stats(report), page_size=1000)
+    assert of_run.report is None
+    assert len(of_run.matches) == len(of_report.matches) == len(report.items)
+    keys = ("setup", "dataset", "question", "outcome", "response", "error", "generation_secs")
+    assert [{k: r[k] for k in keys} for r in of_run.rows] == [
+        {k: r[k] for k in keys} for r in of_report.rows
+    ]
+    assert all(row["path"] is None for row in of_run.rows)
+    for browser in (of_report, of_run):
+        browser.pattern.value = "^[ab]$"
+        browser.outcome.value = "correct"
+    assert {(r["setup"], r["dataset"], r["question"]) for r in of_run.rows} == {
+        (r["setup"], r["dataset"], r["question"]) for r in of_report.rows
+    }
+    assert of_run.rows
+
+
+def test_item_browser_of_a_run_says_what_it_lacks(sim: StatsReport) -> None:
+    from kagreport.runs import Run
+
+    browser = ItemBrowser(Run.from_stats(sim), page_size=5)  # graded without keep_text
+    assert len(browser.matches) == len(sim.items)
+    assert all(row["response"] is None for row in browser.rows)
+    assert any("the run keeps no responses" in (row["error"] or "") for row in browser.rows)
+    browser.pattern.value = "a"
+    assert "the run keeps no responses" in browser.message.value
+    assert browser.rows == []
+
+
+def test_item_browser_of_a_run_from_evaluations_escapes_its_texts() -> None:
+    from kagreport.evaluation import AnswerItem, ExactMatch, evaluate_answers
+    from kagreport.runs import Run
+
+    items = [AnswerItem("q1", "?", SCRIPT, IMG), AnswerItem("q2", "?", "yes", "yes")]
+    run = Run.from_evaluations([evaluate_answers(items, [ExactMatch()])], labels=["sys"])
+    browser = ItemBrowser(run)
+    assert [(r["question"], r["outcome"], r["expected"]) for r in browser.rows] == [
+        ("q1", MISSING, IMG),  # no "correct" metric: outcomes unknown, and said so
+        ("q2", MISSING, "yes"),
+    ]
+    assert "The run has no datasets, costs or outcomes" in browser.message.value
+    html = browser.to_html()
+    assert "<script" not in html
+    assert "<img" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    browser.pattern.value = "^y"
+    assert [r["question"] for r in browser.rows] == ["q2"]

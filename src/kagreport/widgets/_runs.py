@@ -15,7 +15,7 @@ from kagreport._errors import KagreportError
 from kagreport.grading import StatsReport
 from kagreport.runs import Run
 
-__all__ = ["as_run", "lacks", "select_run"]
+__all__ = ["as_run", "lacks", "lacks_note", "select_run"]
 
 
 def as_run(source: Run | StatsReport, view: str) -> Run:
@@ -89,8 +89,17 @@ def lacks(run: Run) -> list[str]:
         missing.append("references")
     if not any(run.dataset_names):
         missing.append("datasets")
-    if not run.costs:
+    if not any((~np.isnan(values)).any() for values in run.costs.values()):
         missing.append("costs")
     if len(run) and not (run.outcome >= 0).any():
         missing.append("outcomes")
     return missing
+
+
+def lacks_note(run: Run) -> str:
+    """``"The run has no a, b or c."`` of :func:`lacks`, or ``""``."""
+    missing = lacks(run)
+    if not missing:
+        return ""
+    named = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} or {missing[-1]}"
+    return f"The run has no {named}."
