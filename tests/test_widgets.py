@@ -813,3 +813,58 @@ def test_item_browser_of_a_run_from_evaluations_escapes_its_texts() -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     browser.pattern.value = "^y"
     assert [r["question"] for r in browser.rows] == ["q2"]
+
+
+def test_stats_view_of_a_run_shows_its_leaderboard_and_cost_frontier(sim: StatsReport) -> None:
+    from kagreport.runs import Run
+
+    view = StatsView(Run.from_stats(sim))
+    assert view.report is None
+    assert view.chart is None
+    assert view.cost.value == "retrieval_secs"
+    assert "no precision, coverage, Wilson interval" in view.message.value
+
+    def accuracy(setup: str, dataset: str | None = None) -> float:
+        rows = [r for r in sim.items if r.setup == setup and dataset in (None, r.dataset)]
+        return sum(r.outcome is Outcome.CORRECT for r in rows) / len(rows)
+
+    means = dict(zip(view.frame["setup"], view.frame["mean"], strict=True))
+    assert set(means) == set(sim.setup_names)
+    for setup in sim.setup_names:
+        assert means[setup] == pytest.approx(accuracy(setup), abs=1e-12)
+    assert list(view.frame["rank"]) == list(range(1, len(means) + 1))
+    assert list(view.frame["mean"]) == sorted(view.frame["mean"], reverse=True)
+    one = view.datasets.options[0][1]
+    view.datasets.value = (one,)
+    view.setups.value = tuple(sim.setup_names[:2])
+    for _, row in view.frame.iterrows():
+        assert row["mean"] == pytest.approx(accuracy(row["setup"], one), abs=1e-12)
+    assert set(view.frame["setup"]) == set(sim.setup_names[:2])
+    view.per_dataset.value = True
+    assert set(view.frame["dataset"]) == {OVERALL, one}
+    view.cost.value = "generation_secs"
+    assert "mean generation_secs" in view.table_html
+    for _, row in view.frame[view.frame["dataset"] == OVERALL].iterrows():
+        secs = [
+            r.generation_secs
+            for r in sim.items
+            if r.setup == row["setup"] and r.dataset == one and r.generation_secs is not None
+        ]
+        assert row["cost"] == pytest.approx(sum(secs) / len(secs), rel=1e-9)
+
+
+def test_stats_view_of_a_run_from_evaluations_says_what_it_lacks() -> None:
+    run, _ = _f1_run()
+    view = StatsView(run, metric="token_f1")
+    assert list(view.metric.options) == ["exact_match", "token_f1"]
+    means = dict(zip(view.frame["setup"], view.frame["mean"], strict=True))
+    assert means["cand"] == pytest.approx(sum(c for _, _, c, _ in _ANSWERS.values()) / 4)
+    assert means["base"] == pytest.approx(sum(b for _, _, _, b in _ANSWERS.values()) / 4)
+    assert view.cost.value is None  # no latency recorded
+    assert "The run has no datasets, costs or outcomes." in view.message.value
+    assert "static snapshot" in view.to_html()
+    view.metric.value = "exact_match"
+    assert dict(zip(view.frame["setup"], view.frame["mean"], strict=True)) == {
+        "cand": 0.25,
+        "base": 0.25,
+    }
