@@ -101,7 +101,8 @@ class ComparisonView(View):
         The run of the source (None for named evaluations that do not all hold the same
         items: the run of each pair is built when it is picked).
     candidate, baseline, metric : ipywidgets.Dropdown
-        The two setups, and the metric whose flips are listed.
+        The two setups, and the metric whose flips are listed (default ``correct``,
+        else the first of ``metrics``, else the first metric).
     setup_comparison : SetupComparison or None
         What ``compare_setups`` returned for the pair.
     comparison : EvaluationComparison or None
@@ -169,7 +170,8 @@ class ComparisonView(View):
             options=names, value=names[min(1, len(names) - 1)] if names else None,
             description="Baseline",
         )  # fmt: skip
-        default = "correct" if "correct" in options else (options[0] if options else None)
+        first = [m for m in (metrics or ()) if m in options] or options
+        default = "correct" if "correct" in options else (first[0] if first else None)
         self.metric = widgets.Dropdown(options=options, value=default, description="Flips on")
         self.setup_comparison: SetupComparison | None = None
         self.comparison: EvaluationComparison | None = None

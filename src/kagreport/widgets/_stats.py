@@ -275,10 +275,17 @@ class StatsView(View):
             )
             every = len(datasets) == len(self.datasets.options)
             scope = "all datasets" if every else "the selected datasets"
+            note = f"Mean {metric} per setup over {scope} (kagreport.runs.leaderboard)"
+            if cost:
+                note += f", mean {cost} and the Pareto frontier (cost_frontier)"
+                overall = self.frame[self.frame["dataset"] == OVERALL]
+                unknown = [
+                    s for s, c in zip(overall["setup"], overall["cost"], strict=True) if pd.isna(c)
+                ]
+                if unknown:
+                    note += f"; {', '.join(unknown)} record no {cost} (not placed on the frontier)"
             self._notify(
-                f"Mean {metric} per setup over {scope} (kagreport.runs.leaderboard)"
-                + (f", mean {cost} and the Pareto frontier (cost_frontier)" if cost else "")
-                + ". A run carries no precision, coverage, Wilson interval or "
+                note + ". A run carries no precision, coverage, Wilson interval or "
                 "accuracy-against-cost chart: those are drawn from a StatsReport. "
                 + lacks_note(run)
             )
