@@ -919,3 +919,18 @@ def test_widgets_compute_no_statistics_of_their_own() -> None:
             ):
                 problems.append(f"{path.name}:{node.lineno}: np.{node.attr}")
     assert problems == []
+
+
+def test_comparison_view_threshold_moves_the_flips_not_the_test() -> None:
+    run, _ = _f1_run()
+    view = ComparisonView(run, n_resamples=200)
+    view.metric.value = "token_f1"
+    before = view.comparison
+    assert before is not None
+    assert set(view.flips["identifier"]) == {"q2", "q3"}  # threshold 0.5, as in _ANSWERS
+    view.threshold = 0.9
+    view.refresh()
+    assert set(view.flips["identifier"]) == {"q1", "q2"}
+    assert "(threshold 0.9)" in view.flips_html
+    assert view.comparison is not None
+    assert view.comparison.to_dict() == before.to_dict()  # a display filter: same statistics

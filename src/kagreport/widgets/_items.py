@@ -101,34 +101,7 @@ class ItemBrowser(View):
         self.report: StatsReport | None = report if isinstance(report, StatsReport) else None
         #: The run browsed (None for a graded kag tree: its item table is read instead).
         self.run: Run | None = None
-        if isinstance(report, StatsReport):
-            table = report.items
-            self._names = {
-                "setup": table.setup_names,
-                "dataset": table.dataset_names,
-                "question": table.question_names,
-            }
-            self._codes = {name: table.codes(name) for name in self._names}
-            self._outcomes = table.codes("outcome")
-            self._generation = table.codes("generation_secs")
-            setups = [s for s in report.setup_names if s in table.setup_names]
-            setups += [s for s in table.setup_names if s not in setups]
-        elif isinstance(report, Run):
-            self.run = run = report
-            self._names = {
-                "setup": run.systems,
-                "dataset": run.dataset_names,
-                "question": run.question_names,
-            }
-            self._codes = {"setup": run.system, "dataset": run.dataset, "question": run.question}
-            self._outcomes = run.outcome
-            self._generation = np.zeros(0, dtype=np.int64)  # a run's are in its costs, seconds
-            setups = list(run.systems)
-        else:
-            raise TypeError(
-                f"ItemBrowser takes a kagreport.runs.Run or a StatsReport, "
-                f"not {type(report).__name__}"
-            )
+        setups = self._columns(report)
         self._n = len(self._outcomes)
         self._order = self._display_order(setups)
         self.setup = widgets.Dropdown(
@@ -176,6 +149,38 @@ class ItemBrowser(View):
         self.refresh()
 
     # ------------------------------------------------------------------ filtering
+
+    def _columns(self, report: StatsReport | Run) -> list[str]:
+        """Take the filter columns of the source; return its setups in rank order."""
+        if isinstance(report, StatsReport):
+            table = report.items
+            self._names = {
+                "setup": table.setup_names,
+                "dataset": table.dataset_names,
+                "question": table.question_names,
+            }
+            self._codes = {name: table.codes(name) for name in self._names}
+            self._outcomes = table.codes("outcome")
+            self._generation = table.codes("generation_secs")
+            setups = [s for s in report.setup_names if s in table.setup_names]
+            setups += [s for s in table.setup_names if s not in setups]
+        elif isinstance(report, Run):
+            self.run = run = report
+            self._names = {
+                "setup": run.systems,
+                "dataset": run.dataset_names,
+                "question": run.question_names,
+            }
+            self._codes = {"setup": run.system, "dataset": run.dataset, "question": run.question}
+            self._outcomes = run.outcome
+            self._generation = np.zeros(0, dtype=np.int64)  # a run's are in its costs, seconds
+            setups = list(run.systems)
+        else:
+            raise TypeError(
+                f"ItemBrowser takes a kagreport.runs.Run or a StatsReport, "
+                f"not {type(report).__name__}"
+            )
+        return setups
 
     def _display_order(self, setups: list[str]) -> npt.NDArray[np.int64]:
         """Item indices sorted by dataset, question (names) and setup (rank order)."""
