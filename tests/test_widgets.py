@@ -208,6 +208,12 @@ def test_views_of_an_empty_run(tmp_path: Path) -> None:
     assert browser.rows == []
     for view in (StatsView(report), ComparisonView(report), browser):
         assert "static snapshot" in view._repr_mimebundle_()["text/html"]
+    from kagreport.runs import Run
+
+    run = Run.from_stats(report)
+    assert "no row" in StatsView(run).message.value
+    assert "nothing to compare" in ComparisonView(run).message.value
+    assert ItemBrowser(run).rows == []
 
 
 # ---------------------------------------------------------------------------- ItemBrowser

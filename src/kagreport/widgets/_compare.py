@@ -331,13 +331,8 @@ class ComparisonView(View):
             derived, metrics=[name], baseline=b, n_resamples=self.n_resamples, seed=self.seed
         )
         flipped = found.comparisons[0].flips if found.comparisons else ()
-        wanted = {item for item, _, _ in flipped}
-        at: dict[str, list[int]] = {}
-        for system in (a, b):
-            for row in run.rows_of(system)[0].tolist():
-                label = run.item_label(row)
-                if label in wanted:
-                    at.setdefault(label, []).append(row)
+        mine_at, theirs_at = (_rows_by_label(run, system) for system in (a, b))
+        at = {item: (mine_at[item], theirs_at[item]) for item, _, _ in flipped}
         values, right = run.metrics[metric], derived.metrics[name]
         records = []
         for item, _, _ in flipped:
@@ -351,7 +346,7 @@ class ComparisonView(View):
                 }
             )
         self.flips = pd.DataFrame(records, columns=_FLIP_COLUMNS)
-        return {item: (rows[0], rows[1]) for item, rows in at.items()}
+        return at
 
     def _response(self, run: Run, row: int) -> str:
         """The response and error of one row as escaped HTML; read from its file for a report."""
@@ -417,6 +412,15 @@ class ComparisonView(View):
 
     def _sections(self) -> list[str]:
         return [self.table_html, self._chart.html, self.flips_html]
+
+
+def _rows_by_label(run: Run, system: str) -> dict[str, int]:
+    """Item label (:meth:`Run.item_label`, vectorised) -> row, over the rows of ``system``."""
+    rows = run.rows_of(system)[0]
+    datasets = np.array(run.dataset_names, dtype=object)[run.dataset[rows]]
+    questions = np.array(run.question_names, dtype=object)[run.question[rows]]
+    labels = np.where(datasets == "", questions, datasets + "/" + questions)
+    return dict(zip(labels.tolist(), rows.tolist(), strict=True))
 
 
 def _restricted(evaluation: Any, identifiers: set[str]) -> Any:
