@@ -41,3 +41,33 @@ def test_runs_on_a_real_kernel(path: Path, tmp_path: Path) -> None:
     # Displays carry HTML (tables) or Vega-Lite (charts), not only plain text.
     kinds = {key for o in outputs for key in o.get("data", {})}
     assert "text/html" in kinds
+
+
+#: Statistics the notebooks take from kagreport.runs / evaluation results, never compute.
+_PRIMITIVES = ("holm_adjust", "sign_flip_test", "bootstrap_mean_interval", "paired_differences")
+_PRIMITIVES += ("pareto_front", "wilson_interval", "kagreport.stats", "compare_scores")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_computes_no_statistics_of_its_own(path: Path) -> None:
+    # Issue #12: the notebooks show the run model; a family of comparisons is
+    # compare_setups's (run-level Holm), not one adjusted by hand in a cell.
+    import re
+
+    notebook = nbformat.read(path, as_version=4)
+    code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
+    assert [name for name in _PRIMITIVES if name in code] == []
+    assert re.findall(r"from kagreport(?:\.\w+)*\._\w+ import", code) == []
+
+
+def test_the_notebooks_show_the_run_model() -> None:
+    code = "\n".join(
+        cell.source
+        for path in NOTEBOOKS
+        for cell in nbformat.read(path, as_version=4).cells
+        if cell.cell_type == "code"
+    )
+    for name in ("Run.from_stats(", "Run.from_evaluations(", "leaderboard(", "compare_setups("):
+        assert name in code
+    for name in ("cost_frontier(", "StatsView(run)", "ComparisonView(run", "ItemBrowser(run)"):
+        assert name in code
