@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -167,3 +168,18 @@ class Templates:
                 f"the site template {name} (or one it uses) cannot be rendered: "
                 f"{type(exc).__name__}: {exc}"
             ) from None
+
+
+@dataclass
+class _Chart:
+    id: str
+    title: str
+    spec: dict[str, Any]
+    svg: str | None  # path from the site root of its SVG figure, if it has one
+
+
+@dataclass
+class _Page:
+    title: str
+    href: str
+    note: str = ""
