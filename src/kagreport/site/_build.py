@@ -14,7 +14,10 @@ Output layout (every link relative; the site opens from ``file://`` with no netw
     assets/vega.js, assets/site.css, assets/site.js
 
 The site is built in a sibling temporary folder and swapped in with renames, so a failed
-build leaves the previous site as it was.
+build leaves the previous site as it was (:mod:`kagreport.site._output`). This module is
+the builder's shell: it writes files and pages, exports figures and converts notebooks;
+the pages of runs are :mod:`kagreport.site._runs`, of the comparisons of their setups
+:mod:`kagreport.site._comparisons`, of evaluation reports :mod:`kagreport.site._evaluations`.
 """
 
 from __future__ import annotations
@@ -33,14 +36,14 @@ from kagreport._errors import SiteError
 from kagreport.site._config import SiteConfig
 from kagreport.site._evaluations import build_evaluation
 from kagreport.site._figures import FigureWriter
-from kagreport.site._output import MARKER, _check_output, _new_folder, _site_path, _swap
+from kagreport.site._output import MARKER, check_output, new_folder, site_path, swap
 from kagreport.site._runs import build_run, grade_run
 from kagreport.site._signals import deferred_signals
-from kagreport.site._slugs import _Slugs
-from kagreport.site._templates import Templates, _Chart, _Page
+from kagreport.site._slugs import Slugs
+from kagreport.site._templates import Chart, Page, Templates
 
 if TYPE_CHECKING:
-    from kagreport.site._runs import _Run
+    from kagreport.site._runs import SiteRun
 
 __all__ = ["build_site"]
 
@@ -88,9 +91,9 @@ def build_site(
         For an unreadable input, a bad baseline, a notebook that fails, an output folder that
         cannot be replaced; the previous site is then left intact.
     """
-    out = _site_path(Path(out_dir))
+    out = site_path(Path(out_dir))
     try:
-        _check_output(out, config)
+        check_output(out, config)
     except PermissionError as exc:
         raise SiteError(
             f"cannot inspect the site folder {out}: {exc.strerror or exc}", path=out
@@ -107,10 +110,10 @@ def build_site(
     staging: Path | None = None
     try:
         with deferred_signals():
-            staging = _new_folder(parent, f".{out.name}.build-")
-        _Builder(config, staging, execute_notebooks, progress, warn).build()
+            staging = new_folder(parent, f".{out.name}.build-")
+        Builder(config, staging, execute_notebooks, progress, warn).build()
         with deferred_signals():
-            _swap(staging, out)
+            swap(staging, out)
     except BaseException:
         if staging is not None:
             with deferred_signals():
@@ -119,7 +122,10 @@ def build_site(
     return out / "index.html"
 
 
-class _Builder:
+class Builder:
+    """One build of a site into ``root``: what the pages share (templates, slugs, figures)
+    and what the index lists (runs, evaluations, notebooks), filled as the pages are written."""
+
     def __init__(
         self,
         config: SiteConfig,
@@ -134,37 +140,42 @@ class _Builder:
         self.execute_notebooks = execute_notebooks
         self.progress = progress
         self.templates = Templates(config.templates)
-        self.run_slugs = _Slugs()
-        self.page_slugs: dict[str, _Slugs] = {}
+        self.run_slugs = Slugs()
+        self.page_slugs: dict[str, Slugs] = {}
         self.figure_names: set[str] = set()
-        self.runs: list[_Run] = []
-        self.evaluations: list[_Page] = []
-        self.notebooks: list[_Page] = []
+        self.runs: list[SiteRun] = []
+        self.evaluations: list[Page] = []
+        self.notebooks: list[Page] = []
         self.chart_counter = 0
         self.figures = FigureWriter(helper=True)
 
     # ------------------------------------------------------------------ helpers
 
     def say(self, message: str) -> None:
+        """Report a step (logged; passed to the progress callback)."""
         logger.info("%s", message)
         if self.progress is not None:
             self.progress(message)
 
     def warn(self, message: str) -> None:
+        """Report what the reader should know but does not stop the build."""
         logger.warning("%s", message)
         if self.on_warning is not None:
             self.on_warning(message)
 
     def slug(self, namespace: str, text: str) -> str:
-        return self.page_slugs.setdefault(namespace, _Slugs())(text)
+        """A slug of ``text`` unique in ``namespace`` (a folder of pages)."""
+        return self.page_slugs.setdefault(namespace, Slugs())(text)
 
     def write(self, relative: str, text: str | bytes) -> None:
+        """Write a file of the site (text as UTF-8), its folders created."""
         path = self.root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         data = text.encode("utf-8") if isinstance(text, str) else text
         path.write_bytes(data)
 
     def page(self, relative: str, template: str, /, *, title: str, **context: Any) -> None:
+        """Render ``template`` with ``context`` (and what every page has) to ``relative``."""
         depth = relative.count("/")
         html = self.templates.render(
             template,
@@ -178,6 +189,7 @@ class _Builder:
         self.write(relative, html)
 
     def nav(self) -> list[tuple[str, str]]:
+        """The navigation bar: (label, link from the site root) of each section shown."""
         links = [("Overview", "index.html")]
         if self.config.runs:
             links.append(("Leaderboards", "index.html#runs"))
@@ -188,7 +200,7 @@ class _Builder:
             links.append(("Notebooks", "index.html#notebooks"))
         return links
 
-    def chart(self, chart: Any, name: str, title: str, *, figure: bool = True) -> _Chart:
+    def chart(self, chart: Any, name: str, title: str, *, figure: bool = True) -> Chart:
         """A chart for a page; with ``figure`` also exported to ``figures/<name>.svg``.
 
         Figures are the charts a paper would use (run and evaluation level); a page's
@@ -207,7 +219,7 @@ class _Builder:
         if figure:
             self.figures.submit(spec, self.root / relative)
         self.chart_counter += 1
-        return _Chart(f"chart-{slug}", title, spec, relative if figure else None)
+        return Chart(f"chart-{slug}", title, spec, relative if figure else None)
 
     # ------------------------------------------------------------------ build
 
@@ -283,7 +295,7 @@ class _Builder:
             title=f"{path.stem} · {self.config.title}",
         )
         self.write(href, html)
-        self.notebooks.append(_Page(path.stem, href, "executed" if self.execute_notebooks else ""))
+        self.notebooks.append(Page(path.stem, href, "executed" if self.execute_notebooks else ""))
 
 
 # ---------------------------------------------------------------------- helpers

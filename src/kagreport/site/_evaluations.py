@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from kagreport._errors import SiteError
 from kagreport.site._config import EvaluationSource
 from kagreport.site._json import dumps_json
-from kagreport.site._templates import _Page
+from kagreport.site._templates import Page
 
 if TYPE_CHECKING:
     from kagreport.evaluation import (
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
         EvaluationComparison,
         RetrievalEvaluation,
     )
-    from kagreport.site._build import _Builder
+    from kagreport.site._build import Builder
 
 __all__ = ["build_evaluation"]
 
@@ -24,7 +24,15 @@ __all__ = ["build_evaluation"]
 INLINE_LIMIT = 2_000_000
 
 
-def build_evaluation(site: _Builder, source: EvaluationSource) -> None:
+def build_evaluation(site: Builder, source: EvaluationSource) -> None:
+    """Write the page and the JSON document of one evaluation report; the index lists it
+    (``site.evaluations``).
+
+    Raises
+    ------
+    SiteError
+        If the report cannot be read, or holds values of a kind its page cannot show.
+    """
     try:
         _build_evaluation(site, source)
     except (ValueError, TypeError, AttributeError, KeyError, OverflowError) as exc:
@@ -37,13 +45,7 @@ def build_evaluation(site: _Builder, source: EvaluationSource) -> None:
         ) from None
 
 
-def _build_evaluation(site: _Builder, source: EvaluationSource) -> None:
-    from kagreport.evaluation import (
-        AnswerEvaluation,
-        EvaluationComparison,
-        RetrievalEvaluation,
-    )
-
+def _build_evaluation(site: Builder, source: EvaluationSource) -> None:
     site.say(f"evaluation {source.name}")
     report = source.report if source.report is not None else _read_evaluation(source)
     slug = site.slug("evaluations", source.name)
@@ -64,31 +66,38 @@ def _build_evaluation(site: _Builder, source: EvaluationSource) -> None:
         "trimmed": trimmed,
         "metadata": dict(report.metadata),
         "source_path": None if source.path is None else source.path.name,
-        "charts": [],
     }
-    if isinstance(report, EvaluationComparison):
-        from kagreport.charts import forest_plot
-        from kagreport.evaluation._text import family_label
+    kind, note, details = _details(site, report, slug)
+    context.update(details)
+    site.page(
+        href,
+        "evaluation.html.j2",
+        title=str(report.metadata.get("name") or source.name),
+        kind=kind,
+        **context,
+    )
+    site.evaluations.append(Page(str(report.metadata.get("name") or source.name), href, note))
 
-        kind = "comparison"
-        context["comparison"] = report
-        context["rows"] = [m.to_dict() for m in report.metrics.values()]
-        context["family"] = family_label(report)
-        context["left_out"] = {
-            report.candidate: int(report.metadata.get("items_only_in_candidate") or 0),
-            report.baseline: int(report.metadata.get("items_only_in_baseline") or 0),
-        }
-        context["charts"].append(
-            site.chart(
-                forest_plot(report),
-                f"evaluation--{slug}--forest",
-                f"{report.candidate} − {report.baseline}",
-            )
-        )
+
+def _details(
+    site: Builder,
+    report: AnswerEvaluation | RetrievalEvaluation | EvaluationComparison,
+    slug: str,
+) -> tuple[str, str, dict[str, Any]]:
+    """The kind of ``report``, its note on the index, and what its page shows of it
+    (``charts`` among them)."""
+    from kagreport.evaluation import (
+        AnswerEvaluation,
+        EvaluationComparison,
+        RetrievalEvaluation,
+    )
+
+    if isinstance(report, EvaluationComparison):
         note = f"comparison {report.candidate} vs {report.baseline}"
-    elif isinstance(report, AnswerEvaluation):
-        kind = "answers"
-        context.update(_answer_context(report))
+        return "comparison", note, _comparison_context(site, report, slug)
+    if isinstance(report, AnswerEvaluation):
+        context = _answer_context(report)
+        context["charts"] = []
         if report.agreement:
             from kagreport.charts import agreement_chart
 
@@ -100,25 +109,41 @@ def _build_evaluation(site: _Builder, source: EvaluationSource) -> None:
                 )
             )
         note = f"answer evaluation, {len(report.items)} items, {len(report.judges)} judge(s)"
-    elif isinstance(report, RetrievalEvaluation):
-        kind = "retrieval"
-        context["metrics"] = [
-            {"name": k, "value": v, "coverage": report.coverage.get(k)}
-            for k, v in report.metrics.items()
-        ]
-        context["errors"] = dict(report.errors)
-        context["settings"] = dict(report.settings)
-        note = f"retrieval evaluation, {len(report.items)} items"
-    else:  # pragma: no cover - _read_evaluation returns one of the three
-        raise TypeError(type(report).__name__)
-    site.page(
-        href,
-        "evaluation.html.j2",
-        title=str(report.metadata.get("name") or source.name),
-        kind=kind,
-        **context,
-    )
-    site.evaluations.append(_Page(str(report.metadata.get("name") or source.name), href, note))
+        return "answers", note, context
+    if isinstance(report, RetrievalEvaluation):
+        context = {
+            "metrics": [
+                {"name": k, "value": v, "coverage": report.coverage.get(k)}
+                for k, v in report.metrics.items()
+            ],
+            "errors": dict(report.errors),
+            "settings": dict(report.settings),
+            "charts": [],
+        }
+        return "retrieval", f"retrieval evaluation, {len(report.items)} items", context
+    raise TypeError(type(report).__name__)  # pragma: no cover - none of the three
+
+
+def _comparison_context(site: Builder, report: EvaluationComparison, slug: str) -> dict[str, Any]:
+    from kagreport.charts import forest_plot
+    from kagreport.evaluation._text import family_label
+
+    return {
+        "comparison": report,
+        "rows": [m.to_dict() for m in report.metrics.values()],
+        "family": family_label(report),
+        "left_out": {
+            report.candidate: int(report.metadata.get("items_only_in_candidate") or 0),
+            report.baseline: int(report.metadata.get("items_only_in_baseline") or 0),
+        },
+        "charts": [
+            site.chart(
+                forest_plot(report),
+                f"evaluation--{slug}--forest",
+                f"{report.candidate} − {report.baseline}",
+            )
+        ],
+    }
 
 
 def _read_evaluation(

@@ -14,13 +14,13 @@ from kagreport._errors import SiteError
 if TYPE_CHECKING:
     from kagreport.site._config import SiteConfig
 
-__all__ = ["MARKER"]
+__all__ = ["MARKER", "check_output", "new_folder", "site_path", "swap"]
 
 #: A file at the root of every built site; a folder without it is never replaced.
 MARKER = ".kagreport-site"
 
 
-def _site_path(out: Path) -> Path:
+def site_path(out: Path) -> Path:
     """``out`` made absolute with its parent resolved (symbolic links and ``..`` as the
     kernel follows them), its own last part kept: a symlinked site folder is refused later,
     not followed."""
@@ -33,7 +33,7 @@ def _site_path(out: Path) -> Path:
         return absolute
 
 
-def _check_output(out: Path, config: SiteConfig) -> None:
+def check_output(out: Path, config: SiteConfig) -> None:
     parent = out.absolute().parent
     if parent.exists() and not parent.is_dir():
         raise SiteError(f"the parent of the site folder {out} is not a folder", path=out)
@@ -72,7 +72,7 @@ def _check_output(out: Path, config: SiteConfig) -> None:
             )
 
 
-def _new_folder(parent: Path, prefix: str) -> Path:
+def new_folder(parent: Path, prefix: str) -> Path:
     """A new empty folder in ``parent``, created with the process's umask (as ``mkdir``
     does; ``tempfile.mkdtemp`` would make it readable by its owner only)."""
     for _ in range(100):
@@ -89,11 +89,11 @@ def _new_folder(parent: Path, prefix: str) -> Path:
     raise SiteError(f"cannot create a build folder in {parent}", path=parent)
 
 
-def _swap(staging: Path, out: Path) -> None:
+def swap(staging: Path, out: Path) -> None:
     """Put ``staging`` in place of ``out``: two renames, the old site removed last."""
     old: Path | None = None
     if out.exists():
-        old = _new_folder(out.absolute().parent, f".{out.name}.old-")
+        old = new_folder(out.absolute().parent, f".{out.name}.old-")
         old.rmdir()
         try:
             os.rename(out, old)

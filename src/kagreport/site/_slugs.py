@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["SLUG_LIMIT", "slugify"]
+__all__ = ["SLUG_LIMIT", "Slugs", "setup_slugs", "slugify"]
 
 #: Characters a slug keeps: a comparison's file name holds three (run, candidate, baseline)
 #: and must stay under the 255 bytes file systems allow.
@@ -20,7 +20,7 @@ def slugify(text: str) -> str:
     return slug[:SLUG_LIMIT].rstrip("-.") or "x"
 
 
-class _Slugs:
+class Slugs:
     """Unique slugs within one namespace, assigned in call order (deterministic)."""
 
     def __init__(self) -> None:
@@ -36,7 +36,7 @@ class _Slugs:
         return slug
 
 
-def _setup_slugs(names: Sequence[str]) -> dict[str, str]:
+def setup_slugs(names: Sequence[str]) -> dict[str, str]:
     """The address of each setup's page: its own name when that is already safe in a URL
     and a file name (kag's setup names are), else a slug that none of those takes.
 
@@ -48,7 +48,7 @@ def _setup_slugs(names: Sequence[str]) -> dict[str, str]:
         for n in names
         if len(n) <= SLUG_LIMIT and re.fullmatch(r"[a-z0-9][a-z0-9._-]*", n) and "--" not in n
     }
-    slugs = _Slugs()
+    slugs = Slugs()
     slugs.used |= safe
     found = {name: name for name in safe}
     for name in sorted(set(names) - safe):

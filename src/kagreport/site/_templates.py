@@ -21,10 +21,15 @@ __all__ = [
     "NOTEBOOK_CSP",
     "NOTEBOOK_TEMPLATE",
     "PAGE_CSP",
+    "PAGE_SIZE",
+    "Chart",
+    "Page",
     "Templates",
     "package_templates",
 ]
 
+#: Rows a page of an item table (or of flipped items) shows; the first page is in the HTML.
+PAGE_SIZE = 50
 #: The nbconvert template (a folder of the templates directory) notebooks are converted with.
 NOTEBOOK_TEMPLATE = "notebook"
 
@@ -171,7 +176,9 @@ class Templates:
 
 
 @dataclass
-class _Chart:
+class Chart:
+    """A chart on a page: its Vega-Lite spec and, when it is a figure, its SVG file."""
+
     id: str
     title: str
     spec: dict[str, Any]
@@ -179,7 +186,9 @@ class _Chart:
 
 
 @dataclass
-class _Page:
+class Page:
+    """A page the index lists: an evaluation or a notebook."""
+
     title: str
     href: str
     note: str = ""
