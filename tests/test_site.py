@@ -16,6 +16,7 @@ from kagreport import KagreportError, grade
 from kagreport.evaluation import AnswerItem, ExactMatch, TokenF1, evaluate_answers
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.kag import simulate_run
+from kagreport.runs import Run
 from kagreport.site import (
     MARKER,
     RESPONSE_LIMIT,
@@ -173,6 +174,44 @@ def test_layout(site: Path, inputs: dict[str, Any]) -> None:
     assert "window.vegaEmbed" in (site / "assets/vega.js").read_text(encoding="utf-8")
     assert (site / "assets/site.css").is_file()
     assert (site / "assets/site.js").is_file()
+
+
+def test_each_run_folder_holds_its_run_document(site: Path, inputs: dict[str, Any]) -> None:
+    """data/runs/<run>/run.json is the run's kagreport.run document: it reads back into the
+    run model of the report the site graded, and the run's section of the index links it."""
+    config: SiteConfig = inputs["config"]
+    index = _parse(site / "index.html")
+    links = [str(a.get("href")) for tag, a in index.tags if tag == "a"]
+    for run_config in config.runs:
+        relative = f"data/runs/{slugify(run_config.name)}/run.json"
+        text = (site / relative).read_text(encoding="utf-8")
+        assert json.loads(text)["schema"] == "kagreport.run"
+        report = grade(
+            run_config.datasets, run_config.results, run_config.prefix, keep_text=RESPONSE_LIMIT
+        )
+        assert Run.read(site / relative) == Run.from_stats(report)
+        # Linked beside the kag stats JSON (the leaderboard's paragraph and the Data list).
+        assert links.count(relative) == 2
+    # Independently of the run model: of the simulated run's graded datasets, one row per
+    # result file (<dataset>/<question>/<setup>.json), the responses cut as on the setup
+    # pages, one error message per error record.
+    run = Run.read(site / f"data/runs/{slugify(config.runs[0].name)}/run.json")
+    graded = {run.dataset_names[d] for d in run.dataset.tolist()}
+    files = [p for p in sorted(inputs["results"].glob("sim-*/*/*.json")) if p.parts[-3] in graded]
+    records = [json.loads(path.read_text(encoding="utf-8")) for path in files]
+    rows = {
+        (run.dataset_names[d], run.question_names[q], run.systems[s])
+        for s, d, q in zip(
+            run.system.tolist(), run.dataset.tolist(), run.question.tolist(), strict=True
+        )
+    }
+    assert len(rows) == len(run) == len(files)
+    assert rows == {(p.parts[-3], p.parts[-2], p.stem) for p in files}
+    assert run.responses is not None
+    assert run.errors is not None
+    assert "x" * RESPONSE_LIMIT in run.responses  # the LONG response, cut
+    assert max(len(r or "") for r in run.responses) == RESPONSE_LIMIT
+    assert sum(e is not None for e in run.errors) == sum("error" in r for r in records)
 
 
 def test_every_chart_has_a_div_and_figures_have_an_svg(site: Path) -> None:

@@ -9,6 +9,7 @@ Output layout (every link relative; the site opens from ``file://`` with no netw
     notebooks/<stem>.html                        executed, converted notebooks
     data/report.json                             the first run's kag stats JSON
     data/runs/<run>/report.json                  each run's, when there are several
+    data/runs/<run>/run.json                     each run's run model (kagreport.run JSON)
     data/comparisons/*.json, data/evaluations/*.json
     figures/*.svg                                run and evaluation figures, for papers
     assets/vega.js, assets/site.css, assets/site.js

@@ -54,7 +54,8 @@ class SiteRun:
     slug: str
     config: RunConfig
     report: StatsReport
-    data: str
+    data: str  # its kag stats JSON
+    document: str  # its run model, a kagreport.run document
     baseline: str
     leaderboard: list[dict[str, Any]] = field(default_factory=list)
     charts: list[Chart] = field(default_factory=list)
@@ -98,8 +99,9 @@ def grade_run(site: Builder, index: int, config: RunConfig) -> StatsReport:
 
 
 def build_run(site: Builder, index: int, config: RunConfig, report: StatsReport) -> None:
-    """Write a graded run's data, comparisons, setup and comparison pages; the index lists
-    its leaderboard and charts (``site.runs``)."""
+    """Write a graded run's data (its kag stats JSON and its run model, a ``kagreport.run``
+    document of :class:`kagreport.runs.Run`), comparisons, setup and comparison pages; the
+    index lists its leaderboard and charts (``site.runs``)."""
     from kagreport.frames import stats_frame
 
     baseline = config.baseline or report.setups[0].setup
@@ -111,7 +113,8 @@ def build_run(site: Builder, index: int, config: RunConfig, report: StatsReport)
         site.write(data, json_text)
     if index == 0:
         site.write("data/report.json", json_text)
-    run = SiteRun(config.name, slug, config, report, data, baseline)
+    document = f"data/runs/{slug}/run.json"
+    run = SiteRun(config.name, slug, config, report, data, document, baseline)
     run.attribution = config.attribution or _simulated_notice(config.results)
     if report.unparsable_files:
         site.warn(
@@ -126,6 +129,7 @@ def build_run(site: Builder, index: int, config: RunConfig, report: StatsReport)
     site.say(f"charts of {config.name}")
     _run_charts(site, run, frame)
     model = Run.from_stats(report)
+    site.write(document, model.dumps())
     site.say(f"comparisons of {config.name}")
     run_comparisons(site, run, model)
     site.say(f"setup pages of {config.name}")
