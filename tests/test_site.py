@@ -964,3 +964,38 @@ def test_notebook_outputs_cannot_navigate_away(tmp_path: Path) -> None:
     assert "leak.example" not in page
     assert 'href="x.css"' in page  # other links stay
     assert 'http-equiv="Content-Security-Policy"' in page  # the page's own meta stays
+
+
+def test_the_site_computes_no_statistic_of_its_own() -> None:
+    """What the site shows of a test, an interval, a family or a frontier comes from
+    kagreport.runs, kagreport.evaluation or kagreport.grading: no module of the site imports
+    kagreport.stats, a statistics module or a statistics function (wherever it is
+    re-exported), or calls a reducer over items."""
+    import ast
+    import inspect
+
+    import kagreport.site
+    import kagreport.stats
+
+    stats = kagreport.stats
+    functions = {n for n in stats.__all__ if inspect.isfunction(getattr(stats, n))}
+    functions |= {"compare_items", "compare_scores", "krippendorff_alpha", "alpha_interval"}
+    modules = ("kagreport.stats", "kagreport.evaluation._compare", "statistics", "scipy")
+    reducers = {"mean", "nanmean", "median", "nanmedian", "std", "nanstd", "var", "average"}
+    reducers |= {"fsum", "quantile", "percentile"}
+    folder = Path(kagreport.site.__file__).parent
+    checked = 0
+    for path in sorted(folder.rglob("*.py")):
+        checked += 1
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith(modules), f"{path.name} imports {node.module}"
+                used = functions & {alias.name for alias in node.names}
+                assert not used, f"{path.name} imports {used}"
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    assert not alias.name.startswith(modules), f"{path.name} imports {alias.name}"
+            elif isinstance(node, ast.Call):
+                name = getattr(node.func, "attr", getattr(node.func, "id", None))
+                assert name not in reducers, f"{path.name}:{node.lineno} calls {name}"
+    assert checked >= 10  # the package's modules were found
