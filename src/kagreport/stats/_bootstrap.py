@@ -39,7 +39,7 @@ def bootstrap_mean_interval(
     n_resamples: int = 10000,
     seed: int = 0,
     confidence: float = 0.95,
-) -> ConfidenceInterval:
+) -> ConfidenceInterval[float]:
     """Percentile bootstrap confidence interval of the mean paired difference.
 
     Parameters
