@@ -408,6 +408,7 @@ def alpha_bootstrap_interval(
     return AlphaBootstrap(interval, int(defined.size))
 
 
+# Long (over 80 lines): one closure per level of measurement, sharing finish/value_counts.
 def _resample_statistic(data: Pairable, level: Level) -> Callable[[_Floats], _Floats]:
     """A function from weights (resamples x units) to alpha per resample."""
     size = data.size

@@ -33,6 +33,7 @@ _MAX_COLUMNS: Final = 2**16
 _MAX_DISTINCT_FOR_MULTINOMIAL: Final = 64
 
 
+# Over 80 lines only with its docstring (a public function's parameters, errors, sources).
 def bootstrap_mean_interval(
     differences: npt.ArrayLike,
     *,
