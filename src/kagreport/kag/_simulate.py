@@ -114,6 +114,58 @@ def _render_prompt(question: str, options: dict[str, str] | None, context: str |
     return "\n".join(lines)
 
 
+_Plan = list[tuple[str, str, str, dict[str, str] | None, str | None]]
+
+
+def _plan(
+    rng: random.Random,
+    datasets: int,
+    questions: int,
+    unlabelled_questions: int,
+    free_form_questions: int,
+) -> tuple[dict[str, dict[str, Any]], _Plan]:
+    """The datasets file's content, and each question's (dataset, name, text, options, answer)."""
+    truth: dict[str, dict[str, Any]] = {}
+    plan: _Plan = []
+    for topic in _TOPICS[:datasets]:
+        name = f"sim-{topic}"
+        truth[name] = {}
+        for index in range(questions):
+            n_options = rng.choice((4, 4, 4, 10))
+            options = {
+                _LETTERS[k]: f"[simulated] {topic} option {k + 1} of question {index + 1}"
+                for k in range(n_options)
+            }
+            answer = rng.choice(list(options))
+            text = f"[simulated] {topic} question {index + 1}: which option is right?"
+            qname = f"q{index + 1:05d}"
+            truth[name][qname] = {
+                "input": text,
+                "output": {"type": "MCQ", "options": options, "answer": answer},
+            }
+            plan.append((name, qname, text, options, answer))
+    if unlabelled_questions:
+        truth["sim-unlabelled"] = {}
+        for index in range(unlabelled_questions):
+            options = {k: f"[simulated] option {k}" for k in "abcd"}
+            text = f"[simulated] unlabelled question {index + 1}"
+            qname = f"q{index + 1:05d}"
+            truth["sim-unlabelled"][qname] = {
+                "input": text,
+                "output": {"type": "MCQ", "options": options, "answer": None},
+            }
+            plan.append(("sim-unlabelled", qname, text, options, None))
+    if free_form_questions:
+        truth["sim-open"] = {}
+        for index in range(free_form_questions):
+            text = f"[simulated] open question {index + 1}: explain briefly."
+            qname = f"q{index + 1:05d}"
+            truth["sim-open"][qname] = {"input": text, "output": None}
+            plan.append(("sim-open", qname, text, None, None))
+    return truth, plan
+
+
+# Over 80 lines only with its docstring (a public function's parameters, errors, sources).
 def simulate_run(
     root: str | os.PathLike[str],
     *,
@@ -179,43 +231,7 @@ def simulate_run(
     with open(os.path.join(base, "SIMULATED.md"), "w", encoding="utf-8") as note:
         note.write(f"# Simulated kag run\n\n{NOTICE}\n")
 
-    truth: dict[str, dict[str, Any]] = {}
-    plan: list[tuple[str, str, str, dict[str, str] | None, str | None]] = []
-    for topic in _TOPICS[:datasets]:
-        name = f"sim-{topic}"
-        truth[name] = {}
-        for index in range(questions):
-            n_options = rng.choice((4, 4, 4, 10))
-            options = {
-                _LETTERS[k]: f"[simulated] {topic} option {k + 1} of question {index + 1}"
-                for k in range(n_options)
-            }
-            answer = rng.choice(list(options))
-            text = f"[simulated] {topic} question {index + 1}: which option is right?"
-            qname = f"q{index + 1:05d}"
-            truth[name][qname] = {
-                "input": text,
-                "output": {"type": "MCQ", "options": options, "answer": answer},
-            }
-            plan.append((name, qname, text, options, answer))
-    if unlabelled_questions:
-        truth["sim-unlabelled"] = {}
-        for index in range(unlabelled_questions):
-            options = {k: f"[simulated] option {k}" for k in "abcd"}
-            text = f"[simulated] unlabelled question {index + 1}"
-            qname = f"q{index + 1:05d}"
-            truth["sim-unlabelled"][qname] = {
-                "input": text,
-                "output": {"type": "MCQ", "options": options, "answer": None},
-            }
-            plan.append(("sim-unlabelled", qname, text, options, None))
-    if free_form_questions:
-        truth["sim-open"] = {}
-        for index in range(free_form_questions):
-            text = f"[simulated] open question {index + 1}: explain briefly."
-            qname = f"q{index + 1:05d}"
-            truth["sim-open"][qname] = {"input": text, "output": None}
-            plan.append(("sim-open", qname, text, None, None))
+    truth, plan = _plan(rng, datasets, questions, unlabelled_questions, free_form_questions)
     datasets_path = os.path.join(base, "datasets.json")
     with open(datasets_path, "w", encoding="utf-8") as file:
         file.write(dumps_pretty(truth) + "\n")

@@ -231,33 +231,7 @@ class Run:
             If there is no evaluation, they mix kinds, labels repeat or do not match,
             or one evaluation holds an item twice.
         """
-        from kagreport.evaluation import AnswerEvaluation, DifferentItemsError
-
-        if not evaluations:
-            raise KagreportError("a run needs at least one evaluation")
-        kinds = {"answers" if isinstance(e, AnswerEvaluation) else "retrieval" for e in evaluations}
-        if len(kinds) > 1:
-            raise KagreportError(
-                "a run's evaluations must all be answer or all retrieval evaluations"
-            )
-        if labels is not None and len(labels) != len(evaluations):
-            raise KagreportError(f"{len(labels)} label(s) for {len(evaluations)} evaluation(s)")
-        names = (
-            list(labels) if labels is not None else [_name(e, i) for i, e in enumerate(evaluations)]
-        )
-        if len(set(names)) != len(names):
-            raise KagreportError(f"system labels repeat: {', '.join(names)}; pass labels=")
-        first = _identifiers(evaluations[0], names[0])
-        for evaluation, name in zip(evaluations[1:], names[1:], strict=True):
-            other = _identifiers(evaluation, name)
-            if same_items and set(other) != set(first):
-                only_c, only_b = set(other) - set(first), set(first) - set(other)
-                raise DifferentItemsError(
-                    f"{name} and {names[0]} do not hold the same items "
-                    f"({len(only_c)} only in {name}, {len(only_b)} only in {names[0]})",
-                    only_candidate=len(only_c),
-                    only_baseline=len(only_b),
-                )
+        kind, names = _check_evaluations(evaluations, labels, same_items=same_items)
         datasets: dict[str, int] = {}
         questions: dict[str, int] = {}
         metric_names = sorted({m for e in evaluations for m in e.metrics})
@@ -291,7 +265,7 @@ class Run:
                 errors.append(item.error)
         codes = np.array(rows, dtype=np.int64).reshape(-1, 4)
         return cls(
-            kind=kinds.pop(),
+            kind=kind,
             systems=tuple(names),
             dataset_names=tuple(datasets),
             question_names=tuple(questions),
@@ -403,3 +377,37 @@ def _identifiers(evaluation: Any, name: str) -> list[str]:
             raise KagreportError(f"{name} holds item {item.identifier!r} twice")
         seen.add(item.identifier)
     return [item.identifier for item in evaluation.items]
+
+
+def _check_evaluations(
+    evaluations: Sequence[AnswerEvaluation | RetrievalEvaluation],
+    labels: Sequence[str] | None,
+    *,
+    same_items: bool,
+) -> tuple[str, list[str]]:
+    """The kind and the system names of :meth:`Run.from_evaluations`' evaluations, checked
+    (one kind, unique labels, the same items); the errors it documents."""
+    from kagreport.evaluation import AnswerEvaluation, DifferentItemsError
+
+    if not evaluations:
+        raise KagreportError("a run needs at least one evaluation")
+    kinds = {"answers" if isinstance(e, AnswerEvaluation) else "retrieval" for e in evaluations}
+    if len(kinds) > 1:
+        raise KagreportError("a run's evaluations must all be answer or all retrieval evaluations")
+    if labels is not None and len(labels) != len(evaluations):
+        raise KagreportError(f"{len(labels)} label(s) for {len(evaluations)} evaluation(s)")
+    names = list(labels) if labels is not None else [_name(e, i) for i, e in enumerate(evaluations)]
+    if len(set(names)) != len(names):
+        raise KagreportError(f"system labels repeat: {', '.join(names)}; pass labels=")
+    first = _identifiers(evaluations[0], names[0])
+    for evaluation, name in zip(evaluations[1:], names[1:], strict=True):
+        other = _identifiers(evaluation, name)
+        if same_items and set(other) != set(first):
+            only_c, only_b = set(other) - set(first), set(first) - set(other)
+            raise DifferentItemsError(
+                f"{name} and {names[0]} do not hold the same items "
+                f"({len(only_c)} only in {name}, {len(only_b)} only in {names[0]})",
+                only_candidate=len(only_c),
+                only_baseline=len(only_b),
+            )
+    return kinds.pop(), names

@@ -14,7 +14,6 @@ The building blocks of :func:`~kagreport.evaluation.evaluate_answers`:
 from __future__ import annotations
 
 from kagreport.evaluation.judges._cache import CachedResponse, JudgeCache
-from kagreport.evaluation.judges._client import MAX_REPLY_CHARS
 from kagreport.evaluation.judges._config import load_judges, prompt_files
 from kagreport.evaluation.judges._llm import LLMJudge
 from kagreport.evaluation.judges._protocol import (
@@ -38,7 +37,7 @@ from kagreport.evaluation.judges._rules import (
     read_option,
 )
 from kagreport.evaluation.judges._sandbox import MAX_PROMPT_CHARS
-from kagreport.evaluation.judges._verdict import Scale, parse_verdict
+from kagreport.evaluation.judges._verdict import MAX_REPLY_CHARS, Scale, parse_verdict
 
 __all__ = [
     "MAX_PROMPT_CHARS",
