@@ -31,6 +31,7 @@ with optional(*_NEEDS):
     from kagreport.site._build import MARKER, RESPONSE_LIMIT, build_site, slugify
     from kagreport.site._config import COMPARE_MODES, EvaluationSource, RunConfig, SiteConfig
     from kagreport.site._json import dumps_json, inline_json
+    from kagreport.site._options import config_from_options, run_name
 
 __all__ = [
     "COMPARE_MODES",
@@ -41,7 +42,9 @@ __all__ = [
     "SiteConfig",
     "SiteError",
     "build_site",
+    "config_from_options",
     "dumps_json",
     "inline_json",
+    "run_name",
     "slugify",
 ]
