@@ -73,7 +73,28 @@ _KINDS: dict[str, Callable[..., Judge]] = {
 
 
 def load_judges(path: str | os.PathLike[str]) -> list[Judge]:
-    """Build the judges described by a TOML file (format in the module docstring).
+    """Build the judges described by a TOML file.
+
+    The file lists ``[[judges]]`` tables, each with a ``kind`` (``option_match``,
+    ``exact_match``, ``token_f1``, ``regex``, ``contains``, ``option_extraction``, ``llm``)
+    and the judge's options, passed to its constructor (all keys but ``kind``,
+    ``api_key_env``, ``prompt_file`` and ``system_prompt_file``)::
+
+        [[judges]]
+        kind = "option_extraction"
+        [[judges]]
+        kind = "llm"                        # needs name, model, base_url and a prompt
+        name = "gpt-judge"
+        model = "gpt-4o-mini"
+        base_url = "https://api.openai.com/v1"
+        api_key_env = "OPENAI_API_KEY"      # the variable holding the key (never the key)
+        prompt_file = "judge.jinja"         # or prompt = "..."; relative to this file
+        scale = "1-5"
+
+    A key goes only where the file sends it: the variable ``api_key_env`` names is sent
+    to that judge's ``base_url``; without it, ``OPENAI_API_KEY`` is sent only to
+    OpenAI's own API and any other server gets a placeholder (see
+    :class:`~kagreport.evaluation.judges.LLMJudge`'s ``api_key``).
 
     Raises
     ------
