@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from kagreport import KagreportError, UsageError, __version__, stop_requested
 from kagreport.cli._evaluation import add_parsers as add_evaluation_parsers
@@ -183,6 +184,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--format", choices=("text", "json"), default="text")
 
+    _add_simulate_parser(commands, verbosity)
+    add_evaluation_parsers(commands, verbosity)
+    add_site_parsers(commands, verbosity)
+    return parser
+
+
+def _add_simulate_parser(commands: Any, verbosity: argparse.ArgumentParser) -> None:
     simulate = commands.add_parser(
         "simulate",
         parents=[verbosity],
@@ -207,9 +215,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     simulate.add_argument("--seed", type=int, default=0, help="random seed (0)")
     simulate.add_argument("--prefix", default="", help="file-name prefix of the run (none)")
-    add_evaluation_parsers(commands, verbosity)
-    add_site_parsers(commands, verbosity)
-    return parser
 
 
 def _non_negative(text: str) -> int:
