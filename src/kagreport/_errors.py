@@ -8,7 +8,7 @@ The tree (all in this module; the public ones are re-exported where users import
 
     KagreportError                     kagreport
     ├── UsageError                     kagreport (exit code 2)
-    │   └── FormatError (also ValueError)       kagreport
+    │   └── FormatError                kagreport (also a ValueError)
     ├── DatasetsError                  kagreport
     ├── ResultTreeError                kagreport
     ├── ResultFileError                kagreport
@@ -18,12 +18,12 @@ The tree (all in this module; the public ones are re-exported where users import
     ├── ConfigError                    kagreport.evaluation
     ├── JudgeCacheError                kagreport.evaluation
     ├── ReportError                    kagreport.evaluation
-    ├── InputError (also ValueError)            kagreport, kagreport.evaluation
-    │   └── DifferentItemsError                 kagreport.evaluation
+    ├── InputError                     kagreport, kagreport.evaluation (also a ValueError)
+    │   └── DifferentItemsError        kagreport.evaluation
     └── SiteError                      kagreport.site
 
     OSError
-    └── NotRegularFileError            (internal: a FIFO or device swapped in for a file)
+    └── NotRegularFileError            (internal: a FIFO, socket or device named as a file)
 """
 
 from __future__ import annotations
