@@ -368,3 +368,24 @@ def test_the_cases_reach_every_subcommand() -> None:
     assert set(commands) <= covered
     assert any(case[0][:2] == ["stats", "-r"] and "find" in case[0] for case in CASES)
     assert any(case[0][:2] == ["site", "build"] for case in CASES)
+
+
+def test_the_library_errors_are_also_the_specs_value_errors(world: dict[str, str]) -> None:
+    # ANSWER_EVALUATION_SPEC.md: compare raises ValueError when the items differ or no metric
+    # is shared; they are KagreportErrors too, so the CLI shows them without re-wrapping.
+    from kagreport import FormatError, InputError, UsageError
+    from kagreport.evaluation import DifferentItemsError, read_report
+
+    a, c, f1 = (read_report(world[k]) for k in ("a", "c", "f1"))
+    with pytest.raises(DifferentItemsError) as different:
+        a.compare(c)
+    with pytest.raises(InputError, match="share no metric") as unshared:
+        a.compare(f1)
+    with pytest.raises(FormatError) as suffix:
+        read_report(world["txt"])
+    for caught in (different, unshared):
+        assert isinstance(caught.value, ValueError)
+        assert isinstance(caught.value, KagreportError)
+        assert caught.value.exit_code == 1
+    assert isinstance(suffix.value, ValueError)
+    assert isinstance(suffix.value, UsageError)
