@@ -249,6 +249,10 @@ CASES: list[tuple[list[str], int, str]] = [
      2, "question folder"),
     (["evaluate", "--judges", "{judges}", "--items", "{items}", "-o", "{root}/o.json", "--max-concurrency", "many"],
      2, "'many'"),
+    (["evaluate", "--judges", "{judges}", "-r", "{missing_json}", "-d", "{datasets}",
+      "--setup", "s", "-o", "{root}/o.json"], 1, "{missing_json}"),
+    (["evaluate", "--judges", "{judges}", "-r", "{judges}", "-d", "{datasets}",
+      "--setup", "s", "-o", "{root}/o.json"], 1, "{judges}"),
     # compare
     (["compare", "{no_suffix}", "{a}"], 1, "{no_suffix}"),
     (["compare", "{missing_json}", "{a}"], 1, "{missing_json}"),
@@ -301,6 +305,10 @@ CASES: list[tuple[list[str], int, str]] = [
     (["site", "build", "{site}", "-o", "{root}/site", "--templates", "{missing_json}"],
      1, "{missing_json}"),
     (["site", "build", "{site}", "-o", "{results}"], 1, "{results}"),
+    (["site", "build", "-r", "{missing_json}", "-d", "{datasets}", "-o", "{root}/site"],
+     1, "{missing_json}"),
+    (["site", "build", "-r", "{results}", "-d", "{fifo_json}", "-o", "{root}/site"],
+     1, "{fifo_json}"),
     # demo, and the command itself
     (["demo", "--format", "html"], 2, "'html'"),
     (["nope"], 2, "'nope'"),
