@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from kagreport._document import canonical, jsonable
-from kagreport._errors import DifferentItemsError
+from kagreport._errors import DifferentItemsError, InputError
 from kagreport.evaluation._comparison import KINDS, EvaluationComparison, MetricComparison
 from kagreport.stats._bootstrap import bootstrap_mean_interval
 from kagreport.stats._holm import holm_adjust
@@ -85,7 +85,7 @@ def _identifier_index(items: Sequence[_ScoredItem], which: str) -> dict[str, int
     index: dict[str, int] = {}
     for position, item in enumerate(items):
         if item.identifier in index:
-            raise ValueError(f"the {which} holds item {item.identifier!r} twice")
+            raise InputError(f"the {which} holds item {item.identifier!r} twice")
         index[item.identifier] = position
     return index
 
@@ -130,15 +130,15 @@ def _family(kind: str, shared: Sequence[str], metrics: Sequence[str] | None) -> 
             return [RETRIEVAL_PRIMARY]
         return list(shared)
     if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics):
-        raise ValueError(f"`metrics` must be a list of metric names, not {metrics!r}")
+        raise InputError(f"`metrics` must be a list of metric names, not {metrics!r}")
     named = sorted(set(metrics))
     if not named:
-        raise ValueError(
+        raise InputError(
             f"`metrics` names no metric; the metrics both hold are: {', '.join(shared)}"
         )
     unknown = [m for m in named if m not in shared]
     if unknown:
-        raise ValueError(
+        raise InputError(
             f"`metrics` names {', '.join(map(repr, unknown))}, which the two do not both "
             f"hold; the metrics both hold are: {', '.join(shared)}"
         )
@@ -246,7 +246,10 @@ def compare_items(
         ``shared_only``, they share no item, an evaluation holds an identifier twice,
         no metric is shared (a metric is shared when some item of each evaluation has
         it), ``metrics`` names one that is not shared (the message lists those that
-        are), ``kind`` is unknown, or a resampling argument is invalid.
+        are), ``kind`` is unknown, or a resampling argument is invalid. All but the
+        last two are :class:`~kagreport.InputError` (a ValueError and a KagreportError);
+        differing identifier sets are its subclass
+        :class:`~kagreport.evaluation.DifferentItemsError`.
 
     Notes
     -----
@@ -263,7 +266,7 @@ def compare_items(
     metadata: dict[str, Any] = {}
     if shared_only:
         if len(only_candidate) == len(candidate_items):
-            raise ValueError("the two evaluations share no item")
+            raise InputError("the two evaluations share no item")
         candidate_items = [i for i in candidate_items if i.identifier in baseline_index]
         metadata = {
             "items_only_in_candidate": len(only_candidate),
@@ -286,7 +289,7 @@ def compare_items(
 
     shared = sorted(_metric_names(candidate_items) & _metric_names(baseline_items))
     if not shared:
-        raise ValueError("the two evaluations share no metric")
+        raise InputError("the two evaluations share no metric")
 
     mismatch: dict[str, dict[str, Any]] = {}
     for name in sorted(set(candidate.judges) & set(baseline.judges)):
@@ -370,7 +373,7 @@ def _metric_row(
     try:
         d = paired_differences(c, b)
     except ValueError:
-        raise ValueError(f"the differences of {metric!r} overflow (scores near ±1.8e308)") from None
+        raise InputError(f"the differences of {metric!r} overflow (scores near ±1.8e308)") from None
     test = sign_flip_test(d, n_resamples=n_resamples, seed=seed)
     interval = bootstrap_mean_interval(d, n_resamples=n_resamples, seed=seed, confidence=confidence)
     return {
@@ -443,7 +446,7 @@ def compare_scores(
     n_resamples, seed = _check_settings(kind, n_resamples, seed, confidence)
     shared = sorted(set(candidate) & set(baseline))
     if not shared:
-        raise ValueError("the two systems share no metric")
+        raise InputError("the two systems share no metric")
     columns, n_items = _score_columns(candidate, baseline, shared)
     family = _family(kind, shared, metrics)
     rows: dict[str, dict[str, Any]] = {}

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from kagreport._errors import InputError
 from kagreport._optional import optional
 from kagreport.evaluation._agreement import LEVELS
 from kagreport.evaluation._items import AnswerItem, RetrievalItem
@@ -112,7 +113,7 @@ def _check_unique(names: Iterable[str], what: str) -> None:
     duplicates = sorted(repeated)
     if duplicates:
         shown = ", ".join(repr(d) for d in duplicates[:5])
-        raise ValueError(f"{what} must be unique; repeated: {shown}")
+        raise InputError(f"{what} must be unique; repeated: {shown}")
 
 
 def _progress_bar(total: int, enabled: bool | None, description: str) -> Any:
@@ -235,7 +236,8 @@ def evaluate_answers(
     Raises
     ------
     ValueError
-        If identifiers or judge names repeat, or an item is malformed.
+        If identifiers or judge names repeat (:class:`~kagreport.InputError`, also a
+        KagreportError), or an item is malformed.
 
     Notes
     -----
