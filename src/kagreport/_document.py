@@ -1,6 +1,7 @@
 """Serialised documents: JSON, JSONL, YAML and TOML, NaN- and None-aware, and
 :class:`Document`, the base of every versioned kagreport document (the evaluations, the
-comparison, the run).
+comparison, the run), with :func:`convert`, which checks a parsed mapping against a
+:mod:`msgspec` shape and names the path of a bad field (``items[3].scores.correct``).
 
 Conventions (ANSWER_EVALUATION_SPEC.md, PITFALLS.md B11):
 
@@ -15,11 +16,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
+import msgspec
+
 from kagreport._atomic import write_atomic
-from kagreport._errors import MissingExtraError
+from kagreport._errors import DocumentError, MissingExtraError
 from kagreport._format import json_safe
 from kagreport._optional import optional
 
@@ -27,6 +31,7 @@ __all__ = [
     "FORMATS",
     "Document",
     "canonical",
+    "convert",
     "dumps_document",
     "format_for",
     "jsonable",
@@ -59,8 +64,11 @@ def format_for(path: str | os.PathLike[str], format: str | None) -> str:
     return _SUFFIXES[suffix]
 
 
-def _json_text(value: Any, indent: int | None = None) -> str:
-    text = json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False)
+def _json_text(value: Any, indent: int | None = None, *, compact: bool = False) -> str:
+    separators = (",", ":") if compact else None
+    text = json.dumps(
+        value, ensure_ascii=False, indent=indent, allow_nan=False, separators=separators
+    )
     # U+2028/U+2029 are line breaks to str.splitlines() and to old JavaScript: escape them
     # (they can only occur inside JSON strings, where the escape means the same).
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
@@ -107,21 +115,34 @@ def _drop_none(value: Any, where: str = "$") -> Any:
     return value
 
 
-def dumps_document(document: Mapping[str, Any], format: str, *, items_key: str = "items") -> str:
+def dumps_document(
+    document: Mapping[str, Any],
+    format: str,
+    *,
+    items_key: str = "items",
+    compact: bool = False,
+    plain: Mapping[str, Any] | None = None,
+) -> str:
     """Serialise a report document (the output of a ``to_dict``).
 
     ``jsonl`` writes a header line (every key but ``items_key``, with
     ``"record": "header"``) followed by one line per item (``"record": "item"``).
+    ``compact`` JSON is one line without spaces (a columnar document), else indented by 2.
+    ``plain`` is ``document`` already as JSON holds it (:func:`json_safe`), if known.
 
     Raises
     ------
     ValueError
         For an unknown format, or a value the format cannot hold.
     """
-    if format == "json":
-        return _json_text(json_safe(document), indent=2) + "\n"
-    if format == "jsonl":
+    if format in ("json", "jsonl") and plain is None:
         plain = json_safe(document)
+    if format == "json":
+        if compact:
+            return _json_text(plain, compact=True)
+        return _json_text(plain, indent=2) + "\n"
+    if format == "jsonl":
+        assert plain is not None
         header = {"record": "header", **{k: v for k, v in plain.items() if k != items_key}}
         lines = [_json_text(header)]
         lines += [_json_text({"record": "item", **item}) for item in plain.get(items_key, [])]
@@ -192,11 +213,143 @@ def write_document(
     format: str | None,
     *,
     items_key: str = "items",
+    compact: bool = False,
+    plain: Mapping[str, Any] | None = None,
 ) -> None:
     """Serialise and write atomically (the old file survives any failure)."""
-    text = dumps_document(document, format_for(path, format), items_key=items_key)
+    kind = format_for(path, format)
+    text = dumps_document(document, kind, items_key=items_key, compact=compact, plain=plain)
     write_atomic(path, text)
 
+
+# ------------------------------------------------------------------ checked decoding
+
+_T = TypeVar("_T")
+_AT = re.compile(r"(?P<what>.*?)(?: - at `\$(?P<where>[^`]*)`)?", re.S)
+_MISSING_FIELD = re.compile(r"Object missing required field `(?P<field>[^`]*)`")
+_EXPECTED = re.compile(r"Expected `(?P<type>[^`]*)`(?P<bound>.*?)(?:, got (?P<got>.*))?")
+_SEGMENT = re.compile(r"\.(?P<key>[^.\[]+)|\[(?P<index>\d+|\.\.\.)\]")
+_TYPE_NAMES = {
+    "int": "an integer",
+    "float": "a number",
+    "str": "a string",
+    "bool": "true or false",
+    "object": "an object",
+    "array": "a list",
+    "null": "null",
+}
+_UNSEEN = object()
+
+
+def convert(data: Any, shape: type[_T], document: str) -> _T:
+    """``data`` (a parsed document or part of one) as ``shape``, a :class:`msgspec.Struct`
+    (:func:`msgspec.convert`, strict: no string read as a number, no bool as an integer).
+
+    Raises
+    ------
+    DocumentError
+        ``not a valid <document>: <path>: <what>``, the path as ``items[3].scores.correct``
+        and the value at fault shown as JSON.
+    """
+    try:
+        return msgspec.convert(data, shape)
+    except msgspec.ValidationError as exc:
+        where, what = field_error(exc, data, shape)
+        at = f"{where}: " if where else ""
+        raise DocumentError(f"not a valid {document}: {at}{what}") from None
+
+
+def field_error(error: msgspec.ValidationError, data: Any, shape: Any) -> tuple[str, str]:
+    """(path, what) of the ``error`` :func:`msgspec.convert` raised converting ``data``.
+
+    msgspec writes the path as ``$.items[3].scores[...]``, a mapping's key unnamed: it is
+    found again as the key whose entry alone, in place of the mapping, fails the same way.
+    """
+    message = str(error)
+    found = _AT.fullmatch(message)
+    what, where = (found["what"], found["where"] or "") if found else (message, "")
+    path, value = _resolve(data, shape, message, where)
+    missing = _MISSING_FIELD.fullmatch(what)
+    if missing:
+        return (f"{path}.{missing['field']}" if path else missing["field"]), "missing"
+    expected = _EXPECTED.fullmatch(what)
+    if expected:
+        names = [_TYPE_NAMES.get(t, f"`{t}`") for t in expected["type"].split(" | ")]
+        what = f"expected {' or '.join(names)}{expected['bound']}"
+        if value is not _UNSEEN:
+            what += f", got {_shown(value)}"
+        elif expected["got"]:
+            got = expected["got"].strip("`")
+            what += f", got {_TYPE_NAMES.get(got, got)}"
+    elif what.startswith("Invalid enum value"):
+        what = "unknown value" + (f" {_shown(value)}" if value is not _UNSEEN else "")
+    else:
+        what = what[:1].lower() + what[1:]
+    return path, what
+
+
+def _resolve(data: Any, shape: Any, message: str, where: str) -> tuple[str, Any]:
+    """The readable path of msgspec's ``where`` in ``data``, and the value there."""
+    steps: list[str | int] = []
+    value = data
+    segments = list(_SEGMENT.finditer(where))
+    for position, segment in enumerate(segments):
+        step: str | int | None = segment["key"]
+        if step is None and segment["index"] != "...":
+            step = int(segment["index"])
+        elif step is None and isinstance(value, Mapping):
+            step = next((k for k in value if _fails_alone(data, shape, steps, k, message)), None)
+        try:
+            value = value[step]
+        except (KeyError, IndexError, TypeError):
+            rest = "".join(s[0] for s in segments[position:])
+            return _path_text(steps) + rest, _UNSEEN
+        steps.append(step)  # type: ignore[arg-type]
+    return _path_text(steps), value
+
+
+def _fails_alone(data: Any, shape: Any, steps: list[str | int], key: Any, message: str) -> bool:
+    """Whether ``data`` with the mapping at ``steps`` cut to ``key`` fails with ``message``
+    (errors are rare: each trial converts the document again)."""
+
+    def cut(value: Any, rest: list[str | int]) -> Any:
+        if not rest:
+            return {key: value[key]}
+        head = rest[0]
+        copy = dict(value) if isinstance(value, Mapping) else list(value)
+        copy[head] = cut(value[head], rest[1:])  # type: ignore[index]
+        return copy
+
+    try:
+        msgspec.convert(cut(data, steps), shape)
+    except msgspec.ValidationError as exc:
+        return str(exc) == message
+    return False
+
+
+def _path_text(steps: list[str | int]) -> str:
+    path = ""
+    for step in steps:
+        path = f"{path}[{step}]" if isinstance(step, int) else _join(path, step)
+    return path
+
+
+def _join(path: str, key: str) -> str:
+    if re.fullmatch(r"[^.\[\]\s\"]+", key):
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """A value as JSON, cut to ``limit`` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ------------------------------------------------------------------ the base
 
 #: What a wrongly shaped mapping raises while a document is rebuilt from it.
 MALFORMED = (KeyError, TypeError, AttributeError, OverflowError, RecursionError)
@@ -204,17 +357,27 @@ _Doc = TypeVar("_Doc", bound="Document")
 
 
 class Document:
-    """A versioned document: ``schema`` and ``schema_version`` keys first in :meth:`to_dict`,
-    written and read in JSON, JSONL, YAML or TOML, with NaN-aware equality.
+    """A versioned document: ``schema`` and its version first in :meth:`to_dict`, written
+    and read in JSON, JSONL, YAML or TOML (or the subset :attr:`WRITES` names), with
+    NaN-aware equality.
 
     A subclass sets :attr:`SCHEMA` and :attr:`SCHEMA_VERSION` and defines :meth:`to_dict`
-    and :meth:`_from_checked` (the mapping's schema and version already checked).
+    and :meth:`_from_checked` (the mapping's schema and version already checked), which
+    checks the mapping's shape with :func:`convert`.
     """
 
     #: The document's ``schema`` value, e.g. ``"kagreport.AnswerEvaluation"``.
     SCHEMA: ClassVar[str]
-    #: The only ``schema_version`` this code reads and writes.
+    #: The ``schema_version`` this code writes.
     SCHEMA_VERSION: ClassVar[int]
+    #: The versions this code reads; empty: :attr:`SCHEMA_VERSION` only.
+    READABLE_VERSIONS: ClassVar[tuple[int, ...]] = ()
+    #: The key holding the version.
+    VERSION_KEY: ClassVar[str] = "schema_version"
+    #: The formats written and read; with one, it is used whatever the file's suffix.
+    WRITES: ClassVar[tuple[str, ...]] = FORMATS
+    #: JSON on one line without spaces (a columnar document), instead of indented by 2.
+    COMPACT: ClassVar[bool] = False
     #: The list written one JSONL line per entry (after a header line).
     ITEMS_KEY: ClassVar[str] = "items"
     #: The noun of the schema error: ``not a kagreport.X report``.
@@ -227,9 +390,22 @@ class Document:
     def _from_checked(cls: type[_Doc], data: Mapping[str, Any]) -> _Doc:  # pragma: no cover
         raise NotImplementedError
 
+    @classmethod
+    def _format_of(cls, path: str | os.PathLike[str], format: str | None) -> str:
+        if format is None and len(cls.WRITES) == 1:
+            return cls.WRITES[0]
+        kind = format_for(path, format)
+        if kind not in cls.WRITES:
+            raise ValueError(
+                f"a {cls.__name__} is written as {' or '.join(w.upper() for w in cls.WRITES)}, "
+                f"not {kind.upper()}"
+            )
+        return kind
+
     def dumps(self, format: str = "json") -> str:
         """Serialise to ``"json"``, ``"jsonl"`` (a header line, then one line per item),
-        ``"yaml"`` or ``"toml"`` (keys whose value is None are omitted: TOML has no null).
+        ``"yaml"`` or ``"toml"`` (keys whose value is None are omitted: TOML has no null),
+        those :attr:`WRITES` names.
 
         Raises
         ------
@@ -237,8 +413,11 @@ class Document:
             For an unknown format, or a value the format cannot hold (None inside a
             list in TOML).
         """
-        kind = format_for("x." + format, format)
-        return dumps_document(self.to_dict(), kind, items_key=self.ITEMS_KEY)
+        kind = self._format_of("x." + format, format)
+        document, plain = self._dicts(kind)
+        return dumps_document(
+            document, kind, items_key=self.ITEMS_KEY, compact=self.COMPACT, plain=plain
+        )
 
     def write(self, path: str | os.PathLike[str], format: str | None = None) -> None:
         """Write atomically; the format defaults to the suffix (.json, .jsonl, .yaml, .toml).
@@ -250,7 +429,22 @@ class Document:
         OSError
             If the file cannot be written; an existing file is then left intact.
         """
-        write_document(self.to_dict(), path, format, items_key=self.ITEMS_KEY)
+        kind = self._format_of(path, format)
+        document, plain = self._dicts(kind)
+        write_document(
+            document, path, kind, items_key=self.ITEMS_KEY, compact=self.COMPACT, plain=plain
+        )
+
+    def _plain(self) -> dict[str, Any]:
+        """:meth:`to_dict` as JSON holds it (:func:`json_safe`: NaN as None, lists, string
+        keys); a columnar document builds it faster itself."""
+        return dict(json_safe(self.to_dict()))
+
+    def _dicts(self, format: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        if format in ("json", "jsonl"):
+            plain = self._plain()
+            return plain, plain
+        return self.to_dict(), None
 
     @classmethod
     def read(cls: type[_Doc], path: str | os.PathLike[str], format: str | None = None) -> _Doc:
@@ -260,13 +454,35 @@ class Document:
         ------
         OSError
             If the file cannot be read.
-        ValueError
-            If it does not parse, or is not a document of this kind and schema version.
+        DocumentError
+            A ValueError: if it does not parse, or is not a document of this kind and
+            schema version (the message names the file and the field at fault).
         """
-        kind = format_for(path, format)
+        kind = cls._format_of(path, format)
+        return cls._from_text(cls._read_text(path), kind, os.fspath(path))
+
+    @classmethod
+    def _read_text(cls, path: str | os.PathLike[str]) -> str:
         with open(path, encoding="utf-8-sig") as file:
-            text = file.read()
-        return cls.from_dict(loads_document(text, kind, items_key=cls.ITEMS_KEY))
+            return file.read()
+
+    @classmethod
+    def _from_text(cls: type[_Doc], text: str, format: str, source: str | None) -> _Doc:
+        """The document in ``text``; errors are prefixed with ``source``, if any."""
+        at = f"{source}: " if source else ""
+        try:
+            data = loads_document(text, format, items_key=cls.ITEMS_KEY)
+        except MissingExtraError:
+            raise
+        except ValueError as exc:
+            reason = " ".join(str(exc).split())  # one line, whatever the parser printed
+            if isinstance(exc, json.JSONDecodeError):
+                reason = f"not a {format.upper()} document: {reason}"
+            raise DocumentError(at + reason, path=source) from None
+        try:
+            return cls.from_dict(data)
+        except DocumentError as exc:
+            raise DocumentError(at + exc.message, path=source) from None
 
     @classmethod
     def from_dict(cls: type[_Doc], data: Mapping[str, Any]) -> _Doc:
@@ -274,26 +490,34 @@ class Document:
 
         Raises
         ------
-        ValueError
-            If the schema or its version is not this one, or the mapping is not
-            shaped like this document.
+        DocumentError
+            A ValueError: if the schema or its version is not this one, or the mapping
+            is not shaped like this document (the message gives the path of the field).
         """
+        if not isinstance(data, Mapping):
+            raise DocumentError(
+                f"not a valid {cls.__name__}: expected an object, got {_shown(data)}"
+            )
         cls._check_schema(data)
         try:
             return cls._from_checked(data)
+        except DocumentError:
+            raise
         except MALFORMED as exc:
             # A hand-edited or foreign file: say so, whatever the shape.
-            raise ValueError(f"not a valid {cls.__name__}: {exc!r}") from None
+            raise DocumentError(f"not a valid {cls.__name__}: {exc!r}") from None
 
     @classmethod
     def _check_schema(cls, data: Mapping[str, Any]) -> None:
-        schema, version = data.get("schema"), data.get("schema_version")
+        schema, version = data.get("schema"), data.get(cls.VERSION_KEY)
         if schema != cls.SCHEMA:
-            raise ValueError(f"not a {cls.SCHEMA} {cls.NOUN} (schema {schema!r})")
-        if type(version) is not int or version != cls.SCHEMA_VERSION:
-            raise ValueError(
+            raise DocumentError(f"not a {cls.SCHEMA} {cls.NOUN} (schema {schema!r})")
+        readable = cls.READABLE_VERSIONS or (cls.SCHEMA_VERSION,)
+        if type(version) is not int or version not in readable:
+            versions = "version" if len(readable) == 1 else "versions"
+            raise DocumentError(
                 f"{cls.SCHEMA} schema version {version!r} is not supported "
-                f"(this kagreport reads version {cls.SCHEMA_VERSION})"
+                f"(this kagreport reads {versions} {', '.join(map(str, readable))})"
             )
 
     def __eq__(self, other: object) -> bool:
@@ -301,6 +525,6 @@ class Document:
         if type(other) is not type(self):
             return NotImplemented
         assert isinstance(other, Document)
-        return bool(canonical(self.to_dict()) == canonical(other.to_dict()))
+        return bool(self._plain() == other._plain())  # canonical(): json_safe(jsonable(x))
 
     __hash__ = None  # type: ignore[assignment]

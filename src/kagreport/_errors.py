@@ -17,6 +17,7 @@ The tree (all in this module; the public ones are re-exported where users import
     ├── ConfigError                    kagreport.evaluation
     ├── JudgeCacheError                kagreport.evaluation
     ├── ReportError                    kagreport.evaluation
+    │   └── DocumentError (also ValueError)   (a document's field at fault, by its path)
     ├── DifferentItemsError (also ValueError)   kagreport.evaluation
     └── SiteError                      kagreport.site
 
@@ -33,6 +34,7 @@ __all__ = [
     "ConfigError",
     "DatasetsError",
     "DifferentItemsError",
+    "DocumentError",
     "JudgeCacheError",
     "KagreportError",
     "MissingExtraError",
@@ -165,6 +167,16 @@ class JudgeCacheError(KagreportError):
 
 class ReportError(KagreportError):
     """A stored evaluation report that cannot be read."""
+
+
+class DocumentError(ReportError, ValueError):
+    """A document that does not parse, or is not shaped like its kind.
+
+    The message names the file when one was read, and the path of the field at fault:
+    ``r.json: not a valid AnswerEvaluation: items[3].scores.correct: expected a number,
+    got "x"``. A :class:`ValueError` too, as the documents' ``read`` and ``from_dict``
+    are specified to raise.
+    """
 
 
 class SiteError(KagreportError):
