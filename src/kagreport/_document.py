@@ -213,12 +213,9 @@ def write_document(
     format: str | None,
     *,
     items_key: str = "items",
-    compact: bool = False,
-    plain: Mapping[str, Any] | None = None,
 ) -> None:
     """Serialise and write atomically (the old file survives any failure)."""
-    kind = format_for(path, format)
-    text = dumps_document(document, kind, items_key=items_key, compact=compact, plain=plain)
+    text = dumps_document(document, format_for(path, format), items_key=items_key)
     write_atomic(path, text)
 
 
@@ -254,12 +251,12 @@ def convert(data: Any, shape: type[_T], document: str) -> _T:
     try:
         return msgspec.convert(data, shape)
     except msgspec.ValidationError as exc:
-        where, what = field_error(exc, data, shape)
+        where, what = _field_error(exc, data, shape)
         at = f"{where}: " if where else ""
         raise DocumentError(f"not a valid {document}: {at}{what}") from None
 
 
-def field_error(error: msgspec.ValidationError, data: Any, shape: Any) -> tuple[str, str]:
+def _field_error(error: msgspec.ValidationError, data: Any, shape: Any) -> tuple[str, str]:
     """(path, what) of the ``error`` :func:`msgspec.convert` raised converting ``data``.
 
     msgspec writes the path as ``$.items[3].scores[...]``, a mapping's key unnamed: it is
@@ -414,9 +411,13 @@ class Document:
             list in TOML).
         """
         kind = self._format_of("x." + format, format)
-        document, plain = self._dicts(kind)
+        plain = self._plain() if kind in ("json", "jsonl") else None
         return dumps_document(
-            document, kind, items_key=self.ITEMS_KEY, compact=self.COMPACT, plain=plain
+            plain or self.to_dict(),
+            kind,
+            items_key=self.ITEMS_KEY,
+            compact=self.COMPACT,
+            plain=plain,
         )
 
     def write(self, path: str | os.PathLike[str], format: str | None = None) -> None:
@@ -429,22 +430,12 @@ class Document:
         OSError
             If the file cannot be written; an existing file is then left intact.
         """
-        kind = self._format_of(path, format)
-        document, plain = self._dicts(kind)
-        write_document(
-            document, path, kind, items_key=self.ITEMS_KEY, compact=self.COMPACT, plain=plain
-        )
+        write_atomic(path, self.dumps(self._format_of(path, format)))
 
     def _plain(self) -> dict[str, Any]:
         """:meth:`to_dict` as JSON holds it (:func:`json_safe`: NaN as None, lists, string
         keys); a columnar document builds it faster itself."""
         return dict(json_safe(self.to_dict()))
-
-    def _dicts(self, format: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
-        if format in ("json", "jsonl"):
-            plain = self._plain()
-            return plain, plain
-        return self.to_dict(), None
 
     @classmethod
     def read(cls: type[_Doc], path: str | os.PathLike[str], format: str | None = None) -> _Doc:
