@@ -16,19 +16,18 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
-import msgspec
-
 from kagreport._atomic import write_atomic
+from kagreport._document._convert import _shown, convert
 from kagreport._errors import DocumentError, MissingExtraError
 from kagreport._format import json_safe
 from kagreport._optional import optional
 
 __all__ = [
     "FORMATS",
+    "MALFORMED",
     "Document",
     "canonical",
     "convert",
@@ -217,133 +216,6 @@ def write_document(
     """Serialise and write atomically (the old file survives any failure)."""
     text = dumps_document(document, format_for(path, format), items_key=items_key)
     write_atomic(path, text)
-
-
-# ------------------------------------------------------------------ checked decoding
-
-_T = TypeVar("_T")
-_AT = re.compile(r"(?P<what>.*?)(?: - at `\$(?P<where>[^`]*)`)?", re.S)
-_MISSING_FIELD = re.compile(r"Object missing required field `(?P<field>[^`]*)`")
-_EXPECTED = re.compile(r"Expected `(?P<type>[^`]*)`(?P<bound>.*?)(?:, got (?P<got>.*))?")
-_SEGMENT = re.compile(r"\.(?P<key>[^.\[]+)|\[(?P<index>\d+|\.\.\.)\]")
-_TYPE_NAMES = {
-    "int": "an integer",
-    "float": "a number",
-    "str": "a string",
-    "bool": "true or false",
-    "object": "an object",
-    "array": "a list",
-    "null": "null",
-}
-_UNSEEN = object()
-
-
-def convert(data: Any, shape: type[_T], document: str) -> _T:
-    """``data`` (a parsed document or part of one) as ``shape``, a :class:`msgspec.Struct`
-    (:func:`msgspec.convert`, strict: no string read as a number, no bool as an integer).
-
-    Raises
-    ------
-    DocumentError
-        ``not a valid <document>: <path>: <what>``, the path as ``items[3].scores.correct``
-        and the value at fault shown as JSON.
-    """
-    try:
-        return msgspec.convert(data, shape)
-    except msgspec.ValidationError as exc:
-        where, what = _field_error(exc, data, shape)
-        at = f"{where}: " if where else ""
-        raise DocumentError(f"not a valid {document}: {at}{what}") from None
-
-
-def _field_error(error: msgspec.ValidationError, data: Any, shape: Any) -> tuple[str, str]:
-    """(path, what) of the ``error`` :func:`msgspec.convert` raised converting ``data``.
-
-    msgspec writes the path as ``$.items[3].scores[...]``, a mapping's key unnamed: it is
-    found again as the key whose entry alone, in place of the mapping, fails the same way.
-    """
-    message = str(error)
-    found = _AT.fullmatch(message)
-    what, where = (found["what"], found["where"] or "") if found else (message, "")
-    path, value = _resolve(data, shape, message, where)
-    missing = _MISSING_FIELD.fullmatch(what)
-    if missing:
-        return (f"{path}.{missing['field']}" if path else missing["field"]), "missing"
-    expected = _EXPECTED.fullmatch(what)
-    if expected:
-        names = [_TYPE_NAMES.get(t, f"`{t}`") for t in expected["type"].split(" | ")]
-        what = f"expected {' or '.join(names)}{expected['bound']}"
-        if value is not _UNSEEN:
-            what += f", got {_shown(value)}"
-        elif expected["got"]:
-            got = expected["got"].strip("`")
-            what += f", got {_TYPE_NAMES.get(got, got)}"
-    elif what.startswith("Invalid enum value"):
-        what = "unknown value" + (f" {_shown(value)}" if value is not _UNSEEN else "")
-    else:
-        what = what[:1].lower() + what[1:]
-    return path, what
-
-
-def _resolve(data: Any, shape: Any, message: str, where: str) -> tuple[str, Any]:
-    """The readable path of msgspec's ``where`` in ``data``, and the value there."""
-    steps: list[str | int] = []
-    value = data
-    segments = list(_SEGMENT.finditer(where))
-    for position, segment in enumerate(segments):
-        step: str | int | None = segment["key"]
-        if step is None and segment["index"] != "...":
-            step = int(segment["index"])
-        elif step is None and isinstance(value, Mapping):
-            step = next((k for k in value if _fails_alone(data, shape, steps, k, message)), None)
-        try:
-            value = value[step]
-        except (KeyError, IndexError, TypeError):
-            rest = "".join(s[0] for s in segments[position:])
-            return _path_text(steps) + rest, _UNSEEN
-        steps.append(step)  # type: ignore[arg-type]
-    return _path_text(steps), value
-
-
-def _fails_alone(data: Any, shape: Any, steps: list[str | int], key: Any, message: str) -> bool:
-    """Whether ``data`` with the mapping at ``steps`` cut to ``key`` fails with ``message``
-    (errors are rare: each trial converts the document again)."""
-
-    def cut(value: Any, rest: list[str | int]) -> Any:
-        if not rest:
-            return {key: value[key]}
-        head = rest[0]
-        copy = dict(value) if isinstance(value, Mapping) else list(value)
-        copy[head] = cut(value[head], rest[1:])  # type: ignore[index]
-        return copy
-
-    try:
-        msgspec.convert(cut(data, steps), shape)
-    except msgspec.ValidationError as exc:
-        return str(exc) == message
-    return False
-
-
-def _path_text(steps: list[str | int]) -> str:
-    path = ""
-    for step in steps:
-        path = f"{path}[{step}]" if isinstance(step, int) else _join(path, step)
-    return path
-
-
-def _join(path: str, key: str) -> str:
-    if re.fullmatch(r"[^.\[\]\s\"]+", key):
-        return f"{path}.{key}" if path else key
-    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
-
-
-def _shown(value: Any, limit: int = 60) -> str:
-    """A value as JSON, cut to ``limit`` characters."""
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # ------------------------------------------------------------------ the base
