@@ -32,7 +32,9 @@ def retrieval() -> dict[str, Any]:
         path = DATA / "fast-graphrag-2wiki" / "results" / examples._FAST_GRAPHRAG_FILES[system]
         rows = json.loads(path.read_text(encoding="utf-8"))
         chosen = chosen or sorted(row["question"] for row in rows)[:8]
-        rows = sorted((row for row in rows if row["question"] in chosen), key=lambda r: r["question"])
+        rows = sorted(
+            (row for row in rows if row["question"] in chosen), key=lambda r: r["question"]
+        )
         items = [
             RetrievalItem(
                 identifier=row["question"],
