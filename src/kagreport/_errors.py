@@ -18,6 +18,7 @@ The tree (all in this module; the public ones are re-exported where users import
     ├── ConfigError                    kagreport.evaluation
     ├── JudgeCacheError                kagreport.evaluation
     ├── ReportError                    kagreport.evaluation
+    │   └── DocumentError              (also a ValueError: a document's field, by its path)
     ├── InputError                     kagreport, kagreport.evaluation (also a ValueError)
     │   └── DifferentItemsError        kagreport.evaluation
     └── SiteError                      kagreport.site
@@ -35,6 +36,7 @@ __all__ = [
     "ConfigError",
     "DatasetsError",
     "DifferentItemsError",
+    "DocumentError",
     "FormatError",
     "InputError",
     "JudgeCacheError",
@@ -173,6 +175,16 @@ class JudgeCacheError(KagreportError):
 
 class ReportError(KagreportError):
     """A stored evaluation report that cannot be read."""
+
+
+class DocumentError(ReportError, ValueError):
+    """A document that does not parse, or is not shaped like its kind.
+
+    The message names the file when one was read, and the path of the field at fault:
+    ``r.json: not a valid AnswerEvaluation: items[3].scores.correct: expected a number,
+    got "x"``. A :class:`ValueError` too, as the documents' ``read`` and ``from_dict``
+    are specified to raise.
+    """
 
 
 class SiteError(KagreportError):

@@ -10,6 +10,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from kagreport._format import fixed
 from kagreport.charts._data import inline_data, require_columns, title_params
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.evaluation import AnswerEvaluation, pairwise_agreement
@@ -202,7 +203,7 @@ def pairwise_agreement_data(
     whose pairs are all undefined last), then cut to ``max_judges``, unless ``judges`` names
     them (kept in the order given). One row per pair (i, j), i after j in that order (the lower
     triangle): judge_a (row), judge_b (column), alpha (NaN where undefined), items (units both
-    rated), label (alpha to 2 decimals or "–"), defined, mean_a (judge_a's mean alpha).
+    rated), label (alpha to 2 decimals or "—"), defined, mean_a (judge_a's mean alpha).
 
     Raises
     ------
@@ -256,7 +257,7 @@ def pairwise_agreement_data(
                     "judge_b": names[j],
                     "alpha": alpha,
                     "items": int((rated[names[i]] & rated[names[j]]).sum()),
-                    "label": "–" if math.isnan(alpha) else f"{alpha:.2f}",
+                    "label": fixed(alpha, 2),
                     "defined": not math.isnan(alpha),
                     "mean_a": float(means[i]),
                 }

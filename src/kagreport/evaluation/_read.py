@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kagreport._document import format_for, loads_document
-from kagreport._errors import FormatError, ReportError, decode_utf8
+from kagreport._errors import DocumentError, FormatError, ReportError, decode_utf8
 from kagreport._io import read_regular_file
 from kagreport.evaluation._comparison import SCHEMA as COMPARISON_SCHEMA
 from kagreport.evaluation._comparison import EvaluationComparison
@@ -76,6 +76,8 @@ def read_report(path: str | os.PathLike[str], kinds: Sequence[type[Any]] | None 
         )
     try:
         report: Report = cls.from_dict(document)
+    except DocumentError as exc:  # it names the field at fault
+        raise ReportError(f"{name}: {exc.message}", path=name) from None
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise ReportError(f"{name} is not a valid {cls.__name__}: {exc}", path=name) from None
     return report

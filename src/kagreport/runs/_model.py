@@ -8,16 +8,20 @@ parse); the comparisons pair the items both systems hold.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from kagreport._errors import KagreportError
+from kagreport._document import Document
+from kagreport._errors import DocumentError, KagreportError, ReportError
+from kagreport._format import json_safe
+from kagreport.runs._document import SCHEMA, VERSION, fields_of, to_dict
 
 if TYPE_CHECKING:
     from kagreport.evaluation import AnswerEvaluation, RetrievalEvaluation
@@ -39,7 +43,7 @@ _KAG_COSTS = (
 
 
 @dataclass(frozen=True, eq=False)
-class Run:
+class Run(Document):
     """Systems x items with per-item metrics, outcomes, costs and texts.
 
     Attributes
@@ -67,6 +71,19 @@ class Run:
         Row texts for the views; None when the source kept none.
     metadata : mapping
         JSON-compatible run metadata.
+
+    Raises
+    ------
+    KagreportError
+        If the columns differ in length, a code lies outside its names, the systems
+        repeat, or the metadata is not JSON-compatible.
+
+    Notes
+    -----
+    Serialised as compact JSON, ``{"schema": "kagreport.run", "version": 1, ...}`` with
+    NaN as ``null`` (:meth:`dumps`, :meth:`write`, :meth:`read`, :meth:`loads`,
+    :meth:`from_dict`); equality is NaN-aware, so ``Run.read(path) == run`` after
+    ``run.write(path)``.
     """
 
     kind: str
@@ -112,6 +129,10 @@ class Run:
                 raise KagreportError(f"run column {name!r} holds a code outside its names")
         if n and (self.outcome.min() < -1 or self.outcome.max() >= len(OUTCOMES)):
             raise KagreportError("run column 'outcome' holds a code outside -1..2")
+        try:
+            json.dumps(json_safe(self.metadata), allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise KagreportError(f"run metadata is not JSON-compatible: {exc}") from None
 
     def __len__(self) -> int:
         return len(self.system)
@@ -282,43 +303,53 @@ class Run:
         )
 
     # ------------------------------------------------------------------ serialisation
+    # The Document base gives dumps(), write(path), read(path), from_dict and equality.
 
-    def dumps(self) -> str:
-        """The run as a ``kagreport.run`` version-1 JSON document (NaN as null)."""
-        from kagreport.runs._document import dumps
+    SCHEMA: ClassVar[str] = SCHEMA
+    SCHEMA_VERSION: ClassVar[int] = VERSION
+    VERSION_KEY: ClassVar[str] = "version"
+    WRITES: ClassVar[tuple[str, ...]] = ("json",)  # columns: one line of JSON, embedded as is
+    COMPACT: ClassVar[bool] = True
+    NOUN: ClassVar[str] = "document"
 
-        return dumps(self)
+    def to_dict(self) -> dict[str, Any]:
+        """The run as a ``kagreport.run`` version-1 mapping (NaN kept; :meth:`dumps` writes
+        it as ``null``): names, then the code columns, metrics and costs by column name,
+        the texts (or None) and the metadata."""
+        return to_dict(self)
 
-    def write(self, path: str | os.PathLike[str]) -> None:
-        """Write :meth:`dumps` to ``path`` atomically (a crash leaves the old file)."""
-        from kagreport._atomic import write_atomic
+    def _plain(self) -> dict[str, Any]:
+        return to_dict(self, plain=True)
 
-        write_atomic(path, self.dumps())
+    @classmethod
+    def _from_checked(cls, data: Mapping[str, Any]) -> Run:
+        fields = fields_of(data)
+        try:
+            return cls(**fields)
+        except KagreportError as exc:
+            raise DocumentError(f"not a valid Run: {exc.message}") from None
 
     @classmethod
     def loads(cls, text: str, source: str = "<string>") -> Run:
-        """A run from a JSON document; :class:`KagreportError` names the bad field."""
-        from kagreport.runs._document import loads
+        """A run from a JSON document.
 
-        return loads(text, source)
+        Raises
+        ------
+        DocumentError
+            A :class:`KagreportError` and ValueError: if ``text`` is not JSON, not a
+            ``kagreport.run`` document of version 1, or a field is missing or malformed
+            (the message names ``source`` and the path of the field).
+        """
+        return cls._from_text(text, "json", None if source == "<string>" else source)
 
     @classmethod
-    def read(cls, path: str | os.PathLike[str]) -> Run:
-        """A run from the JSON document at ``path``; the error names the file and field."""
+    def _read_text(cls, path: str | os.PathLike[str]) -> str:
         from pathlib import Path
 
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            return Path(path).read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
-            raise KagreportError(f"cannot read run document {path}: {exc}", path=path) from None
-        return cls.loads(text, str(path))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Run):
-            return NotImplemented
-        return self.dumps() == other.dumps()
-
-    __hash__ = None  # type: ignore[assignment]
+            raise ReportError(f"cannot read run document {path}: {exc}", path=path) from None
 
 
 def _references(report: StatsReport) -> tuple[str | None, ...] | None:
