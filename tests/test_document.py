@@ -315,3 +315,15 @@ def test_the_views_use_the_one_missing_mark() -> None:
     assert f"P_HOLM '{MISSING}': not among the metrics under test" in text
     assert f"{MISSING}*" not in text
     assert text.count(MISSING) > 1
+
+
+def test_a_lone_surrogate_is_written_as_its_json_escape_and_reads_back() -> None:
+    # A file name read with surrogateescape (LC_ALL=C) reaches a run's metadata: the
+    # document must still encode as UTF-8 and read back as the same string.
+    from kagreport._document import _json_text
+
+    value = {"prefix": "\udcc3\udca9t\udcc3\udca9-", "line": "a\u2028b", "astral": "\U0001f600"}
+    text = _json_text(value)
+    text.encode("utf-8")  # no UnicodeEncodeError
+    assert "\\udcc3\\udca9t" in text
+    assert json.loads(text) == value

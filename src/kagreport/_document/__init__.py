@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
@@ -63,6 +64,9 @@ def format_for(path: str | os.PathLike[str], format: str | None) -> str:
     return _SUFFIXES[suffix]
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _json_text(value: Any, indent: int | None = None, *, compact: bool = False) -> str:
     separators = (",", ":") if compact else None
     text = json.dumps(
@@ -70,7 +74,12 @@ def _json_text(value: Any, indent: int | None = None, *, compact: bool = False) 
     )
     # U+2028/U+2029 are line breaks to str.splitlines() and to old JavaScript: escape them
     # (they can only occur inside JSON strings, where the escape means the same).
-    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    # A lone surrogate (a file name read with surrogateescape) cannot be encoded as UTF-8:
+    # its JSON escape is valid JSON and reads back as the same string.
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _yaml_dumper() -> Any:
