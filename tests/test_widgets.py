@@ -883,50 +883,6 @@ def test_stats_view_of_a_run_from_evaluations_says_what_it_lacks() -> None:
     }
 
 
-# ---------------------------------------------------------------------------- no statistics here
-
-_WIDGETS = Path(__file__).resolve().parents[1] / "src" / "kagreport" / "widgets"
-#: Private modules a view may use: formatting, errors, the optional-extra guard, the
-#: Vega-Lite version of the charts' export, and the widgets' own modules.
-_PRIVATE_ALLOWED = ("kagreport._format", "kagreport._errors", "kagreport._optional")
-_PRIVATE_ALLOWED += ("kagreport.evaluation._text", "kagreport.charts._export")
-_REDUCTIONS = {"mean", "nanmean", "average", "std", "nanstd", "var", "median", "percentile"}
-_REDUCTIONS |= {"quantile", "corrcoef", "cumsum", "sum", "nansum"}
-
-
-def test_widgets_compute_no_statistics_of_their_own() -> None:
-    # Issue #12: the views draw from runs, frames and evaluation; no private copy of a
-    # statistic (the old ComparisonView recomputed means with evaluation._report.mean_scores).
-    import ast
-
-    problems = []
-    for path in sorted(_WIDGETS.glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            modules = []
-            if isinstance(node, ast.ImportFrom) and node.module:
-                modules = [node.module]
-            elif isinstance(node, ast.Import):
-                modules = [alias.name for alias in node.names]
-            for module in modules:
-                private = any(part.startswith("_") for part in module.split(".")[1:])
-                own = module.startswith("kagreport.widgets.")
-                if module.split(".")[0] in {"scipy", "statistics", "random"}:
-                    problems.append(f"{path.name}: imports {module}")
-                elif private and not own and module not in _PRIVATE_ALLOWED:
-                    problems.append(f"{path.name}: imports private {module}")
-                elif module == "kagreport.stats" or module.startswith("kagreport.stats."):
-                    problems.append(f"{path.name}: calls kagreport.stats itself")
-            if (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.value, ast.Name)
-                and node.value.id in {"np", "numpy"}
-                and node.attr in _REDUCTIONS
-            ):
-                problems.append(f"{path.name}:{node.lineno}: np.{node.attr}")
-    assert problems == []
-
-
 def test_comparison_view_threshold_moves_the_flips_not_the_test() -> None:
     run, _ = _f1_run()
     view = ComparisonView(run, n_resamples=200)
