@@ -43,23 +43,6 @@ def test_runs_on_a_real_kernel(path: Path, tmp_path: Path) -> None:
     assert "text/html" in kinds
 
 
-#: Statistics the notebooks take from kagreport.runs / evaluation results, never compute.
-_PRIMITIVES = ("holm_adjust", "sign_flip_test", "bootstrap_mean_interval", "paired_differences")
-_PRIMITIVES += ("pareto_front", "wilson_interval", "kagreport.stats", "compare_scores")
-
-
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_computes_no_statistics_of_its_own(path: Path) -> None:
-    # Issue #12: the notebooks show the run model; a family of comparisons is
-    # compare_setups's (run-level Holm), not one adjusted by hand in a cell.
-    import re
-
-    notebook = nbformat.read(path, as_version=4)
-    code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
-    assert [name for name in _PRIMITIVES if name in code] == []
-    assert re.findall(r"from kagreport(?:\.\w+)*\._\w+ import", code) == []
-
-
 def test_the_notebooks_show_the_run_model() -> None:
     code = "\n".join(
         cell.source

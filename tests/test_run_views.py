@@ -338,19 +338,52 @@ def test_comparison_reprs_are_short(from_stats: Run) -> None:
 VIEWS = ("frames", "charts", "widgets", "site")
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "kagreport"
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+#: Where the check runs: a view package's name, or this for a notebook's cells.
+NOTEBOOK = "notebooks"
 
-#: Modules whose import is a statistics library of its own.
-FORBIDDEN_MODULES = ("scipy", "statistics", "statsmodels", "sklearn", "pingouin")
+#: Modules whose import is a statistics library (or a random draw) of its own.
+FORBIDDEN_MODULES = ("scipy", "statistics", "statsmodels", "sklearn", "pingouin", "random")
 #: Packages whose public names the views may use for numbers.
 PUBLIC = ("kagreport.stats", "kagreport.runs", "kagreport.evaluation")
-#: Private modules of those packages a view may import, with the reason.
-ALLOWED_PRIVATE = {
-    # Display labels only: how a p-value was computed and which metrics Holm ran over.
-    "kagreport.evaluation._text": {"family_label", "method_label"},
-    # The evaluation layer's own mean of an evaluation's scores, reused to re-summarise a
-    # filtered evaluation (a private import the widgets should take from a public name).
-    "kagreport.evaluation._report": {"mean_scores"},
+#: The views that may call kagreport.stats themselves, with the reason; the others (the
+#: widgets, the site, the notebooks) show numbers computed by the run model and the frames.
+STATS_USERS = {
+    "frames": "stats_frame's Wilson intervals of kag's counts and its retrieval frontier",
 }
+#: Private modules outside its own package a view may import: (views, the names, or None for
+#: any name of an infrastructure module, the reason). The notebooks import none.
+ALLOWED_PRIVATE: dict[str, tuple[tuple[str, ...], frozenset[str] | None, str]] = {
+    "kagreport._errors": (VIEWS, None, "the one exception tree"),
+    "kagreport._optional": (VIEWS, None, "the one-line error naming a missing extra"),
+    "kagreport._format": (("frames", "widgets", "site"), None, "the one formatting module"),
+    "kagreport._atomic": (("charts", "site"), None, "atomic writes of figures and pages"),
+    "kagreport._signals": (("site",), None, "the stop state of a long build"),
+    "kagreport.evaluation._text": (
+        ("frames", "charts", "widgets", "site"),
+        frozenset({"family_label", "method_label"}),
+        "display labels only: how a p-value was computed, which metrics Holm ran over",
+    ),
+    "kagreport.charts._export": (
+        ("widgets", "site"),
+        frozenset({"vegalite_version"}),
+        "the Vega-Lite version the charts' offline export targets",
+    ),
+}
+#: NumPy reductions and draws a view must not make: numbers come from the run model.
+NUMPY_FORBIDDEN = {"mean", "nanmean", "average", "std", "nanstd", "var", "median", "percentile"}
+NUMPY_FORBIDDEN |= {"quantile", "corrcoef", "cumsum", "sum", "nansum", "random"}
+#: (file, NumPy function) a view may call, with the reason.
+NUMPY_ALLOWED = {
+    (
+        "charts/_latency.py",
+        "quantile",
+    ): "the latency chart's percentile summary of the times it draws",
+    ("charts/_agreement.py", "nansum"): "the mean of the alphas it is given, to order the judges",
+}
+#: kagreport's statistics functions: a notebook shows their results, never calls them.
+PRIMITIVES = {"holm_adjust", "sign_flip_test", "bootstrap_mean_interval", "paired_differences"}
+PRIMITIVES |= {"pareto_front", "wilson_interval", "compare_scores", "alpha_bootstrap_interval"}
+PRIMITIVES |= {"bootstrap_alphas", "exact_mean", "pairable"}
 #: Names that say a function computes a statistic.
 STATISTIC = re.compile(
     r"interval|holm|p_?value|bootstrap|pareto|sign_?flip|alpha|wilson|krippendorff|"
@@ -365,8 +398,8 @@ DISPLAY_HELPERS = {
 }
 
 
-def _view_modules() -> list[Path]:
-    paths = [p for view in VIEWS for p in sorted((SOURCE / view).rglob("*.py"))]
+def _view_modules() -> list[tuple[str, Path]]:
+    paths = [(view, p) for view in VIEWS for p in sorted((SOURCE / view).rglob("*.py"))]
     assert len(paths) > 20
     return paths
 
@@ -388,6 +421,7 @@ def _notebook_sources() -> list[tuple[str, str]]:
             if line.lstrip()[:1] not in ("%", "!")
         )
         found.append((path.name, text))
+    assert len(found) == 4
     return found
 
 
@@ -404,56 +438,117 @@ def _imports(tree: ast.AST) -> list[tuple[str, set[str]]]:
     return found
 
 
-def _check_imports(where: str, tree: ast.AST) -> None:
+def _check(where: str, view: str, tree: ast.AST, used: set[Any] | None = None) -> None:
+    """Assert that the code of ``view`` (a package of VIEWS, or NOTEBOOK) at ``where``
+    computes no statistic of its own; record the allowances it needed in ``used``."""
     import importlib
 
+    used = set() if used is None else used
     for module, names in _imports(tree):
-        root = module.split(".")[0]
-        assert root not in FORBIDDEN_MODULES, f"{where} imports {module}"
-        if not any(module == p or module.startswith(p + ".") for p in PUBLIC):
+        parts = module.split(".")
+        assert parts[0] not in FORBIDDEN_MODULES, f"{where} imports {module}"
+        if parts[0] != "kagreport" or module == f"kagreport.{view}" or parts[1:2] == [view]:
             continue
-        if any(part.startswith("_") for part in module.split(".")[1:]):
+        if module == "kagreport.stats" or module.startswith("kagreport.stats."):
+            assert view in STATS_USERS, f"{where} calls kagreport.stats itself ({module})"
+            used.add(("stats", view))
+        if any(part.startswith("_") for part in parts[1:]):
             allowed = ALLOWED_PRIVATE.get(module)
+            assert view != NOTEBOOK, f"{where} imports the private module {module}"
             assert allowed is not None, f"{where} imports the private module {module}"
-            assert names <= allowed, f"{where} imports {names - allowed} from {module}"
+            views, public, _ = allowed
+            assert view in views, f"{where}: the {view} may not import {module}"
+            if public is not None:
+                assert names <= public, f"{where} imports {names - public} from {module}"
+                used.update((module, name) for name in names)
+            used.add((module, view))
             continue
-        public = set(importlib.import_module(module).__all__)
-        assert names <= public, f"{where} imports non-public {names - public} from {module}"
+        if any(module == p or module.startswith(p + ".") for p in PUBLIC):
+            public_names = set(importlib.import_module(module).__all__)
+            assert names <= public_names, (
+                f"{where} imports non-public {names - public_names} from {module}"
+            )
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in {"np", "numpy"}
+            and node.attr in NUMPY_FORBIDDEN
+        ):
+            key = (where, node.attr)
+            assert key in NUMPY_ALLOWED, f"{where}:{node.lineno}: np.{node.attr}"
+            used.add(key)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and STATISTIC.search(node.name):
+            assert (where, node.name) in DISPLAY_HELPERS, f"{where} defines {node.name}()"
+            used.add((where, node.name))
+        if view == NOTEBOOK:
+            name = (
+                node.id
+                if isinstance(node, ast.Name)
+                else node.attr
+                if isinstance(node, ast.Attribute)
+                else node.name
+                if isinstance(node, ast.alias)
+                else None
+            )
+            assert name not in PRIMITIVES, f"{where} computes {name}() itself"
 
 
-def test_the_views_import_statistics_only_from_public_names() -> None:
-    for path in _view_modules():
-        _check_imports(str(path.relative_to(SOURCE)), ast.parse(path.read_text("utf-8")))
-    notebooks = _notebook_sources()
-    assert notebooks
-    for name, text in notebooks:
-        _check_imports(name, ast.parse(text))
-
-
-def test_the_views_define_no_statistic() -> None:
-    seen = set()
-    for path in _view_modules():
+def test_the_views_and_notebooks_compute_no_statistics() -> None:
+    # Issue #12: frames, charts, widgets, the site and the notebooks draw their numbers from
+    # the run model (kagreport.runs), the evaluation results and the frames; none holds a
+    # private copy of a statistic (the old ComparisonView recomputed means with
+    # evaluation._report.mean_scores; notebooks once adjusted p-values by hand).
+    used: set[Any] = set()
+    for view, path in _view_modules():
         where = str(path.relative_to(SOURCE))
-        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                name = node.name
-                if STATISTIC.search(name):
-                    assert (where, name) in DISPLAY_HELPERS, f"{where} defines {name}()"
-                    seen.add((where, name))
-    # Every allowance is still needed (a stale one would hide a new function of that name).
-    assert seen == set(DISPLAY_HELPERS)
+        _check(where, view, ast.parse(path.read_text("utf-8")), used)
+    for name, text in _notebook_sources():
+        _check(name, NOTEBOOK, ast.parse(text), used)
+        # Not even named in a cell or a comment (nor the statistics package itself).
+        assert [p for p in (*sorted(PRIMITIVES), "kagreport.stats") if p in text] == []
+        assert re.findall(r"kagreport(?:\.\w+)*\._\w+", text) == []
+    # Every allowance is still needed (a stale one would hide a new use of that name).
+    needed = {("stats", view) for view in STATS_USERS} | set(NUMPY_ALLOWED) | set(DISPLAY_HELPERS)
+    for module, (views, names, _) in ALLOWED_PRIVATE.items():
+        needed |= {(module, view) for view in views}
+        needed |= {(module, name) for name in names or ()}
+    assert needed - used == set()
 
 
-def test_the_statistics_check_catches_a_private_import() -> None:
-    """The checks above fail on the imports a view must not make."""
-    for source in (
-        "import scipy.stats",
-        "from statistics import mean",
-        "from kagreport.stats._holm import holm_adjust",
-        "from kagreport.runs._views import _flips",
-        "from kagreport.stats import _lattice",
-        "from kagreport.evaluation._compare import compare_scores",
-    ):
-        with pytest.raises(AssertionError):
-            _check_imports("probe", ast.parse(source))
-    _check_imports("probe", ast.parse("from kagreport.stats import holm_adjust"))
+@pytest.mark.parametrize(
+    ("view", "source"),
+    [
+        ("widgets", "import scipy.stats"),
+        ("site", "from statistics import mean"),
+        ("charts", "import random"),
+        ("frames", "from kagreport.stats._holm import holm_adjust"),
+        ("widgets", "from kagreport.stats import holm_adjust"),
+        ("site", "from kagreport.stats import pareto_front"),
+        ("charts", "from kagreport.runs._views import _flips"),
+        ("frames", "from kagreport.stats import _lattice"),
+        ("widgets", "from kagreport.evaluation._compare import compare_scores"),
+        ("widgets", "from kagreport.evaluation._report import mean_scores"),
+        ("widgets", "from kagreport.evaluation._text import compare_scores"),
+        ("widgets", "from kagreport._atomic import write_atomic"),
+        ("frames", "from kagreport.grading._items import ItemTable"),
+        ("widgets", "x = np.mean(values)"),
+        ("site", "x = numpy.random.default_rng(0)"),
+        ("charts", "def holm(p): return p"),
+        (NOTEBOOK, "from kagreport._format import MISSING"),
+        (NOTEBOOK, "from kagreport.frames import pareto_front"),
+        (NOTEBOOK, "adjusted = holm_adjust(p_values)"),
+        (NOTEBOOK, "import kagreport.stats as s\ns.sign_flip_test(d)"),
+    ],
+)
+def test_the_statistics_check_catches_a_statistic(view: str, source: str) -> None:
+    """The check above fails on the code a view must not hold."""
+    with pytest.raises(AssertionError):
+        _check("probe", view, ast.parse(source))
+
+
+def test_the_statistics_check_passes_what_a_view_may_do() -> None:
+    _check("probe", "frames", ast.parse("from kagreport.stats import holm_adjust"))
+    _check("probe", "widgets", ast.parse("from kagreport.runs import compare_setups"))
+    _check("probe", "widgets", ast.parse("from kagreport._format import p_value"))
+    _check("probe", NOTEBOOK, ast.parse("from kagreport.runs import Run, leaderboard"))

@@ -821,49 +821,202 @@ def test_item_browser_of_a_run_from_evaluations_escapes_its_texts() -> None:
     assert [r["question"] for r in browser.rows] == ["q2"]
 
 
-def test_stats_view_of_a_run_shows_its_leaderboard_and_cost_frontier(sim: StatsReport) -> None:
+def _pareto_by_hand(points: dict[str, tuple[float, float]]) -> set[str]:
+    """(cost, value) -> the points no other point dominates (cost <= and value >=, one of
+    them strict): the definition, pair by pair."""
+    return {
+        name
+        for name, (cost, value) in points.items()
+        if not any(
+            c <= cost and v >= value and (c < cost or v > value)
+            for other, (c, v) in points.items()
+            if other != name
+        )
+    }
+
+
+def _sim_by_hand(
+    sim: StatsReport, dataset: str | None = None
+) -> dict[str, tuple[float, float, float]]:
+    """Setup -> (accuracy, mean retrieval seconds, mean generation seconds) from the item
+    rows: a setup that records no retrieval time retrieves nothing and costs 0 s."""
+    found = {}
+    for setup in sim.setup_names:
+        rows = [r for r in sim.items if r.setup == setup and dataset in (None, r.dataset)]
+        retrieval = [r.retrieval_secs for r in rows if r.retrieval_secs is not None]
+        generation = [r.generation_secs for r in rows if r.generation_secs is not None]
+        found[setup] = (
+            sum(r.outcome is Outcome.CORRECT for r in rows) / len(rows),
+            sum(retrieval) / len(retrieval) if retrieval else 0.0,
+            sum(generation) / len(generation),
+        )
+    return found
+
+
+def test_stats_view_of_a_kag_run_is_the_view_of_its_report(
+    sim: StatsReport, mmlu: StatsReport
+) -> None:
+    import pandas as pd
+
     from kagreport.runs import Run
 
-    view = StatsView(Run.from_stats(sim))
-    assert view.report is None
+    for report in (sim, mmlu):
+        run = Run.from_stats(report)
+        views = [StatsView(report), StatsView(run)]
+        assert (views[1].report, views[1].run, views[1].metric) == (None, run, None)
+        assert views[0].cost.options == views[1].cost.options
+        assert views[0].datasets.options == views[1].datasets.options
+
+        def same(views: list[StatsView] = views) -> None:
+            pd.testing.assert_frame_equal(views[0].frame, views[1].frame, check_exact=True)
+            assert views[0].table_html == views[1].table_html
+            assert views[0].chart is not None
+            assert views[0].chart.to_dict() == views[1].chart.to_dict()
+            assert views[0].chart_widget.value == views[1].chart_widget.value
+
+        same()
+        for cost in COST_AXES:
+            for view in views:
+                view.cost.value = cost
+            same()
+        for view in views:
+            view.per_dataset.value = True
+            view.setups.value = tuple(report.setup_names[1:])
+            view.datasets.value = view.datasets.options[:1]
+        same()
+    assert "The run has no responses." in views[1].message.value  # graded without keep_text
+
+
+def test_stats_view_selection_sums_kags_per_dataset_metrics(
+    sim: StatsReport, mmlu: StatsReport, tmp_path: Path
+) -> None:
+    # The selection's metrics (kagreport.runs.setup_metrics of the selected rows) are the
+    # sums of kag's own per-dataset metrics, every field of which adds (kag metric.rs),
+    # ranked as kag ranks: accuracy descending, None last, then name.
+    from dataclasses import astuple, fields
+
+    from kagreport.grading import Metrics, RetrievalMetrics, SetupReport
+
+    def by_hand(report: StatsReport, setups: list[str], datasets: set[str]) -> list[Any]:
+        kept = []
+        for setup in report.setups:
+            per = {n: m for n, m in setup.per_dataset.items() if n in datasets}
+            if setup.setup not in setups or not per:
+                continue
+            counts = [
+                sum(column) for column in zip(*(astuple(m)[:-1] for m in per.values()), strict=True)
+            ]
+            retrievals = [astuple(m.retrieval) for m in per.values() if m.retrieval]
+            retrieval = (
+                RetrievalMetrics(*map(sum, zip(*retrievals, strict=True))) if retrievals else None
+            )
+            kept.append(SetupReport(setup.setup, Metrics(*counts, retrieval), per))
+        kept.sort(key=lambda s: (s.overall.accuracy is None, -(s.overall.accuracy or 0), s.setup))
+        return kept
+
+    assert [f.name for f in fields(Metrics)][-1] == "retrieval"
+    made = simulate_run(tmp_path / "other", questions=20, datasets=4, seed=7)
+    other = grade(made.datasets_path, made.results_path)
+    for report in (sim, mmlu, other):
+        view = StatsView(report)
+        names = sorted({n for s in report.setups for n in s.per_dataset})
+        for setups in (list(report.setup_names), list(report.setup_names[::2])):
+            for chosen in ([names[0]], names[1:], names):
+                view.setups.value = tuple(setups)
+                view.datasets.value = tuple(chosen)
+                assert isinstance(view.selection, StatsReport)
+                assert list(view.selection.setups) == by_hand(report, setups, set(chosen))
+                assert view.selection.items is report.items
+
+
+def test_stats_view_of_a_run_without_outcomes_puts_a_setup_without_retrieval_at_0(
+    sim: StatsReport,
+) -> None:
+    # Issue #10 item 7, one meaning in every view: a setup that retrieves nothing costs 0 s
+    # of retrieval and 0 graph elements and takes part in the Pareto frontier.
+    import dataclasses
+    import html
+
+    from kagreport.runs import Run
+
+    run = Run.from_stats(sim)
+    # A second score of every item (a judge agreeing with kag), ranked instead of kag's metrics.
+    judged = dataclasses.replace(run, metrics={**run.metrics, "judge": run.metrics["correct"]})
+    view = StatsView(judged, metric="judge")
     assert view.chart is None
+    assert list(view.metric.options) == ["correct", "judge"]
     assert view.cost.value == "retrieval_secs"
-    assert "no precision, coverage, Wilson interval" in view.message.value
-    # A native setup records no retrieval time in a run: said, and kept off the frontier.
+    message = html.unescape(view.message.value)
+    assert "need metric 'correct' (this view ranks judge)" in message
+    assert "a setup that retrieves nothing costs 0 on this axis" in message
+    assert "not placed on the frontier" not in message
+    expected = _sim_by_hand(sim)
     natives = [s for s in sim.setup_names if s.startswith("native")]
     assert natives
-    assert "record no retrieval_secs (not placed on the frontier)" in view.message.value
-    for native in natives:
-        assert native in view.message.value.split("record no")[0]
-        assert not view.frame[view.frame["setup"] == native]["on_frontier"].item()
-
-    def accuracy(setup: str, dataset: str | None = None) -> float:
-        rows = [r for r in sim.items if r.setup == setup and dataset in (None, r.dataset)]
-        return sum(r.outcome is Outcome.CORRECT for r in rows) / len(rows)
-
-    means = dict(zip(view.frame["setup"], view.frame["mean"], strict=True))
-    assert set(means) == set(sim.setup_names)
-    for setup in sim.setup_names:
-        assert means[setup] == pytest.approx(accuracy(setup), abs=1e-12)
-    assert list(view.frame["rank"]) == list(range(1, len(means) + 1))
+    assert all(expected[s][1] == 0.0 for s in natives)
+    front = _pareto_by_hand({s: (e[1], e[0]) for s, e in expected.items()})
+    assert front & set(natives)  # at 0 s, the best native is not dominated
+    assert set(view.frame["setup"]) == set(sim.setup_names)
+    for _, row in view.frame.iterrows():
+        accuracy, retrieval, _ = expected[row["setup"]]
+        assert row["mean"] == pytest.approx(accuracy, abs=1e-12)
+        assert row["cost"] == pytest.approx(retrieval, rel=1e-9, abs=0)
+        assert row["on_frontier"] == (row["setup"] in front)
+    assert list(view.frame["rank"]) == list(range(1, len(expected) + 1))
     assert list(view.frame["mean"]) == sorted(view.frame["mean"], reverse=True)
-    one = view.datasets.options[0][1]
+    # The same frontier as the chart of the kag run draws.
+    drawn = {
+        r["setup"]: r["frontier"]
+        for r in next(iter(StatsView(run).chart.to_dict()["datasets"].values()))
+    }
+    assert {s for s, on in drawn.items() if on} == front
+    one = view.datasets.options[0]
     view.datasets.value = (one,)
     view.setups.value = tuple(sim.setup_names[:2])
-    for _, row in view.frame.iterrows():
-        assert row["mean"] == pytest.approx(accuracy(row["setup"], one), abs=1e-12)
     assert set(view.frame["setup"]) == set(sim.setup_names[:2])
-    view.per_dataset.value = True
-    assert set(view.frame["dataset"]) == {OVERALL, one}
     view.cost.value = "generation_secs"
     assert "mean generation_secs" in view.table_html
-    for _, row in view.frame[view.frame["dataset"] == OVERALL].iterrows():
-        secs = [
-            r.generation_secs
-            for r in sim.items
-            if r.setup == row["setup"] and r.dataset == one and r.generation_secs is not None
-        ]
-        assert row["cost"] == pytest.approx(sum(secs) / len(secs), rel=1e-9)
+    assert "costs 0 on this axis" not in view.message.value
+    selected = _sim_by_hand(sim, one)
+    for _, row in view.frame.iterrows():
+        accuracy, _, generation = selected[row["setup"]]
+        assert row["mean"] == pytest.approx(accuracy, abs=1e-12)
+        assert row["cost"] == pytest.approx(generation, rel=1e-9)
+    view.per_dataset.value = True
+    assert set(view.frame["dataset"]) == {OVERALL, one}
+    # Without any outcome no answer is known to be committed: whether a setup retrieved
+    # nothing is unknown (NaN, off the frontier), and the view says so.
+    scores = dataclasses.replace(run, outcome=np.full(len(run), -1, dtype=np.int8))
+    view = StatsView(scores)
+    message = html.unescape(view.message.value)
+    assert "need each row's outcome (metric 'correct'), which this run lacks" in message
+    unplaced = message.split(" record no retrieval_secs (not placed on the frontier)")[0]
+    assert set(natives) <= set(unplaced.rsplit("; ", 1)[-1].split(", "))
+
+
+def test_stats_view_of_a_run_from_evaluations_shows_kags_metrics_it_has(
+    sim: StatsReport,
+) -> None:
+    from kagreport.evaluation import evaluation_from_stats
+    from kagreport.runs import Run
+
+    evaluations = [evaluation_from_stats(sim, s, answers=False) for s in sim.setup_names]
+    run = Run.from_evaluations(evaluations, same_items=False)
+    view, of_report = StatsView(run), StatsView(sim)
+    assert view.metric is None  # every row has an outcome: kag's metrics
+    assert [value for _, value in view.cost.options] == ["generation"]
+    assert view.chart is not None
+    assert "The run records no " in view.message.value
+    assert "no retrieval or context or graph axis" in view.message.value
+    columns = ["setup", "rank", "total", "correct", "errors", "accuracy", "accuracy_low"]
+    columns += ["avg_generation_secs"]
+    assert view.frame[columns].equals(of_report.frame[columns])
+    assert view.frame["avg_retrieval_secs"].isna().all()  # unknown, not 0
+    for setup, (accuracy, _, _) in _sim_by_hand(sim).items():
+        row = view.frame[view.frame["setup"] == setup].iloc[0]
+        assert row["accuracy"] == pytest.approx(accuracy, abs=1e-12)
+    with pytest.raises(ValueError, match="no cost column 'retrieval_secs'"):
+        StatsView(run, cost="retrieval")
 
 
 def test_stats_view_of_a_run_from_evaluations_says_what_it_lacks() -> None:
@@ -881,50 +1034,6 @@ def test_stats_view_of_a_run_from_evaluations_says_what_it_lacks() -> None:
         "cand": 0.25,
         "base": 0.25,
     }
-
-
-# ---------------------------------------------------------------------------- no statistics here
-
-_WIDGETS = Path(__file__).resolve().parents[1] / "src" / "kagreport" / "widgets"
-#: Private modules a view may use: formatting, errors, the optional-extra guard, the
-#: Vega-Lite version of the charts' export, and the widgets' own modules.
-_PRIVATE_ALLOWED = ("kagreport._format", "kagreport._errors", "kagreport._optional")
-_PRIVATE_ALLOWED += ("kagreport.evaluation._text", "kagreport.charts._export")
-_REDUCTIONS = {"mean", "nanmean", "average", "std", "nanstd", "var", "median", "percentile"}
-_REDUCTIONS |= {"quantile", "corrcoef", "cumsum", "sum", "nansum"}
-
-
-def test_widgets_compute_no_statistics_of_their_own() -> None:
-    # Issue #12: the views draw from runs, frames and evaluation; no private copy of a
-    # statistic (the old ComparisonView recomputed means with evaluation._report.mean_scores).
-    import ast
-
-    problems = []
-    for path in sorted(_WIDGETS.glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            modules = []
-            if isinstance(node, ast.ImportFrom) and node.module:
-                modules = [node.module]
-            elif isinstance(node, ast.Import):
-                modules = [alias.name for alias in node.names]
-            for module in modules:
-                private = any(part.startswith("_") for part in module.split(".")[1:])
-                own = module.startswith("kagreport.widgets.")
-                if module.split(".")[0] in {"scipy", "statistics", "random"}:
-                    problems.append(f"{path.name}: imports {module}")
-                elif private and not own and module not in _PRIVATE_ALLOWED:
-                    problems.append(f"{path.name}: imports private {module}")
-                elif module == "kagreport.stats" or module.startswith("kagreport.stats."):
-                    problems.append(f"{path.name}: calls kagreport.stats itself")
-            if (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.value, ast.Name)
-                and node.value.id in {"np", "numpy"}
-                and node.attr in _REDUCTIONS
-            ):
-                problems.append(f"{path.name}:{node.lineno}: np.{node.attr}")
-    assert problems == []
 
 
 def test_comparison_view_threshold_moves_the_flips_not_the_test() -> None:
