@@ -355,9 +355,14 @@ STATS_USERS = {
 ALLOWED_PRIVATE: dict[str, tuple[tuple[str, ...], frozenset[str] | None, str]] = {
     "kagreport._errors": (VIEWS, None, "the one exception tree"),
     "kagreport._optional": (VIEWS, None, "the one-line error naming a missing extra"),
-    "kagreport._format": (("frames", "charts", "widgets", "site"), None, "the one formatting module"),
+    "kagreport._format": (
+        ("frames", "charts", "widgets", "site"),
+        None,
+        "the one formatting module",
+    ),
     "kagreport._atomic": (("charts", "site"), None, "atomic writes of figures and pages"),
     "kagreport._signals": (("site",), None, "the stop state of a long build"),
+    "kagreport._io": (("site",), None, "reading a named file that may be a FIFO"),
     "kagreport.evaluation._text": (
         ("frames", "charts", "widgets", "site"),
         frozenset({"family_label", "method_label"}),
