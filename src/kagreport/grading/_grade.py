@@ -9,7 +9,7 @@ import logging
 import operator
 import os
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,8 +157,8 @@ def _check_keep_text(keep_text: bool | int) -> bool | int:
 
 
 def _ranked_setups(
-    group_ids: dict[tuple[int, int], int],
-    group_sums: list[list[int]],
+    group_ids: Mapping[tuple[int, int], int],
+    group_sums: Sequence[list[int]],
     setup_names: Sequence[str],
     dataset_names: Sequence[str],
 ) -> list[SetupReport]:
@@ -168,6 +168,18 @@ def _ranked_setups(
         sums = group_sums[group]
         if sums[_CORRECT] + sums[_INCORRECT] + sums[_ERRORS]:
             by_setup.setdefault(setup_names[setup_code], {})[dataset_names[dataset_code]] = sums
+    return setup_reports(by_setup)
+
+
+def setup_reports(by_setup: Mapping[str, Mapping[str, Sequence[int]]]) -> list[SetupReport]:
+    """Setup reports from per-dataset sums, ranked as kag ranks them.
+
+    ``by_setup[setup][dataset]`` holds the 11 sums in :class:`Metrics` order (correct,
+    incorrect, errors, generation ns, generation samples, context bytes, retrieval ns,
+    vertices, relationships, properties, retrieval samples); the overall row is their
+    column sums. Ranking (kag's stats subcommand): by name, then stably by accuracy
+    descending, None last.
+    """
     reports = []
     for setup, per_dataset in by_setup.items():
         overall = [sum(column) for column in zip(*per_dataset.values(), strict=True)]
@@ -175,7 +187,7 @@ def _ranked_setups(
             SetupReport(
                 setup,
                 _freeze(overall),
-                {name: _freeze(per_dataset[name]) for name in sorted(per_dataset)},
+                {name: _freeze(list(per_dataset[name])) for name in sorted(per_dataset)},
             )
         )
     reports.sort(key=lambda r: r.setup)

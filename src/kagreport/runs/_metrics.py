@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from kagreport._errors import KagreportError
-from kagreport.grading import Metrics, RetrievalMetrics, SetupReport
+from kagreport.grading import SetupReport
+from kagreport.grading._grade import setup_reports
 from kagreport.runs._model import Run
 
 __all__ = ["setup_metrics"]
@@ -102,28 +103,11 @@ def setup_metrics(run: Run) -> tuple[SetupReport, ...]:
                 np.add.at(sums[k], group[sampled], np.rint(counts).astype(np.int64))
         np.add.at(sums[10], group, sampled)
     totals = sums[0] + sums[1] + sums[2]
-    reports = []
+    by_system: dict[str, dict[str, list[int]]] = {}
     for s, system in enumerate(run.systems):
         present = [d for d in range(len(run.dataset_names)) if totals[s * n_datasets + d] > 0]
-        if not present:
-            continue
-        per = {run.dataset_names[d]: sums[:, s * n_datasets + d].tolist() for d in present}
-        overall = [sum(column) for column in zip(*per.values(), strict=True)]
-        reports.append(
-            SetupReport(
-                system,
-                _freeze(overall),
-                {name: _freeze(per[name]) for name in sorted(per)},
-            )
-        )
-    # kag's ranking (grading.grade): by name, then stably by accuracy descending, None last.
-    reports.sort(key=lambda r: r.setup)
-    reports.sort(key=lambda r: -(r.overall.accuracy if r.overall.accuracy is not None else -1.0))
-    return tuple(reports)
-
-
-def _freeze(sums: list[int]) -> Metrics:
-    retrieval = None
-    if sums[10]:
-        retrieval = RetrievalMetrics(sums[6], sums[7], sums[8], sums[9], sums[10])
-    return Metrics(sums[0], sums[1], sums[2], sums[3], sums[4], sums[5], retrieval)
+        if present:
+            by_system[system] = {
+                run.dataset_names[d]: sums[:, s * n_datasets + d].tolist() for d in present
+            }
+    return tuple(setup_reports(by_system))
