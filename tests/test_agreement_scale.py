@@ -352,7 +352,7 @@ def test_notes_survive_serialisation_and_old_documents_load(noted: AnswerEvaluat
     assert legacy.agreement_notes == {}
     assert legacy.agreement_note("alone") == "alpha undefined (reason not recorded)"
     bad = noted.to_dict() | {"agreement_notes": {"x": 1}}
-    with pytest.raises(ValueError, match="agreement_notes must map criteria to text"):
+    with pytest.raises(ValueError, match=r"agreement_notes\.x: expected a string, got 1"):
         AnswerEvaluation.from_dict(bad)
 
 

@@ -13,8 +13,9 @@ import kagreport
 
 PACKAGE = Path(kagreport.__file__).parent
 # Lower index = lower layer; a module may import only its own layer or lower ones.
-LAYERS = ["_errors", "_signals", "_optional", "_format", "_document", "stats", "kag", "grading",
-          "evaluation", "runs", "examples", "frames", "charts", "widgets", "site", "cli"]  # fmt: skip
+LAYERS = ["_errors", "_io", "_atomic", "_signals", "_optional", "_format", "_document", "stats",
+          "kag", "grading", "evaluation", "runs", "examples", "frames", "charts", "widgets", "site",
+          "cli", "_entry"]  # fmt: skip
 
 
 def _layer(module: str) -> str:
@@ -32,8 +33,9 @@ def _imports(path: Path) -> set[str]:
 def test_no_upward_imports(path: Path) -> None:
     module = "kagreport." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
     own = _layer(module)
-    if own not in LAYERS:
+    if own in ("__init__", "__main__"):
         return  # the package root and __main__ may import anything
+    assert own in LAYERS, f"{module} belongs to no layer: add it to LAYERS"
     for imported in _imports(path):
         other = _layer(imported)
         if other in LAYERS:
@@ -52,16 +54,43 @@ def _all_imports(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("path", sorted((PACKAGE / "stats").rglob("*.py")), ids=lambda p: p.name)
 def test_stats_imports_only_numpy_the_stdlib_and_errors(path: Path) -> None:
-    # The mathematics layer: NumPy and the standard library (tqdm only for the optional
-    # progress bar of the alpha bootstrap, imported through _optional when one is shown).
+    # The mathematics layer: NumPy and the standard library; a progress bar is the caller's
+    # (a callback), so not even an optional import of tqdm.
     for name in _all_imports(path):
         top = name.split(".")[0]
         if name.startswith("kagreport."):
-            assert name in {"kagreport._errors", "kagreport._optional"} or name.startswith(
-                "kagreport.stats"
-            ), name
+            assert name == "kagreport._errors" or name.startswith("kagreport.stats"), name
         else:
-            assert top in sys.stdlib_module_names or top in {"numpy", "tqdm"}, name
+            assert top in sys.stdlib_module_names or top == "numpy", name
+
+
+def test_every_stats_module_loads_only_numpy_and_the_stdlib() -> None:
+    # At run time too, progress callback included: what importing every kagreport.stats module
+    # and running the alpha bootstrap with a progress callback adds to `import kagreport`.
+    code = """
+import importlib, pkgutil, sys
+import kagreport
+before = set(sys.modules)
+import kagreport.stats
+for found in pkgutil.iter_modules(kagreport.stats.__path__, "kagreport.stats."):
+    importlib.import_module(found.name)
+import numpy as np
+from kagreport.stats import alpha_bootstrap_interval, pairable
+data = pairable(np.array([[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 4.0, 4.0]]), "interval")
+calls = []
+alpha_bootstrap_interval(data, "interval", 50, 0, 0.95, lambda done, total: calls.append(done))
+assert calls[0] == 0 and calls[-1] == 50, calls
+added = set(sys.modules) - before
+loaded = {m.split(".")[0] for m in added if not m.startswith("kagreport.")}
+loaded |= {m for m in added if m.startswith("kagreport.")}
+# NumPy's compiled parts (numpy.random) register Cython's runtime modules.
+numpy_parts = {"numpy", "cython_runtime"}
+print(sorted(m for m in loaded if m not in sys.stdlib_module_names and m not in numpy_parts
+             and not m.startswith("_cython_") and m != "kagreport._errors"
+             and not m.startswith("kagreport.stats")))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_stats_loads_no_pandas_or_scipy() -> None:

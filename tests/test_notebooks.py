@@ -42,3 +42,16 @@ def test_runs_on_a_real_kernel(path: Path, tmp_path: Path) -> None:
     # Displays carry HTML (tables) or Vega-Lite (charts), not only plain text.
     kinds = {key for o in outputs for key in o.get("data", {})}
     assert "text/html" in kinds
+
+
+def test_the_notebooks_show_the_run_model() -> None:
+    code = "\n".join(
+        cell.source
+        for path in NOTEBOOKS
+        for cell in nbformat.read(path, as_version=4).cells
+        if cell.cell_type == "code"
+    )
+    for name in ("Run.from_stats(", "Run.from_evaluations(", "leaderboard(", "compare_setups("):
+        assert name in code
+    for name in ("cost_frontier(", "StatsView(run)", "ComparisonView(run", "ItemBrowser(run)"):
+        assert name in code

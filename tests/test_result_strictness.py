@@ -129,12 +129,12 @@ def test_what_serde_does_not_check_is_accepted() -> None:
 
 
 def test_kag_written_layouts_pass_the_quick_check(monkeypatch: pytest.MonkeyPatch) -> None:
-    import kagreport.kag._records as records
+    import kagreport.kag._duplicate_keys as duplicate_keys
 
     def never(text: bytes) -> str | None:
         raise AssertionError("slow path taken")
 
-    monkeypatch.setattr(records, "_repeated_key", never)
+    monkeypatch.setattr(duplicate_keys, "_repeated_key", never)
     for record in (_ok(), _ok("a: b", prompt="Q: x\nA:", retrieval=_RETRIEVAL), {"error": "e: f"}):
         for text in (json.dumps(record, separators=(",", ":")), json.dumps(record, indent=2)):
             decode_result(text.encode())

@@ -16,6 +16,7 @@ from conftest import BIG_INT, LONG, PAYLOAD
 from kagreport import KagreportError, grade
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.kag import simulate_run
+from kagreport.runs import Run
 from kagreport.site import (
     MARKER,
     RESPONSE_LIMIT,
@@ -98,6 +99,44 @@ def test_layout(site: Path, site_inputs: dict[str, Any]) -> None:
     assert "window.vegaEmbed" in (site / "assets/vega.js").read_text(encoding="utf-8")
     assert (site / "assets/site.css").is_file()
     assert (site / "assets/site.js").is_file()
+
+
+def test_each_run_folder_holds_its_run_document(site: Path, inputs: dict[str, Any]) -> None:
+    """data/runs/<run>/run.json is the run's kagreport.run document: it reads back into the
+    run model of the report the site graded, and the run's section of the index links it."""
+    config: SiteConfig = inputs["config"]
+    index = _parse(site / "index.html")
+    links = [str(a.get("href")) for tag, a in index.tags if tag == "a"]
+    for run_config in config.runs:
+        relative = f"data/runs/{slugify(run_config.name)}/run.json"
+        text = (site / relative).read_text(encoding="utf-8")
+        assert json.loads(text)["schema"] == "kagreport.run"
+        report = grade(
+            run_config.datasets, run_config.results, run_config.prefix, keep_text=RESPONSE_LIMIT
+        )
+        assert Run.read(site / relative) == Run.from_stats(report)
+        # Linked beside the kag stats JSON (the leaderboard's paragraph and the Data list).
+        assert links.count(relative) == 2
+    # Independently of the run model: of the simulated run's graded datasets, one row per
+    # result file (<dataset>/<question>/<setup>.json), the responses cut as on the setup
+    # pages, one error message per error record.
+    run = Run.read(site / f"data/runs/{slugify(config.runs[0].name)}/run.json")
+    graded = {run.dataset_names[d] for d in run.dataset.tolist()}
+    files = [p for p in sorted(inputs["results"].glob("sim-*/*/*.json")) if p.parts[-3] in graded]
+    records = [json.loads(path.read_text(encoding="utf-8")) for path in files]
+    rows = {
+        (run.dataset_names[d], run.question_names[q], run.systems[s])
+        for s, d, q in zip(
+            run.system.tolist(), run.dataset.tolist(), run.question.tolist(), strict=True
+        )
+    }
+    assert len(rows) == len(run) == len(files)
+    assert rows == {(p.parts[-3], p.parts[-2], p.stem) for p in files}
+    assert run.responses is not None
+    assert run.errors is not None
+    assert "x" * RESPONSE_LIMIT in run.responses  # the LONG response, cut
+    assert max(len(r or "") for r in run.responses) == RESPONSE_LIMIT
+    assert sum(e is not None for e in run.errors) == sum("error" in r for r in records)
 
 
 def test_every_chart_has_a_div_and_figures_have_an_svg(site: Path) -> None:
@@ -857,3 +896,38 @@ def test_notebook_outputs_cannot_navigate_away(tmp_path: Path) -> None:
     assert "leak.example" not in page
     assert 'href="x.css"' in page  # other links stay
     assert 'http-equiv="Content-Security-Policy"' in page  # the page's own meta stays
+
+
+def test_the_site_computes_no_statistic_of_its_own() -> None:
+    """What the site shows of a test, an interval, a family or a frontier comes from
+    kagreport.runs, kagreport.evaluation or kagreport.grading: no module of the site imports
+    kagreport.stats, a statistics module or a statistics function (wherever it is
+    re-exported), or calls a reducer over items."""
+    import ast
+    import inspect
+
+    import kagreport.site
+    import kagreport.stats
+
+    stats = kagreport.stats
+    functions = {n for n in stats.__all__ if inspect.isfunction(getattr(stats, n))}
+    functions |= {"compare_items", "compare_scores", "krippendorff_alpha", "alpha_interval"}
+    modules = ("kagreport.stats", "kagreport.evaluation._compare", "statistics", "scipy")
+    reducers = {"mean", "nanmean", "median", "nanmedian", "std", "nanstd", "var", "average"}
+    reducers |= {"fsum", "quantile", "percentile"}
+    folder = Path(kagreport.site.__file__).parent
+    checked = 0
+    for path in sorted(folder.rglob("*.py")):
+        checked += 1
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith(modules), f"{path.name} imports {node.module}"
+                used = functions & {alias.name for alias in node.names}
+                assert not used, f"{path.name} imports {used}"
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    assert not alias.name.startswith(modules), f"{path.name} imports {alias.name}"
+            elif isinstance(node, ast.Call):
+                name = getattr(node.func, "attr", getattr(node.func, "id", None))
+                assert name not in reducers, f"{path.name}:{node.lineno} calls {name}"
+    assert checked >= 10  # the package's modules were found

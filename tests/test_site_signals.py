@@ -355,7 +355,7 @@ def test_a_stop_between_the_renames_waits_for_the_swap(
 ) -> None:
     """A Ctrl-C once the old site is moved aside, before the new one is moved in, left no
     site folder at all (the old one sat in a hidden .site.old-* folder)."""
-    from kagreport.site import _build
+    from kagreport.site import _output
 
     out, _ = _site_copy(small_run, tmp_path)
     real_rename = os.rename
@@ -365,7 +365,7 @@ def test_a_stop_between_the_renames_waits_for_the_swap(
         if Path(source) == out:  # the old site is aside: the stop arrives now
             signal.raise_signal(signal.SIGINT)
 
-    monkeypatch.setattr(_build.os, "rename", rename)
+    monkeypatch.setattr(_output.os, "rename", rename)
     config = SiteConfig(
         title="new", runs=(RunConfig("sim", small_run["datasets"], small_run["results"]),)
     )

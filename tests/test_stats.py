@@ -5,11 +5,20 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 
 import kagreport.stats
 from kagreport.evaluation import alpha_interval
-from kagreport.stats import ConfidenceInterval, bootstrap_mean_interval
+from kagreport.stats import (
+    AlphaBootstrap,
+    ConfidenceInterval,
+    _alpha,
+    alpha_bootstrap_interval,
+    bootstrap_mean_interval,
+    pairable,
+    wilson_interval,
+)
 
 
 def test_all_is_complete() -> None:
@@ -40,3 +49,48 @@ def test_intervals_record_their_level_and_method() -> None:
     agreement = alpha_interval([[1, 2, 3, 4], [1, 2, 3, 3]], n_resamples=50, confidence=0.9)
     assert (agreement.level, agreement.method) == (0.9, "percentile-bootstrap")
     assert agreement.low <= agreement.high
+
+
+def test_wilson_interval_is_an_array_valued_confidence_interval() -> None:
+    from scipy.stats import binomtest
+
+    k, n = np.array([81, 15, 0]), np.array([263, 148, 20])
+    interval = wilson_interval(k, n, confidence=0.9)
+    assert isinstance(interval, ConfidenceInterval)
+    assert (interval.level, interval.method) == (0.9, "wilson")
+    assert interval.low.shape == interval.high.shape == (3,)
+    for i in range(3):
+        ci = binomtest(int(k[i]), int(n[i])).proportion_ci(confidence_level=0.9, method="wilson")
+        assert interval.low[i] == pytest.approx(ci.low, abs=1e-12)
+        assert interval.high[i] == pytest.approx(ci.high, abs=1e-12)
+    low, high = interval  # as the (low, high) tuple of arrays it was
+    assert low is interval.low
+    assert high is interval.high
+    assert interval.defined
+    assert not wilson_interval([1, 0], [2, 0]).defined  # a proportion of no trials: NaN
+
+
+def test_alpha_bootstrap_reports_progress_to_a_callback(monkeypatch: pytest.MonkeyPatch) -> None:
+    ratings = np.array([[1.0, 2.0, 3.0, 4.0, 2.0], [1.0, 2.0, 4.0, 4.0, 1.0]])
+    data = pairable(ratings, "interval")
+    plain = alpha_bootstrap_interval(data, "interval", 200, 3, 0.9)
+    assert isinstance(plain, AlphaBootstrap)
+    assert plain.interval.defined
+    assert 100 <= plain.n_defined <= 200
+    # One resample per block: a call before the first, then one per block, in order.
+    monkeypatch.setattr(_alpha, "_BUDGET", 1)
+    calls: list[tuple[int, int]] = []
+    found = alpha_bootstrap_interval(
+        data, "interval", 200, 3, 0.9, lambda done, total: calls.append((done, total))
+    )
+    assert calls == [(done, 200) for done in range(201)]
+    assert found == plain  # neither the blocks nor the callback change the draws
+    # No variation: alpha is undefined, no resample is drawn and nothing is reported.
+    calls.clear()
+    flat = pairable(np.full((2, 3), 2.0), "interval")
+    undefined = alpha_bootstrap_interval(
+        flat, "interval", 50, 0, 0.9, lambda done, total: calls.append((done, total))
+    )
+    assert calls == []
+    assert undefined.n_defined == 0
+    assert not undefined.interval.defined

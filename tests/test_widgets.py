@@ -15,6 +15,8 @@ import pytest
 
 from conftest import Tree, mcq
 from kagreport import find, grade
+from kagreport._format import MISSING
+from kagreport._format import p_value as p_value_text
 from kagreport.examples import llmbar_natural, mmlu_pro_philosophy
 from kagreport.frames import COST_AXES, OVERALL
 from kagreport.grading import Outcome, StatsReport
@@ -206,6 +208,12 @@ def test_views_of_an_empty_run(tmp_path: Path) -> None:
     assert browser.rows == []
     for view in (StatsView(report), ComparisonView(report), browser):
         assert "static snapshot" in view._repr_mimebundle_()["text/html"]
+    from kagreport.runs import Run
+
+    run = Run.from_stats(report)
+    assert "no row" in StatsView(run).message.value
+    assert "nothing to compare" in ComparisonView(run).message.value
+    assert ItemBrowser(run).rows == []
 
 
 # ---------------------------------------------------------------------------- ItemBrowser
@@ -618,3 +626,426 @@ def test_comparison_view_shows_tiny_exact_p_values(mmlu: StatsReport) -> None:
     html = view.to_html()
     assert f"{p:.2e}" in html
     assert ">0.0000<" not in html  # no table cell reads 0.0000
+
+
+# ---------------------------------------------------------------------------- views of a run
+
+
+def _site_comparisons(out: Path) -> list[tuple[dict[str, Any], list[list[str]]]]:
+    """Each comparison of a built site: its JSON document and its page's flipped items."""
+    found = []
+    for path in sorted((out / "data/comparisons").glob("*.json")):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        page = (out / "comparisons" / path.name).with_suffix(".html").read_text(encoding="utf-8")
+        flips = re.search(r'<script type="application/json" id="flips-data">(.*?)</script>', page)
+        found.append((document, json.loads(flips.group(1))["rows"] if flips else []))
+    return found
+
+
+def test_comparison_view_shows_the_sites_numbers_for_the_same_pair(
+    mmlu: StatsReport, tmp_path: Path
+) -> None:
+    # DESIGN.md: the same pair shows the same p-value everywhere. The bundled site's own
+    # comparison pages against the view of the same pair, of the report and of its run.
+    from kagreport.runs import Run
+    from kagreport.site import SiteConfig, build_site
+
+    root = Path(__file__).resolve().parents[1]
+    build_site(SiteConfig.from_toml(root / "site/site.toml"), tmp_path / "site")
+    compared = _site_comparisons(tmp_path / "site")
+    assert len(compared) == len(mmlu.setup_names) - 1
+    views = [ComparisonView(mmlu), ComparisonView(Run.from_stats(mmlu))]
+    for document, flips in compared:
+        (site,) = document["metrics"]
+        for view in views:
+            view.candidate.value, view.baseline.value = document["candidate"], document["baseline"]
+            assert view.comparison is not None
+            ours = view.comparison.metrics["correct"]
+            for key in ("n_pairs", "mean_difference", "ci_low", "ci_high", "p_value", "method"):
+                assert getattr(ours, key) == site[key], (document["candidate"], key)
+            assert view.comparison.n_items == document["n_items"]
+            assert view.dropped == (
+                document["metadata"]["items_only_in_candidate"]
+                + document["metadata"]["items_only_in_baseline"]
+            )
+            assert p_value_text(site["p_value"]) in view.table_html
+            assert list(view.flips["identifier"]) == [item for item, _, _ in flips]
+            winners = {item: mine == "correct" for item, mine, _ in flips}
+            assert {
+                row["identifier"]: row["flipped_to"] == "candidate"
+                for _, row in view.flips.iterrows()
+            } == winners
+
+
+_REFERENCE = "red green blue black"
+# (candidate answer, baseline answer) and their SQuAD token F1 against _REFERENCE, by hand:
+# F1 = 2PR / (P + R); "red green" has P = 1, R = 1/2, F1 = 2/3; "red": P = 1, R = 1/4, 0.4.
+_ANSWERS = {
+    "q1": ("red green blue black", "red green", 1.0, 2 / 3),
+    "q2": ("red", "red green blue black", 0.4, 1.0),
+    "q3": ("red green", "red", 2 / 3, 0.4),
+    "q4": ("pink", "pink", 0.0, 0.0),
+}
+
+
+def _f1_run() -> Any:
+    from kagreport.evaluation import AnswerItem, ExactMatch, TokenF1, evaluate_answers
+    from kagreport.runs import Run
+
+    evaluations = [
+        evaluate_answers(
+            [AnswerItem(q, "Colours?", pair[side], _REFERENCE) for q, pair in _ANSWERS.items()],
+            [ExactMatch(), TokenF1()],
+        )
+        for side in (0, 1)
+    ]
+    return Run.from_evaluations(evaluations, labels=["cand", "base"]), evaluations
+
+
+@pytest.mark.parametrize(
+    ("threshold", "expected"),
+    [
+        (0.5, {"q2": "baseline", "q3": "candidate"}),
+        (0.9, {"q1": "candidate", "q2": "baseline"}),
+        (0.3, {}),
+    ],
+)
+def test_comparison_view_of_a_run_from_evaluations_flips_at_the_threshold(
+    threshold: float, expected: dict[str, str]
+) -> None:
+    run, _ = _f1_run()
+    view = ComparisonView(run, n_resamples=200, threshold=threshold)
+    assert view.comparison is not None
+    assert set(view.comparison.metrics) == {"exact_match", "token_f1"}
+    f1 = view.comparison.metrics["token_f1"]
+    assert f1.mean_difference == pytest.approx(
+        sum(c - b for _, _, c, b in _ANSWERS.values()) / 4, abs=1e-12
+    )
+    view.metric.value = "token_f1"
+    assert dict(zip(view.flips["identifier"], view.flips["flipped_to"], strict=True)) == expected
+    for _, row in view.flips.iterrows():
+        _, _, mine, theirs = _ANSWERS[row["identifier"]]
+        assert row["candidate_score"] == pytest.approx(mine)
+        assert row["baseline_score"] == pytest.approx(theirs)
+    if expected:
+        # The run keeps the answers: the flipped responses come from it.
+        q = sorted(expected)[0]
+        assert f">{_ANSWERS[q][0]}</pre>" in view.flips_html
+        assert f"(threshold {threshold:g})" in view.flips_html
+
+
+def test_comparison_view_of_named_evaluations_equals_the_view_of_their_run() -> None:
+    run, evaluations = _f1_run()
+    named = ComparisonView(dict(zip(("cand", "base"), evaluations, strict=True)), n_resamples=300)
+    of_run = ComparisonView(run, n_resamples=300)
+    assert named.comparison is not None
+    assert of_run.comparison is not None
+    assert named.comparison.to_dict() == of_run.comparison.to_dict()
+    # compare() tests the same family with the same numbers.
+    direct = evaluations[0].compare(evaluations[1], n_resamples=300)
+    for name, metric in direct.metrics.items():
+        assert named.comparison.metrics[name].p_value == metric.p_value
+        assert named.comparison.metrics[name].ci_low == metric.ci_low
+
+
+def test_comparison_view_of_named_evaluations_with_different_items() -> None:
+    from kagreport.evaluation import AnswerItem, ExactMatch, evaluate_answers
+
+    def evaluation(answers: dict[str, str]) -> Any:
+        items = [AnswerItem(q, "?", a, "yes") for q, a in answers.items()]
+        return evaluate_answers(items, [ExactMatch()])
+
+    one = evaluation({"q1": "yes", "q2": "no", "q3": "yes"})
+    two = evaluation({"q2": "yes", "q3": "yes", "q4": "no"})
+    view = ComparisonView({"one": one, "two": two}, n_resamples=100)
+    assert view.run is None  # no common run: one per pair
+    assert view.comparison is not None
+    assert view.comparison.n_items == 2
+    assert view.dropped == 2
+    assert view.comparison.metrics["exact_match"].mean_difference == pytest.approx(-0.5)
+    assert list(view.flips["identifier"]) == ["q2"]
+
+
+def test_item_browser_of_a_run_with_texts_matches_the_report_browser(tmp_path: Path) -> None:
+    from kagreport.runs import Run
+
+    made = simulate_run(tmp_path / "sim", questions=12, datasets=2)
+    report = grade(made.datasets_path, made.results_path, keep_text=True)
+    of_report = ItemBrowser(report, page_size=1000)
+    of_run = ItemBrowser(Run.from_stats(report), page_size=1000)
+    assert of_run.report is None
+    assert len(of_run.matches) == len(of_report.matches) == len(report.items)
+    keys = ("setup", "dataset", "question", "outcome", "response", "error", "generation_secs")
+    assert [{k: r[k] for k in keys} for r in of_run.rows] == [
+        {k: r[k] for k in keys} for r in of_report.rows
+    ]
+    assert all(row["path"] is None for row in of_run.rows)
+    for browser in (of_report, of_run):
+        browser.pattern.value = "^[ab]$"
+        browser.outcome.value = "correct"
+    assert {(r["setup"], r["dataset"], r["question"]) for r in of_run.rows} == {
+        (r["setup"], r["dataset"], r["question"]) for r in of_report.rows
+    }
+    assert of_run.rows
+
+
+def test_item_browser_of_a_run_says_what_it_lacks(sim: StatsReport) -> None:
+    from kagreport.runs import Run
+
+    browser = ItemBrowser(Run.from_stats(sim), page_size=5)  # graded without keep_text
+    assert len(browser.matches) == len(sim.items)
+    assert all(row["response"] is None for row in browser.rows)
+    assert any("the run keeps no responses" in (row["error"] or "") for row in browser.rows)
+    browser.pattern.value = "a"
+    assert "the run keeps no responses" in browser.message.value
+    assert browser.rows == []
+
+
+def test_item_browser_of_a_run_from_evaluations_escapes_its_texts() -> None:
+    from kagreport.evaluation import AnswerItem, ExactMatch, evaluate_answers
+    from kagreport.runs import Run
+
+    items = [AnswerItem("q1", "?", SCRIPT, IMG), AnswerItem("q2", "?", "yes", "yes")]
+    run = Run.from_evaluations([evaluate_answers(items, [ExactMatch()])], labels=["sys"])
+    browser = ItemBrowser(run)
+    assert [(r["question"], r["outcome"], r["expected"]) for r in browser.rows] == [
+        ("q1", MISSING, IMG),  # no "correct" metric: outcomes unknown, and said so
+        ("q2", MISSING, "yes"),
+    ]
+    assert "The run has no datasets, costs or outcomes" in browser.message.value
+    html = browser.to_html()
+    assert "<script" not in html
+    assert "<img" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    browser.pattern.value = "^y"
+    assert [r["question"] for r in browser.rows] == ["q2"]
+
+
+def _pareto_by_hand(points: dict[str, tuple[float, float]]) -> set[str]:
+    """(cost, value) -> the points no other point dominates (cost <= and value >=, one of
+    them strict): the definition, pair by pair."""
+    return {
+        name
+        for name, (cost, value) in points.items()
+        if not any(
+            c <= cost and v >= value and (c < cost or v > value)
+            for other, (c, v) in points.items()
+            if other != name
+        )
+    }
+
+
+def _sim_by_hand(
+    sim: StatsReport, dataset: str | None = None
+) -> dict[str, tuple[float, float, float]]:
+    """Setup -> (accuracy, mean retrieval seconds, mean generation seconds) from the item
+    rows: a setup that records no retrieval time retrieves nothing and costs 0 s."""
+    found = {}
+    for setup in sim.setup_names:
+        rows = [r for r in sim.items if r.setup == setup and dataset in (None, r.dataset)]
+        retrieval = [r.retrieval_secs for r in rows if r.retrieval_secs is not None]
+        generation = [r.generation_secs for r in rows if r.generation_secs is not None]
+        found[setup] = (
+            sum(r.outcome is Outcome.CORRECT for r in rows) / len(rows),
+            sum(retrieval) / len(retrieval) if retrieval else 0.0,
+            sum(generation) / len(generation),
+        )
+    return found
+
+
+def test_stats_view_of_a_kag_run_is_the_view_of_its_report(
+    sim: StatsReport, mmlu: StatsReport
+) -> None:
+    import pandas as pd
+
+    from kagreport.runs import Run
+
+    for report in (sim, mmlu):
+        run = Run.from_stats(report)
+        views = [StatsView(report), StatsView(run)]
+        assert (views[1].report, views[1].run, views[1].metric) == (None, run, None)
+        assert views[0].cost.options == views[1].cost.options
+        assert views[0].datasets.options == views[1].datasets.options
+
+        def same(views: list[StatsView] = views) -> None:
+            pd.testing.assert_frame_equal(views[0].frame, views[1].frame, check_exact=True)
+            assert views[0].table_html == views[1].table_html
+            assert views[0].chart is not None
+            assert views[0].chart.to_dict() == views[1].chart.to_dict()
+            assert views[0].chart_widget.value == views[1].chart_widget.value
+
+        same()
+        for cost in COST_AXES:
+            for view in views:
+                view.cost.value = cost
+            same()
+        for view in views:
+            view.per_dataset.value = True
+            view.setups.value = tuple(report.setup_names[1:])
+            view.datasets.value = view.datasets.options[:1]
+        same()
+    assert "The run has no responses." in views[1].message.value  # graded without keep_text
+
+
+def test_stats_view_selection_sums_kags_per_dataset_metrics(
+    sim: StatsReport, mmlu: StatsReport, tmp_path: Path
+) -> None:
+    # The selection's metrics (kagreport.runs.setup_metrics of the selected rows) are the
+    # sums of kag's own per-dataset metrics, every field of which adds (kag metric.rs),
+    # ranked as kag ranks: accuracy descending, None last, then name.
+    from dataclasses import astuple, fields
+
+    from kagreport.grading import Metrics, RetrievalMetrics, SetupReport
+
+    def by_hand(report: StatsReport, setups: list[str], datasets: set[str]) -> list[Any]:
+        kept = []
+        for setup in report.setups:
+            per = {n: m for n, m in setup.per_dataset.items() if n in datasets}
+            if setup.setup not in setups or not per:
+                continue
+            counts = [
+                sum(column) for column in zip(*(astuple(m)[:-1] for m in per.values()), strict=True)
+            ]
+            retrievals = [astuple(m.retrieval) for m in per.values() if m.retrieval]
+            retrieval = (
+                RetrievalMetrics(*map(sum, zip(*retrievals, strict=True))) if retrievals else None
+            )
+            kept.append(SetupReport(setup.setup, Metrics(*counts, retrieval), per))
+        kept.sort(key=lambda s: (s.overall.accuracy is None, -(s.overall.accuracy or 0), s.setup))
+        return kept
+
+    assert [f.name for f in fields(Metrics)][-1] == "retrieval"
+    made = simulate_run(tmp_path / "other", questions=20, datasets=4, seed=7)
+    other = grade(made.datasets_path, made.results_path)
+    for report in (sim, mmlu, other):
+        view = StatsView(report)
+        names = sorted({n for s in report.setups for n in s.per_dataset})
+        for setups in (list(report.setup_names), list(report.setup_names[::2])):
+            for chosen in ([names[0]], names[1:], names):
+                view.setups.value = tuple(setups)
+                view.datasets.value = tuple(chosen)
+                assert isinstance(view.selection, StatsReport)
+                assert list(view.selection.setups) == by_hand(report, setups, set(chosen))
+                assert view.selection.items is report.items
+
+
+def test_stats_view_of_a_run_without_outcomes_puts_a_setup_without_retrieval_at_0(
+    sim: StatsReport,
+) -> None:
+    # Issue #10 item 7, one meaning in every view: a setup that retrieves nothing costs 0 s
+    # of retrieval and 0 graph elements and takes part in the Pareto frontier.
+    import dataclasses
+    import html
+
+    from kagreport.runs import Run
+
+    run = Run.from_stats(sim)
+    # A second score of every item (a judge agreeing with kag), ranked instead of kag's metrics.
+    judged = dataclasses.replace(run, metrics={**run.metrics, "judge": run.metrics["correct"]})
+    view = StatsView(judged, metric="judge")
+    assert view.chart is None
+    assert list(view.metric.options) == ["correct", "judge"]
+    assert view.cost.value == "retrieval_secs"
+    message = html.unescape(view.message.value)
+    assert "need metric 'correct' (this view ranks judge)" in message
+    assert "a setup that retrieves nothing costs 0 on this axis" in message
+    assert "not placed on the frontier" not in message
+    expected = _sim_by_hand(sim)
+    natives = [s for s in sim.setup_names if s.startswith("native")]
+    assert natives
+    assert all(expected[s][1] == 0.0 for s in natives)
+    front = _pareto_by_hand({s: (e[1], e[0]) for s, e in expected.items()})
+    assert front & set(natives)  # at 0 s, the best native is not dominated
+    assert set(view.frame["setup"]) == set(sim.setup_names)
+    for _, row in view.frame.iterrows():
+        accuracy, retrieval, _ = expected[row["setup"]]
+        assert row["mean"] == pytest.approx(accuracy, abs=1e-12)
+        assert row["cost"] == pytest.approx(retrieval, rel=1e-9, abs=0)
+        assert row["on_frontier"] == (row["setup"] in front)
+    assert list(view.frame["rank"]) == list(range(1, len(expected) + 1))
+    assert list(view.frame["mean"]) == sorted(view.frame["mean"], reverse=True)
+    # The same frontier as the chart of the kag run draws.
+    drawn = {
+        r["setup"]: r["frontier"]
+        for r in next(iter(StatsView(run).chart.to_dict()["datasets"].values()))
+    }
+    assert {s for s, on in drawn.items() if on} == front
+    one = view.datasets.options[0]
+    view.datasets.value = (one,)
+    view.setups.value = tuple(sim.setup_names[:2])
+    assert set(view.frame["setup"]) == set(sim.setup_names[:2])
+    view.cost.value = "generation_secs"
+    assert "mean generation_secs" in view.table_html
+    assert "costs 0 on this axis" not in view.message.value
+    selected = _sim_by_hand(sim, one)
+    for _, row in view.frame.iterrows():
+        accuracy, _, generation = selected[row["setup"]]
+        assert row["mean"] == pytest.approx(accuracy, abs=1e-12)
+        assert row["cost"] == pytest.approx(generation, rel=1e-9)
+    view.per_dataset.value = True
+    assert set(view.frame["dataset"]) == {OVERALL, one}
+    # Without any outcome no answer is known to be committed: whether a setup retrieved
+    # nothing is unknown (NaN, off the frontier), and the view says so.
+    scores = dataclasses.replace(run, outcome=np.full(len(run), -1, dtype=np.int8))
+    view = StatsView(scores)
+    message = html.unescape(view.message.value)
+    assert "need each row's outcome (metric 'correct'), which this run lacks" in message
+    unplaced = message.split(" record no retrieval_secs (not placed on the frontier)")[0]
+    assert set(natives) <= set(unplaced.rsplit("; ", 1)[-1].split(", "))
+
+
+def test_stats_view_of_a_run_from_evaluations_shows_kags_metrics_it_has(
+    sim: StatsReport,
+) -> None:
+    from kagreport.evaluation import evaluation_from_stats
+    from kagreport.runs import Run
+
+    evaluations = [evaluation_from_stats(sim, s, answers=False) for s in sim.setup_names]
+    run = Run.from_evaluations(evaluations, same_items=False)
+    view, of_report = StatsView(run), StatsView(sim)
+    assert view.metric is None  # every row has an outcome: kag's metrics
+    assert [value for _, value in view.cost.options] == ["generation"]
+    assert view.chart is not None
+    assert "The run records no " in view.message.value
+    assert "no retrieval or context or graph axis" in view.message.value
+    columns = ["setup", "rank", "total", "correct", "errors", "accuracy", "accuracy_low"]
+    columns += ["avg_generation_secs"]
+    assert view.frame[columns].equals(of_report.frame[columns])
+    assert view.frame["avg_retrieval_secs"].isna().all()  # unknown, not 0
+    for setup, (accuracy, _, _) in _sim_by_hand(sim).items():
+        row = view.frame[view.frame["setup"] == setup].iloc[0]
+        assert row["accuracy"] == pytest.approx(accuracy, abs=1e-12)
+    with pytest.raises(ValueError, match="no cost column 'retrieval_secs'"):
+        StatsView(run, cost="retrieval")
+
+
+def test_stats_view_of_a_run_from_evaluations_says_what_it_lacks() -> None:
+    run, _ = _f1_run()
+    view = StatsView(run, metric="token_f1")
+    assert list(view.metric.options) == ["exact_match", "token_f1"]
+    means = dict(zip(view.frame["setup"], view.frame["mean"], strict=True))
+    assert means["cand"] == pytest.approx(sum(c for _, _, c, _ in _ANSWERS.values()) / 4)
+    assert means["base"] == pytest.approx(sum(b for _, _, _, b in _ANSWERS.values()) / 4)
+    assert view.cost.value is None  # no latency recorded
+    assert "The run has no datasets, costs or outcomes." in view.message.value
+    assert "static snapshot" in view.to_html()
+    view.metric.value = "exact_match"
+    assert dict(zip(view.frame["setup"], view.frame["mean"], strict=True)) == {
+        "cand": 0.25,
+        "base": 0.25,
+    }
+
+
+def test_comparison_view_threshold_moves_the_flips_not_the_test() -> None:
+    run, _ = _f1_run()
+    view = ComparisonView(run, n_resamples=200)
+    view.metric.value = "token_f1"
+    before = view.comparison
+    assert before is not None
+    assert set(view.flips["identifier"]) == {"q2", "q3"}  # threshold 0.5, as in _ANSWERS
+    view.threshold = 0.9
+    view.refresh()
+    assert set(view.flips["identifier"]) == {"q1", "q2"}
+    assert "(threshold 0.9)" in view.flips_html
+    assert view.comparison is not None
+    assert view.comparison.to_dict() == before.to_dict()  # a display filter: same statistics

@@ -2,7 +2,8 @@
 
 Layers (each imports only the ones before it): :mod:`kagreport.kag` reads
 what ``kag benchmark`` writes; :mod:`kagreport.grading` reproduces
-``kag stats``. Importing them loads neither pandas, Altair nor ipywidgets.
+``kag stats``. Importing them loads neither pandas, Altair nor ipywidgets; importing
+the package root loads neither msgspec nor NumPy (its names are loaded on first use).
 
 The answer-evaluation surface of ANSWER_EVALUATION_SPEC.md (:func:`evaluate_answers`,
 :class:`AnswerEvaluation` ...) is importable from here too; it is loaded from
@@ -16,6 +17,8 @@ import typing
 
 from kagreport._errors import (
     DatasetsError,
+    FormatError,
+    InputError,
     KagreportError,
     MissingExtraError,
     ResultFileError,
@@ -23,8 +26,7 @@ from kagreport._errors import (
     UsageError,
     WorkerDiedError,
 )
-from kagreport.grading import FindReport, Metrics, Outcome, StatsReport, find, grade
-from kagreport.kag import load_datasets
+from kagreport._signals import note_stop, stop_requested
 
 if typing.TYPE_CHECKING:
     from kagreport.evaluation import (
@@ -36,6 +38,8 @@ if typing.TYPE_CHECKING:
         evaluate_retrieval,
         evaluation_from_stats,
     )
+    from kagreport.grading import FindReport, Metrics, Outcome, StatsReport, find, grade
+    from kagreport.kag import load_datasets
 
 # A library logs; the application decides where logs go (the CLI sets a handler).
 logging.getLogger("kagreport").addHandler(logging.NullHandler())
@@ -43,18 +47,26 @@ logging.getLogger("kagreport").addHandler(logging.NullHandler())
 #: The package version (also read by the build backend).
 __version__ = "0.1.0"
 
-# Loaded on first access (PEP 562): kagreport.evaluation brings NumPy.
-_LAZY = frozenset(
-    {
-        "AnswerEvaluation",
-        "AnswerItem",
-        "EvaluationComparison",
-        "RetrievalEvaluation",
-        "evaluate_answers",
-        "evaluate_retrieval",
-        "evaluation_from_stats",
-    }
-)
+# Loaded on first access (PEP 562), so that `import kagreport` (and the console entry,
+# kagreport._entry) loads neither msgspec nor NumPy: name -> the module that defines it.
+_LAZY = {
+    **dict.fromkeys(
+        ("FindReport", "Metrics", "Outcome", "StatsReport", "find", "grade"), "kagreport.grading"
+    ),
+    "load_datasets": "kagreport.kag",
+    **dict.fromkeys(
+        (
+            "AnswerEvaluation",
+            "AnswerItem",
+            "EvaluationComparison",
+            "RetrievalEvaluation",
+            "evaluate_answers",
+            "evaluate_retrieval",
+            "evaluation_from_stats",
+        ),
+        "kagreport.evaluation",
+    ),
+}
 
 __all__ = [
     "AnswerEvaluation",
@@ -62,6 +74,8 @@ __all__ = [
     "DatasetsError",
     "EvaluationComparison",
     "FindReport",
+    "FormatError",
+    "InputError",
     "KagreportError",
     "Metrics",
     "MissingExtraError",
@@ -79,18 +93,24 @@ __all__ = [
     "find",
     "grade",
     "load_datasets",
+    "note_stop",
+    "stop_requested",
 ]
 
 
 def __getattr__(name: str) -> object:
     if name in _LAZY:
-        import kagreport.evaluation
+        import importlib
 
-        value = getattr(kagreport.evaluation, name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value  # later lookups skip this function
         return value
+    if name in ("grading", "kag"):  # loaded by `import kagreport` before it was lazy
+        import importlib
+
+        return importlib.import_module(f"kagreport.{name}")
     raise AttributeError(f"module 'kagreport' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _LAZY)
+    return sorted(set(globals()) | set(_LAZY))

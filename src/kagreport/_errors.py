@@ -8,6 +8,7 @@ The tree (all in this module; the public ones are re-exported where users import
 
     KagreportError                     kagreport
     ├── UsageError                     kagreport (exit code 2)
+    │   └── FormatError                kagreport (also a ValueError)
     ├── DatasetsError                  kagreport
     ├── ResultTreeError                kagreport
     ├── ResultFileError                kagreport
@@ -17,11 +18,13 @@ The tree (all in this module; the public ones are re-exported where users import
     ├── ConfigError                    kagreport.evaluation
     ├── JudgeCacheError                kagreport.evaluation
     ├── ReportError                    kagreport.evaluation
-    ├── DifferentItemsError (also ValueError)   kagreport.evaluation
+    │   └── DocumentError              (also a ValueError: a document's field, by its path)
+    ├── InputError                     kagreport, kagreport.evaluation (also a ValueError)
+    │   └── DifferentItemsError        kagreport.evaluation
     └── SiteError                      kagreport.site
 
     OSError
-    └── NotRegularFileError            (internal: a FIFO or device swapped in for a file)
+    └── NotRegularFileError            (internal: a FIFO, socket or device named as a file)
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ __all__ = [
     "ConfigError",
     "DatasetsError",
     "DifferentItemsError",
+    "DocumentError",
+    "FormatError",
+    "InputError",
     "JudgeCacheError",
     "KagreportError",
     "MissingExtraError",
@@ -75,6 +81,10 @@ class UsageError(KagreportError):
     """A bad command-line value (an invalid regular expression, say); exit code 2."""
 
     exit_code = 2
+
+
+class FormatError(UsageError, ValueError):
+    """A file name whose suffix names no format kagreport reads or writes (a ValueError too)."""
 
 
 class DatasetsError(KagreportError):
@@ -167,11 +177,30 @@ class ReportError(KagreportError):
     """A stored evaluation report that cannot be read."""
 
 
+class DocumentError(ReportError, ValueError):
+    """A document that does not parse, or is not shaped like its kind.
+
+    The message names the file when one was read, and the path of the field at fault:
+    ``r.json: not a valid AnswerEvaluation: items[3].scores.correct: expected a number,
+    got "x"``. A :class:`ValueError` too, as the documents' ``read`` and ``from_dict``
+    are specified to raise.
+    """
+
+
 class SiteError(KagreportError):
     """A report site that cannot be built: its configuration, notebooks, figures or templates."""
 
 
-class DifferentItemsError(KagreportError, ValueError):
+class InputError(KagreportError, ValueError):
+    """Values given to a public function that it cannot use (a ValueError too).
+
+    Two evaluations that share no item or no metric, items or judges whose names repeat, a
+    ``metrics`` list naming what the evaluations do not hold: the ``ValueError`` of
+    ANSWER_EVALUATION_SPEC.md, with a message fit to show as is.
+    """
+
+
+class DifferentItemsError(InputError):
     """Two evaluations compared item by item do not hold the same items.
 
     A ValueError too, as ANSWER_EVALUATION_SPEC.md says ``compare`` raises.

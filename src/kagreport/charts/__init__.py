@@ -1,18 +1,20 @@
 """Altair charts of kagreport's reports, and their offline export for papers.
 
-Every function takes a report object or the matching frame of :mod:`kagreport.frames`, returns an
-Altair chart and never displays it. The data is aggregated in pandas first (a chart holds at most
-a few thousand rows, whatever the size of the run) and embedded inline, so charts render offline
-and from ``file://``. Undefined numbers are ``null`` in the data and drawn as missing, never as 0.
-By default each chart carries the paper theme (:data:`PAPER_CONFIG`: 240 px = 3.33 in wide,
-Liberation Sans, text of 8 pt or more, no border); ``theme=False`` leaves it out so that charts can
-be layered or concatenated.
+Every function takes a report object, a :class:`kagreport.runs.Run` (and the comparisons of
+:func:`kagreport.runs.compare_setups`) or the matching frame of :mod:`kagreport.frames`, returns an
+Altair chart and never displays it; a run lacking a cost the chart needs raises a
+:class:`kagreport.KagreportError` naming the column. The data is aggregated in pandas first (a
+chart holds at most a few thousand rows, whatever the size of the run) and embedded inline, so
+charts render offline and from ``file://``. Undefined numbers are ``null`` in the data and drawn as
+missing, never as 0. By default each chart carries the paper theme (:data:`PAPER_CONFIG`: 240 px =
+3.33 in wide, Liberation Sans, text of 8 pt or more, no border); ``theme=False`` leaves it out so
+that charts can be layered or concatenated.
 
 - :func:`accuracy_cost_chart`: accuracy against a mean cost, with the Pareto frontier.
 - :func:`outcomes_chart`: correct / incorrect / error per setup.
 - :func:`dataset_heatmap`: a metric per setup and dataset.
 - :func:`latency_chart`: per-item generation or retrieval time per setup.
-- :func:`forest_plot`: paired differences of two evaluations.
+- :func:`forest_plot`: paired differences of two evaluations, or of a run's setup pairs.
 - :func:`agreement_chart`, :func:`pairwise_agreement_chart`: agreement between judges.
 - :func:`save_figure`: SVG, PNG, PDF (or HTML) with vl-convert.
 

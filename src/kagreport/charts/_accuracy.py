@@ -26,6 +26,7 @@ from kagreport.frames import (
     pareto_front,
 )
 from kagreport.grading import StatsReport
+from kagreport.runs import Run, cost_axis
 
 #: Pixels of a point's label before it is cut with an ellipsis: a label sits on the side of
 #: its point with more room, about half the plot of a one-column figure.
@@ -67,8 +68,9 @@ def _note(row: pd.Series[Any], cost: str) -> str:
     return "undefined"
 
 
+# Over 80 lines with its docstring: one table's columns, built in the order they are documented.
 def accuracy_cost_data(
-    report_or_frame: StatsReport | pd.DataFrame,
+    report_or_frame: StatsReport | Run | pd.DataFrame,
     *,
     cost: Cost = "retrieval",
     per_dataset: bool = False,
@@ -90,14 +92,23 @@ def accuracy_cost_data(
     with the note), label_side (``"left"`` for points in the right part of the plot, whose
     label goes to their left), order (kag's ranking of the setup).
 
+    A :class:`~kagreport.runs.Run` gives the rows of ``stats_frame(run)``: the same
+    numbers as its report for ``Run.from_stats(report)``; a run from evaluations draws
+    accuracy against the costs it records.
+
     Raises
     ------
     ValueError
         For an unknown ``cost``, or a frame without the columns needed.
+    KagreportError
+        For a run without the cost column the axis needs (``retrieval_secs``, ...: the
+        message names it) or without outcomes (no metric ``correct``).
     TypeError
-        If ``report_or_frame`` is neither a StatsReport nor a DataFrame.
+        If ``report_or_frame`` is neither a StatsReport, a Run nor a DataFrame.
     """
     column, _ = _cost_axis(cost)
+    if isinstance(report_or_frame, Run):
+        cost_axis(report_or_frame, cost)  # names the missing cost column
     frame = stats_rows(report_or_frame, confidence)
     require_columns(frame, ("accuracy", "accuracy_low", "accuracy_high", column), "the stats frame")
     overall = frame["dataset"].astype(str) == OVERALL
@@ -156,8 +167,9 @@ def accuracy_cost_data(
     return data.sort_values(["order", "dataset"], kind="stable").reset_index(drop=True)
 
 
+# Over 80 lines with its docstring: one chart's encodings and layers, read top to bottom.
 def accuracy_cost_chart(
-    report_or_frame: StatsReport | pd.DataFrame,
+    report_or_frame: StatsReport | Run | pd.DataFrame,
     *,
     cost: Cost = "retrieval",
     per_dataset: bool = False,
@@ -190,9 +202,10 @@ def accuracy_cost_chart(
 
     Parameters
     ----------
-    report_or_frame : StatsReport or DataFrame
-        A graded run, or a frame from :func:`kagreport.frames.stats_frame` (overall rows have
-        ``dataset == OVERALL``; with ``per_dataset`` the other rows are drawn).
+    report_or_frame : StatsReport, Run or DataFrame
+        A graded run, a :class:`kagreport.runs.Run`, or a frame from
+        :func:`kagreport.frames.stats_frame` (overall rows have ``dataset == OVERALL``; with
+        ``per_dataset`` the other rows are drawn).
     cost : {"retrieval", "generation", "context", "graph"}
         The cost axis.
     per_dataset : bool
@@ -215,6 +228,8 @@ def accuracy_cost_chart(
     ------
     ValueError
         For an unknown ``cost``, or a frame without the needed columns.
+    KagreportError
+        For a run without the cost column the axis needs, or without outcomes.
     """
     _, axis_title = _cost_axis(cost)
     data = accuracy_cost_data(

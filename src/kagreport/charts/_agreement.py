@@ -10,6 +10,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from kagreport._format import fixed
 from kagreport.charts._data import inline_data, require_columns, title_params
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.evaluation import AnswerEvaluation, pairwise_agreement
@@ -31,6 +32,7 @@ _COLOUR: Final = "#4c78a8"
 _MISSING: Final = "#f0f0f0"
 
 
+# Over 80 lines with its docstring: one chart's encodings and layers, read top to bottom.
 def agreement_chart(
     evaluation_or_frame: AnswerEvaluation | pd.DataFrame,
     *,
@@ -201,7 +203,7 @@ def pairwise_agreement_data(
     whose pairs are all undefined last), then cut to ``max_judges``, unless ``judges`` names
     them (kept in the order given). One row per pair (i, j), i after j in that order (the lower
     triangle): judge_a (row), judge_b (column), alpha (NaN where undefined), items (units both
-    rated), label (alpha to 2 decimals or "–"), defined, mean_a (judge_a's mean alpha).
+    rated), label (alpha to 2 decimals or "—"), defined, mean_a (judge_a's mean alpha).
 
     Raises
     ------
@@ -255,7 +257,7 @@ def pairwise_agreement_data(
                     "judge_b": names[j],
                     "alpha": alpha,
                     "items": int((rated[names[i]] & rated[names[j]]).sum()),
-                    "label": "–" if math.isnan(alpha) else f"{alpha:.2f}",
+                    "label": fixed(alpha, 2),
                     "defined": not math.isnan(alpha),
                     "mean_a": float(means[i]),
                 }
@@ -264,6 +266,7 @@ def pairwise_agreement_data(
     return pd.DataFrame(rows, columns=columns), available
 
 
+# Over 80 lines with its docstring: one chart's encodings and layers, read top to bottom.
 def pairwise_agreement_chart(
     evaluation: AnswerEvaluation,
     criterion: str,

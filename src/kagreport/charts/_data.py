@@ -1,4 +1,4 @@
-"""Turning frames into the inline data of a chart, and accepting a report or its frame."""
+"""Turning frames into the inline data of a chart, and accepting a report, a run or its frame."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pandas as pd
 
 from kagreport.frames import stats_frame
 from kagreport.grading import StatsReport
+from kagreport.runs import Run
 
 __all__ = ["inline_data", "require_columns", "sorted_setups", "stats_rows", "title_params"]
 
@@ -54,16 +55,19 @@ def require_columns(frame: pd.DataFrame, columns: Iterable[str], what: str) -> N
         raise ValueError(f"{what} lacks the column(s) {', '.join(map(repr, missing))}")
 
 
-def stats_rows(report_or_frame: StatsReport | pd.DataFrame, confidence: float) -> pd.DataFrame:
-    """``stats_frame(report)`` with the per-dataset rows, or a copy of a frame given as is."""
-    if isinstance(report_or_frame, StatsReport):
+def stats_rows(
+    report_or_frame: StatsReport | Run | pd.DataFrame, confidence: float
+) -> pd.DataFrame:
+    """``stats_frame(report)`` (or of a run) with the per-dataset rows, or a copy of a frame
+    given as is."""
+    if isinstance(report_or_frame, StatsReport | Run):
         return stats_frame(report_or_frame, per_dataset=True, confidence=confidence)
     if isinstance(report_or_frame, pd.DataFrame):
         require_columns(report_or_frame, ("setup", "dataset"), "the stats frame")
         return report_or_frame.copy()
     raise TypeError(
-        "expected a StatsReport (from kagreport.grade) or a DataFrame from "
-        f"kagreport.frames.stats_frame, not {type(report_or_frame).__name__}"
+        "expected a StatsReport (from kagreport.grade), a kagreport.runs.Run or a DataFrame "
+        f"from kagreport.frames.stats_frame, not {type(report_or_frame).__name__}"
     )
 
 

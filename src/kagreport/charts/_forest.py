@@ -8,11 +8,15 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from kagreport._errors import KagreportError
 from kagreport.charts._accuracy import RING
 from kagreport.charts._data import inline_data, require_columns, title_params
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.evaluation import EvaluationComparison
 from kagreport.frames import comparison_frame
+from kagreport.runs import SetupComparison, SetupComparisons
+
+Comparisons = EvaluationComparison | SetupComparison | SetupComparisons | pd.DataFrame
 
 __all__ = ["forest_data", "forest_plot"]
 
@@ -25,10 +29,39 @@ def _labels(alpha: float) -> tuple[str, str]:
     return (f"Holm p < {alpha:g}", "not significant")
 
 
+def _pairs_frame(comparisons: SetupComparisons, metric: str | None) -> pd.DataFrame:
+    """One row per pair of a run's comparisons, on one metric, with the run-level Holm p."""
+    name = comparisons.metrics[0] if metric is None and comparisons.metrics else metric
+    if name not in comparisons.metrics:
+        raise KagreportError(
+            f"the comparisons have no metric {name!r}; metrics: "
+            f"{', '.join(comparisons.metrics) or 'none'}"
+        )
+    rows = []
+    for c in comparisons.comparisons:
+        row: dict[str, Any] = {"candidate": c.candidate, "baseline": c.baseline}
+        row |= c.comparison.metrics[name].to_dict()
+        # A pair against the one baseline is named by its candidate.
+        row["metric"] = (
+            f"{c.candidate} − {c.baseline}" if comparisons.pairs == "all-pairs" else c.candidate
+        )
+        row["p_value_holm"] = c.p_values_family[name]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def forest_data(
-    comparison_or_frame: EvaluationComparison | pd.DataFrame, *, alpha: float = 0.05
+    comparison_or_frame: Comparisons, *, alpha: float = 0.05, metric: str | None = None
 ) -> pd.DataFrame:
-    """The table :func:`forest_plot` draws: one row per metric.
+    """The table :func:`forest_plot` draws: one row per metric (or per pair).
+
+    ``comparison_or_frame`` is an :class:`EvaluationComparison`, a
+    :class:`kagreport.runs.SetupComparison` (its rows carry the Holm adjustment across the
+    run's family, :meth:`~kagreport.runs.SetupComparison.family_comparison`), a
+    :class:`kagreport.runs.SetupComparisons` (one row per pair on ``metric``, default the
+    first compared, named by the candidate against one baseline or ``"a − b"`` for all
+    pairs, with the run-level Holm p), or a frame from
+    :func:`kagreport.frames.comparison_frame`.
 
     Columns: metric, mean_difference, ci_low, ci_high (candidate - baseline, in the metric's
     unit), p_value, p_value_holm, n_pairs, candidate_mean, baseline_mean (NaN where absent),
@@ -40,16 +73,20 @@ def forest_data(
     ------
     ValueError
         If ``alpha`` is not in (0, 1], or a frame lacks the needed columns.
+    KagreportError
+        If ``metric`` is not a metric of the comparisons.
     """
     if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha <= 1:
         raise ValueError(f"`alpha` must be in (0, 1], not {alpha!r}")
-    if isinstance(comparison_or_frame, EvaluationComparison):
+    if isinstance(comparison_or_frame, SetupComparisons):
+        frame = _pairs_frame(comparison_or_frame, metric)
+    elif isinstance(comparison_or_frame, EvaluationComparison | SetupComparison):
         frame = comparison_frame(comparison_or_frame)
     elif isinstance(comparison_or_frame, pd.DataFrame):
         frame = comparison_or_frame
     else:
         raise TypeError(
-            "expected an EvaluationComparison or a DataFrame from "
+            "expected an EvaluationComparison, a SetupComparison(s) or a DataFrame from "
             f"kagreport.frames.comparison_frame, not {type(comparison_or_frame).__name__}"
         )
     if frame.empty:
@@ -109,13 +146,15 @@ def _tests(frame: pd.DataFrame) -> Any:
     )
 
 
+# Over 80 lines with its docstring: one chart's encodings and layers, read top to bottom.
 def forest_plot(
-    comparison_or_frame: EvaluationComparison | pd.DataFrame,
+    comparison_or_frame: Comparisons,
     *,
     alpha: float = 0.05,
     title: str | None = None,
     percent: bool = False,
     theme: bool = True,
+    metric: str | None = None,
 ) -> alt.LayerChart:
     """Paired differences between two evaluations, one row per metric (a forest plot).
 
@@ -128,8 +167,10 @@ def forest_plot(
 
     Parameters
     ----------
-    comparison_or_frame : EvaluationComparison or DataFrame
-        From ``AnswerEvaluation.compare`` (or :func:`kagreport.frames.comparison_frame`).
+    comparison_or_frame : EvaluationComparison, SetupComparison, SetupComparisons or DataFrame
+        From ``AnswerEvaluation.compare``, :func:`kagreport.runs.compare_setups` (one pair,
+        its p-values Holm-adjusted across the run; or all of them, one row per pair on
+        ``metric``), or :func:`kagreport.frames.comparison_frame`.
     alpha : float
         Significance level for the Holm-adjusted p-values.
     title : str, optional
@@ -138,17 +179,34 @@ def forest_plot(
         Show differences and means as percentages (for proportions such as accuracy).
     theme : bool
         Apply the paper theme.
+    metric : str, optional
+        The metric of a :class:`~kagreport.runs.SetupComparisons` (default the first).
 
     Returns
     -------
     alt.LayerChart
         Its inline data is :func:`forest_data`.
     """
-    data = forest_data(comparison_or_frame, alpha=alpha)
+    data = forest_data(comparison_or_frame, alpha=alpha, metric=metric)
     confidence = 0.95
     heading = "Paired differences"
-    if isinstance(comparison_or_frame, EvaluationComparison):
-        confidence = float(comparison_or_frame.settings.get("confidence", 0.95))
+    if isinstance(comparison_or_frame, SetupComparisons):
+        pairs = comparison_or_frame.comparisons
+        if pairs:
+            confidence = float(pairs[0].comparison.settings.get("confidence", 0.95))
+        name = metric or (comparison_or_frame.metrics or ("",))[0]
+        heading = (
+            f"Differences in {name} between the setups"
+            if comparison_or_frame.pairs == "all-pairs" or not pairs
+            else f"Difference in {name} against {pairs[0].baseline}"
+        )
+    elif isinstance(comparison_or_frame, EvaluationComparison | SetupComparison):
+        settings = (
+            comparison_or_frame.comparison.settings
+            if isinstance(comparison_or_frame, SetupComparison)
+            else comparison_or_frame.settings
+        )
+        confidence = float(settings.get("confidence", 0.95))
         heading = f"{comparison_or_frame.candidate} − {comparison_or_frame.baseline}"
     elif {"candidate", "baseline"} <= set(comparison_or_frame.columns) and len(comparison_or_frame):
         first = comparison_or_frame.iloc[0]

@@ -18,6 +18,7 @@ from kagreport.charts._data import (
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.frames import OVERALL
 from kagreport.grading import StatsReport
+from kagreport.runs import Run
 
 __all__ = ["OUTCOME_COLOURS", "dataset_heatmap", "heatmap_data", "outcomes_chart", "outcomes_data"]
 
@@ -35,7 +36,7 @@ _PROPORTIONS: Final = frozenset(
 _MISSING_LABEL: Final = "–"
 
 
-def outcomes_data(report_or_frame: StatsReport | pd.DataFrame) -> pd.DataFrame:
+def outcomes_data(report_or_frame: StatsReport | Run | pd.DataFrame) -> pd.DataFrame:
     """The table :func:`outcomes_chart` draws: one row per setup and outcome.
 
     Columns: setup, outcome (correct / incorrect / error), count (result files), total,
@@ -67,7 +68,7 @@ def outcomes_data(report_or_frame: StatsReport | pd.DataFrame) -> pd.DataFrame:
 
 
 def outcomes_chart(
-    report_or_frame: StatsReport | pd.DataFrame,
+    report_or_frame: StatsReport | Run | pd.DataFrame,
     *,
     normalize: bool = False,
     title: str | None = None,
@@ -82,8 +83,9 @@ def outcomes_chart(
 
     Parameters
     ----------
-    report_or_frame : StatsReport or DataFrame
-        A graded run, or a frame from :func:`kagreport.frames.stats_frame` (its overall rows).
+    report_or_frame : StatsReport, Run or DataFrame
+        A graded run, a :class:`kagreport.runs.Run` (its outcomes), or a frame from
+        :func:`kagreport.frames.stats_frame` (its overall rows).
     normalize : bool
         Shares of each setup's result files instead of counts.
     title : str, optional
@@ -142,7 +144,7 @@ def _label(value: float, proportion: bool) -> str:
 
 
 def heatmap_data(
-    report_or_frame: StatsReport | pd.DataFrame,
+    report_or_frame: StatsReport | Run | pd.DataFrame,
     metric: str = "accuracy",
     *,
     overall: bool = True,
@@ -206,8 +208,9 @@ def heatmap_data(
     )
 
 
+# Over 80 lines with its docstring: one chart's encodings and layers, read top to bottom.
 def dataset_heatmap(
-    report_or_frame: StatsReport | pd.DataFrame,
+    report_or_frame: StatsReport | Run | pd.DataFrame,
     metric: str = "accuracy",
     *,
     overall: bool = True,
@@ -226,8 +229,9 @@ def dataset_heatmap(
 
     Parameters
     ----------
-    report_or_frame : StatsReport or DataFrame
-        A graded run, or a frame from :func:`kagreport.frames.stats_frame`.
+    report_or_frame : StatsReport, Run or DataFrame
+        A graded run, a :class:`kagreport.runs.Run`, or a frame from
+        :func:`kagreport.frames.stats_frame`.
     metric : str
         A numeric column of the stats frame (``accuracy``, ``precision``, ``coverage``,
         ``avg_generation_secs``, ``errors``, ...).

@@ -8,8 +8,7 @@ import sys
 import warnings
 from typing import Any
 
-from kagreport import KagreportError, UsageError
-from kagreport._signals import stop_requested
+from kagreport import KagreportError, UsageError, stop_requested
 from kagreport.cli._output import as_text, write_json
 
 __all__ = ["add_parsers", "run_compare", "run_evaluate"]
@@ -72,9 +71,16 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
 
 
 def run_evaluate(args: argparse.Namespace, level: int) -> int:
-    from kagreport.evaluation import TextRepairWarning, answer_items_from_run, evaluate_answers
-    from kagreport.evaluation._text import render_evaluation
-    from kagreport.evaluation.judges._config import load_items_jsonl, load_judges
+    from kagreport.evaluation import (
+        TextRepairWarning,
+        answer_items_from_run,
+        check_evaluate_paths,
+        evaluate_answers,
+        load_items_jsonl,
+        load_judges,
+        render_evaluation,
+        write_report,
+    )
 
     if args.max_concurrency < 1:
         raise UsageError(f"--max-concurrency must be >= 1, not {args.max_concurrency}")
@@ -82,7 +88,14 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
         raise UsageError("--cache needs a file name")
     if args.items is not None and (args.datasets or args.setup or args.prefix):
         raise UsageError("--datasets, --setup and --prefix go with --results, not --items")
-    _check_evaluate_paths(args)
+    check_evaluate_paths(
+        args.output,
+        judges=args.judges,
+        items=args.items,
+        datasets=args.datasets,
+        results=args.results,
+        cache=args.cache,
+    )
     judges = load_judges(args.judges)
     with warnings.catch_warnings(record=True) as repairs:
         warnings.simplefilter("always", TextRepairWarning)
@@ -116,14 +129,12 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
             max_concurrency=args.max_concurrency,
             metadata={"name": name},
         )
-    except ValueError as exc:
-        raise KagreportError(str(exc)) from None
     except (KeyboardInterrupt, SystemExit) as stop:  # Ctrl-C; SIGTERM (cli._main)
         if isinstance(stop, SystemExit) and stop is not stop_requested():
             raise  # a library's own sys.exit(), not a stop: no "interrupted" line
         sys.stderr.write(_interrupted(stop, args.cache))
         return stop.code if isinstance(stop, SystemExit) and isinstance(stop.code, int) else 130
-    _write(evaluation, args.output)
+    write_report(evaluation, args.output)
     sys.stdout.write(render_evaluation(evaluation))
     sys.stdout.write(f"\nreport written to {args.output}\n")
     failed = sorted(j for j in evaluation.judges if evaluation.errors.get(j) == len(items))
@@ -177,99 +188,13 @@ def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
         )
 
 
-def _same_file(first: str, second: str) -> bool:
-    """Whether two paths name one file: the same inode when both exist (hard links,
-    symbolic links), else the same resolved path (a file one of them will create)."""
-    if os.path.exists(first) and os.path.exists(second):
-        return os.path.samefile(first, second)
-    return os.path.realpath(first) == os.path.realpath(second)
-
-
-def _check_evaluate_paths(args: argparse.Namespace) -> None:
-    """Refuse, before any work, an output or cache that is one of evaluate's inputs.
-
-    Raises
-    ------
-    UsageError
-        If ``-o`` is (or would replace) the items, judges or datasets file, a prompt file
-        of the judges or the cache, or lies in a question folder of the results tree; or
-        if the cache is one of the input files. Paths are compared as files (hard and
-        symbolic links included), also when they do not exist yet.
-    """
-    from kagreport.evaluation.judges import prompt_files
-
-    inputs = [args.items, args.judges, args.datasets]
-    if args.judges is not None:
-        inputs += prompt_files(args.judges)
-    check_output(args.output, inputs=inputs)
-    if args.cache is not None and args.cache != ":memory:":
-        if _same_file(args.cache, args.output):
-            raise UsageError(
-                f"the output {args.output} would replace the judge cache {args.cache} "
-                "(which the run writes as responses arrive); give them different files"
-            )
-        for other in inputs:
-            if other and _same_file(args.cache, other):
-                raise UsageError(f"the judge cache {args.cache} would replace the input {other}")
-    if args.results is not None and os.path.isdir(args.results):
-        relative = os.path.relpath(os.path.realpath(args.output), os.path.realpath(args.results))
-        parts = relative.split(os.sep)
-        if parts[0] != os.pardir and len(parts) >= 3:
-            raise UsageError(
-                f"the output {args.output} is inside a question folder of the results tree "
-                f"{args.results}, where kag's result files are; write it elsewhere"
-            )
-
-
-def check_output(path: str, inputs: list[str | None]) -> None:
-    """Refuse, before any work, an output that cannot be written or would replace an input.
-
-    Raises
-    ------
-    UsageError
-        For an unknown suffix, a missing or unwritable folder, a folder as the target, or
-        a target that is one of ``inputs``.
-    """
-    from kagreport._document import format_for
-
-    target = os.path.abspath(path)
-    folder = os.path.dirname(target)
-    if os.path.isdir(target):
-        raise UsageError(f"the output {path} is a folder")
-    try:
-        format_for(path, None)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    if not os.path.isdir(folder):
-        raise UsageError(f"the folder of the output {path} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"the folder of the output {path} is not writable")
-    for other in inputs:
-        # Also when neither exists yet: a cache the run would create, then replace.
-        if other and _same_file(other, target):
-            raise UsageError(f"the output {path} would replace the input {other}")
-
-
-def _write(report: Any, path: str) -> None:
-    try:
-        report.write(path)
-    except OSError as exc:
-        raise KagreportError(f"cannot write {path}: {exc.strerror or exc}", path=path) from None
-    except ValueError as exc:
-        raise KagreportError(f"cannot write {path}: {exc}", path=path) from None
-
-
-def _read_report(path: str) -> Any:
-    from kagreport.evaluation import AnswerEvaluation, RetrievalEvaluation, read_report
-
-    try:
-        return read_report(path, kinds=(AnswerEvaluation, RetrievalEvaluation))
-    except ValueError as exc:  # the suffix names no format
-        raise UsageError(str(exc)) from None
-
-
 def run_compare(args: argparse.Namespace, level: int) -> int:
-    from kagreport.evaluation._text import render_comparison
+    from kagreport.evaluation import (
+        check_output_path,
+        compare_report_files,
+        render_comparison,
+        write_report,
+    )
 
     if not 1 <= args.n_resamples <= 10**7:
         raise UsageError(f"--n-resamples must be between 1 and 10,000,000, not {args.n_resamples}")
@@ -281,33 +206,17 @@ def run_compare(args: argparse.Namespace, level: int) -> int:
         if not metrics:
             raise UsageError("--metrics names no metric (give NAME[,NAME...])")
     if args.output:
-        check_output(args.output, inputs=[args.candidate, args.baseline])
-    candidate = _read_report(args.candidate)
-    baseline = _read_report(args.baseline)
-    from kagreport.evaluation import DifferentItemsError
-
-    try:
-        comparison = candidate.compare(
-            baseline,
-            n_resamples=args.n_resamples,
-            seed=args.seed,
-            shared_only=args.shared,
-            metrics=metrics,
-        )
-    except DifferentItemsError as exc:
-        raise KagreportError(
-            f"cannot compare {args.candidate} with {args.baseline}: they hold different "
-            f"items ({exc.only_candidate} only in the candidate, {exc.only_baseline} only "
-            "in the baseline); --shared compares the items both hold"
-        ) from None
-    except (TypeError, ValueError) as exc:
-        if str(exc).startswith("`metrics`"):
-            raise UsageError("--metrics" + str(exc).removeprefix("`metrics`")) from None
-        raise KagreportError(
-            f"cannot compare {args.candidate} with {args.baseline}: {exc}"
-        ) from None
+        check_output_path(args.output, inputs=[args.candidate, args.baseline])
+    comparison = compare_report_files(
+        args.candidate,
+        args.baseline,
+        n_resamples=args.n_resamples,
+        seed=args.seed,
+        shared_only=args.shared,
+        metrics=metrics,
+    )
     if args.output:
-        _write(comparison, args.output)
+        write_report(comparison, args.output)
     if args.format == "json":
         write_json(comparison.dumps("json"))
     else:

@@ -3,25 +3,24 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import os
 import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from kagreport import KagreportError, UsageError, __version__
-from kagreport._signals import note_stop, stop_requested
+from kagreport import KagreportError, UsageError, __version__, stop_requested
 from kagreport.cli._evaluation import add_parsers as add_evaluation_parsers
 from kagreport.cli._evaluation import run_compare, run_evaluate
 from kagreport.cli._output import write_json, write_lossily
 from kagreport.cli._site import add_parsers as add_site_parsers
 from kagreport.cli._site import run_site
+from kagreport.cli._stop import restore_stop_handlers, stopped, terminate_as_interrupt
 from kagreport.grading import FindReport, compile_pattern, find, grade
-from kagreport.kag import simulate_run
+from kagreport.kag import write_simulated_run
 
 __all__ = ["main"]
 
@@ -185,6 +184,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--format", choices=("text", "json"), default="text")
 
+    _add_simulate_parser(commands, verbosity)
+    add_evaluation_parsers(commands, verbosity)
+    add_site_parsers(commands, verbosity)
+    return parser
+
+
+def _add_simulate_parser(commands: Any, verbosity: argparse.ArgumentParser) -> None:
     simulate = commands.add_parser(
         "simulate",
         parents=[verbosity],
@@ -209,9 +215,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     simulate.add_argument("--seed", type=int, default=0, help="random seed (0)")
     simulate.add_argument("--prefix", default="", help="file-name prefix of the run (none)")
-    add_evaluation_parsers(commands, verbosity)
-    add_site_parsers(commands, verbosity)
-    return parser
 
 
 def _non_negative(text: str) -> int:
@@ -349,30 +352,14 @@ def _run_demo(args: argparse.Namespace, level: int) -> int:
 
 
 def _run_simulate(args: argparse.Namespace, level: int) -> int:
-    if os.sep in args.prefix or (os.altsep and os.altsep in args.prefix) or "\0" in args.prefix:
-        raise UsageError(f"--prefix must be part of a file name, not a path: {args.prefix!r}")
-    if len(args.prefix.encode("utf-8", "surrogateescape")) > 200:
-        raise UsageError("--prefix is too long for a file name (at most 200 bytes)")
-    out = os.path.abspath(args.out)
-    if os.path.lexists(out):
-        raise KagreportError(f"{args.out} already exists; choose a new folder", path=args.out)
-    parent = os.path.dirname(out)
-    if not os.path.isdir(parent):
-        raise KagreportError(f"the parent folder of {args.out} does not exist", path=parent)
-    staging = tempfile.mkdtemp(prefix=".kagreport-simulate-", dir=parent)
-    try:
-        run = simulate_run(
-            staging,
-            questions=args.questions,
-            datasets=args.datasets,
-            vector_dim=args.vector_dim,
-            seed=args.seed,
-            prefix=args.prefix,
-        )
-        os.rename(staging, out)  # all or nothing
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    run = write_simulated_run(
+        args.out,
+        questions=args.questions,
+        datasets=args.datasets,
+        vector_dim=args.vector_dim,
+        seed=args.seed,
+        prefix=args.prefix,
+    )
     # Copy-pasteable into a POSIX shell: every word quoted as it needs.
     words = [_program(), "stats", "-d", _operand(os.path.join(args.out, "datasets.json"))]
     words += ["-r", _operand(os.path.join(args.out, "results"))]
@@ -426,7 +413,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for marker in [name for name in vars(args) if name.startswith(_SEEN)]:
         delattr(args, marker)
     level = _configure_logging(args)
-    previous = _terminate_as_interrupt()
+    previous = terminate_as_interrupt()
     try:
         run: Callable[[argparse.Namespace, int], int]
         if args.command == "stats":
@@ -456,68 +443,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         sys.stderr.write("kagreport: interrupted\n")
-        return _stopped(130, exiting=argv is None)
+        return stopped(130, exiting=argv is None)
     except SystemExit as exc:
         if exc is not stop_requested():
             raise
-        # SIGTERM (see _terminate_as_interrupt), after the cleanup it ran.
+        # SIGTERM (see terminate_as_interrupt), after the cleanup it ran.
         sys.stderr.write("kagreport: terminated\n")
-        return _stopped(exc.code if isinstance(exc.code, int) else 1, exiting=argv is None)
+        return stopped(exc.code if isinstance(exc.code, int) else 1, exiting=argv is None)
     finally:
-        _restore_stop_handlers(previous, exiting=argv is None)
-
-
-def _stopped(code: int, *, exiting: bool) -> int:
-    # A stopped command has cleaned up (its finally blocks ran); the interpreter's own exit
-    # would then join every non-daemon thread, and one may never end: a process-pool thread
-    # reading a result that a worker killed by the same signal left half-written. The
-    # command's process exits here instead; a caller of main() gets the code back.
-    if not exiting:
-        return code
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(code)
-
-
-_Handlers = dict[int, object]
-
-
-def _restore_stop_handlers(previous: _Handlers, *, exiting: bool) -> None:
-    # Once the work is done, a stop signal has nothing left to clean up. Raised while the
-    # interpreter exits (in an atexit callback) it would print a traceback: a command
-    # about to exit takes the default actions (the shell sees the signal, silently); a
-    # caller of main() gets its own handlers back.
-    import signal
-
-    for signum, handler in previous.items():
-        if exiting or handler is not None:  # None: a handler not set from Python
-            signal.signal(signum, signal.SIG_DFL if exiting else handler)  # type: ignore[arg-type]
-
-
-def _terminate_as_interrupt() -> _Handlers:
-    # CI runners and `timeout` stop a job with SIGTERM; by default Python dies at once and a
-    # site build would leave its temporary folder behind. As SystemExit(143), the cleanup
-    # runs (grading workers restore the default actions: see grading._engine). Both signals are
-    # also recorded (note_stop), for code that waits inside another library's event loop.
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-
-    def terminate(signum: int, frame: object) -> None:
-        stop = SystemExit(128 + signum)
-        note_stop(stop)
-        raise stop
-
-    def interrupt(signum: int, frame: object) -> None:
-        stop = KeyboardInterrupt()
-        note_stop(stop)
-        raise stop
-
-    previous: _Handlers = {signal.SIGTERM: signal.signal(signal.SIGTERM, terminate)}
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        previous[signal.SIGINT] = signal.signal(signal.SIGINT, interrupt)
-    return previous
+        restore_stop_handlers(previous, exiting=argv is None)

@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from pathlib import Path
 from typing import Any
 
-from kagreport import UsageError
 from kagreport.cli._output import as_text
 
 __all__ = ["add_parsers", "run_site"]
@@ -86,70 +84,23 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
     build.set_defaults(parser=build)
 
 
-def _run_name(results: Path) -> str:
-    """The default display name of a run: its results folder's, or the folder above a
-    folder called ``results`` (``kagreport simulate`` and kag write ``<run>/results``)."""
-    folder = results.resolve()
-    return folder.parent.name if folder.name == "results" and folder.parent.name else folder.name
-
-
 def run_site(args: argparse.Namespace, level: int) -> int:
     """Run ``kagreport site build``; print the index path."""
-    import dataclasses
+    from kagreport.site import build_site, config_from_options
 
-    from kagreport.site import EvaluationSource, RunConfig, SiteConfig, build_site
-
-    if args.config is not None and (args.results or args.datasets):
-        raise UsageError("give either CONFIG or --results/--datasets, not both")
-    if args.datasets and not args.results:
-        raise UsageError("--datasets goes with --results")
-    if args.results is None:
-        given = [
-            flag
-            for flag, value in (
-                ("--prefix", args.prefix),
-                ("--name", args.name),
-                ("--baseline", args.baseline),
-                ("--compare", args.compare != "baseline"),
-            )
-            if value
-        ]
-        if given:
-            raise UsageError(f"{', '.join(given)}: only for a run given with --results")
-    if args.with_notebooks and (args.config is not None or args.results is not None):
-        raise UsageError(
-            "--with-notebooks goes with the bundled examples (no CONFIG, no --results)"
-        )
-    if args.name is not None and not args.name.strip():
-        raise UsageError("--name must not be blank")
-    if args.config is not None:
-        config = SiteConfig.from_toml(args.config)
-    elif args.results is not None:
-        if args.datasets is None:
-            raise UsageError("--results needs --datasets")
-        results = Path(args.results)
-        config = SiteConfig(
-            title=as_text(args.title or "kagreport"),
-            runs=(
-                RunConfig(
-                    name=as_text(args.name or _run_name(results) or "run"),
-                    datasets=Path(args.datasets),
-                    results=results,
-                    prefix=args.prefix,
-                    baseline=args.baseline,
-                    compare=args.compare,
-                ),
-            ),
-        )
-    else:
-        config = SiteConfig.default(notebooks=args.with_notebooks)
-    config = dataclasses.replace(
-        config,
-        title=as_text(args.title) if args.title else config.title,
-        evaluations=config.evaluations
-        + tuple(EvaluationSource.of(Path(p)) for p in args.evaluation),
-        notebooks=config.notebooks + tuple(Path(p) for p in args.notebook),
-        templates=Path(args.templates) if args.templates else config.templates,
+    config = config_from_options(
+        args.config,
+        title=as_text(args.title) if args.title else None,
+        results=args.results,
+        datasets=args.datasets,
+        prefix=args.prefix,
+        name=as_text(args.name) if args.name is not None else None,
+        baseline=args.baseline,
+        compare=args.compare,
+        evaluations=args.evaluation,
+        notebooks=args.notebook,
+        templates=args.templates,
+        with_notebooks=args.with_notebooks,
     )
 
     # Steps on a terminal at the default level; with -vv they are logged (INFO) instead.

@@ -7,7 +7,7 @@ The public surface follows ANSWER_EVALUATION_SPEC.md: :func:`evaluate_answers`
 
 from __future__ import annotations
 
-from kagreport._errors import ConfigError, JudgeCacheError, ReportError
+from kagreport._errors import ConfigError, FormatError, InputError, JudgeCacheError, ReportError
 from kagreport.evaluation._agreement import (
     Agreement,
     alpha_interval,
@@ -23,11 +23,18 @@ from kagreport.evaluation._compare import (
 )
 from kagreport.evaluation._comparison import EvaluationComparison, MetricComparison
 from kagreport.evaluation._evaluate import evaluate_answers, evaluate_retrieval, metric_name
+from kagreport.evaluation._files import (
+    check_evaluate_paths,
+    check_output_path,
+    compare_report_files,
+    write_report,
+)
 from kagreport.evaluation._items import AnswerItem, RetrievalItem, TextRepairWarning
 from kagreport.evaluation._kag import answer_items_from_run, evaluation_from_stats
 from kagreport.evaluation._read import read_report
 from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation
 from kagreport.evaluation._retrieval import retrieval_scores
+from kagreport.evaluation._text import render_comparison, render_evaluation
 from kagreport.evaluation.judges import (
     CachedResponse,
     Contains,
@@ -44,8 +51,11 @@ from kagreport.evaluation.judges import (
     Usage,
     extract_option,
     identity_hash,
+    load_items_jsonl,
+    load_judges,
     normalize_answer,
     parse_verdict,
+    prompt_files,
 )
 from kagreport.stats import (
     SignFlipResult,
@@ -65,6 +75,8 @@ __all__ = [
     "DifferentItemsError",
     "EvaluationComparison",
     "ExactMatch",
+    "FormatError",
+    "InputError",
     "Judge",
     "JudgeCache",
     "JudgeCacheError",
@@ -85,7 +97,10 @@ __all__ = [
     "alpha_interval",
     "answer_items_from_run",
     "bootstrap_mean_interval",
+    "check_evaluate_paths",
+    "check_output_path",
     "compare_items",
+    "compare_report_files",
     "compare_scores",
     "compute_agreement",
     "evaluate_answers",
@@ -95,13 +110,19 @@ __all__ = [
     "holm_adjust",
     "identity_hash",
     "krippendorff_alpha",
+    "load_items_jsonl",
+    "load_judges",
     "metric_name",
     "normalize_answer",
     "paired_differences",
     "pairwise_agreement",
     "parse_verdict",
     "primary_metrics",
+    "prompt_files",
     "read_report",
+    "render_comparison",
+    "render_evaluation",
     "retrieval_scores",
     "sign_flip_test",
+    "write_report",
 ]

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
+from kagreport._optional import optional
 from kagreport.evaluation._ratings import (
     Rating,
     ReliabilityData,
@@ -213,7 +215,7 @@ def alpha_interval(
     seed: int = 0,
     confidence: float = 0.95,
     progress: bool | None = None,
-) -> ConfidenceInterval:
+) -> ConfidenceInterval[float]:
     """Percentile bootstrap interval of Krippendorff's alpha, resampling units.
 
     Parameters
@@ -267,9 +269,54 @@ def alpha_interval(
     _check_resampling(n_resamples, confidence, minimum=1)
     prepared = _prepare(reliability_data, level, value_order)
     data = _alpha.pairable(prepared.positions, prepared.level)
-    return _alpha.alpha_bootstrap_interval(
-        data, prepared.level, n_resamples, seed, confidence, progress
-    )[0]
+    return _bootstrap(data, prepared.level, n_resamples, seed, confidence, progress).interval
+
+
+class _ProgressBar:
+    """A tqdm bar on stderr fed by :func:`kagreport.stats.bootstrap_alphas`' progress calls,
+    opened at the first (``delay``: seconds of work before it shows)."""
+
+    def __init__(self, delay: float) -> None:
+        self._delay = delay
+        self._bar: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self._bar is None:
+            with optional("tqdm"):
+                from tqdm import tqdm
+
+            self._bar = tqdm(
+                total=total,
+                desc="agreement bootstrap",
+                unit="resample",
+                file=sys.stderr,
+                leave=False,
+                delay=self._delay,
+            )
+        self._bar.update(done - self._bar.n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _bootstrap(
+    data: _alpha.Pairable,
+    level: _Level,
+    n_resamples: int,
+    seed: int,
+    confidence: float,
+    progress: bool | None,
+) -> _alpha.AlphaBootstrap:
+    """The alpha bootstrap with a progress bar: always when ``progress``, never when False, and
+    by default on a terminal only once the work has taken a second (short work shows nothing)."""
+    if progress is False or (progress is None and not sys.stderr.isatty()):
+        return _alpha.alpha_bootstrap_interval(data, level, n_resamples, seed, confidence)
+    bar = _ProgressBar(delay=0.0 if progress else 1.0)
+    try:
+        return _alpha.alpha_bootstrap_interval(data, level, n_resamples, seed, confidence, bar)
+    finally:
+        bar.close()
 
 
 def compute_agreement(
@@ -311,10 +358,8 @@ def compute_agreement(
     undefined = _undefined(prepared, data)
     low, high, defined = math.nan, math.nan, 0
     if n_resamples > 0 and undefined is None:
-        interval, defined = _alpha.alpha_bootstrap_interval(
-            data, prepared.level, n_resamples, seed, confidence, progress
-        )
-        low, high = interval.low, interval.high
+        found = _bootstrap(data, prepared.level, n_resamples, seed, confidence, progress)
+        low, high, defined = found.interval.low, found.interval.high, found.n_defined
     n_coders, n_units = prepared.positions.shape
     return Agreement(
         alpha=alpha,

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from kagreport._document import canonical, jsonable
-from kagreport._errors import DifferentItemsError
+from kagreport._errors import DifferentItemsError, InputError
 from kagreport.evaluation._comparison import KINDS, EvaluationComparison, MetricComparison
 from kagreport.stats._bootstrap import bootstrap_mean_interval
 from kagreport.stats._holm import holm_adjust
@@ -85,7 +85,7 @@ def _identifier_index(items: Sequence[_ScoredItem], which: str) -> dict[str, int
     index: dict[str, int] = {}
     for position, item in enumerate(items):
         if item.identifier in index:
-            raise ValueError(f"the {which} holds item {item.identifier!r} twice")
+            raise InputError(f"the {which} holds item {item.identifier!r} twice")
         index[item.identifier] = position
     return index
 
@@ -130,15 +130,15 @@ def _family(kind: str, shared: Sequence[str], metrics: Sequence[str] | None) -> 
             return [RETRIEVAL_PRIMARY]
         return list(shared)
     if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics):
-        raise ValueError(f"`metrics` must be a list of metric names, not {metrics!r}")
+        raise InputError(f"`metrics` must be a list of metric names, not {metrics!r}")
     named = sorted(set(metrics))
     if not named:
-        raise ValueError(
+        raise InputError(
             f"`metrics` names no metric; the metrics both hold are: {', '.join(shared)}"
         )
     unknown = [m for m in named if m not in shared]
     if unknown:
-        raise ValueError(
+        raise InputError(
             f"`metrics` names {', '.join(map(repr, unknown))}, which the two do not both "
             f"hold; the metrics both hold are: {', '.join(shared)}"
         )
@@ -186,6 +186,7 @@ def primary_metrics(
     return kept or list(shared)
 
 
+# Over 80 lines only with its docstring (a public function's parameters, errors, sources).
 def compare_items(
     candidate: _Evaluation,
     baseline: _Evaluation,
@@ -245,7 +246,10 @@ def compare_items(
         ``shared_only``, they share no item, an evaluation holds an identifier twice,
         no metric is shared (a metric is shared when some item of each evaluation has
         it), ``metrics`` names one that is not shared (the message lists those that
-        are), ``kind`` is unknown, or a resampling argument is invalid.
+        are), ``kind`` is unknown, or a resampling argument is invalid. All but the
+        last two are :class:`~kagreport.InputError` (a ValueError and a KagreportError);
+        differing identifier sets are its subclass
+        :class:`~kagreport.evaluation.DifferentItemsError`.
 
     Notes
     -----
@@ -262,7 +266,7 @@ def compare_items(
     metadata: dict[str, Any] = {}
     if shared_only:
         if len(only_candidate) == len(candidate_items):
-            raise ValueError("the two evaluations share no item")
+            raise InputError("the two evaluations share no item")
         candidate_items = [i for i in candidate_items if i.identifier in baseline_index]
         metadata = {
             "items_only_in_candidate": len(only_candidate),
@@ -285,7 +289,7 @@ def compare_items(
 
     shared = sorted(_metric_names(candidate_items) & _metric_names(baseline_items))
     if not shared:
-        raise ValueError("the two evaluations share no metric")
+        raise InputError("the two evaluations share no metric")
 
     mismatch: dict[str, dict[str, Any]] = {}
     for name in sorted(set(candidate.judges) & set(baseline.judges)):
@@ -313,6 +317,75 @@ def compare_items(
     )
 
 
+def _score_columns(
+    candidate: Mapping[str, npt.ArrayLike],
+    baseline: Mapping[str, npt.ArrayLike],
+    shared: Sequence[str],
+) -> tuple[dict[str, tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]], int | None]:
+    """Each shared metric's two score arrays, checked (1-D numbers, no infinity, one length),
+    and that length (None without metrics); ValueError naming the system and the metric."""
+    columns: dict[str, tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]] = {}
+    n_items: int | None = None
+    for metric in shared:
+        pair = []
+        for which, scores in (("candidate", candidate), ("baseline", baseline)):
+            try:
+                values = np.asarray(scores[metric], dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"the {which}'s scores of {metric!r} are not numbers") from None
+            if values.ndim != 1:
+                raise ValueError(
+                    f"the {which}'s scores of {metric!r} must be one-dimensional, "
+                    f"not of shape {values.shape}"
+                )
+            if np.isinf(values).any():
+                raise ValueError(f"the {which}'s scores of {metric!r} hold an infinity")
+            if n_items is None:
+                n_items = values.size
+            elif values.size != n_items:
+                raise ValueError(
+                    f"the {which}'s scores of {metric!r} hold {values.size} items, not {n_items}"
+                )
+            pair.append(values)
+        columns[metric] = (pair[0], pair[1])
+    return columns, n_items
+
+
+def _metric_row(
+    metric: str,
+    c: np.ndarray[Any, Any],
+    b: np.ndarray[Any, Any],
+    n_resamples: int,
+    seed: int,
+    confidence: float,
+) -> dict[str, Any]:
+    """One metric's comparison over the items both systems scored (a MetricComparison's
+    fields but the Holm p-value)."""
+    both = ~(np.isnan(c) | np.isnan(b))
+    c, b = c[both], b[both]
+    if c.size == 0:
+        return {
+            "metric": metric, "n_pairs": 0, "candidate_mean": math.nan,
+            "baseline_mean": math.nan, "mean_difference": math.nan, "ci_low": math.nan,
+            "ci_high": math.nan, "p_value": math.nan, "exact": False, "n_resamples": 0,
+            "n_nonzero": 0, "method": "none",
+        }  # fmt: skip
+    try:
+        d = paired_differences(c, b)
+    except ValueError:
+        raise InputError(f"the differences of {metric!r} overflow (scores near ±1.8e308)") from None
+    test = sign_flip_test(d, n_resamples=n_resamples, seed=seed)
+    interval = bootstrap_mean_interval(d, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    return {
+        "metric": metric, "n_pairs": int(d.size), "candidate_mean": exact_mean(c),
+        "baseline_mean": exact_mean(b), "mean_difference": test.statistic,
+        "ci_low": interval.low, "ci_high": interval.high, "p_value": test.p_value,
+        "exact": test.exact,
+        "n_resamples": test.n_resamples, "n_nonzero": test.n_nonzero, "method": test.method,
+    }  # fmt: skip
+
+
+# Over 80 lines only with its docstring (a public function's parameters, errors, sources).
 def compare_scores(
     candidate: Mapping[str, npt.ArrayLike],
     baseline: Mapping[str, npt.ArrayLike],
@@ -373,63 +446,13 @@ def compare_scores(
     n_resamples, seed = _check_settings(kind, n_resamples, seed, confidence)
     shared = sorted(set(candidate) & set(baseline))
     if not shared:
-        raise ValueError("the two systems share no metric")
-    columns: dict[str, tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]] = {}
-    n_items: int | None = None
-    for metric in shared:
-        pair = []
-        for which, scores in (("candidate", candidate), ("baseline", baseline)):
-            try:
-                values = np.asarray(scores[metric], dtype=np.float64)
-            except (TypeError, ValueError):
-                raise ValueError(f"the {which}'s scores of {metric!r} are not numbers") from None
-            if values.ndim != 1:
-                raise ValueError(
-                    f"the {which}'s scores of {metric!r} must be one-dimensional, "
-                    f"not of shape {values.shape}"
-                )
-            if np.isinf(values).any():
-                raise ValueError(f"the {which}'s scores of {metric!r} hold an infinity")
-            if n_items is None:
-                n_items = values.size
-            elif values.size != n_items:
-                raise ValueError(
-                    f"the {which}'s scores of {metric!r} hold {values.size} items, not {n_items}"
-                )
-            pair.append(values)
-        columns[metric] = (pair[0], pair[1])
-
+        raise InputError("the two systems share no metric")
+    columns, n_items = _score_columns(candidate, baseline, shared)
     family = _family(kind, shared, metrics)
     rows: dict[str, dict[str, Any]] = {}
     for metric in shared:
         c, b = columns[metric]
-        both = ~(np.isnan(c) | np.isnan(b))
-        c, b = c[both], b[both]
-        if c.size == 0:
-            rows[metric] = {
-                "metric": metric, "n_pairs": 0, "candidate_mean": math.nan,
-                "baseline_mean": math.nan, "mean_difference": math.nan, "ci_low": math.nan,
-                "ci_high": math.nan, "p_value": math.nan, "exact": False, "n_resamples": 0,
-                "n_nonzero": 0, "method": "none",
-            }  # fmt: skip
-            continue
-        try:
-            d = paired_differences(c, b)
-        except ValueError:
-            raise ValueError(
-                f"the differences of {metric!r} overflow (scores near ±1.8e308)"
-            ) from None
-        test = sign_flip_test(d, n_resamples=n_resamples, seed=seed)
-        interval = bootstrap_mean_interval(
-            d, n_resamples=n_resamples, seed=seed, confidence=confidence
-        )
-        rows[metric] = {
-            "metric": metric, "n_pairs": int(d.size), "candidate_mean": exact_mean(c),
-            "baseline_mean": exact_mean(b), "mean_difference": test.statistic,
-            "ci_low": interval.low, "ci_high": interval.high, "p_value": test.p_value,
-            "exact": test.exact,
-            "n_resamples": test.n_resamples, "n_nonzero": test.n_nonzero, "method": test.method,
-        }  # fmt: skip
+        rows[metric] = _metric_row(metric, c, b, n_resamples, seed, confidence)
 
     # A metric without pairs is no hypothesis tested (Holm would skip its NaN anyway).
     family = [m for m in family if rows[m]["n_pairs"] > 0]

@@ -10,16 +10,19 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from kagreport._document import Document, jsonable
+import msgspec
+
+from kagreport._document import Document, convert, jsonable
+from kagreport._errors import DocumentError
 from kagreport.stats._signflip import METHODS
 
 __all__ = ["EvaluationComparison", "MetricComparison"]
 
 SCHEMA = "kagreport.EvaluationComparison"
 SCHEMA_VERSION = 2
-#: Versions :meth:`EvaluationComparison.from_dict` reads (1: before ``method`` and ``family``).
+#: Versions ``EvaluationComparison.from_dict`` reads (1: before ``method`` and ``family``).
 READABLE_VERSIONS = (1, 2)
 KINDS = ("answers", "retrieval")
 
@@ -28,13 +31,7 @@ KINDS = ("answers", "retrieval")
 # --------------------------------------------------------------------------------------
 
 
-def _boolean(value: Any, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"`{name}` must be true or false, not {value!r}")
-    return value
-
-
-def _float_or_nan(value: Any) -> float:
+def _float_or_nan(value: float | None) -> float:
     return math.nan if value is None else float(value)
 
 
@@ -45,6 +42,56 @@ def _canonical_float(value: float) -> float | None:
 def _method_of(exact: bool) -> str:
     # Version-1 documents: exact meant enumerated, the only exact method then.
     return "exact-enumeration" if exact else "monte-carlo"
+
+
+# The document's shapes, checked by kagreport._document.convert; null is an undefined number.
+_Count = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
+
+
+class _RowShape(msgspec.Struct):
+    metric: str
+    n_pairs: _Count
+    exact: bool
+    n_resamples: _Count
+    n_nonzero: _Count
+    candidate_mean: float | None = None
+    baseline_mean: float | None = None
+    mean_difference: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    p_value: float | None = None
+    p_value_holm: float | None = None
+    method: str | None = None  # absent from version 1
+
+
+class _ComparisonShape(msgspec.Struct):
+    kind: str
+    candidate: str
+    baseline: str
+    n_items: _Count
+    metrics: list[_RowShape]
+    judge_mismatch: dict[str, dict[str, Any]] | None = None
+    settings: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    family: list[str] | None = None  # absent from version 1
+
+
+def _row(shape: _RowShape) -> MetricComparison:
+    return MetricComparison(
+        metric=shape.metric,
+        n_pairs=shape.n_pairs,
+        candidate_mean=_float_or_nan(shape.candidate_mean),
+        baseline_mean=_float_or_nan(shape.baseline_mean),
+        mean_difference=_float_or_nan(shape.mean_difference),
+        ci_low=_float_or_nan(shape.ci_low),
+        ci_high=_float_or_nan(shape.ci_high),
+        p_value=_float_or_nan(shape.p_value),
+        p_value_holm=_float_or_nan(shape.p_value_holm),
+        exact=shape.exact,
+        n_resamples=shape.n_resamples,
+        n_nonzero=shape.n_nonzero,
+        method=shape.method or "",
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -126,38 +173,15 @@ class MetricComparison:
 
         Raises
         ------
-        ValueError
-            If ``metric`` or a count is missing or not of its type.
+        DocumentError
+            A ValueError: if ``metric``, ``exact`` or a count is missing or not of its
+            type (the message names the field), or ``method`` is unknown.
         """
-        for key in ("n_pairs", "n_resamples", "n_nonzero"):
-            value = data.get(key)
-            if key in data and (
-                not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**63
-            ):
-                raise ValueError(
-                    f"not a metric comparison row: `{key}` must be a count (an integer >= 0), "
-                    f"not {value!r}"
-                )
+        shape = convert(data, _RowShape, "metric comparison row")
         try:
-            return cls(
-                metric=str(data["metric"]),
-                n_pairs=int(data["n_pairs"]),
-                candidate_mean=_float_or_nan(data.get("candidate_mean")),
-                baseline_mean=_float_or_nan(data.get("baseline_mean")),
-                mean_difference=_float_or_nan(data.get("mean_difference")),
-                ci_low=_float_or_nan(data.get("ci_low")),
-                ci_high=_float_or_nan(data.get("ci_high")),
-                p_value=_float_or_nan(data.get("p_value")),
-                p_value_holm=_float_or_nan(data.get("p_value_holm")),
-                exact=_boolean(data["exact"], "exact"),
-                n_resamples=int(data["n_resamples"]),
-                n_nonzero=int(data["n_nonzero"]),
-                method=str(data.get("method") or ""),
-            )
-        except KeyError as exc:
-            raise ValueError(f"not a metric comparison row: it lacks {exc}") from None
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"not a metric comparison row: {exc}") from None
+            return _row(shape)
+        except ValueError as exc:
+            raise DocumentError(f"not a valid metric comparison row: {exc}") from None
 
     def _key(self) -> tuple[Any, ...]:
         return tuple(
@@ -285,9 +309,10 @@ class EvaluationComparison(Document):
             for c in self.metrics.values()
         ]
 
-    # The Document base: dumps, write, read (through from_dict below) and equality.
+    # The Document base: dumps, write, read, from_dict (through _from_checked) and equality.
     SCHEMA: ClassVar[str] = SCHEMA
     SCHEMA_VERSION: ClassVar[int] = SCHEMA_VERSION
+    READABLE_VERSIONS: ClassVar[tuple[int, ...]] = READABLE_VERSIONS
     ITEMS_KEY: ClassVar[str] = "metrics"  # one JSONL line per metric
     NOUN: ClassVar[str] = "document"
 
@@ -308,57 +333,34 @@ class EvaluationComparison(Document):
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> EvaluationComparison:
-        """Rebuild from :meth:`to_dict` output (or a parsed file).
-
-        Raises
-        ------
-        ValueError
-            If the schema or its version is not this one, or a field is missing
-            or malformed.
-        """
-        schema = data.get("schema")
-        if schema != SCHEMA:
-            raise ValueError(f"not a {SCHEMA} document (schema {schema!r})")
-        version = data.get("schema_version")
-        if isinstance(version, bool) or version not in READABLE_VERSIONS:
-            raise ValueError(
-                f"{SCHEMA} schema version {version!r} is not supported "
-                f"(this kagreport reads versions {', '.join(map(str, READABLE_VERSIONS))})"
-            )
+    def _from_checked(cls, data: Mapping[str, Any]) -> EvaluationComparison:
+        name = cls.__name__
+        shape = convert(data, _ComparisonShape, name)
+        if data[cls.VERSION_KEY] == 1:
+            shape.family = None  # every metric with a Holm p-value, as version 1 adjusted
+        elif shape.family is None:
+            raise DocumentError(f"not a valid {name}: family: missing")
+        metrics: dict[str, MetricComparison] = {}
+        for index, row in enumerate(shape.metrics):
+            if row.metric in metrics:
+                raise DocumentError(
+                    f"not a valid {name}: metrics[{index}]: names a metric twice ({row.metric!r})"
+                )
+            try:
+                metrics[row.metric] = _row(row)
+            except ValueError as exc:
+                raise DocumentError(f"not a valid {name}: metrics[{index}]: {exc}") from None
         try:
-            rows = data["metrics"]
-            if not isinstance(rows, list) or not all(isinstance(r, Mapping) for r in rows):
-                raise TypeError("`metrics` must be a list of rows (mappings)")
-            metrics = [MetricComparison.from_dict(row) for row in rows]
-            if len({c.metric for c in metrics}) != len(metrics):
-                raise TypeError("`metrics` names a metric twice")
-            n_items = data["n_items"]
-            if not isinstance(n_items, int) or isinstance(n_items, bool) or n_items < 0:
-                raise TypeError(f"`n_items` must be a count (an integer >= 0), not {n_items!r}")
-            for key in ("judge_mismatch", "settings", "metadata"):
-                if not isinstance(data.get(key) or {}, Mapping):
-                    raise TypeError(f"`{key}` must be a mapping")
-            mismatch = data.get("judge_mismatch") or {}
-            if not all(isinstance(v, Mapping) for v in mismatch.values()):
-                raise TypeError("`judge_mismatch` must map judge names to mappings")
-            family = data.get("family")
-            if version == 1:
-                family = None  # every metric with a Holm p-value, as version 1 adjusted
-            elif not isinstance(family, list) or not all(isinstance(f, str) for f in family):
-                raise TypeError("`family` must be a list of metric names")
             return cls(
-                kind=str(data["kind"]),
-                candidate=str(data["candidate"]),
-                baseline=str(data["baseline"]),
-                metrics={c.metric: c for c in metrics},
-                n_items=n_items,
-                judge_mismatch={str(k): dict(v) for k, v in mismatch.items()},
-                settings=dict(data.get("settings") or {}),
-                metadata=dict(data.get("metadata") or {}),
-                family=None if family is None else tuple(family),
+                kind=shape.kind,
+                candidate=shape.candidate,
+                baseline=shape.baseline,
+                metrics=metrics,
+                n_items=shape.n_items,
+                judge_mismatch=shape.judge_mismatch or {},
+                settings=shape.settings or {},
+                metadata=shape.metadata or {},
+                family=None if shape.family is None else tuple(shape.family),
             )
-        except KeyError as exc:
-            raise ValueError(f"malformed {SCHEMA} document: it lacks {exc}") from None
-        except TypeError as exc:
-            raise ValueError(f"malformed {SCHEMA} document: {exc}") from None
+        except ValueError as exc:
+            raise DocumentError(f"not a valid {name}: {exc}") from None

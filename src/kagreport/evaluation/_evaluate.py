@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from kagreport._errors import InputError
 from kagreport._optional import optional
 from kagreport.evaluation._agreement import LEVELS
 from kagreport.evaluation._items import AnswerItem, RetrievalItem
@@ -112,7 +113,7 @@ def _check_unique(names: Iterable[str], what: str) -> None:
     duplicates = sorted(repeated)
     if duplicates:
         shown = ", ".join(repr(d) for d in duplicates[:5])
-        raise ValueError(f"{what} must be unique; repeated: {shown}")
+        raise InputError(f"{what} must be unique; repeated: {shown}")
 
 
 def _progress_bar(total: int, enabled: bool | None, description: str) -> Any:
@@ -126,6 +127,68 @@ def _progress_bar(total: int, enabled: bool | None, description: str) -> Any:
     return tqdm(total=total, desc=description, file=sys.stderr, leave=False)
 
 
+def _check_arguments(
+    rows: Sequence[AnswerItem],
+    judges: Sequence[Judge],
+    max_concurrency: object,
+    agreement_level: object,
+    seed: object,
+) -> dict[str, str]:
+    """Check :func:`evaluate_answers`' arguments; the judge that owns each metric."""
+    _check_unique((row.identifier for row in rows), "item identifiers")
+    for judge in judges:
+        if not isinstance(judge, Judge):
+            raise TypeError(
+                f"{judge!r} is not a judge (it needs name, criteria, identity, judge())"
+            )
+    _check_unique((judge.name for judge in judges), "judge names")
+    if (
+        isinstance(max_concurrency, bool)
+        or not isinstance(max_concurrency, int)
+        or max_concurrency < 1
+    ):
+        raise ValueError(f"max_concurrency must be an integer >= 1, not {max_concurrency!r}")
+    if agreement_level not in LEVELS:
+        raise ValueError(
+            f"agreement_level must be one of {', '.join(LEVELS)}, not {agreement_level!r}"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, not {seed!r}")
+    owners: dict[str, str] = {}
+    for judge in judges:  # "a.b" x "c" and "a" x "b.c" would both be "a.b.c"
+        for criterion in judge.criteria:
+            metric = metric_name(judge, criterion)
+            if metric in owners:
+                raise ValueError(
+                    f"judges {owners[metric]!r} and {judge.name!r} both produce "
+                    f"the metric {metric!r}"
+                )
+            owners[metric] = judge.name
+    return owners
+
+
+def _checked_scores(judge: Judge, judgement: object) -> dict[str, float]:
+    """The finite scores of one judgement, by metric name; TypeError or ValueError (a
+    failed judgement) for anything but a Judgement with numbers for the judge's criteria."""
+    if not isinstance(judgement, Judgement):
+        raise TypeError(f"judge {judge.name!r} returned {type(judgement).__name__}")
+    values = {}
+    raw: Mapping[str, Any] = judgement.scores  # untrusted: a custom judge's output
+    for criterion, value in raw.items():
+        if criterion not in judge.criteria:
+            raise ValueError(f"judge {judge.name!r} scored unknown criterion {criterion!r}")
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"judge {judge.name!r} gave a non-numeric score {value!r}")
+        number = float(value)  # OverflowError for absurd ints: a failed judgement
+        if math.isfinite(number):
+            values[metric_name(judge, criterion)] = number
+    return values
+
+
+# Long (over 80 lines): the judging state (scores, verdicts, usage, errors, the bar) is shared
+# by the closures that the pool's threads run; the argument and score checks are apart.
 def evaluate_answers(
     items: Iterable[AnswerItem | Mapping[str, Any]],
     judges: Sequence[Judge],
@@ -173,7 +236,8 @@ def evaluate_answers(
     Raises
     ------
     ValueError
-        If identifiers or judge names repeat, or an item is malformed.
+        If identifiers or judge names repeat (:class:`~kagreport.InputError`, also a
+        KagreportError), or an item is malformed.
 
     Notes
     -----
@@ -192,35 +256,7 @@ def evaluate_answers(
     """
     rows = [_as_item(item, i) for i, item in enumerate(items)]
     judges = list(judges)
-    _check_unique((row.identifier for row in rows), "item identifiers")
-    for judge in judges:
-        if not isinstance(judge, Judge):
-            raise TypeError(
-                f"{judge!r} is not a judge (it needs name, criteria, identity, judge())"
-            )
-    _check_unique((judge.name for judge in judges), "judge names")
-    if (
-        isinstance(max_concurrency, bool)
-        or not isinstance(max_concurrency, int)
-        or max_concurrency < 1
-    ):
-        raise ValueError(f"max_concurrency must be an integer >= 1, not {max_concurrency!r}")
-    if agreement_level not in LEVELS:
-        raise ValueError(
-            f"agreement_level must be one of {', '.join(LEVELS)}, not {agreement_level!r}"
-        )
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0, not {seed!r}")
-    owners: dict[str, str] = {}
-    for judge in judges:  # "a.b" x "c" and "a" x "b.c" would both be "a.b.c"
-        for criterion in judge.criteria:
-            metric = metric_name(judge, criterion)
-            if metric in owners:
-                raise ValueError(
-                    f"judges {owners[metric]!r} and {judge.name!r} both produce "
-                    f"the metric {metric!r}"
-                )
-            owners[metric] = judge.name
+    owners = _check_arguments(rows, judges, max_concurrency, agreement_level, seed)
     copies: list[Any] = []
     if cache is not None:
         copies = [j.with_cache(cache) if hasattr(j, "with_cache") else None for j in judges]
@@ -252,20 +288,7 @@ def evaluate_answers(
         verdict: Any = None
         try:
             judgement = judge.judge(row)
-            if not isinstance(judgement, Judgement):
-                raise TypeError(f"judge {judge.name!r} returned {type(judgement).__name__}")
-            values = {}
-            raw: Mapping[str, Any] = judgement.scores  # untrusted: a custom judge's output
-            for criterion, value in raw.items():
-                if criterion not in judge.criteria:
-                    raise ValueError(f"judge {judge.name!r} scored unknown criterion {criterion!r}")
-                if value is None:
-                    continue
-                if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                    raise TypeError(f"judge {judge.name!r} gave a non-numeric score {value!r}")
-                number = float(value)  # OverflowError for absurd ints: a failed judgement
-                if math.isfinite(number):
-                    values[metric_name(judge, criterion)] = number
+            values = _checked_scores(judge, judgement)
         except Exception as exc:  # one failing judgement never stops the evaluation
             cost = exc.usage if isinstance(exc, JudgeFailure) else Usage()
             verdict = exc.verdict if isinstance(exc, JudgeFailure) else None

@@ -25,6 +25,7 @@ logger = logging.getLogger("kagreport.evaluation")
 KAG_RULE = {"kind": "kag_stats", "rule": "trim White_Space, ASCII case-insensitive", "version": 1}
 
 
+# Over 80 lines only with its docstring (a public function's parameters, errors, sources).
 def evaluation_from_stats(
     report: StatsReport,
     setup: str,
@@ -203,6 +204,7 @@ def _setup_rows(table: ItemTable, truth: Datasets | None, setup: str) -> npt.NDA
     return index.order[index.starts[code] : index.starts[code + 1]]
 
 
+# Over 80 lines only with its docstring (a public function's parameters, errors, sources).
 def answer_items_from_run(
     datasets: Datasets | str | os.PathLike[str],
     results: str | os.PathLike[str],

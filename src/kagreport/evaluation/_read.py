@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Sequence
 from typing import Any
 
 from kagreport._document import format_for, loads_document
-from kagreport._errors import ReportError, decode_utf8
+from kagreport._errors import DocumentError, FormatError, ReportError, decode_utf8
+from kagreport._io import read_regular_file
 from kagreport.evaluation._comparison import SCHEMA as COMPARISON_SCHEMA
 from kagreport.evaluation._comparison import EvaluationComparison
 from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation
@@ -35,19 +37,24 @@ def read_report(path: str | os.PathLike[str], kinds: Sequence[type[Any]] | None 
 
     Raises
     ------
-    ValueError
-        If the suffix names no format.
-    KagreportError
+    FormatError
+        If the suffix names no format (a ValueError and a UsageError) and the file exists.
+    ReportError
         If the file cannot be read or parsed, holds a report of another kind, or is not a
         valid report (one line naming the file); :class:`~kagreport._errors.NotUTF8Error`
         if it is not UTF-8 (the message gives the offset of the first bad byte).
     """
     accepted = tuple(kinds or (AnswerEvaluation, RetrievalEvaluation, EvaluationComparison))
-    kind = format_for(path, None)
     name = os.fspath(path)
     try:
-        with open(name, "rb") as file:
-            data = file.read()
+        kind = format_for(name, None)
+    except ValueError as exc:
+        if not os.path.lexists(name):  # the missing file is the problem, not its name
+            reason = os.strerror(errno.ENOENT)
+            raise ReportError(f"cannot read {name}: {reason}", path=name) from None
+        raise FormatError(str(exc), path=name) from None
+    try:
+        data = read_regular_file(name)
     except OSError as exc:
         raise ReportError(f"cannot read {name}: {exc.strerror or exc}", path=name) from None
     text = decode_utf8(data, name, "the evaluation report", bom=True)
@@ -69,6 +76,8 @@ def read_report(path: str | os.PathLike[str], kinds: Sequence[type[Any]] | None 
         )
     try:
         report: Report = cls.from_dict(document)
+    except DocumentError as exc:  # it names the field at fault
+        raise ReportError(f"{name}: {exc.message}", path=name) from None
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise ReportError(f"{name} is not a valid {cls.__name__}: {exc}", path=name) from None
     return report

@@ -7,7 +7,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kagreport._document import Document, jsonable
+import msgspec
+
+from kagreport._document import Document, convert, jsonable
+from kagreport._errors import DocumentError
 from kagreport.evaluation._items import AnswerItem, RetrievalItem
 from kagreport.stats._signflip import exact_mean
 
@@ -30,8 +33,67 @@ def mean_scores(items: Sequence[AnswerItem] | Sequence[RetrievalItem]) -> dict[s
     return {name: exact_mean(vs) for name, vs in values.items()}
 
 
-def _nan_or(value: Any) -> float:
+def _nan_or(value: float | None) -> float:
     return math.nan if value is None else float(value)
+
+
+# The documents' shapes, checked by kagreport._document.convert: every key optional (read as
+# empty when absent or null, as older documents may lack one), null an undefined number.
+_Number = float | None
+
+
+class _AnswerItemShape(msgspec.Struct):
+    identifier: str
+    question: str = ""
+    answer: str | None = None
+    reference: str | None = None
+    scores: dict[str, float] | None = None
+    verdicts: dict[str, Any] | None = None
+    latency: int | float | None = None
+    error: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class _RetrievalItemShape(msgspec.Struct):
+    identifier: str
+    question: str = ""
+    retrieved: list[str] | None = None
+    relevant: list[str] | None = None
+    scores: dict[str, float] | None = None
+    latency: int | float | None = None
+    error: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class _RetrievalShape(msgspec.Struct):
+    metrics: dict[str, _Number] | None = None
+    items: list[_RetrievalItemShape] | None = None
+    errors: dict[str, int] | None = None
+    settings: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class _AnswerShape(_RetrievalShape):
+    items: list[_AnswerItemShape] | None = None  # type: ignore[assignment]
+    judges: dict[str, Any] | None = None
+    agreement: dict[str, _Number] | None = None
+    agreement_intervals: dict[str, tuple[_Number, _Number]] | None = None
+    # Absent from documents written before kagreport recorded them.
+    agreement_notes: dict[str, str] | None = None
+    agreement_judges: dict[str, list[str]] | None = None
+    usage: dict[str, dict[str, int]] | None = None
+
+
+def _items(data: Mapping[str, Any], kind: Any, document: str) -> tuple[Any, ...]:
+    """The items of a checked document, each built by ``kind.from_dict`` (whose own checks,
+    an empty identifier or a negative latency, name the item's index)."""
+    items = []
+    for index, item in enumerate(data.get("items") or ()):
+        try:
+            items.append(kind.from_dict(item))
+        except ValueError as exc:
+            raise DocumentError(f"not a valid {document}: items[{index}]: {exc}") from None
+    return tuple(items)
 
 
 class _ReportMixin(Document):
@@ -233,22 +295,22 @@ class AnswerEvaluation(_ReportMixin):
 
     @classmethod
     def _from_checked(cls, data: Mapping[str, Any]) -> AnswerEvaluation:
-        intervals = data.get("agreement_intervals") or {}
+        shape = convert(data, _AnswerShape, cls.__name__)
         return cls(
-            metrics={k: _nan_or(v) for k, v in (data.get("metrics") or {}).items()},
-            items=tuple(AnswerItem.from_dict(i) for i in data.get("items") or ()),
-            judges=dict(data.get("judges") or {}),
-            agreement={k: _nan_or(v) for k, v in (data.get("agreement") or {}).items()},
-            usage={k: dict(v) for k, v in (data.get("usage") or {}).items()},
-            errors=dict(data.get("errors") or {}),
-            settings=dict(data.get("settings") or {}),
-            metadata=dict(data.get("metadata") or {}),
+            metrics={k: _nan_or(v) for k, v in (shape.metrics or {}).items()},
+            items=_items(data, AnswerItem, cls.__name__),
+            judges=shape.judges or {},
+            agreement={k: _nan_or(v) for k, v in (shape.agreement or {}).items()},
+            usage=shape.usage or {},
+            errors=shape.errors or {},
+            settings=shape.settings or {},
+            metadata=shape.metadata or {},
             agreement_intervals={
-                k: (_nan_or(_at(v, 0)), _nan_or(_at(v, 1))) for k, v in intervals.items()
+                k: (_nan_or(lo), _nan_or(hi))
+                for k, (lo, hi) in (shape.agreement_intervals or {}).items()
             },
-            # Absent from documents written before kagreport recorded the reasons.
-            agreement_notes=_notes(data.get("agreement_notes")),
-            agreement_judges=_compared(data.get("agreement_judges")),
+            agreement_notes=shape.agreement_notes or {},
+            agreement_judges={k: tuple(v) for k, v in (shape.agreement_judges or {}).items()},
         )
 
     def to_rows(self) -> list[dict[str, Any]]:
@@ -263,28 +325,6 @@ class AnswerEvaluation(_ReportMixin):
             }
             for item in self.items
         ]
-
-
-def _notes(value: Any) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
-        raise TypeError(f"agreement_notes must map criteria to text, not {value!r}")
-    return {str(k): v for k, v in value.items()}
-
-
-def _compared(value: Any) -> dict[str, tuple[str, ...]]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping) or not all(
-        isinstance(v, list | tuple) and all(isinstance(m, str) for m in v) for v in value.values()
-    ):
-        raise TypeError(f"agreement_judges must map criteria to lists of metrics, not {value!r}")
-    return {str(k): tuple(v) for k, v in value.items()}
-
-
-def _at(values: Any, index: int) -> Any:
-    return values[index] if isinstance(values, list | tuple) and len(values) > index else None
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -337,12 +377,13 @@ class RetrievalEvaluation(_ReportMixin):
 
     @classmethod
     def _from_checked(cls, data: Mapping[str, Any]) -> RetrievalEvaluation:
+        shape = convert(data, _RetrievalShape, cls.__name__)
         return cls(
-            metrics={k: _nan_or(v) for k, v in (data.get("metrics") or {}).items()},
-            items=tuple(RetrievalItem.from_dict(i) for i in data.get("items") or ()),
-            errors=dict(data.get("errors") or {}),
-            settings=dict(data.get("settings") or {}),
-            metadata=dict(data.get("metadata") or {}),
+            metrics={k: _nan_or(v) for k, v in (shape.metrics or {}).items()},
+            items=_items(data, RetrievalItem, cls.__name__),
+            errors=shape.errors or {},
+            settings=shape.settings or {},
+            metadata=shape.metadata or {},
         )
 
     def to_rows(self) -> list[dict[str, Any]]:

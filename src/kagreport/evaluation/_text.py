@@ -139,7 +139,7 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
             left=1,
         ),
         "",
-        f"* Holm-adjusted p < {alpha}; P_HOLM '-': not among the metrics under test; "
+        f"* Holm-adjusted p < {alpha}; P_HOLM '{MISSING}': not among the metrics under test; "
         "95% CI: percentile bootstrap of the mean difference",
     ]
     left_out = [

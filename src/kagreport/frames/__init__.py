@@ -1,4 +1,4 @@
-"""pandas DataFrames, confidence intervals and LaTeX tables from kagreport's reports.
+"""pandas DataFrames, confidence intervals and LaTeX tables from kagreport's reports and runs.
 
 Importing this module loads pandas; the layers below it never do.
 """

@@ -16,6 +16,7 @@ from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, Retriev
 from kagreport.evaluation._text import family_label, method_label
 from kagreport.frames._tables import OVERALL, comparison_frame, metrics_frame, stats_frame
 from kagreport.grading import StatsReport
+from kagreport.runs import Run, SetupComparison
 
 __all__ = ["latex_escape", "to_latex"]
 
@@ -58,7 +59,7 @@ def _number(value: Any, digits: int) -> str:
     return fixed(value, digits) if isinstance(value, float) else str(value)
 
 
-def _stats_table(report: StatsReport, digits: int) -> pd.DataFrame:
+def _stats_table(report: StatsReport | Run, digits: int) -> pd.DataFrame:
     frame = stats_frame(report, per_dataset=False)
     rows = {}
     for row in frame.itertuples(index=False):
@@ -97,20 +98,25 @@ def _comparison_table(comparison: EvaluationComparison, digits: int, alpha: floa
     return table
 
 
-def _comparison_note(comparison: EvaluationComparison, alpha: float) -> str:
+def _comparison_note(
+    comparison: EvaluationComparison, alpha: float, family: str | None = None
+) -> str:
     """The footnote of a comparison table: how p was computed, and Holm's family."""
     methods = list(dict.fromkeys(method_label(m) for m in comparison.metrics.values()))
     methods = [m for m in methods if m != MISSING] or [MISSING]
+    family = family_label(comparison) if family is None else family
     return (
         f"p: paired sign-flip test, {latex_escape('; '.join(methods))}. "
-        f"$^{{\\dagger}}$ Holm-adjusted $p < {alpha}$; {latex_escape(family_label(comparison))}."
+        f"$^{{\\dagger}}$ Holm-adjusted $p < {alpha}$; {latex_escape(family)}."
     )
 
 
 def to_latex(
     table: pd.DataFrame
     | StatsReport
+    | Run
     | EvaluationComparison
+    | SetupComparison
     | AnswerEvaluation
     | RetrievalEvaluation,
     *,
@@ -121,11 +127,15 @@ def to_latex(
 ) -> str:
     """A booktabs LaTeX table, ready for ``\\input`` in a paper.
 
-    - :class:`StatsReport`: one row per setup, accuracy / precision / coverage in %
-      with their Wilson 95% intervals, items, mean generation and retrieval seconds.
+    - :class:`StatsReport` or :class:`~kagreport.runs.Run`: one row per setup,
+      accuracy / precision / coverage in % with their Wilson 95% intervals, items, mean
+      generation and retrieval seconds (:func:`stats_frame`; a run's unknown costs as
+      ``-``).
     - :class:`EvaluationComparison`: one row per metric, both means, the mean
       difference with its bootstrap interval, p and Holm-adjusted p; ``†`` marks
       Holm p < ``alpha``.
+    - :class:`~kagreport.runs.SetupComparison`: the same, Holm-adjusted across the
+      run's family (:meth:`~kagreport.runs.SetupComparison.family_comparison`).
     - :class:`AnswerEvaluation` / :class:`RetrievalEvaluation`: metric, mean, items.
     - A DataFrame: as is, floats with ``digits`` decimals.
 
@@ -133,7 +143,11 @@ def to_latex(
     Needs ``\\usepackage{booktabs}``.
     """
     marked = False
-    if isinstance(table, StatsReport):
+    family = None
+    if isinstance(table, SetupComparison):
+        family = f"Holm across the run's {table.family_size} hypotheses (pairs x metrics)"
+        table = table.family_comparison()
+    if isinstance(table, StatsReport | Run):
         frame = _stats_table(table, digits)
     elif isinstance(table, EvaluationComparison):
         frame = _comparison_table(table, digits, alpha)
@@ -170,7 +184,7 @@ def to_latex(
     )
     if marked:
         assert isinstance(table, EvaluationComparison)
-        note = f"\\par\\smallskip{{\\footnotesize {_comparison_note(table, alpha)}}}\n"
+        note = f"\\par\\smallskip{{\\footnotesize {_comparison_note(table, alpha, family)}}}\n"
         at = latex.find("\\end{table}")
         latex = latex[:at] + note + latex[at:] if at >= 0 else latex + note
     return latex

@@ -1,5 +1,8 @@
-"""Tidy pandas DataFrames from kagreport's report objects.
+"""Tidy pandas DataFrames from kagreport's report objects and runs.
 
+A :class:`kagreport.runs.Run` and a :class:`StatsReport` give the same frames: the
+numbers of a run come from :func:`kagreport.runs.setup_metrics` (kag's metrics, equal
+to ``report.setups`` for ``Run.from_stats(report)``), those of a report from the report.
 Undefined numbers are NaN here (pandas' missing value), never 0.
 """
 
@@ -12,8 +15,10 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from kagreport._errors import KagreportError
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
-from kagreport.grading import Metrics, StatsReport
+from kagreport.grading import Metrics, SetupReport, StatsReport
+from kagreport.runs import COSTS, Run, SetupComparison, SetupComparisons, setup_metrics
 from kagreport.stats import pareto_front, wilson_interval
 
 __all__ = [
@@ -33,16 +38,19 @@ __all__ = [
 #: The ``dataset`` value of a setup's overall row ("(" is not valid in kag names).
 OVERALL = "(overall)"
 
-#: Cost columns of :func:`stats_frame`, by the short name the charts use.
-COST_AXES = {
-    "retrieval": ("avg_retrieval_secs", "Mean retrieval time (s)"),
-    "generation": ("avg_generation_secs", "Mean generation time (s)"),
-    "context": ("avg_context_length", "Mean context length (bytes)"),
-    "graph": ("avg_graph_elements", "Mean graph elements retrieved"),
-}
+#: Cost columns of :func:`stats_frame`, by the short name the charts use
+#: (from :data:`kagreport.runs.COSTS`, the one table of cost names).
+COST_AXES = {name: (axis.stats_column, axis.title) for name, axis in COSTS.items()}
 
 #: The cost axes a setup pays only by retrieving: a setup that retrieves nothing costs 0 on them.
-RETRIEVAL_COSTS = frozenset({"retrieval", "graph"})
+RETRIEVAL_COSTS = frozenset(name for name, axis in COSTS.items() if axis.retrieval)
+
+#: Columns of :func:`stats_frame` that a run without the cost column cannot know (NaN).
+_UNKNOWN_WITHOUT = {
+    "generation_secs": ("avg_generation_secs", "total_generation_secs"),
+    "context_bytes": ("avg_context_length",),
+    "retrieval_secs": ("retrieval_samples", "avg_retrieval_secs"),
+}
 
 
 def no_retrieval(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
@@ -126,14 +134,30 @@ def _metrics_row(setup: str, dataset: str, rank: int, m: Metrics) -> dict[str, A
     }
 
 
+def _setups(source: StatsReport | Run, what: str) -> tuple[SetupReport, ...]:
+    if isinstance(source, StatsReport):
+        return source.setups
+    if isinstance(source, Run):
+        return setup_metrics(source)
+    raise TypeError(
+        f"{what} takes a StatsReport (from kagreport.grade) or a kagreport.runs.Run, "
+        f"not {type(source).__name__}"
+    )
+
+
 def stats_frame(
-    report: StatsReport, *, per_dataset: bool = True, confidence: float = 0.95
+    report: StatsReport | Run, *, per_dataset: bool = True, confidence: float = 0.95
 ) -> pd.DataFrame:
     """Setups x datasets metrics of a graded run, one row per (setup, dataset).
 
     Parameters
     ----------
-    report : StatsReport
+    report : StatsReport or Run
+        A graded kag tree, or a run: its kag metrics by
+        :func:`kagreport.runs.setup_metrics` (the same numbers for
+        ``Run.from_stats(report)``). The columns a run cannot know because it lacks
+        the cost column (``generation_secs``, ``context_bytes``, ``retrieval_secs``)
+        are NaN, ``retrieval_samples`` included: unknown, not "retrieves nothing".
     per_dataset : bool
         Include each setup's per-dataset rows besides its overall row
         (``dataset == OVERALL``).
@@ -153,9 +177,16 @@ def stats_frame(
         :func:`cost_values`, where a setup that retrieves nothing costs 0 s; False on
         per-dataset rows and for setups without a committed answer). Undefined values
         are NaN.
+
+    Raises
+    ------
+    KagreportError
+        For a run whose rows lack an outcome (no metric ``correct``).
+    TypeError
+        For anything but a StatsReport or a Run.
     """
     rows = []
-    for rank, setup in enumerate(report.setups, start=1):
+    for rank, setup in enumerate(_setups(report, "stats_frame"), start=1):
         rows.append(_metrics_row(setup.setup, OVERALL, rank, setup.overall))
         if per_dataset:
             rows += [
@@ -174,6 +205,11 @@ def stats_frame(
         position = list(frame.columns).index(name) + 1
         frame.insert(position, f"{name}_high", high)
         frame.insert(position, f"{name}_low", low)
+    if isinstance(report, Run):
+        for column, unknown in _UNKNOWN_WITHOUT.items():
+            if column not in report.costs:
+                for name in unknown:
+                    frame[name] = math.nan
     overall = frame["dataset"] == OVERALL
     front = np.zeros(len(frame), dtype=bool)
     if overall.any():
@@ -185,13 +221,31 @@ def stats_frame(
     return frame
 
 
-def items_frame(report: StatsReport) -> pd.DataFrame:
+def items_frame(report: StatsReport | Run) -> pd.DataFrame:
     """The per-item outcome table of a graded run, one row per result file.
 
     Columns: setup, dataset, question, outcome (categoricals), generation_secs,
     retrieval_secs, vertices, relationships, properties, context_bytes (float,
     NaN where absent: error records, results without retrieval).
+
+    A :class:`~kagreport.runs.Run` gives one row per run row, in its order: setup,
+    dataset, question, outcome (NaN where unknown), then the run's cost columns
+    (those of a kag run in the order above; a run from evaluations has
+    ``generation_secs`` only), then one float column per metric (``correct``, judge
+    scores, ...). ``Run.from_stats(report)`` gives the report's frame plus ``correct``.
+
+    Raises
+    ------
+    TypeError
+        For anything but a StatsReport or a Run.
     """
+    if isinstance(report, Run):
+        return _run_items(report)
+    if not isinstance(report, StatsReport):
+        raise TypeError(
+            "items_frame takes a StatsReport (from kagreport.grade) or a kagreport.runs.Run, "
+            f"not {type(report).__name__}"
+        )
     columns = report.items.to_columns()
     frame = pd.DataFrame(columns)
     for name in ("setup", "dataset", "question"):
@@ -199,6 +253,31 @@ def items_frame(report: StatsReport) -> pd.DataFrame:
     frame["outcome"] = pd.Categorical(
         frame["outcome"], categories=["correct", "incorrect", "error"]
     )
+    return frame
+
+
+def _run_items(run: Run) -> pd.DataFrame:
+    names = {
+        "setup": (run.systems, run.system),
+        "dataset": (run.dataset_names, run.dataset),
+        "question": (run.question_names, run.question),
+    }
+    # As items_frame of a report: categories are the names present, sorted.
+    frame = pd.DataFrame(
+        {
+            name: pd.Categorical(np.array(labels or ("",), dtype=object)[codes])
+            for name, (labels, codes) in names.items()
+        }
+    )
+    frame["outcome"] = pd.Categorical.from_codes(
+        run.outcome.astype(np.int64), categories=pd.Index(["correct", "incorrect", "error"])
+    )
+    for name, values in run.costs.items():
+        frame[name] = values
+    for name, values in run.metrics.items():
+        if name in frame.columns:
+            raise KagreportError(f"the run's metric {name!r} has the name of a column")
+        frame[name] = values
     return frame
 
 
@@ -256,9 +335,24 @@ def agreement_frame(evaluation: AnswerEvaluation) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["criterion", "alpha", "low", "high", "judges"])
 
 
-def comparison_frame(comparison: EvaluationComparison) -> pd.DataFrame:
+def comparison_frame(
+    comparison: EvaluationComparison | SetupComparison | SetupComparisons,
+) -> pd.DataFrame:
     """One row per compared metric: the paired test's numbers and ``significant``
-    (Holm-adjusted p below 0.05)."""
+    (Holm-adjusted p below 0.05).
+
+    A :class:`~kagreport.runs.SetupComparison` gives its
+    :meth:`~kagreport.runs.SetupComparison.family_comparison`: ``p_value_holm`` is
+    Holm-adjusted across the run's family (every pair x metric). A
+    :class:`~kagreport.runs.SetupComparisons` gives every pair's rows, in pair order.
+    """
+    if isinstance(comparison, SetupComparisons):
+        frames = [comparison_frame(c) for c in comparison.comparisons]
+        if not frames:
+            return pd.DataFrame()
+        return pd.concat(frames, ignore_index=True)
+    if isinstance(comparison, SetupComparison):
+        comparison = comparison.family_comparison()
     frame = pd.DataFrame(comparison.to_rows())
     if frame.empty:
         return frame

@@ -212,6 +212,7 @@ def search_chunk(pattern: str | Any, chunk: FindChunk) -> FoundChunk:
     return FoundChunk(matches, skipped)
 
 
+# Over 80 lines only with its docstring (a public function's parameters, errors, sources).
 def find(
     pattern: str | Any,
     results: str | os.PathLike[str] = ".",

@@ -9,7 +9,7 @@ import logging
 import operator
 import os
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,6 +143,61 @@ def _freeze(sums: list[int]) -> Metrics:
     )
 
 
+def _check_keep_text(keep_text: bool | int) -> bool | int:
+    """``keep_text`` as grade() uses it (a bool, or an int >= 1); ValueError otherwise."""
+    if not isinstance(keep_text, bool):
+        try:
+            limit = operator.index(keep_text)  # int, NumPy integers
+        except TypeError:
+            limit = 0
+        if limit < 1:
+            raise ValueError(f"`keep_text` must be a bool or a positive int, not {keep_text!r}")
+        keep_text = limit
+    return keep_text
+
+
+def _ranked_setups(
+    group_ids: Mapping[tuple[int, int], int],
+    group_sums: Sequence[list[int]],
+    setup_names: Sequence[str],
+    dataset_names: Sequence[str],
+) -> list[SetupReport]:
+    """One report per setup with a graded file, ranked as kag ranks them."""
+    by_setup: dict[str, dict[str, list[int]]] = {}
+    for (setup_code, dataset_code), group in group_ids.items():
+        sums = group_sums[group]
+        if sums[_CORRECT] + sums[_INCORRECT] + sums[_ERRORS]:
+            by_setup.setdefault(setup_names[setup_code], {})[dataset_names[dataset_code]] = sums
+    return setup_reports(by_setup)
+
+
+def setup_reports(by_setup: Mapping[str, Mapping[str, Sequence[int]]]) -> list[SetupReport]:
+    """Setup reports from per-dataset sums, ranked as kag ranks them.
+
+    ``by_setup[setup][dataset]`` holds the 11 sums in :class:`Metrics` order (correct,
+    incorrect, errors, generation ns, generation samples, context bytes, retrieval ns,
+    vertices, relationships, properties, retrieval samples); the overall row is their
+    column sums. Ranking (kag's stats subcommand): by name, then stably by accuracy
+    descending, None last.
+    """
+    reports = []
+    for setup, per_dataset in by_setup.items():
+        overall = [sum(column) for column in zip(*per_dataset.values(), strict=True)]
+        reports.append(
+            SetupReport(
+                setup,
+                _freeze(overall),
+                {name: _freeze(list(per_dataset[name])) for name in sorted(per_dataset)},
+            )
+        )
+    reports.sort(key=lambda r: r.setup)
+    # Stable sort: accuracy descending, None last, ties keep name order.
+    reports.sort(key=lambda r: -(r.overall.accuracy if r.overall.accuracy is not None else -1.0))
+    return reports
+
+
+# Long (over 80 lines): merge() runs once per graded chunk, in order, and shares the item
+# table and the group sums with the walk that submits the chunks.
 def grade(
     datasets: Datasets | str | os.PathLike[str],
     results: str | os.PathLike[str] = ".",
@@ -197,14 +252,7 @@ def grade(
     Result files that do not parse are logged as warnings, skipped and
     listed in :attr:`StatsReport.unparsable_files`; kag counts them nowhere.
     """
-    if not isinstance(keep_text, bool):
-        try:
-            limit = operator.index(keep_text)  # int, NumPy integers
-        except TypeError:
-            limit = 0
-        if limit < 1:
-            raise ValueError(f"`keep_text` must be a bool or a positive int, not {keep_text!r}")
-        keep_text = limit
+    keep_text = _check_keep_text(keep_text)
     truth = datasets if isinstance(datasets, Datasets) else load_datasets(datasets)
     root = os.fspath(results)
     logger.debug("ground truth: %d questions, %d scorable", len(truth), truth.scorable_questions)
@@ -286,25 +334,7 @@ def grade(
     if progress is not None:
         progress(done)
 
-    setup_names, dataset_names = items.setups.names, items.datasets.names
-    by_setup: dict[str, dict[str, list[int]]] = {}
-    for (setup_code, dataset_code), group in group_ids.items():
-        sums = group_sums[group]
-        if sums[_CORRECT] + sums[_INCORRECT] + sums[_ERRORS]:
-            by_setup.setdefault(setup_names[setup_code], {})[dataset_names[dataset_code]] = sums
-    reports = []
-    for setup, per_dataset in by_setup.items():
-        overall = [sum(column) for column in zip(*per_dataset.values(), strict=True)]
-        reports.append(
-            SetupReport(
-                setup,
-                _freeze(overall),
-                {name: _freeze(per_dataset[name]) for name in sorted(per_dataset)},
-            )
-        )
-    reports.sort(key=lambda r: r.setup)
-    # Stable sort: accuracy descending, None last, ties keep name order.
-    reports.sort(key=lambda r: -(r.overall.accuracy if r.overall.accuracy is not None else -1.0))
+    reports = _ranked_setups(group_ids, group_sums, items.setups.names, items.datasets.names)
     if unparsable:
         logger.info("%d result file(s) did not parse", len(unparsable))
     return StatsReport(

@@ -15,7 +15,12 @@ from kagreport.kag._records import (
     read_bytes,
     read_result,
 )
-from kagreport.kag._simulate import SimulatedRun, SimulatedSetup, simulate_run
+from kagreport.kag._simulate import (
+    SimulatedRun,
+    SimulatedSetup,
+    simulate_run,
+    write_simulated_run,
+)
 from kagreport.kag._walk import (
     QuestionDir,
     ResultFile,
@@ -53,4 +58,5 @@ __all__ = [
     "setup_name",
     "simulate_run",
     "to_component_name",
+    "write_simulated_run",
 ]

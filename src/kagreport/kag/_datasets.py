@@ -19,6 +19,7 @@ from typing import Any, Literal
 import msgspec
 
 from kagreport._errors import DatasetsError, NotUTF8Error, decode_utf8
+from kagreport._io import read_regular_file
 from kagreport.kag._jsonscan import (
     ANY,
     RECURSION_LIMIT,
@@ -124,7 +125,8 @@ def load_datasets(path: str | os.PathLike[str]) -> Datasets:
     Raises
     ------
     DatasetsError
-        If the file cannot be read, is not UTF-8 (the message gives the offset of the
+        If the file cannot be read (a folder, FIFO, socket or device is refused without
+        waiting for a writer), is not UTF-8 (the message gives the offset of the
         first bad byte) or not JSON, or breaks the format: an
         invalid dataset or question name, a missing ``input``, an ``output``
         whose ``type`` is not ``"MCQ"``, options that are not strings, a UTF-8
@@ -132,8 +134,7 @@ def load_datasets(path: str | os.PathLike[str]) -> Datasets:
     """
     name = os.fspath(path)
     try:
-        with open(name, "rb") as file:
-            data = file.read()
+        data = read_regular_file(name)
     except OSError as exc:
         raise DatasetsError(
             f"cannot read the datasets file {name}: {exc.strerror or exc}", path=name

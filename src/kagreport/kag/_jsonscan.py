@@ -103,6 +103,8 @@ def _field(schema: Schema, key: bytes) -> Schema:
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
+# Long (over 80 lines): one tokenizer loop whose states share the container stack; split,
+# every token would pay a function call.
 def strip_ignored(text: bytes, root: Schema) -> bytes:
     """Check ``text`` as kag's serde reads it and blank out the values it ignores.
 

@@ -5,6 +5,9 @@ A file holds exactly one of ``{"ok": {"result": str, "stats": {...}}}`` and
 ``src/generation/config.rs``, ``src/retrieval/``). Decoding is strict about
 required keys and lenient about unknown ones, like kag's serde types, and it
 never builds the embedding vector (``vec`` is kept as raw JSON bytes).
+
+The serde types are in :mod:`kagreport.kag._envelope`, the duplicate-key check in
+:mod:`kagreport.kag._duplicate_keys`; this module decodes and reads.
 """
 
 from __future__ import annotations
@@ -13,11 +16,24 @@ import codecs
 import os
 import re
 import stat
-from typing import Annotated, NamedTuple
+from typing import NamedTuple
 
 import msgspec
 
 from kagreport._errors import NotRegularFileError, ResultFileError
+from kagreport.kag._duplicate_keys import _check_unique_keys, _typed_keys, _vec_bounds
+from kagreport.kag._envelope import (
+    _U64_MAX,
+    _UNSET,
+    _AugmentedGeneration,
+    _Config,
+    _decoder,
+    _Envelope,
+    _Invalid,
+    _nanos,
+    _Ok,
+    _Retrieval,
+)
 from kagreport.kag._jsonscan import (
     ANY,
     DURATION,
@@ -37,91 +53,8 @@ __all__ = [
     "read_result",
 ]
 
-# msgspec cannot bound ints beyond int64 in a constraint: values above 2**64 - 1
-# (u64/usize in kag) are rejected after decoding.
-_U64 = Annotated[int, msgspec.Meta(ge=0)]
-_U64_MAX = 2**64 - 1
-_U32 = Annotated[int, msgspec.Meta(ge=0, le=2**32 - 1)]  # Duration's nanos
-_NANOS_PER_SEC = 1_000_000_000
 # Non-blocking: opening a FIFO must not wait for a writer (read_bytes then refuses it).
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-
-
-class _DurationObject(msgspec.Struct, forbid_unknown_fields=True):
-    # serde's Duration rejects unknown fields.
-    secs: _U64
-    nanos: _U32
-
-
-# serde accepts a Duration as a map or as a [secs, nanos] sequence.
-_Duration = _DurationObject | tuple[_U64, _U32]
-
-
-class _Neo4j(msgspec.Struct):
-    vertices: _U64
-    relationships: _U64
-    properties: _U64
-    time: _Duration
-
-
-class _Database(msgspec.Struct, forbid_unknown_fields=True):
-    # An externally tagged enum: exactly one variant key.
-    neo4j: _Neo4j
-
-
-class _Embedding(msgspec.Struct):
-    document: str
-    vec: msgspec.Raw  # required, but never materialised as floats
-
-
-class _Embedder(msgspec.Struct):
-    embedding: _Embedding
-    database: _Database
-    time: _Duration
-
-
-class _RetrievalStats(msgspec.Struct, forbid_unknown_fields=True):
-    embedder: _Embedder
-
-
-class _Retrieval(msgspec.Struct):
-    result: str
-    stats: _RetrievalStats
-
-
-class _AugmentedGeneration(msgspec.Struct):
-    retriever: str
-    database: str
-
-
-class _Config(msgspec.Struct):
-    provider: str
-    model: str
-    temperature: float
-    # UNSET when absent: the duplicate-key check counts the keys present.
-    tokens: _U64 | msgspec.UnsetType | None = msgspec.UNSET  # Option<u64> (cli/generation.rs:85)
-    augmented_generation: _AugmentedGeneration | msgspec.UnsetType | None = msgspec.UNSET
-
-
-class _Stats(msgspec.Struct):
-    prompt: str
-    time: _Duration
-    config: _Config
-    retrieval: _Retrieval | msgspec.UnsetType | None = msgspec.UNSET
-
-
-class _Ok(msgspec.Struct):
-    result: str
-    stats: _Stats
-
-
-class _Envelope(msgspec.Struct, forbid_unknown_fields=True):
-    ok: _Ok | msgspec.UnsetType = msgspec.UNSET
-    error: str | msgspec.UnsetType = msgspec.UNSET
-
-
-_decoder = msgspec.json.Decoder(_Envelope)
-_UNSET = msgspec.UNSET
 
 
 class RetrievalSample(NamedTuple):
@@ -175,25 +108,6 @@ class ResultRecord(NamedTuple):
     def is_error(self) -> bool:
         """Whether this file records a benchmark execution error."""
         return self.error is not None
-
-
-class _Invalid(ValueError):
-    pass
-
-
-def _nanos(duration: _DurationObject | tuple[int, int]) -> int:
-    if type(duration) is _DurationObject:
-        secs, nanos = duration.secs, duration.nanos
-    else:
-        secs, nanos = duration  # type: ignore[misc]
-    if secs > _U64_MAX:
-        raise _Invalid("Duration secs does not fit in 64 bits")
-    if nanos >= _NANOS_PER_SEC:
-        secs += nanos // _NANOS_PER_SEC  # serde carries excess nanoseconds
-        nanos %= _NANOS_PER_SEC
-        if secs > _U64_MAX:
-            raise _Invalid("overflow deserializing Duration")
-    return secs * _NANOS_PER_SEC + nanos
 
 
 # What kag's serde types read in a result file, for the non-recursive walk (unknown
@@ -334,6 +248,7 @@ def _check_names(config: _Config) -> None:
             )
 
 
+# Over 80 lines with its docstring; the checks stay inline: it runs once per result file.
 def decode_result(data: bytes | memoryview | str) -> ResultRecord:
     """Decode the bytes of one result file.
 
@@ -421,166 +336,8 @@ def decode_result(data: bytes | memoryview | str) -> ResultRecord:
     )
 
 
-# Duplicate keys. serde's derived structs (and Duration) reject a field given twice
-# ("duplicate field `result`") and its externally tagged enums (the envelope, the
-# retrieval and database stats) accept exactly one key, while maps keep the last value
-# and ignored (unknown) fields are never looked into. msgspec keeps the last value
-# silently. The check is exact and costs little: every key is followed by one colon,
-# so a file whose colons, the embedding vector's aside (found from the end, where kag
-# writes little after it), number exactly the typed keys present plus the colons of the
-# decoded strings has no repeated and no unknown key (provided no colon is written
-# as an escape, ``\u003a``). Any other file is parsed again, slowly, to find out.
-
-
-def _duration_keys(duration: _DurationObject | tuple[int, int]) -> int:
-    return 2 if type(duration) is _DurationObject else 0
-
-
-def _typed_keys(ok: _Ok) -> tuple[int, int, msgspec.Raw | None]:
-    """Keys of the typed objects present (the envelope's included), colons in the decoded
-    strings that may hold one, and the raw embedding vector, if any.
-
-    Provider, retriever and database are component names in kag (no colon): a colon
-    there only sends the file down the slow path.
-    """
-    stats = ok.stats
-    config = stats.config
-    # envelope 1, ok 2, stats 3 + time 2 (+ retrieval), config 3 (+ tokens, augmented_...)
-    keys = 11 if type(stats.time) is _DurationObject else 9
-    colons = ok.result.count(":") + stats.prompt.count(":") + config.model.count(":")
-    if config.tokens is not _UNSET:
-        keys += 1
-    augmented = config.augmented_generation
-    if augmented is not _UNSET:
-        keys += 1 if augmented is None else 3
-    retrieval = stats.retrieval
-    if retrieval is _UNSET:
-        return keys, colons, None
-    if retrieval is None:
-        return keys + 1, colons, None
-    assert isinstance(retrieval, _Retrieval)
-    embedder = retrieval.stats.embedder
-    # retrieval 1 + 2, its stats 1, embedder 3, embedding 2, database 1, neo4j 4
-    keys += 14 + _duration_keys(embedder.time) + _duration_keys(embedder.database.neo4j.time)
-    embedding = embedder.embedding
-    colons += retrieval.result.count(":") + embedding.document.count(":")
-    return keys, colons, embedding.vec
-
-
-def _vec_bounds(text: bytes, vec: msgspec.Raw) -> tuple[int, int] | None:
-    """Where the raw embedding vector is in ``text`` (start, end), if it is found."""
-    # Backwards from the last place its key can be: kag writes little after the vector.
-    at = text.rfind(b'"vec"', 0, len(text) - len(vec))
-    head = at + 5
-    while head < len(text) and text[head] in b" \t\r\n:":
-        head += 1
-    if at >= 0 and text.startswith(vec, head):
-        return head, head + len(vec)
-    return None
-
-
-def _check_unique_keys(
-    text: bytes,
-    keys: int,
-    colons: int,
-    vec: msgspec.Raw | None,
-    bounds: tuple[int, int] | None,
-) -> None:
-    if vec is None:
-        found = text.count(b":")
-        head = tail = len(text)
-    elif bounds is None:
-        found = -1
-        head = tail = len(text)
-    else:  # leave the vector out: it is most of the file, and has no key
-        head, tail = bounds
-        found = text.count(b":", 0, head) + text.count(b":", tail)
-    if found == keys or (
-        found == keys + colons
-        and text.find(b"\\u003", 0, head) < 0
-        and (text.find(b"\\", tail) < 0 or text.find(b"\\u003", tail) < 0)  # memchr first
-    ):
-        return
-    problem = _repeated_key(text)
-    if problem is not None:
-        raise _Invalid(problem)
-
-
 def _as_bytes(data: memoryview | bytearray | str) -> bytes:
     return data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
-
-
-class _Pairs(list[tuple[str, object]]):
-    """A JSON object as its (key, value) pairs, repeats kept."""
-
-
-_Schema = tuple[bool, dict[str, "_Schema | None"]]  # (an enum: one key only, its fields)
-_DURATION: _Schema = (False, {"secs": None, "nanos": None})
-_NEO4J: _Schema = (
-    False,
-    {"vertices": None, "relationships": None, "properties": None, "time": _DURATION},
-)
-_EMBEDDER: _Schema = (
-    False,
-    {
-        "embedding": (False, {"document": None, "vec": None}),
-        "database": (True, {"neo4j": _NEO4J}),
-        "time": _DURATION,
-    },
-)
-_CONFIG: _Schema = (
-    False,
-    {
-        "provider": None,
-        "model": None,
-        "temperature": None,
-        "tokens": None,
-        "augmented_generation": (False, {"retriever": None, "database": None}),
-    },
-)
-_STATS: _Schema = (
-    False,
-    {
-        "prompt": None,
-        "time": _DURATION,
-        "config": _CONFIG,
-        "retrieval": (False, {"result": None, "stats": (True, {"embedder": _EMBEDDER})}),
-    },
-)
-_ENVELOPE: _Schema = (True, {"ok": (False, {"result": None, "stats": _STATS}), "error": None})
-
-
-def _repeated_key(text: bytes) -> str | None:
-    """Where kag's serde would reject a key given twice (or an enum given two), if anywhere."""
-    import json
-
-    try:
-        tree = json.loads(text, object_pairs_hook=_Pairs)
-    except (ValueError, RecursionError):  # msgspec parsed it: leave it to msgspec
-        return None
-    return _walk(tree, _ENVELOPE, "the envelope")
-
-
-def _walk(value: object, schema: _Schema, where: str) -> str | None:
-    if not isinstance(value, _Pairs):  # null, a [secs, nanos] pair: nothing to check
-        return None
-    one_key, fields = schema
-    if one_key and len(value) > 1:
-        names = ", ".join(repr(key) for key, _ in value)
-        return f"{where} must have exactly one key, not {len(value)} ({names})"
-    last: dict[str, object] = {}
-    for key, item in value:
-        if key in fields:
-            if key in last:
-                return f"duplicate field `{key}` in {where}"
-            last[key] = item
-    for key, item in last.items():
-        inner = fields[key]
-        if inner is not None:
-            found = _walk(item, inner, key if where == "the envelope" else f"{where}.{key}")
-            if found is not None:
-                return found
-    return None
 
 
 #: Why a file that starts with a byte order mark is refused (kag's serde_json refuses it).

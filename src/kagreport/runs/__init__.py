@@ -4,11 +4,14 @@
 from a graded kag tree (:meth:`Run.from_stats`) or from evaluations of the same items
 (:meth:`Run.from_evaluations`) and round-trips through a versioned JSON document.
 :func:`leaderboard`, :func:`compare_setups` and :func:`cost_frontier` are what the site,
-widgets and notebooks show.
+widgets and notebooks show; :func:`setup_metrics` gives kag's per-setup metrics of any run
+and :data:`COSTS` the cost axes the charts share.
 """
 
 from __future__ import annotations
 
+from kagreport.runs._costs import COSTS, CostAxis, cost_axis
+from kagreport.runs._metrics import setup_metrics
 from kagreport.runs._model import Run
 from kagreport.runs._views import (
     FrontierPoint,
@@ -21,12 +24,16 @@ from kagreport.runs._views import (
 )
 
 __all__ = [
+    "COSTS",
+    "CostAxis",
     "FrontierPoint",
     "LeaderboardRow",
     "Run",
     "SetupComparison",
     "SetupComparisons",
     "compare_setups",
+    "cost_axis",
     "cost_frontier",
     "leaderboard",
+    "setup_metrics",
 ]

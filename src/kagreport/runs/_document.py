@@ -1,38 +1,64 @@
-"""The run's JSON document: ``{"schema": "kagreport.run", "version": 1, ...}``.
+"""The run's document: ``{"schema": "kagreport.run", "version": 1, ...}``, compact JSON.
 
-Columns are stored whole (codes as integers, metrics and costs as numbers with
-``null`` for NaN), so a document reads back to an equal run. A bad document raises
-:class:`KagreportError` naming the source and the JSON path of the field at fault.
+Columns are stored whole (codes as integers, metrics and costs as numbers with ``null`` for
+NaN), so a document reads back to an equal run. The shape is checked by
+:func:`kagreport._document.convert`: a bad field raises
+:class:`~kagreport._document.DocumentError` naming its path (``metrics.correct[4]``).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+import msgspec
 import numpy as np
 
-from kagreport._errors import KagreportError
+from kagreport._document import convert, jsonable
+from kagreport._errors import DocumentError
+from kagreport._format import json_safe
 
 if TYPE_CHECKING:
     from kagreport.runs._model import Run
 
-__all__ = ["SCHEMA", "VERSION", "dumps", "loads"]
+__all__ = ["SCHEMA", "VERSION", "fields_of", "to_dict"]
 
 SCHEMA = "kagreport.run"
 VERSION = 1
 _TEXTS = ("responses", "references", "errors")
+
+_Code = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
+_Outcome = Annotated[int, msgspec.Meta(ge=-1, le=2)]
+
+
+class _RunShape(msgspec.Struct):
+    kind: Literal["answers", "retrieval"]
+    systems: list[str]
+    dataset_names: list[str]
+    question_names: list[str]
+    system: list[_Code]
+    dataset: list[_Code]
+    question: list[_Code]
+    outcome: list[_Outcome]
+    metrics: dict[str, list[float | None]]
+    costs: dict[str, list[float | None]]
+    responses: list[str | None] | None = None
+    references: list[str | None] | None = None
+    errors: list[str | None] | None = None
+    metadata: dict[str, Any] = {}
 
 
 def _floats(values: np.ndarray[Any, Any]) -> list[float | None]:
     return [None if math.isnan(v) else v for v in values.tolist()]
 
 
-def dumps(run: Run) -> str:
-    """``run`` as a version-1 document (compact, keys in a fixed order)."""
-    document: dict[str, Any] = {
+def to_dict(run: Run, *, plain: bool = False) -> dict[str, Any]:
+    """``run`` as a version-1 document mapping, keys in a fixed order: NaN kept as NaN, or
+    as JSON holds it with ``plain`` (NaN as None; built column by column, faster than
+    :func:`~kagreport._format.json_safe` walking a million values)."""
+    column = _floats if plain else (lambda values: values.tolist())
+    return {
         "schema": SCHEMA,
         "version": VERSION,
         "kind": run.kind,
@@ -43,114 +69,54 @@ def dumps(run: Run) -> str:
         "dataset": run.dataset.tolist(),
         "question": run.question.tolist(),
         "outcome": run.outcome.tolist(),
-        "metrics": {k: _floats(v) for k, v in run.metrics.items()},
-        "costs": {k: _floats(v) for k, v in run.costs.items()},
+        "metrics": {k: column(v) for k, v in run.metrics.items()},
+        "costs": {k: column(v) for k, v in run.costs.items()},
         **{
             name: None if getattr(run, name) is None else list(getattr(run, name))
             for name in _TEXTS
         },
-        "metadata": dict(run.metadata),
+        "metadata": json_safe(run.metadata) if plain else jsonable(run.metadata),
     }
-    try:
-        return json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    except (TypeError, ValueError) as exc:
-        raise KagreportError(f"run metadata is not JSON-compatible: {exc}") from None
 
 
-class _Bad(Exception):
-    def __init__(self, where: str, what: str) -> None:
-        self.where, self.what = where, what
-
-
-def _strings(doc: Mapping[str, Any], key: str) -> tuple[str, ...]:
-    value = doc.get(key)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _Bad(key, "must be a list of strings")
-    return tuple(value)
-
-
-def _ints(doc: Mapping[str, Any], key: str, dtype: Any) -> np.ndarray[Any, Any]:
-    value = doc.get(key)
-    if not isinstance(value, list) or not all(
-        type(v) is int and -(2**31) <= v < 2**31 for v in value
-    ):
-        raise _Bad(key, "must be a list of 32-bit integers")
-    return np.array(value, dtype=np.int64).astype(dtype)
-
-
-def _columns(doc: Mapping[str, Any], key: str) -> dict[str, np.ndarray[Any, Any]]:
-    group = doc.get(key)
-    if not isinstance(group, dict):
-        raise _Bad(key, "must be an object of columns")
-    found = {}
-    for name, values in group.items():
-        if not isinstance(values, list) or not all(
-            v is None or (type(v) in (int, float) and math.isfinite(v)) for v in values
-        ):
-            raise _Bad(f"{key}.{name}", "must be a list of finite numbers or null")
-        found[name] = np.array([math.nan if v is None else v for v in values], dtype=np.float64)
-    return found
-
-
-def _texts(doc: Mapping[str, Any], key: str) -> tuple[str | None, ...] | None:
-    value = doc.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(v is None or isinstance(v, str) for v in value):
-        raise _Bad(key, "must be null or a list of strings or nulls")
-    return tuple(value)
-
-
-def loads(text: str, source: str = "<string>") -> Run:
-    """The run of a version-1 document.
+def fields_of(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The :class:`Run` fields of a version-1 document mapping (schema already checked).
 
     Raises
     ------
-    KagreportError
-        If ``text`` is not JSON, not a ``kagreport.run`` document, of another
-        version, or a field is missing or malformed (the message names it).
+    DocumentError
+        If a field is missing or malformed: ``not a valid Run: <path>: <what>``.
     """
-    from kagreport.runs._model import Run
-
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise KagreportError(f"{source}: not a JSON document: {exc}", path=_path(source)) from None
-    try:
-        if not isinstance(doc, dict):
-            raise _Bad("$", "must be a JSON object")
-        if doc.get("schema") != SCHEMA:
-            raise _Bad("schema", f"must be {SCHEMA!r}, not {doc.get('schema')!r}")
-        if doc.get("version") != VERSION:
-            raise _Bad("version", f"must be {VERSION} (this kagreport reads version {VERSION})")
-        if doc.get("kind") not in ("answers", "retrieval"):
-            raise _Bad("kind", "must be 'answers' or 'retrieval'")
-        metadata = doc.get("metadata", {})
-        if not isinstance(metadata, dict):
-            raise _Bad("metadata", "must be an object")
-        fields: dict[str, Any] = {
-            "kind": doc["kind"],
-            "systems": _strings(doc, "systems"),
-            "dataset_names": _strings(doc, "dataset_names"),
-            "question_names": _strings(doc, "question_names"),
-            "system": _ints(doc, "system", np.int32),
-            "dataset": _ints(doc, "dataset", np.int32),
-            "question": _ints(doc, "question", np.int32),
-            "outcome": _ints(doc, "outcome", np.int8),
-            "metrics": _columns(doc, "metrics"),
-            "costs": _columns(doc, "costs"),
-            **{name: _texts(doc, name) for name in _TEXTS},
-            "metadata": metadata,
-        }
-    except _Bad as bad:
-        raise KagreportError(
-            f"{source}: field {bad.where!r} {bad.what}", path=_path(source)
-        ) from None
-    try:
-        return Run(**fields)
-    except KagreportError as exc:
-        raise KagreportError(f"{source}: {exc.message}", path=_path(source)) from None
+    shape = convert(data, _RunShape, "Run")
+    return {
+        "kind": shape.kind,
+        "systems": tuple(shape.systems),
+        "dataset_names": tuple(shape.dataset_names),
+        "question_names": tuple(shape.question_names),
+        "system": np.array(shape.system, dtype=np.int32),
+        "dataset": np.array(shape.dataset, dtype=np.int32),
+        "question": np.array(shape.question, dtype=np.int32),
+        "outcome": np.array(shape.outcome, dtype=np.int8),
+        "metrics": _columns(shape.metrics, "metrics"),
+        "costs": _columns(shape.costs, "costs"),
+        **{name: _texts(getattr(shape, name)) for name in _TEXTS},
+        "metadata": shape.metadata,
+    }
 
 
-def _path(source: str) -> str | None:
-    return None if source == "<string>" else source
+def _columns(group: dict[str, list[float | None]], key: str) -> dict[str, np.ndarray[Any, Any]]:
+    found = {}
+    for name, values in group.items():
+        column = np.array(values, dtype=np.float64)  # None becomes NaN
+        infinite = np.flatnonzero(np.isinf(column))
+        if infinite.size:
+            raise DocumentError(
+                f"not a valid Run: {key}.{name}[{infinite[0]}]: expected a finite number "
+                f"or null, got {values[infinite[0]]}"
+            )
+        found[name] = column
+    return found
+
+
+def _texts(values: list[str | None] | None) -> tuple[str | None, ...] | None:
+    return None if values is None else tuple(values)

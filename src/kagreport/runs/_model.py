@@ -8,16 +8,20 @@ parse); the comparisons pair the items both systems hold.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from kagreport._errors import KagreportError
+from kagreport._document import Document
+from kagreport._errors import DocumentError, KagreportError, ReportError
+from kagreport._format import json_safe
+from kagreport.runs._document import SCHEMA, VERSION, fields_of, to_dict
 
 if TYPE_CHECKING:
     from kagreport.evaluation import AnswerEvaluation, RetrievalEvaluation
@@ -39,7 +43,7 @@ _KAG_COSTS = (
 
 
 @dataclass(frozen=True, eq=False)
-class Run:
+class Run(Document):
     """Systems x items with per-item metrics, outcomes, costs and texts.
 
     Attributes
@@ -67,6 +71,19 @@ class Run:
         Row texts for the views; None when the source kept none.
     metadata : mapping
         JSON-compatible run metadata.
+
+    Raises
+    ------
+    KagreportError
+        If the columns differ in length, a code lies outside its names, the systems
+        repeat, or the metadata is not JSON-compatible.
+
+    Notes
+    -----
+    Serialised as compact JSON, ``{"schema": "kagreport.run", "version": 1, ...}`` with
+    NaN as ``null`` (:meth:`dumps`, :meth:`write`, :meth:`read`, :meth:`loads`,
+    :meth:`from_dict`); equality is NaN-aware, so ``Run.read(path) == run`` after
+    ``run.write(path)``.
     """
 
     kind: str
@@ -112,6 +129,10 @@ class Run:
                 raise KagreportError(f"run column {name!r} holds a code outside its names")
         if n and (self.outcome.min() < -1 or self.outcome.max() >= len(OUTCOMES)):
             raise KagreportError("run column 'outcome' holds a code outside -1..2")
+        try:
+            json.dumps(json_safe(self.metadata), allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise KagreportError(f"run metadata is not JSON-compatible: {exc}") from None
 
     def __len__(self) -> int:
         return len(self.system)
@@ -204,6 +225,8 @@ class Run:
         evaluations: Sequence[AnswerEvaluation | RetrievalEvaluation],
         labels: Sequence[str] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        *,
+        same_items: bool = True,
     ) -> Run:
         """The run of several evaluations of the same items, one system each.
 
@@ -216,42 +239,20 @@ class Run:
             ``system-1``, ``system-2``, ...
         metadata : mapping, optional
             Run metadata (JSON-compatible).
+        same_items : bool
+            Require every evaluation to hold the same items (default); False accepts
+            systems that lack some items (a kag result file that did not parse), as
+            :meth:`from_stats` does: the comparisons pair the items both systems hold.
 
         Raises
         ------
         DifferentItemsError
-            If two evaluations do not hold the same items.
+            If two evaluations do not hold the same items (with ``same_items``).
         KagreportError
             If there is no evaluation, they mix kinds, labels repeat or do not match,
             or one evaluation holds an item twice.
         """
-        from kagreport.evaluation import AnswerEvaluation, DifferentItemsError
-
-        if not evaluations:
-            raise KagreportError("a run needs at least one evaluation")
-        kinds = {"answers" if isinstance(e, AnswerEvaluation) else "retrieval" for e in evaluations}
-        if len(kinds) > 1:
-            raise KagreportError(
-                "a run's evaluations must all be answer or all retrieval evaluations"
-            )
-        if labels is not None and len(labels) != len(evaluations):
-            raise KagreportError(f"{len(labels)} label(s) for {len(evaluations)} evaluation(s)")
-        names = (
-            list(labels) if labels is not None else [_name(e, i) for i, e in enumerate(evaluations)]
-        )
-        if len(set(names)) != len(names):
-            raise KagreportError(f"system labels repeat: {', '.join(names)}; pass labels=")
-        first = _identifiers(evaluations[0], names[0])
-        for evaluation, name in zip(evaluations[1:], names[1:], strict=True):
-            other = _identifiers(evaluation, name)
-            if set(other) != set(first):
-                only_c, only_b = set(other) - set(first), set(first) - set(other)
-                raise DifferentItemsError(
-                    f"{name} and {names[0]} do not hold the same items "
-                    f"({len(only_c)} only in {name}, {len(only_b)} only in {names[0]})",
-                    only_candidate=len(only_c),
-                    only_baseline=len(only_b),
-                )
+        kind, names = _check_evaluations(evaluations, labels, same_items=same_items)
         datasets: dict[str, int] = {}
         questions: dict[str, int] = {}
         metric_names = sorted({m for e in evaluations for m in e.metrics})
@@ -285,7 +286,7 @@ class Run:
                 errors.append(item.error)
         codes = np.array(rows, dtype=np.int64).reshape(-1, 4)
         return cls(
-            kind=kinds.pop(),
+            kind=kind,
             systems=tuple(names),
             dataset_names=tuple(datasets),
             question_names=tuple(questions),
@@ -302,43 +303,53 @@ class Run:
         )
 
     # ------------------------------------------------------------------ serialisation
+    # The Document base gives dumps(), write(path), read(path), from_dict and equality.
 
-    def dumps(self) -> str:
-        """The run as a ``kagreport.run`` version-1 JSON document (NaN as null)."""
-        from kagreport.runs._document import dumps
+    SCHEMA: ClassVar[str] = SCHEMA
+    SCHEMA_VERSION: ClassVar[int] = VERSION
+    VERSION_KEY: ClassVar[str] = "version"
+    WRITES: ClassVar[tuple[str, ...]] = ("json",)  # columns: one line of JSON, embedded as is
+    COMPACT: ClassVar[bool] = True
+    NOUN: ClassVar[str] = "document"
 
-        return dumps(self)
+    def to_dict(self) -> dict[str, Any]:
+        """The run as a ``kagreport.run`` version-1 mapping (NaN kept; :meth:`dumps` writes
+        it as ``null``): names, then the code columns, metrics and costs by column name,
+        the texts (or None) and the metadata."""
+        return to_dict(self)
 
-    def write(self, path: str | os.PathLike[str]) -> None:
-        """Write :meth:`dumps` to ``path`` atomically (a crash leaves the old file)."""
-        from kagreport._atomic import write_atomic
+    def _plain(self) -> dict[str, Any]:
+        return to_dict(self, plain=True)
 
-        write_atomic(path, self.dumps())
+    @classmethod
+    def _from_checked(cls, data: Mapping[str, Any]) -> Run:
+        fields = fields_of(data)
+        try:
+            return cls(**fields)
+        except KagreportError as exc:
+            raise DocumentError(f"not a valid Run: {exc.message}") from None
 
     @classmethod
     def loads(cls, text: str, source: str = "<string>") -> Run:
-        """A run from a JSON document; :class:`KagreportError` names the bad field."""
-        from kagreport.runs._document import loads
+        """A run from a JSON document.
 
-        return loads(text, source)
+        Raises
+        ------
+        DocumentError
+            A :class:`KagreportError` and ValueError: if ``text`` is not JSON, not a
+            ``kagreport.run`` document of version 1, or a field is missing or malformed
+            (the message names ``source`` and the path of the field).
+        """
+        return cls._from_text(text, "json", None if source == "<string>" else source)
 
     @classmethod
-    def read(cls, path: str | os.PathLike[str]) -> Run:
-        """A run from the JSON document at ``path``; the error names the file and field."""
+    def _read_text(cls, path: str | os.PathLike[str]) -> str:
         from pathlib import Path
 
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            return Path(path).read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
-            raise KagreportError(f"cannot read run document {path}: {exc}", path=path) from None
-        return cls.loads(text, str(path))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Run):
-            return NotImplemented
-        return self.dumps() == other.dumps()
-
-    __hash__ = None  # type: ignore[assignment]
+            raise ReportError(f"cannot read run document {path}: {exc}", path=path) from None
 
 
 def _references(report: StatsReport) -> tuple[str | None, ...] | None:
@@ -397,3 +408,37 @@ def _identifiers(evaluation: Any, name: str) -> list[str]:
             raise KagreportError(f"{name} holds item {item.identifier!r} twice")
         seen.add(item.identifier)
     return [item.identifier for item in evaluation.items]
+
+
+def _check_evaluations(
+    evaluations: Sequence[AnswerEvaluation | RetrievalEvaluation],
+    labels: Sequence[str] | None,
+    *,
+    same_items: bool,
+) -> tuple[str, list[str]]:
+    """The kind and the system names of :meth:`Run.from_evaluations`' evaluations, checked
+    (one kind, unique labels, the same items); the errors it documents."""
+    from kagreport.evaluation import AnswerEvaluation, DifferentItemsError
+
+    if not evaluations:
+        raise KagreportError("a run needs at least one evaluation")
+    kinds = {"answers" if isinstance(e, AnswerEvaluation) else "retrieval" for e in evaluations}
+    if len(kinds) > 1:
+        raise KagreportError("a run's evaluations must all be answer or all retrieval evaluations")
+    if labels is not None and len(labels) != len(evaluations):
+        raise KagreportError(f"{len(labels)} label(s) for {len(evaluations)} evaluation(s)")
+    names = list(labels) if labels is not None else [_name(e, i) for i, e in enumerate(evaluations)]
+    if len(set(names)) != len(names):
+        raise KagreportError(f"system labels repeat: {', '.join(names)}; pass labels=")
+    first = _identifiers(evaluations[0], names[0])
+    for evaluation, name in zip(evaluations[1:], names[1:], strict=True):
+        other = _identifiers(evaluation, name)
+        if same_items and set(other) != set(first):
+            only_c, only_b = set(other) - set(first), set(first) - set(other)
+            raise DifferentItemsError(
+                f"{name} and {names[0]} do not hold the same items "
+                f"({len(only_c)} only in {name}, {len(only_b)} only in {names[0]})",
+                only_candidate=len(only_c),
+                only_baseline=len(only_b),
+            )
+    return kinds.pop(), names

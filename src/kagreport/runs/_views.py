@@ -3,26 +3,31 @@ run-level Holm family and flipped items, and the cost frontier.
 
 No statistics are computed here: the paired sign-flip test is
 :func:`kagreport.evaluation.compare_scores`, Holm's adjustment
-:func:`kagreport.stats.holm_adjust`, the frontier
-:func:`kagreport.frames.pareto_front` (moving to ``kagreport.stats``).
+:func:`kagreport.stats.holm_adjust`, the frontier :func:`kagreport.stats.pareto_front`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from kagreport._errors import KagreportError
+from kagreport._format import p_value
+from kagreport.runs._costs import cost_axis, item_costs
 from kagreport.runs._model import OUTCOMES, Run
 from kagreport.stats import holm_adjust, pareto_front
 
 if TYPE_CHECKING:
     from kagreport.evaluation import EvaluationComparison
+
+#: Comparisons, and flipped items of one comparison, a repr shows before "... N more".
+_REPR_ROWS = 5
+_REPR_FLIPS = 3
 
 __all__ = [
     "FrontierPoint",
@@ -126,6 +131,8 @@ class SetupComparison:
         differs between the two, sorted.
     only_candidate, only_baseline : int
         Items held by one system of the pair only (not compared).
+    family_size : int
+        Hypotheses in the run-level Holm family (compared pairs x metrics).
     """
 
     candidate: str
@@ -135,6 +142,21 @@ class SetupComparison:
     flips: tuple[tuple[str, str | None, str | None], ...]
     only_candidate: int
     only_baseline: int
+    family_size: int = 0
+
+    def __repr__(self) -> str:
+        first = next(iter(self.comparison.metrics.values()), None)
+        pairs = "?" if first is None else first.n_pairs
+        p = ", ".join(f"{m} {p_value(v)}" for m, v in self.p_values_family.items())
+        flips = ", ".join(f[0] for f in self.flips[:_REPR_FLIPS])
+        left = len(self.flips) - _REPR_FLIPS
+        more = f", ... {left} more" if left > 0 else ""
+        return (
+            f"<SetupComparison {self.candidate} vs {self.baseline}: {pairs} pairs, "
+            f"p (Holm across the run) {p}, {len(self.flips)} flipped"
+            + (f" ({flips}{more})" if flips else "")
+            + ">"
+        )
 
     def family_comparison(self) -> EvaluationComparison:
         """:attr:`comparison` with each metric's ``p_value_holm`` the run-level one."""
@@ -161,12 +183,35 @@ class SetupComparisons:
     skipped : tuple of (str, str, int, int)
         (candidate, baseline, only in candidate, only in baseline) of the pairs that
         share no item and were not compared.
+    pairs : {"baseline", "all-pairs"}
+        How the pairs were chosen.
+
+    Iterating gives the comparisons; the repr shows the counts and the first few pairs.
     """
 
     comparisons: tuple[SetupComparison, ...]
     family: tuple[str, ...]
     metrics: tuple[str, ...]
     skipped: tuple[tuple[str, str, int, int], ...]
+    pairs: str = "baseline"
+
+    def __len__(self) -> int:
+        return len(self.comparisons)
+
+    def __iter__(self) -> Iterator[SetupComparison]:
+        return iter(self.comparisons)
+
+    def __repr__(self) -> str:
+        shown = [f"  {c!r}" for c in self.comparisons[:_REPR_ROWS]]
+        if len(self.comparisons) > _REPR_ROWS:
+            shown.append(f"  ... {len(self.comparisons) - _REPR_ROWS} more")
+        skipped = f", {len(self.skipped)} skipped" if self.skipped else ""
+        head = (
+            f"<SetupComparisons ({self.pairs}): {len(self.comparisons)} pair(s) x "
+            f"{len(self.metrics)} metric(s) ({', '.join(self.metrics)}), Holm family of "
+            f"{len(self.comparisons) * len(self.metrics)}{skipped}"
+        )
+        return "\n".join([head, *shown]) + ">" if shown else head + ">"
 
 
 def _pairs(run: Run, pairs: str, baseline: str | None) -> list[tuple[str, str]]:
@@ -184,6 +229,7 @@ def _pairs(run: Run, pairs: str, baseline: str | None) -> list[tuple[str, str]]:
     return [(s, baseline) for s in ranked if s != baseline]
 
 
+# Over 80 lines with its docstring: pair, test, then one Holm family over every pair.
 def compare_setups(
     run: Run,
     pairs: Literal["baseline", "all-pairs"] = "baseline",
@@ -265,6 +311,7 @@ def compare_setups(
                 _flips(run, first, rows_c, rows_b),
                 only_c,
                 only_b,
+                len(family_p),
             )
         )
     return SetupComparisons(
@@ -272,6 +319,7 @@ def compare_setups(
         tuple(f"{c.candidate} vs {c.baseline}" for c in comparisons),
         tuple(metrics),
         tuple(skipped),
+        pairs,
     )
 
 
@@ -313,7 +361,7 @@ class FrontierPoint:
         Mean of the metric where defined.
     on_frontier : bool
         Whether no other system is at most as costly and at least as good, one of
-        them strictly (:func:`kagreport.frames.pareto_front`).
+        them strictly (:func:`kagreport.stats.pareto_front`).
     """
 
     system: str
@@ -326,16 +374,46 @@ def cost_frontier(run: Run, cost: str, metric: str = "correct") -> tuple[Frontie
     """Each system's mean ``cost`` and mean ``metric``, and whether it is on the Pareto
     frontier of lower cost and higher value; in the run's system order.
 
+    Parameters
+    ----------
+    run : Run
+    cost : str
+        A cost axis of :data:`kagreport.runs.COSTS` (``"retrieval"``, ``"generation"``,
+        ``"context"``, ``"graph"``: the names the accuracy-against-cost chart takes) or
+        a cost column of the run (``"retrieval_secs"``, ``"input_tokens"``, ...). An
+        item's cost on ``"graph"`` is its vertices + relationships + properties.
+    metric : str
+        A metric column of the run.
+
+    Returns
+    -------
+    tuple of FrontierPoint
+        The cost is the mean over the system's rows where it is known (a float mean:
+        kag's tables round a mean time to whole nanoseconds, within half a nanosecond
+        of it). On the
+        retrieval axes (``"retrieval"``, ``"graph"``, or their columns) a system that
+        committed answers without any retrieval sample costs exactly 0 (it spent
+        nothing on retrieval), as the chart draws it; the frontier is
+        :func:`kagreport.stats.pareto_front`.
+
     Raises
     ------
     KagreportError
-        If the run has no such cost or metric column.
+        If the run has no such cost or metric column (the message names the missing
+        column).
     """
-    if cost not in run.costs:
-        raise KagreportError(
-            f"the run has no cost {cost!r}; costs: {', '.join(run.costs) or 'none'}"
-        )
-    costs, _, _ = _system_means(run, run.costs[cost])
+    axis = cost_axis(run, cost)
+    values_of_cost = item_costs(run, axis)
+    costs, _, defined = _system_means(run, values_of_cost)
+    if axis.retrieval:
+        committed = [
+            int(np.count_nonzero((run.system == s) & (run.outcome >= 0) & (run.outcome <= 1)))
+            for s in range(len(run.systems))
+        ]
+        costs = [
+            0.0 if n == 0 and answered else c
+            for c, n, answered in zip(costs, defined, committed, strict=True)
+        ]
     values, _, _ = _system_means(run, _metric(run, metric))
     on = pareto_front(np.array(costs, dtype=np.float64), np.array(values, dtype=np.float64))
     return tuple(

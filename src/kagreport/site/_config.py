@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from kagreport._errors import KagreportError, NotUTF8Error, SiteError
+from kagreport._io import read_regular_file
 
 if TYPE_CHECKING:
     from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
@@ -158,8 +159,7 @@ class SiteConfig:
         """
         source = Path(path)
         try:
-            with open(source, "rb") as file:
-                data = tomllib.load(file)
+            data = tomllib.loads(read_regular_file(source).decode())
         except OSError as exc:
             raise SiteError(
                 f"cannot read the site configuration {source}: {exc.strerror or exc}", path=source

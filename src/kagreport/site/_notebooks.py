@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, TypeVarTuple
 
 from kagreport._errors import SiteError
+from kagreport._io import read_regular_file
 from kagreport.site._json import inline_json
 from kagreport.site._signals import deferred_signals
 from kagreport.site._templates import NOTEBOOK_CSP, NOTEBOOK_TEMPLATE
@@ -96,7 +97,9 @@ def convert_notebook(
     try:
         with warnings.catch_warnings():  # e.g. MissingIDFieldWarning: ids are added, fine
             warnings.simplefilter("ignore")
-            notebook = nbformat.read(str(path), as_version=4)
+            # Read here: a FIFO is refused at once (nbformat.read would wait for a writer).
+            text = read_regular_file(path).decode("utf-8")
+            notebook = nbformat.reads(text, as_version=4)
             nbformat.validate(notebook)
     except OSError as exc:
         raise SiteError(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,15 @@ __all__ = [
     "NOTEBOOK_CSP",
     "NOTEBOOK_TEMPLATE",
     "PAGE_CSP",
+    "PAGE_SIZE",
+    "Chart",
+    "Page",
     "Templates",
     "package_templates",
 ]
 
+#: Rows a page of an item table (or of flipped items) shows; the first page is in the HTML.
+PAGE_SIZE = 50
 #: The nbconvert template (a folder of the templates directory) notebooks are converted with.
 NOTEBOOK_TEMPLATE = "notebook"
 
@@ -167,3 +173,22 @@ class Templates:
                 f"the site template {name} (or one it uses) cannot be rendered: "
                 f"{type(exc).__name__}: {exc}"
             ) from None
+
+
+@dataclass
+class Chart:
+    """A chart on a page: its Vega-Lite spec and, when it is a figure, its SVG file."""
+
+    id: str
+    title: str
+    spec: dict[str, Any]
+    svg: str | None  # path from the site root of its SVG figure, if it has one
+
+
+@dataclass
+class Page:
+    """A page the index lists: an evaluation or a notebook."""
+
+    title: str
+    href: str
+    note: str = ""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from kagreport.stats._alpha import (
     MIN_DEFINED_SHARE,
+    AlphaBootstrap,
     Pairable,
     alpha,
     alpha_bootstrap_interval,
@@ -41,6 +42,7 @@ __all__ = [
     "METHODS",
     "MIN_DEFINED_SHARE",
     "TOLERANCE",
+    "AlphaBootstrap",
     "ConfidenceInterval",
     "Pairable",
     "SignFlipResult",

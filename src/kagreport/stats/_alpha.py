@@ -44,7 +44,6 @@ References
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
@@ -56,6 +55,7 @@ from kagreport.stats._intervals import ConfidenceInterval
 
 __all__ = [
     "MIN_DEFINED_SHARE",
+    "AlphaBootstrap",
     "Pairable",
     "alpha",
     "alpha_bootstrap_interval",
@@ -305,7 +305,11 @@ def _ratio_total(domain: _Floats, counts: _Floats) -> float:
 
 
 def bootstrap_alphas(
-    data: Pairable, level: Level, n_resamples: int, seed: int, progress: bool | None = None
+    data: Pairable,
+    level: Level,
+    n_resamples: int,
+    seed: int,
+    progress: Callable[[int, int], None] | None = None,
 ) -> _Floats:
     """Alpha of ``n_resamples`` resamples of the pairable units; NaN for those without variation.
 
@@ -313,6 +317,10 @@ def bootstrap_alphas(
     ``default_rng(seed).integers(0, U, size=(n_resamples, U))``, drawn in blocks) and gives unit
     ``u`` the weight ``w_bu``, the times it was drawn; each disagreement is then a weighted sum
     over units. Shape (n_resamples,).
+
+    ``progress``, if given, is called as ``progress(done, n_resamples)``: with 0 first, then after
+    each block with the resamples done so far (last with ``done == n_resamples``); what it raises
+    propagates. The evaluation layer's progress bar is one (:mod:`kagreport.evaluation._agreement`).
     """
     rng = np.random.default_rng(seed)
     units, width = data.padded.shape
@@ -329,26 +337,23 @@ def bootstrap_alphas(
     )
     step = max(1, min(n_resamples, _BUDGET // per_resample))
     alphas = np.empty(n_resamples)
-    bar = _progress_bar(n_resamples, progress)
-    try:
-        for start in range(0, n_resamples, step):
-            count = min(step, n_resamples - start)
-            draws = rng.integers(0, units, size=(count, units))
-            weights = np.bincount(
-                (np.arange(count)[:, None] * units + draws).ravel(), minlength=count * units
-            )
-            weights_f = weights.reshape(count, units).astype(np.float64)
-            keys = constant[draws]
-            flat = (keys.min(axis=1) == keys.max(axis=1)) & (keys[:, 0] >= 0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                values = statistic(weights_f)
-            values[flat] = math.nan
-            alphas[start : start + count] = values
-            if bar is not None:
-                bar.update(count)
-    finally:
-        if bar is not None:
-            bar.close()
+    if progress is not None:
+        progress(0, n_resamples)
+    for start in range(0, n_resamples, step):
+        count = min(step, n_resamples - start)
+        draws = rng.integers(0, units, size=(count, units))
+        weights = np.bincount(
+            (np.arange(count)[:, None] * units + draws).ravel(), minlength=count * units
+        )
+        weights_f = weights.reshape(count, units).astype(np.float64)
+        keys = constant[draws]
+        flat = (keys.min(axis=1) == keys.max(axis=1)) & (keys[:, 0] >= 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            values = statistic(weights_f)
+        values[flat] = math.nan
+        alphas[start : start + count] = values
+        if progress is not None:
+            progress(start + count, n_resamples)
     return alphas
 
 
@@ -357,41 +362,53 @@ def bootstrap_alphas(
 MIN_DEFINED_SHARE: Final = 0.5
 
 
+@dataclass(frozen=True)
+class AlphaBootstrap:
+    """The percentile bootstrap interval of alpha, and how many resamples define alpha.
+
+    Attributes
+    ----------
+    interval : ConfidenceInterval
+        The ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles (linear
+        interpolation) of alpha over the resamples where it is defined (``level`` is the
+        confidence, ``method`` ``"percentile-bootstrap"``; Efron and Tibshirani 1993,
+        ch. 13). Both bounds are NaN when alpha itself is undefined, and when fewer than
+        :data:`MIN_DEFINED_SHARE` of the resamples define it.
+    n_defined : int
+        Resamples in which alpha is defined (0 when alpha itself is undefined).
+    """
+
+    interval: ConfidenceInterval[float]
+    n_defined: int
+
+
 def alpha_bootstrap_interval(
     data: Pairable,
     level: Level,
     n_resamples: int,
     seed: int,
     confidence: float,
-    progress: bool | None = None,
-) -> tuple[ConfidenceInterval, int]:
-    """Percentile bootstrap interval of alpha over :func:`bootstrap_alphas`' resamples.
-
-    Returns
-    -------
-    (ConfidenceInterval, int)
-        The ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles (linear
-        interpolation) of alpha over the resamples where it is defined (``level`` is
-        ``confidence``, ``method`` ``"percentile-bootstrap"``; Efron and Tibshirani 1993,
-        ch. 13), and how many resamples define it. Both bounds are NaN (and the count 0)
-        when alpha itself is undefined, and NaN when fewer than :data:`MIN_DEFINED_SHARE`
-        of the resamples define it.
+    progress: Callable[[int, int], None] | None = None,
+) -> AlphaBootstrap:
+    """Percentile bootstrap interval of alpha over :func:`bootstrap_alphas`' resamples (to which
+    ``progress`` goes; when alpha itself is undefined no resample is drawn, nor progress called).
     """
     undefined = ConfidenceInterval(math.nan, math.nan, float(confidence), "percentile-bootstrap")
     if math.isnan(alpha(data, level)):
-        return undefined, 0
+        return AlphaBootstrap(undefined, 0)
     alphas = bootstrap_alphas(data, level, n_resamples, seed, progress)
     defined = alphas[~np.isnan(alphas)]
     if defined.size < MIN_DEFINED_SHARE * n_resamples:
-        return undefined, int(defined.size)
+        return AlphaBootstrap(undefined, int(defined.size))
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(defined, [tail, 1.0 - tail])
     interval = ConfidenceInterval(
         float(low), float(high), float(confidence), "percentile-bootstrap"
     )
-    return interval, int(defined.size)
+    return AlphaBootstrap(interval, int(defined.size))
 
 
+# Long (over 80 lines): one closure per level of measurement, sharing finish/value_counts.
 def _resample_statistic(data: Pairable, level: Level) -> Callable[[_Floats], _Floats]:
     """A function from weights (resamples x units) to alpha per resample."""
     size = data.size
@@ -477,23 +494,3 @@ def _resample_statistic(data: Pairable, level: Level) -> Callable[[_Floats], _Fl
         return finish(weights, observed, expected)
 
     return ordinal
-
-
-def _progress_bar(total: int, enabled: bool | None) -> Any:
-    """A tqdm bar on stderr: always when ``enabled``, never when False, and by default on a
-    terminal only once the work has taken a second (short work shows nothing)."""
-    if enabled is False or (enabled is None and not sys.stderr.isatty()):
-        return None
-    from kagreport._optional import optional  # only when a bar is shown
-
-    with optional("tqdm"):
-        from tqdm import tqdm
-
-    return tqdm(
-        total=total,
-        desc="agreement bootstrap",
-        unit="resample",
-        file=sys.stderr,
-        leave=False,
-        delay=0.0 if enabled else 1.0,
-    )

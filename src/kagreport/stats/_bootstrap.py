@@ -33,13 +33,14 @@ _MAX_COLUMNS: Final = 2**16
 _MAX_DISTINCT_FOR_MULTINOMIAL: Final = 64
 
 
+# Over 80 lines only with its docstring (a public function's parameters, errors, sources).
 def bootstrap_mean_interval(
     differences: npt.ArrayLike,
     *,
     n_resamples: int = 10000,
     seed: int = 0,
     confidence: float = 0.95,
-) -> ConfidenceInterval:
+) -> ConfidenceInterval[float]:
     """Percentile bootstrap confidence interval of the mean paired difference.
 
     Parameters

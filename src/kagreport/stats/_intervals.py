@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -13,16 +13,21 @@ import numpy.typing as npt
 __all__ = ["ConfidenceInterval", "pareto_front", "wilson_interval"]
 
 
+# A bound: a number, or (wilson_interval of many proportions) an array of them.
+_Bound = TypeVar("_Bound", float, npt.NDArray[np.float64])
+
+
 @dataclass(frozen=True)
-class ConfidenceInterval:
-    """A two-sided confidence interval of one quantity.
+class ConfidenceInterval(Generic[_Bound]):
+    """A two-sided confidence interval of one quantity (or, array-valued, of many).
 
     Attributes
     ----------
-    low, high : float
+    low, high : float, or ndarray of float64
         The bounds, in the units of the quantity (a mean paired difference in the metric's
         units, Krippendorff's alpha, a proportion in [0, 1]); both NaN when the interval is
-        undefined (no data, or too few resamples where the statistic is defined).
+        undefined (no data, or too few resamples where the statistic is defined). Arrays of
+        one shape from :func:`wilson_interval`, one bound per proportion; floats elsewhere.
     level : float
         The nominal coverage, in (0, 1) (0.95 for a 95% interval).
     method : str
@@ -32,27 +37,29 @@ class ConfidenceInterval:
     Notes
     -----
     Iterating yields ``low`` then ``high``, so ``low, high = interval`` still reads the
-    ``(low, high)`` tuples these functions returned before.
+    ``(low, high)`` tuples these functions returned before. Array-valued intervals compare
+    with ``==`` as their arrays do (ambiguous beyond one element): compare their fields with
+    :func:`numpy.array_equal`.
     """
 
-    low: float
-    high: float
+    low: _Bound
+    high: _Bound
     level: float
     method: str
 
-    def __iter__(self) -> Iterator[float]:
+    def __iter__(self) -> Iterator[_Bound]:
         yield self.low
         yield self.high
 
     @property
     def defined(self) -> bool:
-        """True when both bounds are numbers (not NaN)."""
-        return self.low == self.low and self.high == self.high
+        """True when both bounds are numbers (not NaN), every element of array bounds."""
+        return not (np.isnan(self.low).any() or np.isnan(self.high).any())
 
 
 def wilson_interval(
     successes: npt.ArrayLike, trials: npt.ArrayLike, confidence: float = 0.95
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+) -> ConfidenceInterval[npt.NDArray[np.float64]]:
     """Wilson score interval for a binomial proportion (Wilson 1927, JASA 22:209-212).
 
     With p = k / n and z the two-sided normal quantile for ``confidence``::
@@ -72,10 +79,11 @@ def wilson_interval(
 
     Returns
     -------
-    (low, high) : tuple of ndarray of float64
-        Same shape as the broadcast inputs: the bounds of many proportions at once (one
-        per setup and dataset), so two columns rather than one :class:`ConfidenceInterval`
-        per proportion.
+    ConfidenceInterval
+        Array-valued: ``low`` and ``high`` are ndarrays of float64 of the broadcast shape
+        (0-d for two numbers), the bounds of many proportions at once (one per setup and
+        dataset); ``level`` is ``confidence``, ``method`` ``"wilson"``. It unpacks as
+        ``low, high = wilson_interval(k, n)``.
 
     Raises
     ------
@@ -99,7 +107,7 @@ def wilson_interval(
         high = np.where(k == n, 1.0, np.clip(centre + half, 0.0, 1.0))
         low = np.where(n > 0, low, np.nan)
         high = np.where(n > 0, high, np.nan)
-    return low, high
+    return ConfidenceInterval(low, high, float(confidence), "wilson")
 
 
 def pareto_front(cost: npt.ArrayLike, value: npt.ArrayLike) -> npt.NDArray[np.bool_]:

@@ -311,6 +311,7 @@ def _pattern_bytes(first: int, n_columns: int, n_groups: int) -> Iterator[np.nda
         yield ((patterns[None, :] >> shifts) & np.uint64(255)).astype(np.uint8)
 
 
+# Over 80 lines only with its docstring (a public function's parameters, errors, sources).
 def sign_flip_test(
     differences: npt.ArrayLike, *, n_resamples: int = 10000, seed: int = 0
 ) -> SignFlipResult:

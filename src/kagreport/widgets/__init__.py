@@ -1,12 +1,20 @@
-"""Interactive notebook views (ipywidgets) of graded runs and evaluations.
+"""Interactive notebook views (ipywidgets) of runs, graded kag trees and evaluations.
 
-- :class:`StatsView`: metrics with Wilson intervals and the accuracy-against-cost
-  chart, by setup, dataset and cost axis.
+- :class:`StatsView`: kag's metrics with Wilson intervals and the accuracy-against-cost
+  chart, by setup, dataset and cost axis, the same over a ``StatsReport`` and over a
+  :class:`kagreport.runs.Run` whose rows have outcomes; over a run without outcomes, its
+  leaderboard and cost frontier.
 - :class:`ComparisonView`: paired comparison of two setups (or evaluations) and the
-  items that flipped.
+  items that flipped, from :func:`kagreport.runs.compare_setups` (the site's call).
 - :class:`ItemBrowser`: filter a run's items by setup, dataset, outcome and a regex
   over the responses, page by page; responses are read lazily for the visible page.
 - :class:`AgreementView`: agreement between judges, per criterion and per pair.
+
+The views taking a run (StatsView, ComparisonView, ItemBrowser) also take a
+``StatsReport`` (as ``Run.from_stats`` of it). They compute no statistics: the numbers
+come from :mod:`kagreport.runs`, :mod:`kagreport.frames` and :mod:`kagreport.evaluation`,
+so a pair shows here the p-value it shows on the site. A view of a run says what the run
+lacks (responses, datasets, costs, outcomes).
 
 Each view is an ``ipywidgets.VBox``: display it, or drive its controls from Python
 (their values are attributes), and read the current table and chart back.

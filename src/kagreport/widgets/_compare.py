@@ -1,22 +1,34 @@
-""":class:`ComparisonView`: a paired comparison of two setups, and the items that flipped."""
+""":class:`ComparisonView`: a paired comparison of two setups, and the items that flipped.
+
+Every number comes from :func:`kagreport.runs.compare_setups` on the run cut to the chosen
+pair, the function the report site calls for a run's comparisons, so the same pair shows
+the same p-value, interval and flipped items in both.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import ipywidgets as widgets
+import numpy as np
 import pandas as pd
 
+from kagreport._errors import KagreportError
 from kagreport._format import MISSING, p_value
-from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, evaluation_from_stats
-from kagreport.evaluation._report import mean_scores
+from kagreport.evaluation import (
+    AnswerEvaluation,
+    EvaluationComparison,
+    RetrievalEvaluation,
+    evaluation_from_stats,
+    primary_metrics,
+)
 from kagreport.evaluation._text import family_label, method_label
 from kagreport.frames import comparison_frame
 from kagreport.grading import ItemRow, Outcome, StatsReport
 from kagreport.kag import read_result
+from kagreport.runs import Run, SetupComparison, compare_setups
 from kagreport.widgets._base import ChartResult, View, build_chart
 from kagreport.widgets._html import (
     RESPONSE_LIMIT,
@@ -25,62 +37,59 @@ from kagreport.widgets._html import (
     message_html,
     truncated_html,
 )
+from kagreport.widgets._runs import as_run, select_run
 
-__all__ = ["ComparisonView", "shared_items"]
+__all__ = ["ComparisonView", "threshold_run"]
 
 _FLIP_COLUMNS = ["identifier", "candidate_score", "baseline_score", "flipped_to"]
+_Evaluation = AnswerEvaluation | RetrievalEvaluation
 
 
-def shared_items(
-    candidate: AnswerEvaluation, baseline: AnswerEvaluation
-) -> tuple[AnswerEvaluation, AnswerEvaluation]:
-    """Both evaluations restricted to the item identifiers they share (metrics recomputed).
+def threshold_run(run: Run, metric: str, threshold: float) -> tuple[Run, str]:
+    """``run`` with one metric: 1 where ``metric`` is at least ``threshold``, 0 below, NaN
+    where undefined; and that metric's name (``"<metric> >= <threshold>"``).
 
-    A paired comparison needs the same items on both sides; setups of one run can
-    differ by the questions one of them has no result file for.
+    :func:`kagreport.runs.compare_setups` on it lists the items right on one side only,
+    which is how :class:`ComparisonView` finds its flips (a comparison, not a statistic).
     """
-    ours = {item.identifier for item in candidate.items}
-    theirs = {item.identifier for item in baseline.items}
-    if ours == theirs:
-        return candidate, baseline
-    common = ours & theirs
-
-    def restrict(evaluation: AnswerEvaluation) -> AnswerEvaluation:
-        items = tuple(item for item in evaluation.items if item.identifier in common)
-        return dataclasses.replace(evaluation, items=items, metrics=mean_scores(items))
-
-    return restrict(candidate), restrict(baseline)
-
-
-def _named(evaluation: AnswerEvaluation, name: str) -> AnswerEvaluation:
-    """The evaluation labelled ``name`` (the comparison takes its labels from metadata)."""
-    if evaluation.metadata.get("name") == name:
-        return evaluation
-    return dataclasses.replace(evaluation, metadata={**evaluation.metadata, "name": name})
+    values = run.metrics[metric]
+    right = np.where(np.isnan(values), np.nan, (values >= threshold).astype(np.float64))
+    name = f"{metric} >= {threshold:g}"
+    return dataclasses.replace(run, metrics={name: right}), name
 
 
 class ComparisonView(View):
     """Pick a candidate and a baseline; see their paired comparison and the flipped items.
 
-    The comparison is ``candidate.compare(baseline, n_resamples=..., seed=...,
-    shared_only=True)`` (paired sign-flip test, bootstrap interval, Holm adjustment)
-    over the items both hold; its table names each p-value's method and the message
-    the Holm family. Evaluations are built once per setup and cached.
+    The comparison is :func:`kagreport.runs.compare_setups` of the run cut to the two
+    setups (``baseline=`` the baseline): the paired sign-flip test, bootstrap interval and
+    Holm adjustment across the compared metrics, over the items both hold. It is the call
+    the report site makes for a run, with the same ``n_resamples`` and ``seed`` by
+    default, so a pair shows here the p-value it shows on the site (the site's second
+    p-value is Holm-adjusted across all of a run's comparisons, a family this view of one
+    pair does not have).
 
     Parameters
     ----------
-    source : StatsReport or Mapping[str, AnswerEvaluation]
-        A graded run (each setup becomes
-        ``evaluation_from_stats(report, setup, answers=False)``; responses of the
-        flipped items shown are read from their files), or named evaluations.
+    source : Run, StatsReport or Mapping[str, AnswerEvaluation]
+        A run (:class:`kagreport.runs.Run`); a graded kag tree
+        (``Run.from_stats``: the responses of the flipped items shown are read from
+        their files); or named evaluations (each pair becomes
+        ``Run.from_evaluations`` of the two, cut to the items both hold).
+    metrics : sequence of str, optional
+        The metrics compared. Default: every metric of a run (``mrr`` alone for a
+        retrieval run that has it); for named evaluations
+        :func:`kagreport.evaluation.primary_metrics` of the pair, the family ``compare``
+        tests.
     n_resamples : int
-        Budget of the test and the bootstrap (lower than ``compare``'s default of
-        10,000, to stay interactive).
+        Budget of the test and the bootstrap (the site's and ``compare``'s default).
     seed : int
         Seed of the test and the bootstrap.
     threshold : float
-        An item counts as right on a side when its score on :attr:`metric` is at
-        least this (``correct`` is 0 or 1).
+        An item counts as right on a side when its score on :attr:`metric` is at least
+        this (``correct`` is 0 or 1, so any threshold in (0, 1] gives the site's flips).
+        The flips are those of ``compare_setups`` on :func:`threshold_run`: which items
+        differ, not a statistic.
     max_flips : int
         Flipped items shown (all of them are in :attr:`flips`).
     max_chars : int
@@ -88,16 +97,22 @@ class ComparisonView(View):
 
     Attributes
     ----------
+    run : Run or None
+        The run of the source (None for named evaluations that do not all hold the same
+        items: the run of each pair is built when it is picked).
     candidate, baseline, metric : ipywidgets.Dropdown
-        The two setups, and the metric whose flips are listed.
+        The two setups, and the metric whose flips are listed (default ``correct``,
+        else the first of ``metrics``, else the first metric).
+    setup_comparison : SetupComparison or None
+        What ``compare_setups`` returned for the pair.
     comparison : EvaluationComparison or None
-        The current comparison (None when the two picks are the same or the
-        comparison failed; :attr:`message` says why).
+        Its comparison (None when the two picks are the same or the comparison failed;
+        :attr:`message` says why).
     frame : pandas.DataFrame
         :func:`kagreport.frames.comparison_frame` of it.
     flips : pandas.DataFrame
-        Every flipped item: identifier, candidate_score, baseline_score and
-        flipped_to (``"candidate"`` when only the candidate is right, else
+        Every flipped item, sorted by item: identifier, candidate_score, baseline_score
+        and flipped_to (``"candidate"`` when only the candidate is right, else
         ``"baseline"``).
     dropped : int
         Items left out because only one side holds them.
@@ -117,8 +132,9 @@ class ComparisonView(View):
 
     def __init__(
         self,
-        source: StatsReport | Mapping[str, AnswerEvaluation],
+        source: Run | StatsReport | Mapping[str, AnswerEvaluation],
         *,
+        metrics: Sequence[str] | None = None,
         n_resamples: int = 10000,
         seed: int = 0,
         threshold: float = 0.5,
@@ -126,17 +142,22 @@ class ComparisonView(View):
         max_chars: int = RESPONSE_LIMIT,
     ) -> None:
         super().__init__()
-        self.report: StatsReport | None
-        if isinstance(source, StatsReport):
-            self.report = source
-            names = list(source.setup_names)
-            self._cache: dict[str, AnswerEvaluation] = {}
-            metrics = ["correct"]
+        self.report: StatsReport | None = source if isinstance(source, StatsReport) else None
+        self._cache: dict[str, _Evaluation] = {}
+        self.run: Run | None
+        if isinstance(source, Run | StatsReport):
+            self.run = as_run(source, "ComparisonView")
+            names = list(self.run.systems)
+            options = list(self.run.metrics)
         else:
-            self.report = None
             self._cache = dict(source)
             names = list(source)
-            metrics = list(dict.fromkeys(m for e in source.values() for m in e.metrics))
+            options = list(dict.fromkeys(m for e in source.values() for m in e.metrics))
+            try:
+                self.run = Run.from_evaluations(list(source.values()), labels=names)
+            except KagreportError:  # different items (or kinds): a run per pair, when picked
+                self.run = None
+        self._metrics = None if metrics is None else tuple(metrics)
         self.n_resamples = n_resamples
         self.seed = seed
         self.threshold = threshold
@@ -149,8 +170,10 @@ class ComparisonView(View):
             options=names, value=names[min(1, len(names) - 1)] if names else None,
             description="Baseline",
         )  # fmt: skip
-        default = "correct" if "correct" in metrics else (metrics[0] if metrics else None)
-        self.metric = widgets.Dropdown(options=metrics, value=default, description="Flips on")
+        first = [m for m in (metrics or ()) if m in options] or options
+        default = "correct" if "correct" in options else (first[0] if first else None)
+        self.metric = widgets.Dropdown(options=options, value=default, description="Flips on")
+        self.setup_comparison: SetupComparison | None = None
         self.comparison: EvaluationComparison | None = None
         self.frame = pd.DataFrame()
         self.flips = pd.DataFrame(columns=_FLIP_COLUMNS)
@@ -176,13 +199,14 @@ class ComparisonView(View):
     def _changed(self, change: Mapping[str, Any]) -> None:
         self.refresh()
 
-    def evaluation(self, name: str) -> AnswerEvaluation:
-        """The evaluation of one setup (built on first use, then cached).
+    def evaluation(self, name: str) -> _Evaluation:
+        """The evaluation of one setup of a StatsReport or of named evaluations (built on
+        first use, then cached).
 
         Raises
         ------
         KeyError
-            For an unknown name.
+            For an unknown name, or a source that is a run (it holds no evaluation).
         """
         cached = self._cache.get(name)
         if cached is None:
@@ -192,6 +216,7 @@ class ComparisonView(View):
         return cached
 
     def _clear(self, note: str, kind: str = "info") -> None:
+        self.setup_comparison = None
         self.comparison = None
         self.frame = pd.DataFrame()
         self.flips = pd.DataFrame(columns=_FLIP_COLUMNS)
@@ -214,23 +239,49 @@ class ComparisonView(View):
         self.chart_widget.value = self._chart.html
         self.flips_widget.value = self.flips_html
 
+    def pair_run(self, a: str, b: str) -> tuple[Run, tuple[str, ...], int]:
+        """The run of the two setups (``a`` first), the metrics compared, and how many items
+        one side holds that the pair's run leaves out (named evaluations of different items).
+
+        Raises
+        ------
+        KagreportError, KeyError
+            For an unknown setup.
+        """
+        if self.report is not None or not self._cache:  # a run or a graded kag tree
+            assert self.run is not None
+            return select_run(self.run, (a, b)), self._metrics or _default_metrics(self.run), 0
+        first, second = self._cache[a], self._cache[b]
+        shared = sorted(set(first.metrics) & set(second.metrics))
+        kind = "retrieval" if isinstance(first, RetrievalEvaluation) else "answers"
+        metrics = self._metrics or tuple(primary_metrics(first, second, shared, kind))
+        if self.run is not None:
+            return select_run(self.run, (a, b)), metrics, 0
+        common = {i.identifier for i in first.items} & {i.identifier for i in second.items}
+        pair = [_restricted(e, common) for e in (first, second)]
+        left_out = len(first.items) + len(second.items) - 2 * len(common)
+        return Run.from_evaluations(pair, labels=[a, b]), metrics, left_out
+
     def _compare(self, a: str, b: str) -> None:
         try:
-            full_a, full_b = _named(self.evaluation(a), a), _named(self.evaluation(b), b)
-            candidate, baseline = shared_items(full_a, full_b)
-            if not candidate.items:
+            run, metrics, left_out = self.pair_run(a, b)
+            if not len(run):
                 self._clear(f"{a} and {b} share no item.", kind="error")
                 return
-            # The public call every view makes (the site, the CLI, compare): identical
-            # numbers, and the counts left out recorded in the comparison's metadata.
-            comparison = full_a.compare(
-                full_b, n_resamples=self.n_resamples, seed=self.seed, shared_only=True
+            found = compare_setups(
+                run, metrics=metrics, baseline=b, n_resamples=self.n_resamples, seed=self.seed
             )
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError) as exc:  # KagreportError is a ValueError
             self._clear(f"Cannot compare {a} with {b}: {exc}", kind="error")
             return
+        if not found.comparisons:
+            self._clear(f"{a} and {b} share no item.", kind="error")
+            return
+        (pair,) = found.comparisons
+        comparison = pair.comparison
+        self.setup_comparison = pair
         self.comparison = comparison
-        self.dropped = len(full_a.items) + len(full_b.items) - 2 * len(candidate.items)
+        self.dropped = pair.only_candidate + pair.only_baseline + left_out
         self.frame = comparison_frame(comparison)
         note = f"{a} against {b} on {comparison.n_items:,} shared items"
         if self.dropped:
@@ -242,8 +293,8 @@ class ComparisonView(View):
         )
         self.table_html = self._comparison_table()
         self._chart = build_chart("forest_plot", comparison)
-        self.flips = self._flips(candidate, baseline)
-        self.flips_html = self._flips_table(candidate, baseline)
+        rows = self._flips(run, a, b)
+        self.flips_html = self._flips_table(run, rows)
 
     def _comparison_table(self) -> str:
         columns = [
@@ -269,47 +320,59 @@ class ComparisonView(View):
         }
         return html_table(self.frame.to_dict("records"), columns, formatters=formatters)
 
-    def _flips(self, candidate: AnswerEvaluation, baseline: AnswerEvaluation) -> pd.DataFrame:
+    def _flips(self, run: Run, a: str, b: str) -> dict[str, tuple[int, int]]:
+        """Set :attr:`flips`; return each flipped item's (candidate row, baseline row)."""
         metric = self.metric.value
-        rows = []
-        theirs = {item.identifier: item for item in baseline.items}
-        for item in candidate.items:
-            other = theirs[item.identifier]
-            x, y = item.scores.get(metric), other.scores.get(metric)
-            if x is None or y is None or math.isnan(x) or math.isnan(y):
-                continue
-            right_a, right_b = x >= self.threshold, y >= self.threshold
-            if right_a != right_b:
-                rows.append(
-                    {
-                        "identifier": item.identifier,
-                        "candidate_score": float(x),
-                        "baseline_score": float(y),
-                        "flipped_to": "candidate" if right_a else "baseline",
-                    }
-                )
-        return pd.DataFrame(rows, columns=_FLIP_COLUMNS)
+        if metric is None or metric not in run.metrics:
+            self.flips = pd.DataFrame(columns=_FLIP_COLUMNS)
+            return {}
+        derived, name = threshold_run(run, metric, self.threshold)
+        found = compare_setups(
+            derived, metrics=[name], baseline=b, n_resamples=self.n_resamples, seed=self.seed
+        )
+        flipped = found.comparisons[0].flips if found.comparisons else ()
+        mine_at, theirs_at = (_rows_by_label(run, system) for system in (a, b))
+        at = {item: (mine_at[item], theirs_at[item]) for item, _, _ in flipped}
+        values, right = run.metrics[metric], derived.metrics[name]
+        records = []
+        for item, _, _ in flipped:
+            mine, theirs = at[item]
+            records.append(
+                {
+                    "identifier": item,
+                    "candidate_score": float(values[mine]),
+                    "baseline_score": float(values[theirs]),
+                    "flipped_to": "candidate" if right[mine] == 1 else "baseline",
+                }
+            )
+        self.flips = pd.DataFrame(records, columns=_FLIP_COLUMNS)
+        return at
 
-    def _response(self, item: Any, setup: str) -> str:
-        """The response and error of one item as escaped HTML; read from its file for a run."""
-        answer, error = item.answer, item.error
+    def _response(self, run: Run, row: int) -> str:
+        """The response and error of one row as escaped HTML; read from its file for a report."""
+        answer: str | None = None
+        error: str | None = None
         if self.report is not None and self.report.items.results is not None:
-            meta = item.metadata
-            row = ItemRow(
-                setup, str(meta.get("dataset")), str(meta.get("question")), Outcome.ERROR,
-                None, None, None, None, None, None,
+            item = ItemRow(
+                run.systems[run.system[row]],
+                run.dataset_names[run.dataset[row]],
+                run.question_names[run.question[row]],
+                Outcome.ERROR, None, None, None, None, None, None,
             )  # fmt: skip
             try:
-                record = read_result(self.report.items.path(row))
+                record = read_result(self.report.items.path(item))
                 answer, error = record.result, record.error
             except Exception as exc:  # an unreadable file is shown, never raised
                 answer, error = None, f"cannot read the result file: {exc}"
+        else:
+            answer = None if run.responses is None else run.responses[row]
+            error = None if run.errors is None else run.errors[row]
         text = truncated_html(answer, self.max_chars) if answer is not None else ""
         if error:
             text += message_html(f"error: {error[: self.max_chars]}", kind="error")
         return text or MISSING
 
-    def _flips_table(self, candidate: AnswerEvaluation, baseline: AnswerEvaluation) -> str:
+    def _flips_table(self, run: Run, at: Mapping[str, tuple[int, int]]) -> str:
         total = len(self.flips)
         a, b = self.candidate.value, self.baseline.value
         metric = self.metric.value
@@ -317,18 +380,18 @@ class ComparisonView(View):
             return message_html(f"No item flipped on {metric}.")
         won = int((self.flips["flipped_to"] == "candidate").sum())
         shown = self.flips.head(self.max_flips).to_dict("records")
-        wanted = {row["identifier"] for row in shown}
-        ours = {i.identifier: i for i in candidate.items if i.identifier in wanted}
-        theirs = {i.identifier: i for i in baseline.items if i.identifier in wanted}
         for row in shown:
-            row["candidate_response"] = self._response(ours[row["identifier"]], a)
-            row["baseline_response"] = self._response(theirs[row["identifier"]], b)
+            mine, theirs = at[row["identifier"]]
+            row["candidate_response"] = self._response(run, mine)
+            row["baseline_response"] = self._response(run, theirs)
         heading = (
             f"{total:,} items flipped on {metric} (threshold {self.threshold:g}): "
             f"{won:,} right only in {a}, {total - won:,} right only in {b}"
         )
         if total > len(shown):
             heading += f"; showing the first {len(shown):,} (all are in .flips)"
+        if self.report is None and run.responses is None:
+            heading += "; the run keeps no responses"
         columns = [
             ("identifier", "item"),
             ("candidate_score", f"{a}"),
@@ -349,3 +412,26 @@ class ComparisonView(View):
 
     def _sections(self) -> list[str]:
         return [self.table_html, self._chart.html, self.flips_html]
+
+
+def _rows_by_label(run: Run, system: str) -> dict[str, int]:
+    """Item label (:meth:`Run.item_label`, vectorised) -> row, over the rows of ``system``."""
+    rows = run.rows_of(system)[0]
+    datasets = np.array(run.dataset_names, dtype=object)[run.dataset[rows]]
+    questions = np.array(run.question_names, dtype=object)[run.question[rows]]
+    labels = np.where(datasets == "", questions, datasets + "/" + questions)
+    return dict(zip(labels.tolist(), rows.tolist(), strict=True))
+
+
+def _restricted(evaluation: Any, identifiers: set[str]) -> Any:
+    """The evaluation's items with these identifiers (its run needs no metric recomputed)."""
+    items = tuple(i for i in evaluation.items if i.identifier in identifiers)
+    return dataclasses.replace(evaluation, items=items)
+
+
+def _default_metrics(run: Run) -> tuple[str, ...]:
+    """Every metric of the run; ``mrr`` alone for a retrieval run that has it (the family
+    ``compare`` tests by default)."""
+    if run.kind == "retrieval" and "mrr" in run.metrics:
+        return ("mrr",)
+    return tuple(run.metrics)

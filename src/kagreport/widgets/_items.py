@@ -1,4 +1,4 @@
-""":class:`ItemBrowser`: filter and page through a graded run's items, responses read lazily."""
+""":class:`ItemBrowser`: filter and page through a run's items, responses read lazily."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from kagreport._errors import KagreportError
 from kagreport._format import MISSING
 from kagreport.grading import WHITE_SPACE, ItemRow, Outcome, StatsReport, compile_pattern
 from kagreport.kag import read_result
+from kagreport.runs import Run
 from kagreport.widgets._base import View, describe
 from kagreport.widgets._html import (
     RESPONSE_LIMIT,
@@ -23,6 +24,7 @@ from kagreport.widgets._html import (
     message_html,
     truncated_html,
 )
+from kagreport.widgets._runs import lacks_note
 
 __all__ = ["ItemBrowser"]
 
@@ -33,19 +35,23 @@ _UNKNOWN, _HIT, _MISS = 0, 1, 2
 
 
 class ItemBrowser(View):
-    """Browse a graded run's items: filter by setup, dataset, outcome and a regex over responses.
+    """Browse a run's items: filter by setup, dataset, outcome and a regex over responses.
 
     Filters work on the in-memory item table (NumPy, fast at 100,000 items and
-    more); responses are read from the result files only for the rows of the
-    visible page, and, when a pattern is set, for the items the other filters
-    keep (as ``kagreport stats find`` reads every file). Search results are
-    remembered per pattern, so changing another filter does not read again.
+    more). For a graded kag tree, responses are read from the result files only for
+    the rows of the visible page, and, when a pattern is set, for the items the other
+    filters keep (as ``kagreport stats find`` reads every file); a
+    :class:`kagreport.runs.Run` brings its responses, references and errors with it
+    (a run that keeps none says so). Search results are remembered per pattern, so
+    changing another filter does not read again.
 
     Parameters
     ----------
-    report : StatsReport
+    report : StatsReport or Run
         From :func:`kagreport.grade` (its item table must know the results folder
-        for responses to be shown).
+        for responses to be shown), or a run (``Run.from_stats``,
+        ``Run.from_evaluations``): its rows are the items, its references the
+        expected answers, its ``generation_secs`` cost the generation time.
     page_size : int
         Rows per page.
     max_chars : int
@@ -62,14 +68,14 @@ class ItemBrowser(View):
         Enter. An invalid pattern shows an error in :attr:`message` and no rows.
     prev_button, next_button : ipywidgets.Button
     matches : numpy.ndarray of int
-        Indices into ``report.items`` of every item that passes the filters, sorted by
-        dataset, question and setup (in rank order).
+        Indices into ``report.items`` (the run's rows) of every item that passes the
+        filters, sorted by dataset, question and setup (in rank order).
     page : int
         The current page, from 0 (settable; clamped).
     rows : list of dict
         The visible rows: setup, dataset, question, outcome, expected, response
         (cut to ``max_chars``), response_length, error (cut), error_length,
-        generation_secs, path.
+        generation_secs, path (None for a run).
     error : str or None
         The current problem (an invalid pattern), also shown in :attr:`message`.
     table_html : str
@@ -84,26 +90,25 @@ class ItemBrowser(View):
     title = "kagreport ItemBrowser"
 
     def __init__(
-        self, report: StatsReport, *, page_size: int = 50, max_chars: int = RESPONSE_LIMIT
+        self, report: StatsReport | Run, *, page_size: int = 50, max_chars: int = RESPONSE_LIMIT
     ) -> None:
         super().__init__()
         if page_size < 1:
             raise ValueError(f"page_size must be at least 1, not {page_size!r}")
-        self.report = report
         self.page_size = page_size
         self.max_chars = max_chars
-        table = report.items
-        self._codes = {name: table.codes(name) for name in ("setup", "dataset", "question")}
-        self._outcomes = table.codes("outcome")
-        self._generation = table.codes("generation_secs")
-        setups = [s for s in report.setup_names if s in table.setup_names]
-        setups += [s for s in table.setup_names if s not in setups]
+        #: The graded kag tree (None for a run: its rows are read from :attr:`run`).
+        self.report: StatsReport | None = report if isinstance(report, StatsReport) else None
+        #: The run browsed (None for a graded kag tree: its item table is read instead).
+        self.run: Run | None = None
+        setups = self._columns(report)
+        self._n = len(self._outcomes)
         self._order = self._display_order(setups)
         self.setup = widgets.Dropdown(
             options=[("(all)", ALL), *((s, s) for s in setups)], value=ALL, description="Setup"
         )
         self.dataset = widgets.Dropdown(
-            options=[("(all)", ALL), *((d, d) for d in sorted(table.dataset_names))],
+            options=[("(all)", ALL), *((d, d) for d in sorted(self._names["dataset"]))],
             value=ALL,
             description="Dataset",
         )
@@ -145,50 +150,80 @@ class ItemBrowser(View):
 
     # ------------------------------------------------------------------ filtering
 
+    def _columns(self, report: StatsReport | Run) -> list[str]:
+        """Take the filter columns of the source; return its setups in rank order."""
+        if isinstance(report, StatsReport):
+            table = report.items
+            self._names = {
+                "setup": table.setup_names,
+                "dataset": table.dataset_names,
+                "question": table.question_names,
+            }
+            self._codes = {name: table.codes(name) for name in self._names}
+            self._outcomes = table.codes("outcome")
+            self._generation = table.codes("generation_secs")
+            setups = [s for s in report.setup_names if s in table.setup_names]
+            setups += [s for s in table.setup_names if s not in setups]
+        elif isinstance(report, Run):
+            self.run = run = report
+            self._names = {
+                "setup": run.systems,
+                "dataset": run.dataset_names,
+                "question": run.question_names,
+            }
+            self._codes = {"setup": run.system, "dataset": run.dataset, "question": run.question}
+            self._outcomes = run.outcome
+            self._generation = np.zeros(0, dtype=np.int64)  # a run's are in its costs, seconds
+            setups = list(run.systems)
+        else:
+            raise TypeError(
+                f"ItemBrowser takes a kagreport.runs.Run or a StatsReport, "
+                f"not {type(report).__name__}"
+            )
+        return setups
+
     def _display_order(self, setups: list[str]) -> npt.NDArray[np.int64]:
         """Item indices sorted by dataset, question (names) and setup (rank order)."""
-        table = self.report.items
-        if not len(table):
+        if not self._n:
             return np.zeros(0, dtype=np.int64)
+        names = self._names
 
         def ranks(names: tuple[str, ...], order: list[str]) -> npt.NDArray[np.int64]:
             position = {name: k for k, name in enumerate(order)}
             return np.array([position[name] for name in names], dtype=np.int64)
 
         keys = (
-            ranks(table.setup_names, setups)[self._codes["setup"]],
-            ranks(table.question_names, sorted(table.question_names))[self._codes["question"]],
-            ranks(table.dataset_names, sorted(table.dataset_names))[self._codes["dataset"]],
+            ranks(names["setup"], setups)[self._codes["setup"]],
+            ranks(names["question"], sorted(names["question"]))[self._codes["question"]],
+            ranks(names["dataset"], sorted(names["dataset"]))[self._codes["dataset"]],
         )
         return np.lexsort(keys).astype(np.int64)
 
     def _changed(self, change: Mapping[str, Any]) -> None:
         self.refresh()
 
-    def _code_mask(self, column: str, names: tuple[str, ...], value: str) -> Any:
+    def _code_mask(self, column: str, value: str) -> Any:
         try:
-            code = names.index(value)
+            code = self._names[column].index(value)
         except ValueError:
             return np.zeros(len(self._codes[column]), dtype=bool)
         return self._codes[column] == code
 
     def refresh(self) -> None:
         """Filter again from the controls, go to the first page and render it."""
-        table = self.report.items
-        mask = np.ones(len(table), dtype=bool)
+        mask = np.ones(self._n, dtype=bool)
         if self.setup.value != ALL:
-            mask &= self._code_mask("setup", table.setup_names, self.setup.value)
+            mask &= self._code_mask("setup", self.setup.value)
         if self.dataset.value != ALL:
-            mask &= self._code_mask("dataset", table.dataset_names, self.dataset.value)
+            mask &= self._code_mask("dataset", self.dataset.value)
         if self.outcome.value != ALL:
             mask &= self._outcomes == Outcome[self.outcome.value.upper()].value
         indices = self._order[mask[self._order]]
         self.error = None
         pattern = self.pattern.value
-        if pattern and table.results is None:
-            self.error = (
-                "Responses cannot be searched: the report does not know its results folder."
-            )
+        unsearchable = self._unsearchable()
+        if pattern and unsearchable:
+            self.error = f"Responses cannot be searched: {unsearchable}."
             indices = indices[:0]
         elif pattern:
             try:
@@ -202,15 +237,29 @@ class ItemBrowser(View):
         self._page = 0
         self._render()
 
+    def _unsearchable(self) -> str | None:
+        """Why the responses cannot be searched, or None."""
+        if self.report is not None and self.report.items.results is None:
+            return "the report does not know its results folder"
+        if self.run is not None and self.run.responses is None:
+            return "the run keeps no responses"
+        return None
+
+    def _response_of(self, index: int) -> str | None:
+        """The response of one row: the run's, or read from its result file."""
+        if self.run is not None:
+            return None if self.run.responses is None else self.run.responses[index]
+        assert self.report is not None
+        return read_result(self.report.items.path(self._row(index))).result
+
     def _search_hits(self, pattern: str, regex: Any, indices: npt.NDArray[np.int64]) -> Any:
         """Which of ``indices`` have a response that matches; reads only unknown items."""
         if self._searched != pattern:
             self._searched = pattern
-            self._search = np.zeros(len(self.report.items), dtype=np.uint8)
+            self._search = np.zeros(self._n, dtype=np.uint8)
             self.unreadable = 0
         state = self._search
-        table = self.report.items
-        if table.results is not None:
+        if self._unsearchable() is None:
             unknown = indices[state[indices] == _UNKNOWN]
             if len(unknown) > 1000:  # feedback while the kernel reads (the front end shows it)
                 self._notify(f"Searching the responses of {len(unknown):,} items…")
@@ -218,7 +267,7 @@ class ItemBrowser(View):
                 hit = False
                 if self._outcomes[i] != Outcome.ERROR:
                     try:
-                        result = read_result(table.path(self._row(int(i)))).result
+                        result = self._response_of(int(i))
                     except KagreportError:
                         self.unreadable += 1
                         result = None
@@ -227,12 +276,12 @@ class ItemBrowser(View):
         return state[indices] == _HIT
 
     def _row(self, index: int) -> ItemRow:
-        table = self.report.items
+        names = self._names
         generation = int(self._generation[index])
         return ItemRow(
-            table.setup_names[self._codes["setup"][index]],
-            table.dataset_names[self._codes["dataset"][index]],
-            table.question_names[self._codes["question"][index]],
+            names["setup"][self._codes["setup"][index]],
+            names["dataset"][self._codes["dataset"][index]],
+            names["question"][self._codes["question"][index]],
             Outcome(int(self._outcomes[index])),
             None if generation < 0 else generation / 1e9,
             None, None, None, None, None,
@@ -266,6 +315,7 @@ class ItemBrowser(View):
     # ------------------------------------------------------------------ rendering
 
     def _expected(self, dataset: str, question: str) -> str:
+        assert self.report is not None
         truth = self.report.ground_truth
         entry = truth.get(dataset, question) if truth is not None else None
         if entry is None or entry.output is None or entry.answer is None:
@@ -275,7 +325,37 @@ class ItemBrowser(View):
             return entry.answer
         return f"{entry.answer}: {option[:200]}" + ("…" if len(option) > 200 else "")
 
-    def _read(self, row: ItemRow) -> dict[str, Any]:
+    def _read_run(self, index: int) -> dict[str, Any]:
+        """A visible row of a run: its own texts (a run that keeps none shows the gap)."""
+        run = self.run
+        assert run is not None
+        seconds = run.costs.get("generation_secs")
+        generation = None if seconds is None else float(seconds[index])
+        outcome = int(self._outcomes[index])
+        response = None if run.responses is None else run.responses[index]
+        error = None if run.errors is None else run.errors[index]
+        if run.responses is None and error is None:
+            error = "(the run keeps no responses)"
+        expected = None if run.references is None else run.references[index]
+        return {
+            "setup": run.systems[run.system[index]],
+            "dataset": run.dataset_names[run.dataset[index]],
+            "question": run.question_names[run.question[index]],
+            "outcome": Outcome(outcome).label if outcome >= 0 else MISSING,
+            "expected": MISSING if expected is None else expected,
+            "response": None if response is None else response[: self.max_chars],
+            "response_length": None if response is None else len(response),
+            "error": None if error is None else error[: self.max_chars],
+            "error_length": None if error is None else len(error),
+            "generation_secs": None if generation is None or math.isnan(generation) else generation,
+            "path": None,
+        }
+
+    def _read(self, index: int) -> dict[str, Any]:
+        if self.run is not None:
+            return self._read_run(index)
+        assert self.report is not None
+        row = self._row(index)
         table = self.report.items
         path = None
         response: str | None = None
@@ -306,15 +386,16 @@ class ItemBrowser(View):
     def _render(self) -> None:
         start = self._page * self.page_size
         visible = self.matches[start : start + self.page_size]
-        self.rows = [self._read(self._row(int(i))) for i in visible]
+        self.rows = [self._read(int(i)) for i in visible]
         total = len(self.matches)
         if self.error is not None:
             self._notify(self.error, kind="error")
         else:
-            note = f"{total:,} of {len(self.report.items):,} items match"
+            note = f"{total:,} of {self._n:,} items match"
             if self.unreadable and self.pattern.value:
                 note += f" ({self.unreadable:,} result files could not be read)"
-            self._notify(note + ".")
+            lacking = "" if self.run is None else lacks_note(self.run)
+            self._notify(f"{note}. {lacking}".rstrip())
         first = start + 1 if total else 0
         self.page_label.value = esc(
             f"page {self._page + 1} of {self.n_pages} (items {first:,}–{start + len(visible):,})"

@@ -1,12 +1,16 @@
-""":class:`StatsView`: a graded run's metrics and its accuracy-against-cost chart."""
+""":class:`StatsView`: kag's metrics of a graded run (a ``StatsReport`` or a
+:class:`~kagreport.runs.Run`) with the accuracy-against-cost chart; the leaderboard and
+cost frontier of a run without outcomes."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+import math
+from collections.abc import Mapping
 from typing import Any
 
 import ipywidgets as widgets
+import numpy as np
 import pandas as pd
 
 from kagreport.frames import (
@@ -17,99 +21,96 @@ from kagreport.frames import (
     no_retrieval,
     stats_frame,
 )
-from kagreport.grading import Metrics, RetrievalMetrics, SetupReport, StatsReport
+from kagreport.grading import StatsReport
+from kagreport.runs import COSTS, Run, cost_axis, cost_frontier, leaderboard, setup_metrics
 from kagreport.widgets._base import ChartResult, View, build_chart, describe
 from kagreport.widgets._html import fmt_interval, fmt_number, html_table, message_html
+from kagreport.widgets._runs import lacks_note, select_run
 
 __all__ = ["StatsView"]
 
 
-def _sum_metrics(groups: Iterable[Metrics]) -> Metrics:
-    """The metrics of the union of disjoint groups (every field of :class:`Metrics` adds)."""
-    groups = list(groups)
-    retrievals = [m.retrieval for m in groups if m.retrieval is not None]
-    retrieval = None
-    if retrievals:
-        retrieval = RetrievalMetrics(
-            sum(r.time_ns for r in retrievals),
-            sum(r.vertices for r in retrievals),
-            sum(r.relationships for r in retrievals),
-            sum(r.properties for r in retrievals),
-            sum(r.samples for r in retrievals),
-        )
-    return Metrics(
-        sum(m.correct for m in groups),
-        sum(m.incorrect for m in groups),
-        sum(m.errors for m in groups),
-        sum(m.generation_ns for m in groups),
-        sum(m.generation_samples for m in groups),
-        sum(m.context_bytes for m in groups),
-        retrieval,
-    )
-
-
-def _rank_key(setup: SetupReport) -> tuple[bool, float, str]:
-    accuracy = setup.overall.accuracy
-    return (accuracy is None, -(accuracy or 0.0), setup.setup)
-
-
-def select(report: StatsReport, setups: Sequence[str], datasets: Sequence[str]) -> StatsReport:
-    """The report restricted to some setups and datasets, ranked again as kag ranks.
-
-    Each setup's overall metrics become those of the selected datasets together
-    (the report's own overall when every dataset is selected). The item table is
-    kept whole.
-    """
-    every = {name for s in report.setups for name in s.per_dataset}
-    chosen = set(datasets)
-    kept = []
-    for setup in report.setups:
-        if setup.setup not in setups:
-            continue
-        per = {name: m for name, m in setup.per_dataset.items() if name in chosen}
-        overall = setup.overall if chosen >= every else _sum_metrics(per.values())
-        kept.append(SetupReport(setup.setup, overall, per))
-    kept.sort(key=_rank_key)
-    return dataclasses.replace(report, setups=tuple(kept))
+def _missing(run: Run) -> dict[str, list[str]]:
+    """Each cost axis of :data:`COST_AXES` and the columns it sums that the run lacks."""
+    return {name: [c for c in COSTS[name].columns if c not in run.costs] for name in COST_AXES}
 
 
 class StatsView(View):
-    """Metrics of the selected setups on the selected datasets, with the headline chart.
+    """kag's metrics of the selected setups on the selected datasets, with the headline chart.
+
+    A ``StatsReport`` and a :class:`kagreport.runs.Run` whose rows all have an outcome
+    (``Run.from_stats(report)``, or evaluations with a ``correct`` metric) give the same
+    view: the rows of :func:`kagreport.frames.stats_frame` (kag's counts, accuracy,
+    precision and coverage with Wilson intervals, by :func:`kagreport.runs.setup_metrics`
+    on the selected rows) and :func:`kagreport.charts.accuracy_cost_chart`; for
+    ``Run.from_stats(report)`` the frame, table and chart equal the report's. A run offers
+    the cost axes it has the columns for and says what it lacks (a run from evaluations
+    records no retrieval: no retrieval or graph axis). A run without outcomes (a judge's
+    or token F1's scores only), or one viewed on another ``metric``, shows what it has:
+    each system's mean of :attr:`metric` (:func:`kagreport.runs.leaderboard`) and mean cost
+    with its place on the Pareto frontier (:func:`kagreport.runs.cost_frontier`; a system
+    that retrieves nothing costs 0 on the retrieval axes and takes part), and says that
+    kag's counts, intervals and the chart need each row's outcome.
 
     Controls: :attr:`setups` and :attr:`datasets` (multi-selects, all selected at
     first), :attr:`cost` (the cost axis of the chart, one of
-    :data:`kagreport.frames.COST_AXES`) and :attr:`per_dataset` (one point per
-    dataset in the chart and one table row per dataset). Changing any of them
-    rebuilds :attr:`frame`, the table and :attr:`chart`.
+    :data:`kagreport.frames.COST_AXES`; for a run without outcomes one of its cost
+    columns) and :attr:`per_dataset` (one point per dataset in the chart and one table
+    row per dataset). Changing any of them rebuilds :attr:`frame`, the table and
+    :attr:`chart`.
 
     Parameters
     ----------
-    report : StatsReport
-        From :func:`kagreport.grade`.
+    report : StatsReport or Run
+        From :func:`kagreport.grade`, or a run.
     cost : str, optional
         Initial cost axis; default ``"retrieval"`` when some setup retrieves, else
-        ``"generation"``.
+        ``"generation"`` (else the first axis the run has). A cost column naming an
+        axis (``"retrieval_secs"``) selects that axis. For a run without outcomes, one
+        of its cost columns (default ``retrieval_secs``, else ``generation_secs``, else
+        the first with a value).
     confidence : float
         Level of the Wilson intervals shown with accuracy, precision and coverage.
+    metric : str, optional
+        ``None`` or ``"correct"``: kag's metrics when every row has an outcome. Another
+        metric of the run: its leaderboard (the default for a run without outcomes is
+        ``correct`` if it has it, else its first metric).
 
     Attributes
     ----------
     setups, datasets : ipywidgets.SelectMultiple
     cost : ipywidgets.Dropdown
     per_dataset : ipywidgets.Checkbox
+    metric : ipywidgets.Dropdown or None
+        The metric ranked in the leaderboard view (None when kag's metrics are shown).
+    report, run : StatsReport or None, Run or None
+        What the view was given (the other is None).
     frame : pandas.DataFrame
         The rows of the table (:func:`kagreport.frames.stats_frame` columns).
         ``dataset == OVERALL`` rows hold each setup's metrics over the *selected*
-        datasets; ranks are among the selected setups.
-    selection : StatsReport
-        The report restricted to the selection (what :attr:`frame` and the chart show).
+        datasets; ranks are among the selected setups. In the leaderboard view: setup,
+        dataset, rank, mean, n_items, n_defined, n_errors
+        (:class:`kagreport.runs.LeaderboardRow`), cost and on_frontier
+        (:class:`kagreport.runs.FrontierPoint`; NaN and False without a cost column).
+    selection : StatsReport or Run
+        The report (its setups' metrics those of the selection, the item table kept
+        whole) or run restricted to the selection (what :attr:`frame` and the chart show).
     chart : altair chart or None
         ``kagreport.charts.accuracy_cost_chart`` of the selection (None when there is
-        nothing to draw or the chart failed; :attr:`message` says why).
+        nothing to draw, the chart failed, or in the leaderboard view; :attr:`message`
+        says why).
     table_html : str
         The current table, escaped HTML.
     table_widget, chart_widget, message : ipywidgets.HTML
         What is displayed; the chart is inline SVG (no JavaScript, works offline).
+
+    Raises
+    ------
+    TypeError
+        For anything but a StatsReport or a Run.
+    ValueError
+        For a ``cost`` or ``metric`` the source does not have (the message lists those
+        it has).
 
     Notes
     -----
@@ -120,45 +121,60 @@ class StatsView(View):
     title = "kagreport StatsView"
 
     def __init__(
-        self, report: StatsReport, *, cost: str | None = None, confidence: float = 0.95
+        self,
+        report: StatsReport | Run,
+        *,
+        cost: str | None = None,
+        confidence: float = 0.95,
+        metric: str | None = None,
     ) -> None:
         super().__init__()
-        self.report = report
         self.confidence = confidence
-        names = list(report.setup_names)
-        datasets = sorted({name for s in report.setups for name in s.per_dataset})
-        if cost is None:
-            retrieves = any(s.overall.retrieval is not None for s in report.setups)
-            cost = "retrieval" if retrieves else "generation"
-        if cost not in COST_AXES:
-            raise ValueError(f"cost must be one of {', '.join(COST_AXES)}, not {cost!r}")
+        self.metric: Any = None
+        self.table_widget = widgets.HTML()
+        self.chart_widget = widgets.HTML()
+        self.frame: pd.DataFrame = pd.DataFrame()
+        self.chart: Any = None
+        self.table_html = ""
+        self._chart = ChartResult()
+        if isinstance(report, StatsReport):
+            self.report: StatsReport | None = report
+            self.run: Run | None = None
+            self._run = Run.from_stats(report)
+        elif isinstance(report, Run):
+            self.report, self.run, self._run = None, report, report
+        else:
+            raise TypeError(
+                f"StatsView takes a kagreport.runs.Run or a StatsReport, "
+                f"not {type(report).__name__}"
+            )
+        self.selection: StatsReport | Run = report
+        run = self._run
+        #: Whether the view shows kag's metrics (every row has an outcome).
+        self._kag = bool((run.outcome >= 0).all()) and metric in (None, "correct")
+        names = list(run.systems)
+        datasets = sorted(set(run.dataset_names))
         self.setups = widgets.SelectMultiple(
             options=names, value=tuple(names), description="Setups", rows=min(8, max(2, len(names)))
         )
         self.datasets = widgets.SelectMultiple(
-            options=datasets,
+            options=datasets if all(datasets) else [(d or "(none)", d) for d in datasets],
             value=tuple(datasets),
             description="Datasets",
             rows=min(8, max(2, len(datasets))),
         )
-        self.cost = widgets.Dropdown(
-            options=[(label, key) for key, (_, label) in COST_AXES.items()],
-            value=cost,
-            description="Cost",
-        )
         self.per_dataset = widgets.Checkbox(value=False, description="Per dataset")
-        self.table_widget = widgets.HTML()
-        self.chart_widget = widgets.HTML()
-        self.frame: pd.DataFrame = pd.DataFrame()
-        self.selection: StatsReport = report
-        self.chart: Any = None
-        self.table_html = ""
-        self._chart = ChartResult()
-        for control in (self.setups, self.datasets, self.cost, self.per_dataset):
+        if self._kag:
+            self.cost = self._kag_cost(cost)
+            controls = [self.cost, self.per_dataset]
+        else:
+            self._init_board(cost, metric)
+            controls = [self.metric, self.cost, self.per_dataset]
+        for control in (self.setups, self.datasets, *controls):
             control.observe(self._changed, names="value")
         self.children = [
             widgets.HBox([self.setups, self.datasets]),
-            widgets.HBox([self.cost, self.per_dataset]),
+            widgets.HBox(controls),
             self.message,
             self.table_widget,
             self.chart_widget,
@@ -168,21 +184,136 @@ class StatsView(View):
     def _changed(self, change: Mapping[str, Any]) -> None:
         self.refresh()
 
+    def _kag_cost(self, cost: str | None) -> Any:
+        """The cost dropdown over the axes the source has (all four for a kag tree)."""
+        missing = _missing(self._run)
+        offered = [name for name, columns in missing.items() if not columns]
+        if cost is None:
+            retrieves = any(s.overall.retrieval is not None for s in setup_metrics(self._run))
+            order = ["retrieval", "generation"] if retrieves else ["generation"]
+            cost = next((c for c in [*order, *offered] if c in offered), None)
+        else:
+            named = [n for n, axis in COSTS.items() if axis.columns == (cost,)]
+            cost = named[0] if named else cost
+            if cost not in COST_AXES:
+                raise ValueError(f"cost must be one of {', '.join(COST_AXES)}, not {cost!r}")
+            if missing[cost]:
+                raise ValueError(
+                    f"the run has no cost column {', '.join(map(repr, missing[cost]))} for the "
+                    f"cost {cost!r}; its cost columns: {', '.join(self._run.costs) or 'none'}"
+                )
+        options: list[tuple[str, str | None]] = [(COST_AXES[n][1], n) for n in offered]
+        return widgets.Dropdown(
+            options=options or [("(none)", None)], value=cost, description="Cost"
+        )
+
+    def _init_board(self, cost: str | None, metric: str | None) -> None:
+        """The metric and cost controls of the leaderboard view (a run without outcomes)."""
+        run = self._run
+        costs = [c for c, v in run.costs.items() if (~np.isnan(v)).any()]
+        if cost is None:
+            preferred = [c for c in ("retrieval_secs", "generation_secs") if c in costs]
+            cost = (preferred or costs or [None])[0]
+        elif cost not in run.costs:
+            raise ValueError(f"the run has no cost {cost!r}; costs: {', '.join(run.costs)}")
+        metrics = list(run.metrics)
+        if metric is None:
+            metric = "correct" if "correct" in metrics else (metrics[0] if metrics else None)
+        elif metric not in metrics:
+            raise ValueError(f"the run has no metric {metric!r}; metrics: {', '.join(metrics)}")
+        self.metric = widgets.Dropdown(options=metrics, value=metric, description="Metric")
+        self.cost = widgets.Dropdown(
+            options=[("(none)", None), *((c, c) for c in run.costs)], value=cost,
+            description="Cost",
+        )  # fmt: skip
+
+    def _refresh_board(self) -> None:
+        """The run's leaderboard and cost frontier over the selection."""
+        run = self._run
+        setups = [s for s in run.systems if s in set(self.setups.value)]
+        datasets = list(self.datasets.value)
+        metric, cost = self.metric.value, self.cost.value
+        self.selection = select_run(run, setups, datasets)
+        if not setups or not datasets or metric is None:
+            empty = not self.setups.options or not self.datasets.options
+            self._notify(
+                "This run has no row." if empty else "Select at least one setup and one dataset."
+            )
+            self.frame = pd.DataFrame()
+            self.table_html = ""
+        else:
+            parts = [(OVERALL, self.selection)]
+            if self.per_dataset.value:
+                parts += [(d, select_run(run, setups, [d])) for d in datasets]
+            self.frame = pd.DataFrame(
+                [row for dataset, part in parts for row in _run_rows(part, dataset, metric, cost)]
+            )
+            every = len(datasets) == len(self.datasets.options)
+            scope = "all datasets" if every else "the selected datasets"
+            note = f"Mean {metric} per setup over {scope} (kagreport.runs.leaderboard)"
+            if cost:
+                note += f", mean {cost} and the Pareto frontier (cost_frontier)"
+                if cost_axis(run, cost).retrieval:
+                    note += "; a setup that retrieves nothing costs 0 on this axis"
+                overall = self.frame[self.frame["dataset"] == OVERALL]
+                unknown = [
+                    s for s, c in zip(overall["setup"], overall["cost"], strict=True) if pd.isna(c)
+                ]
+                if unknown:
+                    note += f"; {', '.join(unknown)} record no {cost} (not placed on the frontier)"
+            if (run.outcome >= 0).all():
+                why = f"metric 'correct' (this view ranks {metric})"
+            else:
+                why = "each row's outcome (metric 'correct'), which this run lacks"
+            self._notify(
+                f"{note}. kag's counts, precision, coverage, Wilson intervals and the "
+                f"accuracy-against-cost chart need {why}. {lacks_note(run)}".rstrip()
+            )
+            self.table_html = self._run_table(metric, cost)
+        self.chart = None
+        self._chart = ChartResult()
+        self.table_widget.value = self.table_html
+        self.chart_widget.value = ""
+
+    def _run_table(self, metric: str, cost: str | None) -> str:
+        columns = [
+            ("setup", "setup"),
+            ("dataset", "dataset"),
+            ("rank", "rank"),
+            ("mean", f"mean {metric}"),
+            ("n_items", "items"),
+            ("n_defined", "defined"),
+            ("n_errors", "errors"),
+        ]
+        if cost:
+            columns += [("cost", f"mean {cost}"), ("on_frontier", "Pareto frontier")]
+        records = self.frame.to_dict("records")
+        if not records:
+            return message_html("No rows.")
+        formatters = {"mean": lambda r: fmt_number(r["mean"], 4)}
+        return html_table(records, columns, formatters=formatters)
+
     def refresh(self) -> None:
         """Rebuild the frame, table and chart from the controls (called on every change)."""
-        setups = [s for s in self.report.setup_names if s in set(self.setups.value)]
+        if not self._kag:
+            self._refresh_board()
+            return
+        run = self._run
+        setups = [s for s in run.systems if s in set(self.setups.value)]
         datasets = list(self.datasets.value)
-        column, label = COST_AXES[self.cost.value]
-        self.selection = select(self.report, setups, datasets)
-        full = stats_frame(self.selection, per_dataset=True, confidence=self.confidence)
+        cost = self.cost.value
+        selected = select_run(run, setups, datasets)
+        self.selection = selected
+        if self.report is not None:
+            self.selection = dataclasses.replace(self.report, setups=setup_metrics(selected))
+        full = stats_frame(selected, per_dataset=True, confidence=self.confidence)
         rows = full if self.per_dataset.value else full[full["dataset"] == OVERALL]
         self.frame = rows.reset_index(drop=True)
         if not setups or not datasets:
             empty = not self.setups.options or not self.datasets.options
+            source = "report has no graded result" if self.report is not None else "run has no row"
             self._notify(
-                "This report has no graded result."
-                if empty
-                else "Select at least one setup and one dataset."
+                f"This {source}." if empty else "Select at least one setup and one dataset."
             )
             self.table_html = ""
             self._chart = ChartResult()
@@ -193,19 +324,39 @@ class StatsView(View):
                 f"{OVERALL} rows are over {scope}; Wilson {self.confidence:.0%} intervals "
                 "in brackets; rank among the selected setups."
             )
-            note += self._cost_note(full, self.cost.value, label)
+            if cost is None:
+                note += " The run records no cost the chart draws."
+                self._chart = ChartResult()
+            else:
+                note += self._cost_note(full, cost, COST_AXES[cost][1])
+                self._chart = build_chart(
+                    "accuracy_cost_chart",
+                    full,
+                    cost=cost,
+                    per_dataset=self.per_dataset.value,
+                    confidence=self.confidence,
+                )
+            if self.report is None:
+                note += self._lacks_note()
             self._notify(note)
-            self.table_html = self._table(column, label)
-            self._chart = build_chart(
-                "accuracy_cost_chart",
-                full,
-                cost=self.cost.value,
-                per_dataset=self.per_dataset.value,
-                confidence=self.confidence,
-            )
+            self.table_html = self._table(*(COST_AXES[cost] if cost else (None, None)))
         self.chart = self._chart.chart
         self.table_widget.value = self.table_html
         self.chart_widget.value = self._chart.html
+
+    def _lacks_note(self) -> str:
+        """What a run shown with kag's metrics does not record (empty for a kag tree's run)."""
+        missing = _missing(self._run)
+        absent = [name for name, columns in missing.items() if columns]
+        note = ""
+        if absent:
+            columns = sorted({c for name in absent for c in missing[name]})
+            note = (
+                f" The run records no {', '.join(columns)}: no {' or '.join(absent)} axis, "
+                "and the table's columns of them are NaN (unknown)."
+            )
+        other = lacks_note(self._run)
+        return f"{note} {other}".rstrip() if other else note
 
     @staticmethod
     def _cost_note(frame: pd.DataFrame, cost: str, label: str) -> str:
@@ -217,7 +368,7 @@ class StatsView(View):
             return " Setups without retrieval cost 0 on this axis (drawn at 0)."
         return ""
 
-    def _table(self, column: str, label: str) -> str:
+    def _table(self, column: str | None, label: str | None) -> str:
         records = self.frame.to_dict("records")
         # A setup that retrieves nothing costs 0 on a retrieval axis, as the chart draws it.
         zero = no_retrieval(self.frame) & (self.cost.value in RETRIEVAL_COSTS)
@@ -238,24 +389,50 @@ class StatsView(View):
             ("accuracy", "accuracy"),
             ("precision", "precision"),
             ("coverage", "coverage"),
-            (column, label),
         ]
         formatters = {name: interval(name) for name in ("accuracy", "precision", "coverage")}
-        digits = 3 if "secs" in column else 1
-        formatters[column] = lambda r: (
-            "0 (no retrieval)" if r["_no_retrieval"] else fmt_number(r[column], digits)
-        )
+        if column is not None and label is not None:  # no cost column without a cost axis
+            columns.append((column, label))
+            digits = 3 if "secs" in column else 1
+            formatters[column] = lambda r: (
+                "0 (no retrieval)" if r["_no_retrieval"] else fmt_number(r[column], digits)
+            )
         if not records:
             return message_html("No rows.")
         return html_table(records, columns, formatters=formatters)
 
     def _controls_state(self) -> dict[str, str]:
-        return {
+        state = {
             "setups": describe(list(self.setups.value)),
             "datasets": describe(list(self.datasets.value)),
             "cost": str(self.cost.value),
             "per dataset": "yes" if self.per_dataset.value else "no",
         }
+        if self.metric is not None:
+            state["metric"] = str(self.metric.value)
+        return state
 
     def _sections(self) -> list[str]:
         return [self.table_html, self._chart.html]
+
+
+def _run_rows(run: Run, dataset: str, metric: str, cost: str | None) -> list[dict[str, Any]]:
+    """The table rows of one (selected) run: leaderboard and, with a cost, cost frontier."""
+    frontier = {p.system: p for p in cost_frontier(run, cost, metric)} if cost else {}
+    rows = []
+    for row in leaderboard(run, metric):
+        point = frontier.get(row.system)
+        rows.append(
+            {
+                "setup": row.system,
+                "dataset": dataset,
+                "rank": row.rank,
+                "mean": row.mean,
+                "n_items": row.n_items,
+                "n_defined": row.n_defined,
+                "n_errors": row.n_errors,
+                "cost": math.nan if point is None else point.cost,
+                "on_frontier": False if point is None else point.on_frontier,
+            }
+        )
+    return rows

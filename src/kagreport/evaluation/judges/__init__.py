@@ -8,14 +8,14 @@ The building blocks of :func:`~kagreport.evaluation.evaluate_answers`:
   :class:`TokenF1`, :class:`OptionMatch`, :class:`OptionExtraction`) and their text helpers;
 - the LLM judge (:class:`LLMJudge`, :func:`parse_verdict`) over an OpenAI-compatible endpoint;
 - the response cache (:class:`JudgeCache`, :class:`CachedResponse`);
-- the judge configuration files (:func:`load_judges`, :func:`prompt_files`).
+- the judge configuration files (:func:`load_judges`, :func:`prompt_files`) and the items
+  JSONL file (:func:`load_items_jsonl`).
 """
 
 from __future__ import annotations
 
 from kagreport.evaluation.judges._cache import CachedResponse, JudgeCache
-from kagreport.evaluation.judges._client import MAX_REPLY_CHARS
-from kagreport.evaluation.judges._config import load_judges, prompt_files
+from kagreport.evaluation.judges._config import load_items_jsonl, load_judges, prompt_files
 from kagreport.evaluation.judges._llm import LLMJudge
 from kagreport.evaluation.judges._protocol import (
     Judge,
@@ -38,7 +38,7 @@ from kagreport.evaluation.judges._rules import (
     read_option,
 )
 from kagreport.evaluation.judges._sandbox import MAX_PROMPT_CHARS
-from kagreport.evaluation.judges._verdict import Scale, parse_verdict
+from kagreport.evaluation.judges._verdict import MAX_REPLY_CHARS, Scale, parse_verdict
 
 __all__ = [
     "MAX_PROMPT_CHARS",
@@ -60,6 +60,7 @@ __all__ = [
     "Usage",
     "extract_option",
     "identity_hash",
+    "load_items_jsonl",
     "load_judges",
     "normalize_answer",
     "option_verdict",

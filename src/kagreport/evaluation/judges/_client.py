@@ -27,7 +27,7 @@ from kagreport.evaluation.judges._verdict import _shorten, _valid_text
 if TYPE_CHECKING:
     from openai import OpenAI
 
-__all__ = ["MAX_REPLY_CHARS"]
+__all__: list[str] = []
 
 # The judge's logger: the retries are logged as they were before this module was split off.
 logger = logging.getLogger("kagreport.evaluation.judges._llm")
@@ -35,8 +35,6 @@ logger = logging.getLogger("kagreport.evaluation.judges._llm")
 # A server asking to wait longer than this (seconds) is not waited for: the item fails.
 _MAX_RETRY_AFTER = 120.0
 
-#: Longest reply text read and kept (characters); a longer one is cut, marked, not cached.
-MAX_REPLY_CHARS = 1_000_000
 _MAX_INT64 = 2**63 - 1
 
 
@@ -91,26 +89,6 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
-
-
-def _cut(text: str) -> tuple[str, str | None]:
-    """The part of a reply that is read, and the verdict to keep if it was cut (else None)."""
-    if len(text) <= MAX_REPLY_CHARS:
-        return text, None
-    readable = text[:MAX_REPLY_CHARS]
-    marker = (
-        f"\n[kagreport: reply cut here; only its first {MAX_REPLY_CHARS:,} of "
-        f"{len(text):,} characters are kept and read]"
-    )
-    return readable, readable + marker
-
-
-def _describe(exc: BaseException, plain: tuple[type[BaseException], ...] = ()) -> str:
-    """An exception as text, never empty: its type name unless it is one of ``plain``."""
-    text = str(exc)
-    if text and isinstance(exc, plain):
-        return text
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 #: The placeholder key sent where there is no key to send (local servers ignore it).

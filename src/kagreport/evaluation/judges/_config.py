@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from kagreport._errors import ConfigError, NotUTF8Error, decode_utf8
+from kagreport._io import read_regular_file
 from kagreport.evaluation._items import AnswerItem
 from kagreport.evaluation.judges._protocol import Judge
 from kagreport.evaluation.judges._rules import (
@@ -72,7 +73,28 @@ _KINDS: dict[str, Callable[..., Judge]] = {
 
 
 def load_judges(path: str | os.PathLike[str]) -> list[Judge]:
-    """Build the judges described by a TOML file (format in the module docstring).
+    """Build the judges described by a TOML file.
+
+    The file lists ``[[judges]]`` tables, each with a ``kind`` (``option_match``,
+    ``exact_match``, ``token_f1``, ``regex``, ``contains``, ``option_extraction``, ``llm``)
+    and the judge's options, passed to its constructor (all keys but ``kind``,
+    ``api_key_env``, ``prompt_file`` and ``system_prompt_file``)::
+
+        [[judges]]
+        kind = "option_extraction"
+        [[judges]]
+        kind = "llm"                        # needs name, model, base_url and a prompt
+        name = "gpt-judge"
+        model = "gpt-4o-mini"
+        base_url = "https://api.openai.com/v1"
+        api_key_env = "OPENAI_API_KEY"      # the variable holding the key (never the key)
+        prompt_file = "judge.jinja"         # or prompt = "..."; relative to this file
+        scale = "1-5"
+
+    A key goes only where the file sends it: the variable ``api_key_env`` names is sent
+    to that judge's ``base_url``; without it, ``OPENAI_API_KEY`` is sent only to
+    OpenAI's own API and any other server gets a placeholder (see
+    :class:`~kagreport.evaluation.judges.LLMJudge`'s ``api_key``).
 
     Raises
     ------
@@ -83,8 +105,7 @@ def load_judges(path: str | os.PathLike[str]) -> list[Judge]:
     """
     name = os.fspath(path)
     try:
-        with open(name, "rb") as file:
-            data = tomllib.load(file)
+        data = tomllib.loads(read_regular_file(name).decode())
     except OSError as exc:
         raise ConfigError(
             f"cannot read the judges file {name}: {exc.strerror or exc}", path=name
@@ -113,7 +134,7 @@ def load_judges(path: str | os.PathLike[str]) -> list[Judge]:
                 target = folder / str(options.pop(key))
                 try:
                     options[key.removesuffix("_file")] = decode_utf8(
-                        target.read_bytes(), target, f"{where}: {key}"
+                        read_regular_file(target), target, f"{where}: {key}"
                     )
                 except NotUTF8Error as exc:
                     raise ConfigError(exc.message, path=name) from None
@@ -150,8 +171,7 @@ def prompt_files(path: str | os.PathLike[str]) -> list[str]:
     """
     name = os.fspath(path)
     try:
-        with open(name, "rb") as file:
-            data = tomllib.load(file)
+        data = tomllib.loads(read_regular_file(name).decode())
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return []  # load_judges says what is wrong
     entries = data.get("judges")
@@ -177,26 +197,24 @@ def load_items_jsonl(path: str | os.PathLike[str]) -> list[AnswerItem]:
     name = os.fspath(path)
     items = []
     try:
-        with open(name, "rb") as raw:  # decoded whole, for the offset of a bad byte
-            text = decode_utf8(raw.read(), name, "the items file", bom=True)
-            for number, line in enumerate(io.StringIO(text, newline=None), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    data = json.loads(line)
-                    if not isinstance(data, dict):
-                        raise ValueError("not a JSON object")
-                    unknown = sorted(set(data) - _ITEM_KEYS)
-                    if unknown:
-                        known = ", ".join(sorted(_ITEM_KEYS))
-                        raise ValueError(f"unknown key(s) {unknown} (known: {known})")
-                    items.append(AnswerItem.from_dict(data))
-                except KeyError as exc:
-                    raise ConfigError(
-                        f"{name}:{number}: missing {exc.args[0]!r}", path=name
-                    ) from None
-                except (ValueError, TypeError, AttributeError, RecursionError) as exc:
-                    raise ConfigError(f"{name}:{number}: {exc}", path=name) from None
+        # Decoded whole, for the offset of a bad byte.
+        text = decode_utf8(read_regular_file(name), name, "the items file", bom=True)
+        for number, line in enumerate(io.StringIO(text, newline=None), start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+                if not isinstance(data, dict):
+                    raise ValueError("not a JSON object")
+                unknown = sorted(set(data) - _ITEM_KEYS)
+                if unknown:
+                    known = ", ".join(sorted(_ITEM_KEYS))
+                    raise ValueError(f"unknown key(s) {unknown} (known: {known})")
+                items.append(AnswerItem.from_dict(data))
+            except KeyError as exc:
+                raise ConfigError(f"{name}:{number}: missing {exc.args[0]!r}", path=name) from None
+            except (ValueError, TypeError, AttributeError, RecursionError) as exc:
+                raise ConfigError(f"{name}:{number}: {exc}", path=name) from None
     except OSError as exc:
         raise ConfigError(
             f"cannot read the items file {name}: {exc.strerror or exc}", path=name

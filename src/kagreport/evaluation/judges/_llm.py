@@ -57,33 +57,22 @@ import os
 import threading
 from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kagreport._errors import KagreportError
-from kagreport._optional import optional
 from kagreport.evaluation._items import AnswerItem
 from kagreport.evaluation.judges._cache import JudgeCache
-from kagreport.evaluation.judges._client import (
-    _NO_KEY,
-    MAX_REPLY_CHARS,
-    _ChatClient,
-    _cut,
-    _describe,
-    _is_openai,
-)
+from kagreport.evaluation.judges._client import _NO_KEY, _ChatClient, _is_openai
 from kagreport.evaluation.judges._protocol import JudgeFailure, Judgement, Usage, identity_hash
-from kagreport.evaluation.judges._sandbox import (
-    MAX_PROMPT_CHARS,
-    _compile,
-    _environment,
-    _NoneInPrompt,
-    _PromptTooLong,
-)
+from kagreport.evaluation.judges._sandbox import _compile, _environment, _render
 from kagreport.evaluation.judges._settings import _check_settings
-from kagreport.evaluation.judges._verdict import Scale, _valid_text, parse_verdict
-
-if TYPE_CHECKING:
-    from jinja2 import Template
+from kagreport.evaluation.judges._verdict import (
+    MAX_REPLY_CHARS,
+    Scale,
+    _describe,
+    _read_judgement,
+    _valid_text,
+)
 
 __all__ = ["LLMJudge"]
 
@@ -357,30 +346,6 @@ class LLMJudge(_ChatClient):
 
     # -- requests -------------------------------------------------------------------
 
-    def _render(self, template: Template, item: AnswerItem, which: str) -> str:
-        with optional("jinja2"):
-            from jinja2 import TemplateError
-
-        parts: list[str] = []
-        size = 0
-        try:
-            # Streamed, so a prompt growing past the limit stops there.
-            for part in template.generate(item=item, context=item.metadata.get("context")):
-                size += len(part)
-                if size > MAX_PROMPT_CHARS:
-                    raise _PromptTooLong(
-                        f"it renders more than {MAX_PROMPT_CHARS:,} characters, the most a "
-                        "prompt message may have"
-                    )
-                parts.append(part)
-        except Exception as exc:  # any failure of the template fails this item, clearly
-            detail = _describe(exc, (TemplateError, _NoneInPrompt, _PromptTooLong))
-            raise JudgeFailure(
-                f"judge {self.name!r}: the {which} template failed for item "
-                f"{item.identifier!r}: {detail}"
-            ) from exc
-        return _valid_text("".join(parts))
-
     def request_body(self, item: AnswerItem) -> dict[str, Any]:
         """The exact chat-completions request body this judge sends for ``item``.
 
@@ -392,9 +357,9 @@ class LLMJudge(_ChatClient):
         """
         messages = []
         if self._system_template is not None:
-            system = self._render(self._system_template, item, "system prompt")
+            system = _render(self._system_template, item, "system prompt", self.name)
             messages.append({"role": "system", "content": system})
-        user = self._render(self._user_template, item, "prompt")
+        user = _render(self._user_template, item, "prompt", self.name)
         messages.append({"role": "user", "content": user})
         body: dict[str, Any] = {
             "model": self._model,
@@ -426,31 +391,9 @@ class LLMJudge(_ChatClient):
         return key
 
     def _judgement(self, item: AnswerItem, text: str, usage: Usage, truncated: bool) -> Judgement:
-        """Scores from a reply's text; a reply over MAX_REPLY_CHARS is read as cut off."""
-        readable, kept = _cut(text)
-        verdict = text if kept is None else kept
-        try:
-            scores = parse_verdict(
-                readable,
-                self._scale,
-                self._criteria,
-                score_range=self._score_range,
-                truncated=truncated or kept is not None,
-            )
-        except Exception as exc:  # unreadable, whatever the reason: text and usage are kept
-            if kept is not None:
-                cut = f" (only its first {MAX_REPLY_CHARS:,} characters are read)"
-            elif truncated:
-                cut = " (the reply was cut off: finish_reason 'length')"
-            else:
-                cut = ""
-            raise JudgeFailure(
-                f"judge {self.name!r}: no {self._scale} verdict in the reply for item "
-                f"{item.identifier!r}{cut}: {_describe(exc, (ValueError,))}",
-                verdict=verdict,
-                usage=usage,
-            ) from None
-        return Judgement(scores=scores, verdict=verdict, usage=usage)
+        return _read_judgement(
+            self.name, item, text, usage, truncated, self._scale, self._criteria, self._score_range
+        )
 
     def _usable_cache(self) -> JudgeCache | None:
         cache = self._cache

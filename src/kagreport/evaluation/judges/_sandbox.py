@@ -1,5 +1,6 @@
 """The prompt sandbox: Jinja2 templates rendered in an immutable sandbox that refuses
-``None`` in a prompt and any operation that would build a huge string or number."""
+``None`` in a prompt and any operation that would build a huge string or number, and a
+rendered message longer than :data:`MAX_PROMPT_CHARS`."""
 
 from __future__ import annotations
 
@@ -10,10 +11,14 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kagreport._optional import optional
+from kagreport.evaluation.judges._protocol import JudgeFailure
+from kagreport.evaluation.judges._verdict import _describe, _valid_text
 
 if TYPE_CHECKING:
     from jinja2 import Environment, Template
     from jinja2.runtime import Context
+
+    from kagreport.evaluation._items import AnswerItem
 
 __all__ = ["MAX_PROMPT_CHARS"]
 
@@ -235,3 +240,29 @@ def _compile(environment: Environment, source: object, parameter: str) -> Templa
             "item.metadata) and `context` (item.metadata['context'], or None)"
         )
     return environment.from_string(source)
+
+
+def _render(template: Template, item: AnswerItem, which: str, judge: str) -> str:
+    """The rendered message (valid UTF-8); JudgeFailure, naming ``judge``, if the template
+    fails or renders more than MAX_PROMPT_CHARS characters."""
+    with optional("jinja2"):
+        from jinja2 import TemplateError
+
+    parts: list[str] = []
+    size = 0
+    try:
+        # Streamed, so a prompt growing past the limit stops there.
+        for part in template.generate(item=item, context=item.metadata.get("context")):
+            size += len(part)
+            if size > MAX_PROMPT_CHARS:
+                raise _PromptTooLong(
+                    f"it renders more than {MAX_PROMPT_CHARS:,} characters, the most a "
+                    "prompt message may have"
+                )
+            parts.append(part)
+    except Exception as exc:  # any failure of the template fails this item, clearly
+        detail = _describe(exc, (TemplateError, _NoneInPrompt, _PromptTooLong))
+        raise JudgeFailure(
+            f"judge {judge!r}: the {which} template failed for item {item.identifier!r}: {detail}"
+        ) from exc
+    return _valid_text("".join(parts))

@@ -1,14 +1,20 @@
 """Reading a score from a judge model's reply: a labelled verdict line, a yes/no, a
-rating on a 1-5 or 1-10 scale, or a JSON object (see :func:`parse_verdict`)."""
+rating on a 1-5 or 1-10 scale, or a JSON object (see :func:`parse_verdict`); and the
+judgement of one reply, read up to :data:`MAX_REPLY_CHARS` characters."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Sequence
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-__all__ = ["Scale", "parse_verdict"]
+from kagreport.evaluation.judges._protocol import JudgeFailure, Judgement, Usage
+
+if TYPE_CHECKING:
+    from kagreport.evaluation._items import AnswerItem
+
+__all__ = ["MAX_REPLY_CHARS", "Scale", "parse_verdict"]
 
 #: The verdict scales a judge can read.
 Scale = Literal["binary", "1-5", "1-10", "json"]
@@ -20,6 +26,9 @@ _MAX_JSON_ATTEMPTS = 64
 _JSON_SCAN_BUDGET = 4_000_000
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+#: Longest reply text read and kept (characters); a longer one is cut, marked, not cached.
+MAX_REPLY_CHARS = 1_000_000
 
 
 def _valid_text(text: str) -> str:
@@ -245,3 +254,60 @@ def parse_verdict(
     if scale == "json":
         return _parse_json(text, criteria, score_range)
     raise ValueError(f"`scale` must be one of {', '.join(_SCALES)}; got {scale!r}")
+
+
+def _cut(text: str) -> tuple[str, str | None]:
+    """The part of a reply that is read, and the verdict to keep if it was cut (else None)."""
+    if len(text) <= MAX_REPLY_CHARS:
+        return text, None
+    readable = text[:MAX_REPLY_CHARS]
+    marker = (
+        f"\n[kagreport: reply cut here; only its first {MAX_REPLY_CHARS:,} of "
+        f"{len(text):,} characters are kept and read]"
+    )
+    return readable, readable + marker
+
+
+def _describe(exc: BaseException, plain: tuple[type[BaseException], ...] = ()) -> str:
+    """An exception as text, never empty: its type name unless it is one of ``plain``."""
+    text = str(exc)
+    if text and isinstance(exc, plain):
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _read_judgement(
+    judge: str,
+    item: AnswerItem,
+    text: str,
+    usage: Usage,
+    truncated: bool,
+    scale: Scale,
+    criteria: Sequence[str],
+    score_range: tuple[float, float],
+) -> Judgement:
+    """Scores from a reply's text; a reply over MAX_REPLY_CHARS is read as cut off."""
+    readable, kept = _cut(text)
+    verdict = text if kept is None else kept
+    try:
+        scores = parse_verdict(
+            readable,
+            scale,
+            criteria,
+            score_range=score_range,
+            truncated=truncated or kept is not None,
+        )
+    except Exception as exc:  # unreadable, whatever the reason: text and usage are kept
+        if kept is not None:
+            cut = f" (only its first {MAX_REPLY_CHARS:,} characters are read)"
+        elif truncated:
+            cut = " (the reply was cut off: finish_reason 'length')"
+        else:
+            cut = ""
+        raise JudgeFailure(
+            f"judge {judge!r}: no {scale} verdict in the reply for item "
+            f"{item.identifier!r}{cut}: {_describe(exc, (ValueError,))}",
+            verdict=verdict,
+            usage=usage,
+        ) from None
+    return Judgement(scores=scores, verdict=verdict, usage=usage)

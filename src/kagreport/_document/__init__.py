@@ -1,6 +1,7 @@
 """Serialised documents: JSON, JSONL, YAML and TOML, NaN- and None-aware, and
 :class:`Document`, the base of every versioned kagreport document (the evaluations, the
-comparison, the run).
+comparison, the run), with :func:`convert`, which checks a parsed mapping against a
+:mod:`msgspec` shape and names the path of a bad field (``items[3].scores.correct``).
 
 Conventions (ANSWER_EVALUATION_SPEC.md, PITFALLS.md B11):
 
@@ -15,18 +16,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
 from kagreport._atomic import write_atomic
-from kagreport._errors import MissingExtraError
+from kagreport._document._convert import _shown, convert
+from kagreport._errors import DocumentError, MissingExtraError
 from kagreport._format import json_safe
 from kagreport._optional import optional
 
 __all__ = [
     "FORMATS",
+    "MALFORMED",
     "Document",
     "canonical",
+    "convert",
     "dumps_document",
     "format_for",
     "jsonable",
@@ -59,11 +64,22 @@ def format_for(path: str | os.PathLike[str], format: str | None) -> str:
     return _SUFFIXES[suffix]
 
 
-def _json_text(value: Any, indent: int | None = None) -> str:
-    text = json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _json_text(value: Any, indent: int | None = None, *, compact: bool = False) -> str:
+    separators = (",", ":") if compact else None
+    text = json.dumps(
+        value, ensure_ascii=False, indent=indent, allow_nan=False, separators=separators
+    )
     # U+2028/U+2029 are line breaks to str.splitlines() and to old JavaScript: escape them
     # (they can only occur inside JSON strings, where the escape means the same).
-    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    # A lone surrogate (a file name read with surrogateescape) cannot be encoded as UTF-8:
+    # its JSON escape is valid JSON and reads back as the same string.
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _yaml_dumper() -> Any:
@@ -107,21 +123,34 @@ def _drop_none(value: Any, where: str = "$") -> Any:
     return value
 
 
-def dumps_document(document: Mapping[str, Any], format: str, *, items_key: str = "items") -> str:
+def dumps_document(
+    document: Mapping[str, Any],
+    format: str,
+    *,
+    items_key: str = "items",
+    compact: bool = False,
+    plain: Mapping[str, Any] | None = None,
+) -> str:
     """Serialise a report document (the output of a ``to_dict``).
 
     ``jsonl`` writes a header line (every key but ``items_key``, with
     ``"record": "header"``) followed by one line per item (``"record": "item"``).
+    ``compact`` JSON is one line without spaces (a columnar document), else indented by 2.
+    ``plain`` is ``document`` already as JSON holds it (:func:`json_safe`), if known.
 
     Raises
     ------
     ValueError
         For an unknown format, or a value the format cannot hold.
     """
-    if format == "json":
-        return _json_text(json_safe(document), indent=2) + "\n"
-    if format == "jsonl":
+    if format in ("json", "jsonl") and plain is None:
         plain = json_safe(document)
+    if format == "json":
+        if compact:
+            return _json_text(plain, compact=True)
+        return _json_text(plain, indent=2) + "\n"
+    if format == "jsonl":
+        assert plain is not None
         header = {"record": "header", **{k: v for k, v in plain.items() if k != items_key}}
         lines = [_json_text(header)]
         lines += [_json_text({"record": "item", **item}) for item in plain.get(items_key, [])]
@@ -198,23 +227,35 @@ def write_document(
     write_atomic(path, text)
 
 
+# ------------------------------------------------------------------ the base
+
 #: What a wrongly shaped mapping raises while a document is rebuilt from it.
 MALFORMED = (KeyError, TypeError, AttributeError, OverflowError, RecursionError)
 _Doc = TypeVar("_Doc", bound="Document")
 
 
 class Document:
-    """A versioned document: ``schema`` and ``schema_version`` keys first in :meth:`to_dict`,
-    written and read in JSON, JSONL, YAML or TOML, with NaN-aware equality.
+    """A versioned document: ``schema`` and its version first in :meth:`to_dict`, written
+    and read in JSON, JSONL, YAML or TOML (or the subset :attr:`WRITES` names), with
+    NaN-aware equality.
 
     A subclass sets :attr:`SCHEMA` and :attr:`SCHEMA_VERSION` and defines :meth:`to_dict`
-    and :meth:`_from_checked` (the mapping's schema and version already checked).
+    and :meth:`_from_checked` (the mapping's schema and version already checked), which
+    checks the mapping's shape with :func:`convert`.
     """
 
     #: The document's ``schema`` value, e.g. ``"kagreport.AnswerEvaluation"``.
     SCHEMA: ClassVar[str]
-    #: The only ``schema_version`` this code reads and writes.
+    #: The ``schema_version`` this code writes.
     SCHEMA_VERSION: ClassVar[int]
+    #: The versions this code reads; empty: :attr:`SCHEMA_VERSION` only.
+    READABLE_VERSIONS: ClassVar[tuple[int, ...]] = ()
+    #: The key holding the version.
+    VERSION_KEY: ClassVar[str] = "schema_version"
+    #: The formats written and read; with one, it is used whatever the file's suffix.
+    WRITES: ClassVar[tuple[str, ...]] = FORMATS
+    #: JSON on one line without spaces (a columnar document), instead of indented by 2.
+    COMPACT: ClassVar[bool] = False
     #: The list written one JSONL line per entry (after a header line).
     ITEMS_KEY: ClassVar[str] = "items"
     #: The noun of the schema error: ``not a kagreport.X report``.
@@ -227,9 +268,22 @@ class Document:
     def _from_checked(cls: type[_Doc], data: Mapping[str, Any]) -> _Doc:  # pragma: no cover
         raise NotImplementedError
 
+    @classmethod
+    def _format_of(cls, path: str | os.PathLike[str], format: str | None) -> str:
+        if format is None and len(cls.WRITES) == 1:
+            return cls.WRITES[0]
+        kind = format_for(path, format)
+        if kind not in cls.WRITES:
+            raise ValueError(
+                f"a {cls.__name__} is written as {' or '.join(w.upper() for w in cls.WRITES)}, "
+                f"not {kind.upper()}"
+            )
+        return kind
+
     def dumps(self, format: str = "json") -> str:
         """Serialise to ``"json"``, ``"jsonl"`` (a header line, then one line per item),
-        ``"yaml"`` or ``"toml"`` (keys whose value is None are omitted: TOML has no null).
+        ``"yaml"`` or ``"toml"`` (keys whose value is None are omitted: TOML has no null),
+        those :attr:`WRITES` names.
 
         Raises
         ------
@@ -237,8 +291,15 @@ class Document:
             For an unknown format, or a value the format cannot hold (None inside a
             list in TOML).
         """
-        kind = format_for("x." + format, format)
-        return dumps_document(self.to_dict(), kind, items_key=self.ITEMS_KEY)
+        kind = self._format_of("x." + format, format)
+        plain = self._plain() if kind in ("json", "jsonl") else None
+        return dumps_document(
+            plain or self.to_dict(),
+            kind,
+            items_key=self.ITEMS_KEY,
+            compact=self.COMPACT,
+            plain=plain,
+        )
 
     def write(self, path: str | os.PathLike[str], format: str | None = None) -> None:
         """Write atomically; the format defaults to the suffix (.json, .jsonl, .yaml, .toml).
@@ -250,7 +311,12 @@ class Document:
         OSError
             If the file cannot be written; an existing file is then left intact.
         """
-        write_document(self.to_dict(), path, format, items_key=self.ITEMS_KEY)
+        write_atomic(path, self.dumps(self._format_of(path, format)))
+
+    def _plain(self) -> dict[str, Any]:
+        """:meth:`to_dict` as JSON holds it (:func:`json_safe`: NaN as None, lists, string
+        keys); a columnar document builds it faster itself."""
+        return dict(json_safe(self.to_dict()))
 
     @classmethod
     def read(cls: type[_Doc], path: str | os.PathLike[str], format: str | None = None) -> _Doc:
@@ -260,13 +326,35 @@ class Document:
         ------
         OSError
             If the file cannot be read.
-        ValueError
-            If it does not parse, or is not a document of this kind and schema version.
+        DocumentError
+            A ValueError: if it does not parse, or is not a document of this kind and
+            schema version (the message names the file and the field at fault).
         """
-        kind = format_for(path, format)
+        kind = cls._format_of(path, format)
+        return cls._from_text(cls._read_text(path), kind, os.fspath(path))
+
+    @classmethod
+    def _read_text(cls, path: str | os.PathLike[str]) -> str:
         with open(path, encoding="utf-8-sig") as file:
-            text = file.read()
-        return cls.from_dict(loads_document(text, kind, items_key=cls.ITEMS_KEY))
+            return file.read()
+
+    @classmethod
+    def _from_text(cls: type[_Doc], text: str, format: str, source: str | None) -> _Doc:
+        """The document in ``text``; errors are prefixed with ``source``, if any."""
+        at = f"{source}: " if source else ""
+        try:
+            data = loads_document(text, format, items_key=cls.ITEMS_KEY)
+        except MissingExtraError:
+            raise
+        except ValueError as exc:
+            reason = " ".join(str(exc).split())  # one line, whatever the parser printed
+            if isinstance(exc, json.JSONDecodeError):
+                reason = f"not a {format.upper()} document: {reason}"
+            raise DocumentError(at + reason, path=source) from None
+        try:
+            return cls.from_dict(data)
+        except DocumentError as exc:
+            raise DocumentError(at + exc.message, path=source) from None
 
     @classmethod
     def from_dict(cls: type[_Doc], data: Mapping[str, Any]) -> _Doc:
@@ -274,26 +362,34 @@ class Document:
 
         Raises
         ------
-        ValueError
-            If the schema or its version is not this one, or the mapping is not
-            shaped like this document.
+        DocumentError
+            A ValueError: if the schema or its version is not this one, or the mapping
+            is not shaped like this document (the message gives the path of the field).
         """
+        if not isinstance(data, Mapping):
+            raise DocumentError(
+                f"not a valid {cls.__name__}: expected an object, got {_shown(data)}"
+            )
         cls._check_schema(data)
         try:
             return cls._from_checked(data)
+        except DocumentError:
+            raise
         except MALFORMED as exc:
             # A hand-edited or foreign file: say so, whatever the shape.
-            raise ValueError(f"not a valid {cls.__name__}: {exc!r}") from None
+            raise DocumentError(f"not a valid {cls.__name__}: {exc!r}") from None
 
     @classmethod
     def _check_schema(cls, data: Mapping[str, Any]) -> None:
-        schema, version = data.get("schema"), data.get("schema_version")
+        schema, version = data.get("schema"), data.get(cls.VERSION_KEY)
         if schema != cls.SCHEMA:
-            raise ValueError(f"not a {cls.SCHEMA} {cls.NOUN} (schema {schema!r})")
-        if type(version) is not int or version != cls.SCHEMA_VERSION:
-            raise ValueError(
+            raise DocumentError(f"not a {cls.SCHEMA} {cls.NOUN} (schema {schema!r})")
+        readable = cls.READABLE_VERSIONS or (cls.SCHEMA_VERSION,)
+        if type(version) is not int or version not in readable:
+            versions = "version" if len(readable) == 1 else "versions"
+            raise DocumentError(
                 f"{cls.SCHEMA} schema version {version!r} is not supported "
-                f"(this kagreport reads version {cls.SCHEMA_VERSION})"
+                f"(this kagreport reads {versions} {', '.join(map(str, readable))})"
             )
 
     def __eq__(self, other: object) -> bool:
@@ -301,6 +397,6 @@ class Document:
         if type(other) is not type(self):
             return NotImplemented
         assert isinstance(other, Document)
-        return bool(canonical(self.to_dict()) == canonical(other.to_dict()))
+        return bool(self._plain() == other._plain())  # canonical(): json_safe(jsonable(x))
 
     __hash__ = None  # type: ignore[assignment]

@@ -1,0 +1,37 @@
+"""The ``kagreport`` console command: the command line, with nothing heavy imported first.
+
+The console-script wrapper (``kagreport = "kagreport._entry:main"``) imports this module
+before anything can catch an exception; it imports only the standard library (and the
+package root, which is light). Ctrl-C while the command line loads, before
+:func:`kagreport.cli.main` handles it, ends with one line and exit code 130; a missing
+core dependency is one line naming it and the install command.
+"""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["CORE_DEPENDENCIES", "main"]
+
+#: The import names of the core install's dependencies (pyproject.toml ``dependencies``).
+CORE_DEPENDENCIES = ("msgspec", "numpy", "ry")
+
+
+def main() -> int:
+    """Run ``kagreport`` with ``sys.argv``; return the exit code."""
+    try:
+        from kagreport.cli import main as run
+
+        return run()
+    except KeyboardInterrupt:  # while the command line loads, before run() handles it
+        sys.stderr.write("kagreport: interrupted\n")
+        return 130
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").partition(".")[0]
+        if missing not in CORE_DEPENDENCIES:
+            raise
+        sys.stderr.write(
+            f"kagreport: error: the package {missing} (a dependency of kagreport) is not "
+            "installed or cannot be imported; install it with: pip install kagreport\n"
+        )
+        return 1

@@ -1,0 +1,44 @@
+"""Reading a whole file a user named, without blocking on what is not a regular file."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+from kagreport._errors import NotRegularFileError
+
+__all__ = ["read_regular_file"]
+
+# Non-blocking: opening a FIFO must not wait for a writer (it is then refused).
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def read_regular_file(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a regular file.
+
+    The file is opened non-blocking, so a FIFO with no writer cannot hang the caller, and
+    refused unless ``fstat`` says it is a regular file.
+
+    Raises
+    ------
+    IsADirectoryError
+        If ``path`` is a folder (``strerror`` "Is a directory").
+    NotRegularFileError
+        If it is a FIFO, socket or device (``strerror`` "not a regular file (a FIFO,
+        socket or device)").
+    OSError
+        As :func:`os.open` and :func:`os.read` do.
+    """
+    name = os.fspath(path)
+    fd = os.open(name, _OPEN_FLAGS)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(0, "not a regular file (a FIFO, socket or device)", name)
+        with os.fdopen(os.dup(fd), "rb") as file:
+            return file.read()
+    finally:
+        os.close(fd)

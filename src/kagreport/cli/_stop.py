@@ -1,0 +1,68 @@
+"""How a command stops: SIGTERM as a cleanup like Ctrl-C, and the exit after a stop."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+
+from kagreport import note_stop
+
+__all__ = ["restore_stop_handlers", "stopped", "terminate_as_interrupt"]
+
+
+def stopped(code: int, *, exiting: bool) -> int:
+    # A stopped command has cleaned up (its finally blocks ran); the interpreter's own exit
+    # would then join every non-daemon thread, and one may never end: a process-pool thread
+    # reading a result that a worker killed by the same signal left half-written. The
+    # command's process exits here instead; a caller of main() gets the code back.
+    if not exiting:
+        return code
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+_Handlers = dict[int, object]
+
+
+def restore_stop_handlers(previous: _Handlers, *, exiting: bool) -> None:
+    # Once the work is done, a stop signal has nothing left to clean up. Raised while the
+    # interpreter exits (in an atexit callback) it would print a traceback: a command
+    # about to exit takes the default actions (the shell sees the signal, silently); a
+    # caller of main() gets its own handlers back.
+    import signal
+
+    for signum, handler in previous.items():
+        if exiting or handler is not None:  # None: a handler not set from Python
+            signal.signal(signum, signal.SIG_DFL if exiting else handler)  # type: ignore[arg-type]
+
+
+def terminate_as_interrupt() -> _Handlers:
+    # CI runners and `timeout` stop a job with SIGTERM; by default Python dies at once and a
+    # site build would leave its temporary folder behind. As SystemExit(143), the cleanup
+    # runs (grading workers restore the default actions: see grading._engine). Both signals are
+    # also recorded (note_stop), for code that waits inside another library's event loop.
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def terminate(signum: int, frame: object) -> None:
+        stop = SystemExit(128 + signum)
+        note_stop(stop)
+        raise stop
+
+    def interrupt(signum: int, frame: object) -> None:
+        stop = KeyboardInterrupt()
+        note_stop(stop)
+        raise stop
+
+    previous: _Handlers = {signal.SIGTERM: signal.signal(signal.SIGTERM, terminate)}
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, interrupt)
+    return previous

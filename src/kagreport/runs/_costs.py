@@ -1,0 +1,128 @@
+"""The cost axes of a run: one table of names shared by the run's views and the charts.
+
+A cost axis (``"retrieval"``, ``"generation"``, ``"context"``, ``"graph"``) names the
+per-item cost columns of a :class:`~kagreport.runs.Run` it sums, the column of
+:func:`kagreport.frames.stats_frame` that holds its kag mean, and its axis title.
+:func:`kagreport.runs.cost_frontier` and the accuracy-against-cost chart read it from
+here, so both accept the same names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from kagreport._errors import KagreportError
+from kagreport.runs._model import Run
+
+__all__ = ["COSTS", "CostAxis", "cost_axis", "item_costs"]
+
+
+@dataclass(frozen=True)
+class CostAxis:
+    """One cost axis of the accuracy-against-cost plane.
+
+    Attributes
+    ----------
+    name : str
+        The short name (``"retrieval"``).
+    columns : tuple of str
+        The run's per-item cost columns whose sum is an item's cost on this axis
+        (``vertices + relationships + properties`` for ``"graph"``).
+    stats_column : str
+        The column of :func:`kagreport.frames.stats_frame` holding kag's mean.
+    title : str
+        Axis title, with the unit.
+    retrieval : bool
+        Whether only retrieving costs anything on it: a system that answered
+        without retrieving (no retrieval sample) costs exactly 0.
+    """
+
+    name: str
+    columns: tuple[str, ...]
+    stats_column: str
+    title: str
+    retrieval: bool
+
+
+#: The cost axes by short name, in the order the site tries them.
+COSTS: Mapping[str, CostAxis] = MappingProxyType(
+    {
+        "retrieval": CostAxis(
+            "retrieval",
+            ("retrieval_secs",),
+            "avg_retrieval_secs",
+            "Mean retrieval time (s)",
+            True,
+        ),
+        "generation": CostAxis(
+            "generation",
+            ("generation_secs",),
+            "avg_generation_secs",
+            "Mean generation time (s)",
+            False,
+        ),
+        "context": CostAxis(
+            "context",
+            ("context_bytes",),
+            "avg_context_length",
+            "Mean context length (bytes)",
+            False,
+        ),
+        "graph": CostAxis(
+            "graph",
+            ("vertices", "relationships", "properties"),
+            "avg_graph_elements",
+            "Mean graph elements retrieved",
+            True,
+        ),
+    }
+)
+
+
+def cost_axis(run: Run, cost: str) -> CostAxis:
+    """The axis ``cost`` names: a short name of :data:`COSTS`, or one cost column of ``run``.
+
+    Raises
+    ------
+    KagreportError
+        If ``cost`` is neither, or the run lacks a column the axis sums (the message
+        names the column and the run's cost columns).
+    """
+    axis = COSTS.get(cost)
+    if axis is None:
+        for known in COSTS.values():
+            if known.columns == (cost,):
+                axis = known
+                break
+    if axis is None:
+        if cost in run.costs:
+            return CostAxis(cost, (cost,), "", cost, False)
+        raise KagreportError(
+            f"the run has no cost {cost!r}; cost names: {', '.join(COSTS)}, or one of the "
+            f"run's cost columns: {', '.join(run.costs) or 'none'}"
+        )
+    missing = [c for c in axis.columns if c not in run.costs]
+    if missing:
+        raise KagreportError(
+            f"the run has no cost column {', '.join(map(repr, missing))} for the cost "
+            f"{axis.name!r}; its cost columns: {', '.join(run.costs) or 'none'}"
+        )
+    return axis
+
+
+def item_costs(run: Run, axis: CostAxis) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """Each row's cost on ``axis``: the sum of its columns, NaN where one is unknown.
+
+    Returns
+    -------
+    ndarray of float64, shape (len(run),)
+    """
+    values = np.zeros(len(run), dtype=np.float64)
+    for column in axis.columns:
+        values = values + run.costs[column]
+    return values

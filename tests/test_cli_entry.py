@@ -1,0 +1,143 @@
+"""The ``kagreport`` console command as pip installs it: Ctrl-C while it loads, missing deps.
+
+The console-script wrapper imports its entry module outside any ``try``; a Ctrl-C there, or
+a core dependency that cannot be imported, must still end in one line and an exit code.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import Tree, mcq
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+MODULE, _, FUNCTION = PYPROJECT["project"]["scripts"]["kagreport"].partition(":")
+
+# What pip writes as bin/kagreport (pip's distlib script template), with a prelude.
+WRAPPER = """{prelude}
+import re
+import sys
+from {module} import {function}
+if __name__ == "__main__":
+    sys.argv[0] = re.sub(r"(-script\\.pyw|\\.exe)?$", "", sys.argv[0])
+    sys.exit({function}())
+"""
+
+# Stops the import of module TARGET: says "ready" on stdout, then waits (at most 30 s)
+# for the test's SIGINT, which arrives as KeyboardInterrupt inside that import.
+HOLD = """
+import importlib.abc, sys, time
+TARGET = {target!r}
+class Hold(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == TARGET:
+            sys.meta_path.remove(self)
+            sys.stdout.write("ready\\n"); sys.stdout.flush()
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                time.sleep(0.01)
+            sys.stderr.write("no SIGINT came\\n")
+        return None
+sys.meta_path.insert(0, Hold())
+"""
+
+
+def _wrapper(prelude: str) -> str:
+    return WRAPPER.format(prelude=prelude, module=MODULE, function=FUNCTION)
+
+
+def _command(tree: Tree, package: str) -> list[str]:
+    # `stats find` needs ry (and msgspec), the demo NumPy, grading msgspec.
+    if package == "ry":
+        return ["stats", "find", "A", "-r", str(tree.results)]
+    if package == "numpy":
+        return ["demo"]
+    return ["stats", "-d", str(tree.datasets_path), "-r", str(tree.results)]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    src = str(ROOT / "src")
+    env["PYTHONPATH"] = os.pathsep.join([src, env["PYTHONPATH"]]) if "PYTHONPATH" in env else src
+    return env
+
+
+@pytest.fixture
+def run_tree(tree: Tree) -> Tree:
+    tree.question("ds", "q1", mcq("A"))
+    tree.ok("ds", "q1", "s", "A")
+    return tree
+
+
+# Early moments: while the command line's modules and the core dependencies import (before
+# kagreport.cli.main sets its handlers), and one import inside the command (ry, at the
+# regex), after.
+MOMENTS = ["kagreport.cli", "argparse", "kagreport.cli._main", "kagreport.grading", "msgspec",
+           "numpy", "kagreport.cli._evaluation", "ry"]  # fmt: skip
+
+
+@pytest.mark.parametrize("target", MOMENTS)
+def test_ctrl_c_while_the_command_loads_is_one_line_and_exit_130(
+    target: str, run_tree: Tree
+) -> None:
+    script = _wrapper(HOLD.format(target=target))
+    argv = [sys.executable, "-c", script, *_command(run_tree, target)]
+    with subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()
+    ) as child:
+        try:
+            assert child.stdout is not None
+            assert child.stdout.readline() == "ready\n"  # the import is held: a known moment
+            child.send_signal(signal.SIGINT)
+            out, err = child.communicate(timeout=60)
+        finally:
+            child.kill()
+    assert (child.returncode, err) == (130, "kagreport: interrupted\n"), err
+    assert out == ""
+
+
+def test_the_entry_module_imports_nothing_heavy() -> None:
+    code = (
+        f"import sys, {MODULE};"
+        "print(sorted(m for m in ('argparse', 'msgspec', 'numpy', 'ry', 'kagreport.cli')"
+        " if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=_env(), check=True
+    )
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("package", ["msgspec", "numpy", "ry"])
+def test_a_missing_core_dependency_is_one_line(package: str, run_tree: Tree) -> None:
+    # None in sys.modules: "import <package>" raises ModuleNotFoundError, as if not installed.
+    script = _wrapper(f"import sys; sys.modules[{package!r}] = None")
+    done = subprocess.run(
+        [sys.executable, "-c", script, *_command(run_tree, package)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"kagreport: error: the package {package} "), done.stderr
+    assert "pip install kagreport" in done.stderr
+    assert done.stdout == ""
+
+
+def test_core_dependencies_are_the_projects() -> None:
+    from kagreport._entry import CORE_DEPENDENCIES
+
+    declared = {re.split(r"[<>=!~ \[;]", spec, maxsplit=1)[0].lower().replace("-", "_")
+                for spec in PYPROJECT["project"]["dependencies"]}  # fmt: skip
+    assert set(CORE_DEPENDENCIES) == declared
