@@ -1,4 +1,11 @@
-"""Shared builders for kag result trees written by hand, as PITFALLS.md's fixtures."""
+"""What the tests share.
+
+- Builders of kag result trees written by hand, as PITFALLS.md's fixtures (:class:`Tree`).
+- :func:`run_cli`: the command line in this process; :func:`run_process`: as a process.
+- One small site built once per session (``site``, ``site_inputs``), for tests that read it.
+- The marks: ``browser``, ``notebook`` and ``signals`` tests are ``slow`` too
+  (``make test-fast`` runs ``-m "not slow"``).
+"""
 
 from __future__ import annotations
 

@@ -101,10 +101,10 @@ def test_layout(site: Path, site_inputs: dict[str, Any]) -> None:
     assert (site / "assets/site.js").is_file()
 
 
-def test_each_run_folder_holds_its_run_document(site: Path, inputs: dict[str, Any]) -> None:
+def test_each_run_folder_holds_its_run_document(site: Path, site_inputs: dict[str, Any]) -> None:
     """data/runs/<run>/run.json is the run's kagreport.run document: it reads back into the
     run model of the report the site graded, and the run's section of the index links it."""
-    config: SiteConfig = inputs["config"]
+    config: SiteConfig = site_inputs["config"]
     index = _parse(site / "index.html")
     links = [str(a.get("href")) for tag, a in index.tags if tag == "a"]
     for run_config in config.runs:
@@ -122,7 +122,9 @@ def test_each_run_folder_holds_its_run_document(site: Path, inputs: dict[str, An
     # pages, one error message per error record.
     run = Run.read(site / f"data/runs/{slugify(config.runs[0].name)}/run.json")
     graded = {run.dataset_names[d] for d in run.dataset.tolist()}
-    files = [p for p in sorted(inputs["results"].glob("sim-*/*/*.json")) if p.parts[-3] in graded]
+    files = [
+        p for p in sorted(site_inputs["results"].glob("sim-*/*/*.json")) if p.parts[-3] in graded
+    ]
     records = [json.loads(path.read_text(encoding="utf-8")) for path in files]
     rows = {
         (run.dataset_names[d], run.question_names[q], run.systems[s])
