@@ -122,7 +122,7 @@ class Tree:
 
 
 # ---------------------------------------------------------------------- one shared site
-# Built once per session (tests/test_site.py and whoever else only reads a site): a small
+# Built once per session (tests/site/test_site.py and whoever else only reads a site): a small
 # simulated run whose texts carry markup, the bundled MMLU-Pro run, and two evaluation files.
 # Tests that need a site of their own (another configuration, a build that fails) build it.
 

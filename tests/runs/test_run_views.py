@@ -336,8 +336,8 @@ def test_comparison_reprs_are_short(from_stats: Run) -> None:
 # ------------------------------------------------------------- (b) the views compute no statistics
 
 VIEWS = ("frames", "charts", "widgets", "site")
-SOURCE = Path(__file__).resolve().parents[1] / "src" / "kagreport"
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+SOURCE = Path(__file__).resolve().parents[2] / "src" / "kagreport"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 #: Where the check runs: a view package's name, or this for a notebook's cells.
 NOTEBOOK = "notebooks"
 

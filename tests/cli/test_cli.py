@@ -213,3 +213,24 @@ def test_the_process_exits_with_mains_code(tmp_path: Path) -> None:
             code, module.stdout, module.stderr,
         ), args  # fmt: skip
         assert "Traceback" not in module.stderr
+
+
+def test_unwritable_stdout_is_one_message(tree: Tree) -> None:
+    tree.question("ds", "q1", mcq("b"))
+    tree.ok("ds", "q1", "s", "b")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "kagreport", "stats", "-d", str(tree.datasets_path), "-r",
+             str(tree.results)],
+            stdout=full, stderr=subprocess.PIPE, text=True, check=False,
+        )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr == "kagreport: error: cannot write the output: No space left on device\n"
+
+
+def test_simulate_rejects_path_prefixes(tmp_path: Path) -> None:
+    for prefix in ("a/b", "../../esc-", "x" * 300):
+        done = run_cli("simulate", str(tmp_path / "sim"), "--prefix", prefix)
+        assert done.returncode == 2, prefix
+        assert "--prefix" in done.stderr
+    assert not (tmp_path / "sim").exists()

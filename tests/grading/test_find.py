@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -122,3 +125,48 @@ def test_symlinked_result_file_is_read_through(tree: Tree) -> None:
     os.symlink(target, tree.results / "ds" / "q1" / "b.json")
     report = find("B", tree.results)
     assert (report.total, len(report), report.skipped) == (2, 2, ())
+
+
+def test_find_uses_linear_time_rust_regex(tree: Tree) -> None:
+    tree.ok("ds", "q1", "s", "a" * 40 + "!")
+    start = time.perf_counter()
+    report = find(r"^(a+)+$", tree.results)  # exponential in a backtracking engine
+    assert time.perf_counter() - start < 5
+    assert len(report) == 0
+    assert len(find(r"\p{L}+!", tree.results)) == 1  # Rust regex syntax
+    for bad in ("(", "[z-a]", "(?=x)", r"\1", r"\w{1000}{1000}"):
+        with pytest.raises(UsageError, match="invalid regular expression"):
+            find(bad, tree.results)
+
+
+def test_find_cli_rejects_bad_regex_with_exit_2_and_no_noise(tree: Tree) -> None:
+    done = run_cli("stats", "-r", str(tree.results), "find", "(?=x)")
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "error: look-around, including look-ahead and look-behind, is not supported"
+    )
+    assert "kagreport: error: invalid regular expression '(?=x)': regex parse error:" in done.stderr
+    assert "usage: kagreport stats find" in done.stderr
+    assert "absl" not in done.stderr
+
+
+def test_find_skips_special_and_non_utf8_files(tree: Tree) -> None:
+    good = tree.ok("ds", "q1", "s", "hello")
+    os.mkfifo(tree.results / "ds" / "q1" / "fifo.json")
+    os.symlink("/dev/zero", tree.results / "ds" / "q1" / "zero.json")
+    os.symlink(good, os.path.join(os.fsencode(tree.results / "ds" / "q1"), b"\xff.json"))
+    weird = os.path.join(os.fsencode(tree.results), b"dir\xfe")
+    os.mkdir(weird)
+    os.symlink(good, os.path.join(weird, b"x.json"))
+    report = find("hello", tree.results)
+    # Counted: s.json, fifo.json, zero.json and dir\xfe/x.json; the \xff name is skipped, as kag does.
+    assert report.total == 4
+    assert len(report.skipped) == 2
+    assert sorted(m.display_path.rsplit("/", 2)[-2] for m in report) == ["dir\ufffd", "q1"]
+    done = subprocess.run(
+        [sys.executable, "-m", "kagreport", "stats", "-r", str(tree.results), "find", "hello",
+         "--format", "json"],
+        capture_output=True, timeout=60, env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )  # fmt: skip
+    assert done.returncode == 0
+    done.stdout.decode("utf-8")  # valid UTF-8 JSON

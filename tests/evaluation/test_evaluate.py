@@ -18,6 +18,7 @@ from kagreport.evaluation import (
     ExactMatch,
     JudgeFailure,
     Judgement,
+    OptionExtraction,
     OptionMatch,
     TokenF1,
     Usage,
@@ -146,3 +147,66 @@ def test_existing_scores_are_kept_and_inputs_validated() -> None:
         AnswerItem("", "Q", "A")
     with pytest.raises(ValueError, match="finite"):
         AnswerItem("x", "Q", "A", scores={"s": math.nan})
+
+
+@dataclass
+class Returns:
+    name: str
+    value: Any
+    criteria: tuple[str, ...] = ("score",)
+    identity: Mapping[str, Any] = field(default_factory=lambda: {"kind": "returns"})
+
+    def judge(self, item: AnswerItem) -> Judgement:
+        return Judgement({"score": self.value})
+
+
+def test_a_failed_judgement_leaves_no_stale_score() -> None:
+    items = [
+        AnswerItem("q1", "Q", "Paris", None, scores={"token_f1": 1.0}),  # no reference: fails
+        AnswerItem("q2", "Q", "x", "Paris"),
+    ]
+    ev = evaluate_answers(items, [TokenF1()], agreement_resamples=0)
+    assert ev.errors["token_f1"] == 1
+    assert "token_f1" not in ev.items[0].scores
+    assert ev.metrics["token_f1"] == 0.0
+    assert ev.coverage["token_f1"] == 1
+
+
+@pytest.mark.parametrize("value", ["0.7", 10**400, [1], True])
+def test_bad_scores_from_a_custom_judge_are_failed_judgements(value: Any) -> None:
+    ev = evaluate_answers([AnswerItem("q", "Q", "A")], [Returns("j", value)], agreement_resamples=0)
+    assert ev.errors["j"] == 1
+    assert ev.items[0].scores == {}
+
+
+def test_inputs_are_validated() -> None:
+    with pytest.raises(ValueError, match=r"both produce the metric 'a\.b\.x'"):
+        evaluate_answers(
+            [AnswerItem("q", "Q", "A")],
+            [Returns("a.b", 1.0, ("x", "y")), Returns("a", 1.0, ("b.x", "z"))],
+        )
+    with pytest.raises(ValueError, match="agreement_level"):
+        evaluate_answers([AnswerItem("q", "Q", "A")], [TokenF1()], agreement_level="bogus")
+    with pytest.raises(ValueError, match="seed"):
+        evaluate_answers([AnswerItem("q", "Q", "A")], [TokenF1()], seed=-1)
+    with pytest.raises(TypeError, match="is not a judge"):
+        evaluate_answers([AnswerItem("q", "Q", "A")], ["token_f1"])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="non-empty string"):
+        TokenF1(name="")
+    with pytest.raises(ValueError, match="letters"):
+        OptionExtraction(letters="")
+    with pytest.raises(ValueError, match="answer must be a string"):
+        AnswerItem("q", "Q", 5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="must be a finite number"):
+        AnswerItem.from_dict({"identifier": "q", "scores": {"s": "0.5"}})
+    import numpy as np
+
+    assert AnswerItem("q", "Q", "A", scores={"s": np.float32(0.5), "t": np.int64(1)}).scores == {
+        "s": 0.5,
+        "t": 1.0,
+    }
+
+
+def test_means_of_huge_scores_do_not_overflow() -> None:
+    items = [AnswerItem(f"q{i}", "Q", "A", scores={"s": 1e308}) for i in range(2)]
+    assert evaluate_answers(items, [], agreement_resamples=0).metrics["s"] == 1e308

@@ -19,7 +19,7 @@ from kagreport import grade
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.kag import SimulatedSetup, simulate_run
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SOURCE = REPO / "examples" / "sources" / "mmlu-pro-philosophy"
 SETUPS = {
     "gemini-1.5-pro-002_5shots": "gemini-1-5-pro-002",

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from kagreport.evaluation import AnswerEvaluation
+from kagreport.evaluation import (
+    AnswerEvaluation,
+)
 from kagreport.kag import simulate_run
 
 JUDGES = """
@@ -167,3 +169,87 @@ def test_evaluate_without_answers_of_that_kind_names_the_other_kind(tmp_path: Pa
     assert done.returncode == 1, done.stderr
     assert "no free-form answers of setup 'yi-34b'" in done.stderr
     assert "--questions mcq" in done.stderr
+
+
+def _files(tmp_path: Path) -> tuple[Path, Path]:
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({"identifier": "q1", "question": "Q", "answer": "Paris",
+                                 "reference": "Paris"}) + "\n")  # fmt: skip
+    judges = tmp_path / "judges.toml"
+    judges.write_text('[[judges]]\nkind = "token_f1"\n')
+    return items, judges
+
+
+def test_cli_refuses_bad_outputs_before_judging(tmp_path: Path) -> None:
+    items, judges = _files(tmp_path)
+    for output, message in [
+        (tmp_path / "no" / "such" / "r.json", "does not exist"),
+        (tmp_path, "is a folder"),
+        (items, "would replace the input"),
+        (tmp_path / "r.txt", "suffix"),
+    ]:
+        done = run_cli(
+            "evaluate", "--items", str(items), "--judges", str(judges), "-o", str(output)
+        )
+        assert done.returncode == 2, output
+        assert message in done.stderr
+        assert "Traceback" not in done.stderr
+    same = tmp_path / "items.json"
+    same.write_text("{}")
+    done = run_cli("evaluate", "--items", str(same), "--judges", str(judges), "-o", str(same))
+    assert done.returncode == 2
+    assert "would replace the input" in done.stderr
+    assert same.read_text() == "{}"
+
+
+def test_cli_rejects_malformed_judges_and_items(tmp_path: Path) -> None:
+    items, judges = _files(tmp_path)
+    judges.write_text("judges = [1, 2]\n")
+    done = run_cli(
+        "evaluate", "--items", str(items), "--judges", str(judges), "-o", str(tmp_path / "r.json")
+    )
+    assert done.returncode == 1
+    assert "each judge must be a [[judges]] table" in done.stderr
+    judges.write_text('[[judges]]\nkind = "regex"\npattern = "x"\nignore_case = "no"\n')
+    done = run_cli(
+        "evaluate", "--items", str(items), "--judges", str(judges), "-o", str(tmp_path / "r.json")
+    )
+    assert done.returncode == 1
+    assert "ignore_case must be true or false" in done.stderr
+    judges.write_text('[[judges]]\nkind = "token_f1"\n')
+    items.write_text('{"identifier": "q1", "question": "Q", "answer": "A", "refrence": "A"}\n')
+    done = run_cli(
+        "evaluate", "--items", str(items), "--judges", str(judges), "-o", str(tmp_path / "r.json")
+    )
+    assert done.returncode == 1
+    assert f"{items}:1: unknown key(s) ['refrence']" in done.stderr
+    items.write_text("\n")
+    done = run_cli(
+        "evaluate", "--items", str(items), "--judges", str(judges), "-o", str(tmp_path / "r.json")
+    )
+    assert done.returncode == 1
+    assert "holds no items" in done.stderr
+
+
+def test_compare_usage_errors_and_terminal_safe_names(tmp_path: Path) -> None:
+    items, judges = _files(tmp_path)
+    run_cli("evaluate", "--items", str(items), "--judges", str(judges), "-o", str(tmp_path / "a.json"),
+            "--name", "evil\x1b[2J")  # fmt: skip
+    report = AnswerEvaluation.read(tmp_path / "a.json")
+    assert report.metadata["name"] == "evil\x1b[2J"
+    done = run_cli("compare", str(tmp_path / "a.json"), str(tmp_path / "a.json"), "--seed", "-1")
+    assert done.returncode == 2
+    text = run_cli("compare", str(tmp_path / "a.json"), str(tmp_path / "a.json"))
+    assert text.returncode == 0, text.stderr
+    assert "\x1b" not in text.stdout
+    assert "evil\\x1b[2J" in text.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"schema": ["x"], "schema_version": 1}))
+    done = run_cli("compare", str(bad), str(tmp_path / "a.json"))
+    assert done.returncode == 1
+    assert "is not an evaluation report" in done.stderr
+    bad.write_text(json.dumps({"schema": "kagreport.AnswerEvaluation", "schema_version": 1,
+                               "metrics": [1, 2], "items": []}))  # fmt: skip
+    done = run_cli("compare", str(bad), str(tmp_path / "a.json"))
+    assert done.returncode == 1
+    assert "not a valid AnswerEvaluation" in done.stderr

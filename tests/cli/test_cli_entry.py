@@ -18,7 +18,7 @@ import pytest
 
 from conftest import Tree, mcq
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 MODULE, _, FUNCTION = PYPROJECT["project"]["scripts"]["kagreport"].partition(":")
 

@@ -12,7 +12,7 @@ import pytest
 from kagreport.evaluation import AnswerItem, OptionExtraction, OptionMatch, extract_option
 from kagreport.evaluation.judges._rules import option_verdict, read_option
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 QUESTIONS = REPO / "examples" / "sources" / "mmlu-pro-philosophy" / "questions.jsonl"
 RAW = (
     REPO / "tests" / "data" / "mmlu-pro-philosophy" / "raw_outputs_gemini-1.5-pro-002_5shots.jsonl"

@@ -650,7 +650,7 @@ def test_comparison_view_shows_the_sites_numbers_for_the_same_pair(
     from kagreport.runs import Run
     from kagreport.site import SiteConfig, build_site
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     build_site(SiteConfig.from_toml(root / "site/site.toml"), tmp_path / "site")
     compared = _site_comparisons(tmp_path / "site")
     assert len(compared) == len(mmlu.setup_names) - 1

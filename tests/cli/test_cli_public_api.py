@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-CLI = Path(__file__).resolve().parents[1] / "src" / "kagreport" / "cli"
+CLI = Path(__file__).resolve().parents[2] / "src" / "kagreport" / "cli"
 
 # Not yet public (issue #12 item 7): each must get a public home, then leave this list.
 PENDING: set[str] = set()

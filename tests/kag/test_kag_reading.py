@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import S, mcq
-from kagreport import DatasetsError, ResultFileError
+from conftest import S, Tree, mcq, run_cli
+from kagreport import DatasetsError, ResultFileError, grade
 from kagreport.kag import (
     decode_result,
     dumps_pretty,
@@ -213,3 +213,45 @@ def test_dumps_pretty_like_serde() -> None:
 
 def test_parse_datasets_accepts_text() -> None:
     assert parse_datasets('{"ds": {}}').questions == {"ds": {}}
+
+
+STATS = '"stats": {"prompt": "p", "time": %s, "config": {"provider": "x", "model": "m", "temperature": 0}}'
+
+
+def _ok(time_json: str = "[1, 0]", extra: str = "") -> str:
+    return '{"ok": {"result": "b", %s%s}}' % (extra, STATS % time_json)  # noqa: UP031
+
+
+def test_deeply_nested_json_is_unparsable_not_a_crash(tree: Tree) -> None:
+    tree.question("ds", "q1", mcq("b"))
+    depth = 5000
+    # An unknown field is skipped by serde at any depth (kag accepts it: issue 11, item 6);
+    # a deep value where a type reads (ok.result is a String) is unparsable.
+    tree.raw("ds", "q1", "deep.json", _ok(extra='"x": ' + "[" * depth + "]" * depth + ", "))
+    bad = '{"ok": {"result": ' + "[" * depth + "]" * depth + ", " + STATS % "[1, 0]" + "}}"
+    tree.raw("ds", "q1", "deep-typed.json", bad)
+    tree.ok("ds", "q1", "fine", "b")
+    report = grade(tree.datasets_path, tree.results)
+    assert report.setup_names == ("deep", "fine")
+    assert len(report.unparsable_files) == 1
+    deep_truth = tree.root / "deep-datasets.json"
+    deep_truth.write_text("[" * depth + "]" * depth)
+    done = run_cli("stats", "-d", str(deep_truth), "-r", str(tree.results))
+    assert done.returncode == 1
+    assert "nested too deeply" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "time_json",
+    ['{"secs": 18446744073709551616, "nanos": 0}', '{"secs": 1' + "0" * 400 + ', "nanos": 0}',
+     '[18446744073709551615, 1000000000]'],
+)  # fmt: skip
+def test_integers_beyond_u64_do_not_parse(time_json: str) -> None:
+    with pytest.raises(ValueError, match=r"64 bits|overflow"):
+        decode_result(_ok(time_json))
+
+
+def test_largest_u64_duration_parses() -> None:
+    record = decode_result(_ok('{"secs": 18446744073709551615, "nanos": 999999999}'))
+    assert record.generation_ns == (2**64 - 1) * 10**9 + 999_999_999

@@ -535,7 +535,7 @@ def test_from_toml(tmp_path: Path) -> None:
 
 
 def test_repository_config_loads() -> None:
-    path = Path(__file__).resolve().parents[1] / "site" / "site.toml"
+    path = Path(__file__).resolve().parents[2] / "site" / "site.toml"
     config = SiteConfig.from_toml(path)
     assert config.runs[0].datasets.is_file()
     assert config.runs[0].results.is_dir()
