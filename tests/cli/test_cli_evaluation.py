@@ -79,6 +79,54 @@ def test_evaluate_a_kag_run(tmp_path: Path) -> None:
     assert all(i.identifier.startswith("sim-") for i in ev.items)
 
 
+def test_evaluate_warns_when_a_judge_fails_on_every_answer_of_a_kag_run(tmp_path: Path) -> None:
+    # The free-form questions of a kag run have no reference, so token_f1 fails on every
+    # answer; one item has no answer at all (an error record), is not judged, and must not
+    # hide the warning.
+    run = simulate_run(tmp_path / "sim", questions=6, datasets=1)
+    (tmp_path / "j.toml").write_text('[[judges]]\nkind = "token_f1"\n')
+    done = run_cli("evaluate", "-d", run.datasets_path, "-r", run.results_path, "--setup",
+                   "kag-large", "--judges", str(tmp_path / "j.toml"),
+                   "-o", str(tmp_path / "ev.json"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ev = AnswerEvaluation.read(tmp_path / "ev.json")
+    answered = sum(item.answer is not None for item in ev.items)
+    assert 0 < answered < len(ev.items)  # the case: some item has no answer
+    assert ev.errors == {"system": len(ev.items) - answered, "token_f1": answered}
+    assert "warning: judge(s) token_f1 failed on every item" in done.stderr
+    assert "--questions mcq" in done.stderr
+    assert ev.failed_judges == ("token_f1",)
+    # The MCQ answers have references: no judge fails everywhere, no warning.
+    mcq = run_cli("evaluate", "-d", run.datasets_path, "-r", run.results_path, "--setup",
+                  "kag-large", "--questions", "mcq", "--judges", str(tmp_path / "j.toml"),
+                  "-o", str(tmp_path / "mcq.json"))  # fmt: skip
+    assert mcq.returncode == 0, mcq.stderr
+    assert "failed on every item" not in mcq.stderr
+    assert AnswerEvaluation.read(tmp_path / "mcq.json").failed_judges == ()
+
+
+def test_evaluate_warns_when_a_judge_fails_on_every_answered_item(tmp_path: Path) -> None:
+    # Through --items too: an item without an answer is not judged, and without any
+    # answer there is nothing a judge failed on.
+    lines = [
+        {"identifier": "q1", "question": "Q", "answer": "Paris", "reference": None},
+        {"identifier": "q2", "question": "Q", "answer": None, "reference": "Rome"},
+    ]
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (tmp_path / "j.toml").write_text('[[judges]]\nkind = "exact_match"\n')
+    done = run_cli("evaluate", "--items", str(items), "--judges", str(tmp_path / "j.toml"),
+                   "-o", str(tmp_path / "ev.json"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "warning: judge(s) exact_match failed on every item" in done.stderr
+    none = tmp_path / "none.jsonl"
+    none.write_text(json.dumps(lines[1]) + "\n")
+    done = run_cli("evaluate", "--items", str(none), "--judges", str(tmp_path / "j.toml"),
+                   "-o", str(tmp_path / "none.json"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "failed on every item" not in done.stderr
+
+
 @pytest.mark.parametrize(
     ("judges", "message"),
     [

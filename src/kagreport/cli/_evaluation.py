@@ -137,7 +137,7 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
     write_report(evaluation, args.output)
     sys.stdout.write(render_evaluation(evaluation))
     sys.stdout.write(f"\nreport written to {args.output}\n")
-    failed = sorted(j for j in evaluation.judges if evaluation.errors.get(j) == len(items))
+    failed = evaluation.failed_judges
     if failed:
         hint = ""
         if args.items is None and args.questions == "free-form":

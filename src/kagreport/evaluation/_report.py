@@ -258,6 +258,20 @@ class AnswerEvaluation(_ReportMixin):
     def __post_init__(self) -> None:
         object.__setattr__(self, "items", tuple(self.items))
 
+    @property
+    def failed_judges(self) -> tuple[str, ...]:
+        """kagreport addition: the judges that failed on every item they judged, in judge
+        order.
+
+        Items without an answer are not judged (``errors["system"]``), so a judge failed
+        everywhere when its ``errors`` count reaches the items with an answer; ``()`` when
+        no item has one.
+        """
+        answered = sum(item.answer is not None for item in self.items)
+        if not answered:
+            return ()
+        return tuple(j for j in self.judges if self.errors.get(j, 0) >= answered)
+
     def agreement_note(self, criterion: str) -> str:
         """Why ``criterion``'s alpha or its interval is missing, as shown to readers; ``""``
         when both are there.
