@@ -54,7 +54,8 @@ $(CHROMIUM):
 ## lab: open the analyst notebooks in JupyterLab (installs it into .venv)
 lab: $(STAMP_RUN)
 	$(BIN)/python -m pip install --quiet -e '.[lab]'
-	$(BIN)/jupyter lab notebooks/
+	@ROOT=; [ "$$(id -u)" != 0 ] || ROOT=--allow-root; \
+		$(BIN)/jupyter lab $$ROOT notebooks/
 
 ## bench: speed and memory measurements (not part of the tests)
 bench: $(STAMP_DEV) $(CHROMIUM)

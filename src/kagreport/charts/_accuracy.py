@@ -211,7 +211,8 @@ def accuracy_cost_chart(
     per_dataset : bool
         One point per setup and dataset, coloured by dataset, each dataset with its own frontier.
     title : str, optional
-        Defaults to "Accuracy vs <cost>"; ``""`` for none (the subtitle stays).
+        Defaults to "Accuracy against mean <cost>", the site's title (``"Accuracy against
+        mean retrieval time"``); ``""`` for none (the subtitle stays).
     confidence : float
         Level of the Wilson intervals when a report is given (a frame brings its own intervals;
         this is then only the level named in the subtitle).
@@ -250,7 +251,7 @@ def accuracy_cost_chart(
         shown = f"{len(undefined)} setup" + ("s" if len(undefined) > 1 else "")
         subtitle.append(f"Dashed: {shown} with {' / '.join(notes)} (no cost).")
     name = re.sub(r"\s*\(.*\)$", "", axis_title).lower()
-    heading = f"Accuracy vs {name}" if title is None else title
+    heading = f"Accuracy against {name}" if title is None else title
 
     tooltip = [
         alt.Tooltip("setup:N", title="Setup"),

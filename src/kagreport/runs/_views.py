@@ -356,7 +356,9 @@ class FrontierPoint:
     ----------
     system : str
     cost : float
-        Mean of the cost column over the system's rows where it is known (NaN if none).
+        Mean of the cost over the system's rows where it is known; on a retrieval axis,
+        0.0 for a system that retrieved nothing (see :func:`cost_frontier`); else NaN if
+        it is known on no row.
     value : float
         Mean of the metric where defined.
     on_frontier : bool
@@ -388,12 +390,16 @@ def cost_frontier(run: Run, cost: str, metric: str = "correct") -> tuple[Frontie
     Returns
     -------
     tuple of FrontierPoint
-        The cost is the mean over the system's rows where it is known (a float mean:
-        kag's tables round a mean time to whole nanoseconds, within half a nanosecond
-        of it). On the
-        retrieval axes (``"retrieval"``, ``"graph"``, or their columns) a system that
-        committed answers without any retrieval sample costs exactly 0 (it spent
-        nothing on retrieval), as the chart draws it; the frontier is
+        The cost is the mean over the system's rows where it is known (NaN on every
+        row is skipped; a float mean: kag's tables round a mean time to whole
+        nanoseconds, within half a nanosecond of it), with one exception. On the
+        retrieval axes (``"retrieval"`` or its column ``"retrieval_secs"``, and
+        ``"graph"``; not a single graph column such as ``"vertices"``), a system whose
+        cost is NaN on every row but which has at least one correct or incorrect row
+        (a setup that answers without retrieving, like kag's native ones) costs
+        exactly 0.0: 0 s, 0 graph elements, as the accuracy-against-cost chart and the
+        site draw it. A system with no row where the cost is known and no such
+        answer (only errors or unknown outcomes) keeps NaN. The frontier is
         :func:`kagreport.stats.pareto_front`.
 
     Raises
