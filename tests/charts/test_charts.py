@@ -297,7 +297,8 @@ def test_native_setups_are_points_at_zero_retrieval_cost(sim: StatsReport) -> No
         assert f"At 0: 2 setups without retrieval (0 {unit})." in spec["title"]["subtitle"]
         assert not any("Dashed" in line for line in spec["title"]["subtitle"])
     # The default title is the report site's (one wording in Python and on the site).
-    assert _spec(accuracy_cost_chart(sim))["title"]["text"] == "Accuracy against mean retrieval time"
+    title = _spec(accuracy_cost_chart(sim))["title"]["text"]
+    assert title == "Accuracy against mean retrieval time"
     # The most accurate native setup is never dominated: nothing is cheaper than 0.
     best_native = max(("native-large", "native-small"), key=lambda s: sim[s].overall.accuracy)
     assert _table(accuracy_cost_chart(sim)).set_index("setup").loc[best_native, "frontier"]
