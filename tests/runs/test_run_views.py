@@ -184,13 +184,8 @@ def test_stats_frame_of_a_run_is_the_reports(
     assert setup_metrics(from_stats) == report.setups
     expected = stats_frame(report)
     pd.testing.assert_frame_equal(stats_frame(from_stats), expected, check_exact=True)
-    got = stats_frame(from_evaluations)
-    # What evaluations do not record is unknown (NaN), not zero.
-    unknown = ["avg_context_length", "retrieval_samples", "avg_retrieval_secs"]
-    assert got[unknown].isna().all().all()
-    known = [c for c in expected.columns if c not in (*unknown, "pareto") and "avg_" not in c]
-    known += ["avg_generation_secs"]
-    pd.testing.assert_frame_equal(got[known], expected[known], check_exact=True)
+    # The kag bridge's items record every cost kag has: the same frame, to the bit.
+    pd.testing.assert_frame_equal(stats_frame(from_evaluations), expected, check_exact=True)
 
 
 def test_accuracy_chart_data_is_the_same_from_both(
@@ -208,7 +203,50 @@ def test_accuracy_chart_data_is_the_same_from_both(
         assert chart(from_evaluations).to_dict() == chart(report).to_dict()
 
 
-def test_a_run_from_evaluations_names_what_it_lacks(from_evaluations: Run) -> None:
+def _row_costs(run: Run) -> dict[tuple[str, str, str, str], float]:
+    return {
+        (run.systems[s], run.dataset_names[d], run.question_names[q], name): float(values[i])
+        for name, values in run.costs.items()
+        for i, (s, d, q) in enumerate(zip(run.system, run.dataset, run.question, strict=True))
+    }
+
+
+def test_a_run_from_evaluations_carries_the_costs_its_items_record(
+    report: StatsReport, from_stats: Run, from_evaluations: Run, sim: StatsReport
+) -> None:
+    # The kag bridge records each item's costs in its metadata (None where kag has none):
+    # the run of the evaluations holds the report's costs item by item, so every cost
+    # axis draws the same chart from the report, its run and its evaluations.
+    for source, run in ((report, from_stats), (sim, Run.from_stats(sim))):
+        evaluations = [evaluation_from_stats(source, s) for s in source.setup_names]
+        again = Run.from_evaluations(evaluations, same_items=False)
+        assert sorted(again.costs) == sorted(run.costs)
+        want, got = _row_costs(run), _row_costs(again)
+        assert got.keys() == want.keys()
+        assert all(got[k] == v or (v != v and got[k] != got[k]) for k, v in want.items())
+        for cost in COSTS:
+            tables = [
+                _chart_table(accuracy_cost_chart(x, cost=cost), "accuracy")  # type: ignore[arg-type]
+                for x in (source, run, again)
+            ]
+            assert tables[0] == tables[1] == tables[2], cost
+    assert sorted(from_evaluations.costs) == sorted(from_stats.costs)
+
+
+def test_a_run_from_evaluations_names_what_it_lacks(report: StatsReport) -> None:
+    # Evaluations whose items record no cost but their latency (any other tool's items).
+    from dataclasses import replace
+
+    bare = []
+    for setup in report.setup_names:
+        evaluation = evaluation_from_stats(report, setup)
+        items = tuple(
+            replace(i, metadata={k: i.metadata[k] for k in ("dataset", "question")})
+            for i in evaluation.items
+        )
+        bare.append(replace(evaluation, items=items))
+    from_evaluations = Run.from_evaluations(bare, same_items=False)
+    assert sorted(from_evaluations.costs) == ["generation_secs"]
     for cost in ("retrieval", "graph", "context"):
         with pytest.raises(KagreportError, match=COSTS[cost].columns[0]):
             accuracy_cost_chart(from_evaluations, cost=cost)  # type: ignore[arg-type]

@@ -997,13 +997,34 @@ def test_stats_view_of_a_run_without_outcomes_puts_a_setup_without_retrieval_at_
 def test_stats_view_of_a_run_from_evaluations_shows_kags_metrics_it_has(
     sim: StatsReport,
 ) -> None:
+    import dataclasses
+
     from kagreport.evaluation import evaluation_from_stats
     from kagreport.runs import Run
 
     evaluations = [evaluation_from_stats(sim, s, answers=False) for s in sim.setup_names]
+    # The kag bridge's items record kag's costs: the view of their run is the report's.
     run = Run.from_evaluations(evaluations, same_items=False)
     view, of_report = StatsView(run), StatsView(sim)
     assert view.metric is None  # every row has an outcome: kag's metrics
+    assert view.cost.options == of_report.cost.options
+    assert view.frame.equals(of_report.frame)
+    for setup, (accuracy, _, _) in _sim_by_hand(sim).items():
+        row = view.frame[view.frame["setup"] == setup].iloc[0]
+        assert row["accuracy"] == pytest.approx(accuracy, abs=1e-12)
+    # Items that record no cost but their latency (another tool's): what the run has.
+    bare = [
+        dataclasses.replace(
+            e,
+            items=tuple(
+                dataclasses.replace(i, metadata={k: i.metadata[k] for k in ("dataset", "question")})
+                for i in e.items
+            ),
+        )
+        for e in evaluations
+    ]
+    run = Run.from_evaluations(bare, same_items=False)
+    view = StatsView(run)
     assert [value for _, value in view.cost.options] == ["generation"]
     assert view.chart is not None
     assert "The run records no " in view.message.value
@@ -1012,9 +1033,6 @@ def test_stats_view_of_a_run_from_evaluations_shows_kags_metrics_it_has(
     columns += ["avg_generation_secs"]
     assert view.frame[columns].equals(of_report.frame[columns])
     assert view.frame["avg_retrieval_secs"].isna().all()  # unknown, not 0
-    for setup, (accuracy, _, _) in _sim_by_hand(sim).items():
-        row = view.frame[view.frame["setup"] == setup].iloc[0]
-        assert row["accuracy"] == pytest.approx(accuracy, abs=1e-12)
     with pytest.raises(ValueError, match="no cost column 'retrieval_secs'"):
         StatsView(run, cost="retrieval")
 

@@ -40,6 +40,9 @@ _KAG_COSTS = (
     "properties",
     "context_bytes",
 )
+#: Per-item costs :meth:`Run.from_evaluations` takes from an item's metadata when it
+#: records them (the kag bridge records the retrieval ones; other sources tokens, money).
+_ITEM_COSTS = (*_KAG_COSTS[1:], "input_tokens", "output_tokens", "cost_usd")
 
 
 @dataclass(frozen=True, eq=False)
@@ -259,6 +262,8 @@ class Run(Document):
         rows: list[tuple[int, int, int, int]] = []
         values: dict[str, list[float]] = {m: [] for m in metric_names}
         latency: list[float] = []
+        item_costs: dict[str, list[float]] = {c: [] for c in _ITEM_COSTS}
+        recorded: set[str] = set()  # the costs some item's metadata names (None: unknown)
         responses: list[str | None] = []
         references: list[str | None] = []
         errors: list[str | None] = []
@@ -281,6 +286,9 @@ class Run(Document):
                 for m in metric_names:
                     values[m].append(item.scores.get(m, math.nan))
                 latency.append(math.nan if item.latency is None else item.latency)
+                for name, column in item_costs.items():
+                    column.append(_number(item.metadata.get(name)))
+                recorded.update(name for name in _ITEM_COSTS if name in item.metadata)
                 responses.append(getattr(item, "answer", None))
                 references.append(getattr(item, "reference", None))
                 errors.append(item.error)
@@ -295,7 +303,14 @@ class Run(Document):
             question=codes[:, 2].astype(np.int32),
             outcome=codes[:, 3].astype(np.int8),
             metrics={m: np.array(v, dtype=np.float64) for m, v in values.items()},
-            costs={"generation_secs": np.array(latency, dtype=np.float64)},
+            costs={
+                "generation_secs": np.array(latency, dtype=np.float64),
+                **{
+                    name: np.array(column, dtype=np.float64)
+                    for name, column in item_costs.items()
+                    if name in recorded
+                },
+            },
             responses=tuple(responses),
             references=tuple(references),
             errors=tuple(errors),
@@ -382,6 +397,14 @@ def _name_ranks(names: tuple[str, ...]) -> npt.NDArray[np.int64]:
     ranks = np.empty(len(names), dtype=np.int64)
     ranks[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
     return ranks
+
+
+def _number(value: Any) -> float:
+    """A cost from item metadata as a float; NaN when absent or not a finite number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return math.nan
+    number = float(value)
+    return number if math.isfinite(number) else math.nan
 
 
 def _name(evaluation: Any, index: int) -> str:
