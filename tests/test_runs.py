@@ -5,6 +5,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -290,6 +293,28 @@ def test_not_json_and_unreadable(tmp_path: Any) -> None:
         Run.loads("{", "run.json")
     with pytest.raises(KagreportError, match="cannot read"):
         Run.read(tmp_path / "missing.json")
+
+
+def test_a_fifo_or_a_file_not_utf8_is_one_error(tmp_path: Any) -> None:
+    # A FIFO with no writer is refused at once (open() would wait for a writer for ever):
+    # read in a child process, so that a hang fails the test instead of stalling it.
+    fifo = tmp_path / "run.json"
+    os.mkfifo(fifo)
+    script = (
+        "import sys\nfrom kagreport.runs import Run\n"
+        "try:\n    Run.read(sys.argv[1])\nexcept Exception as exc:\n    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(fifo)], capture_output=True, text=True, timeout=60
+    )
+    assert (
+        done.stdout
+        == f"cannot read run document {fifo}: not a regular file (a FIFO, socket or device)\n"
+    )
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'{"schema": "caf\xe9"}')  # the first bad byte at offset 15
+    with pytest.raises(KagreportError, match=f"{latin} is not UTF-8 at byte 15"):
+        Run.read(latin)
 
 
 def test_cost_frontier_and_leaderboard_by_hand() -> None:

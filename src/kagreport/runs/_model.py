@@ -367,12 +367,17 @@ class Run(Document):
 
     @classmethod
     def _read_text(cls, path: str | os.PathLike[str]) -> str:
-        from pathlib import Path
+        # Not open(): a FIFO with no writer would hang the reader.
+        from kagreport._errors import decode_utf8
+        from kagreport._io import read_regular_file
 
         try:
-            return Path(path).read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ReportError(f"cannot read run document {path}: {exc}", path=path) from None
+            data = read_regular_file(path)
+        except OSError as exc:
+            raise ReportError(
+                f"cannot read run document {os.fspath(path)}: {exc.strerror or exc}", path=path
+            ) from None
+        return decode_utf8(data, path, "the run document", bom=True)
 
 
 def _references(report: StatsReport) -> tuple[str | None, ...] | None:
