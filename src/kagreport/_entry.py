@@ -24,6 +24,9 @@ def main() -> int:
 
         return run()
     except KeyboardInterrupt:  # while the command line loads, before run() handles it
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a repeat must not interrupt this line
         sys.stderr.write("kagreport: interrupted\n")
         return 130
     except ModuleNotFoundError as exc:

@@ -57,3 +57,44 @@ def test_a_stopped_command_exits_despite_a_thread_that_never_ends(
     )
     assert done.returncode == code, done.stderr
     assert done.stderr.splitlines() == [line], done.stderr
+
+
+_TWICE = r"""
+import signal, sys
+from kagreport.cli import _main
+
+def stopped_twice(args, level):
+    try:
+        signal.raise_signal(signal.{first})
+    finally:  # the cleanup the stop runs; a repeat of the signal arrives in it
+        signal.raise_signal(signal.{second})
+        sys.stdout.write("cleanup done\n")
+
+_main._run_stats = stopped_twice
+sys.argv = ["kagreport", "stats", "-d", "d.json", "-r", "results"]
+sys.exit(_main.main())
+"""
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "code", "line"),
+    [
+        ("SIGINT", "SIGINT", 130, "kagreport: interrupted"),
+        ("SIGINT", "SIGTERM", 130, "kagreport: interrupted"),
+        ("SIGTERM", "SIGTERM", 143, "kagreport: terminated"),
+        ("SIGTERM", "SIGINT", 143, "kagreport: terminated"),
+    ],
+)
+def test_a_repeated_stop_signal_does_not_break_the_cleanup(
+    first: str, second: str, code: int, line: str
+) -> None:
+    # `timeout` and shells pass a process group's signal on to the command, which then
+    # gets it twice; a second Ctrl-C does the same. The first stops the command, the
+    # repeat is ignored: the cleanup runs to its end and one line is printed.
+    script = _TWICE.format(first=first, second=second)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == code, done.stderr
+    assert done.stdout == "cleanup done\n", done.stderr
+    assert done.stderr.splitlines() == [line], done.stderr

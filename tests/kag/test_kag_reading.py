@@ -94,6 +94,24 @@ def test_invalid_datasets_file(tmp_path: Path, content: str, message: str) -> No
     assert str(path) in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        # msgspec checks types as it decodes: the wrong type (a string where a dataset's
+        # object belongs) comes before the bad byte, and the file is still not UTF-8.
+        (b'{"ds": "caf\xe9"}', "is not UTF-8 at byte 11"),
+        # A wrong type, then the file ends early: msgspec's type error, in one line.
+        (b'{"ds": 1, "other": {', "dataset 'ds' must be an object of questions, not|got `int`"),
+    ],
+)
+def test_a_type_error_before_another_fault(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "d.json"
+    path.write_bytes(content)
+    with pytest.raises(DatasetsError, match=message) as info:
+        load_datasets(path)
+    assert str(path) in str(info.value)
+
+
 def test_missing_datasets_file(tmp_path: Path) -> None:
     with pytest.raises(DatasetsError, match="cannot read the datasets file"):
         load_datasets(tmp_path / "missing.json")

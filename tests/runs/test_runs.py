@@ -5,6 +5,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -266,11 +269,52 @@ def test_bad_documents_name_the_field(field: str, value: Any, named: str) -> Non
     assert "run.json" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "named"),
+    [
+        # Row 5 (C, d/q2) made a second row of C's d/q1: every view pairs rows by item.
+        ("question", [0, 1, 0, 1, 0, 0], "'C' holds item 'd/q1' in two rows"),
+        ("question_names", ["q1", "q1"], "question names hold 'q1' twice"),
+        ("dataset_names", ["d", "d"], "dataset names hold 'd' twice"),
+    ],
+)
+def test_a_repeated_item_or_name_is_refused(field: str, value: Any, named: str) -> None:
+    document = json.loads(_small().dumps())
+    document[field] = value
+    if field == "dataset_names":
+        document["dataset"] = [0, 0, 0, 1, 1, 1]  # both codes used, items still distinct
+    with pytest.raises(KagreportError, match=named) as caught:
+        Run.loads(json.dumps(document), "run.json")
+    assert "run.json" in str(caught.value)
+
+
 def test_not_json_and_unreadable(tmp_path: Any) -> None:
     with pytest.raises(KagreportError, match="not a JSON document"):
         Run.loads("{", "run.json")
     with pytest.raises(KagreportError, match="cannot read"):
         Run.read(tmp_path / "missing.json")
+
+
+def test_a_fifo_or_a_file_not_utf8_is_one_error(tmp_path: Any) -> None:
+    # A FIFO with no writer is refused at once (open() would wait for a writer for ever):
+    # read in a child process, so that a hang fails the test instead of stalling it.
+    fifo = tmp_path / "run.json"
+    os.mkfifo(fifo)
+    script = (
+        "import sys\nfrom kagreport.runs import Run\n"
+        "try:\n    Run.read(sys.argv[1])\nexcept Exception as exc:\n    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(fifo)], capture_output=True, text=True, timeout=60
+    )
+    assert (
+        done.stdout
+        == f"cannot read run document {fifo}: not a regular file (a FIFO, socket or device)\n"
+    )
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'{"schema": "caf\xe9"}')  # the first bad byte at offset 15
+    with pytest.raises(KagreportError, match=f"{latin} is not UTF-8 at byte 15"):
+        Run.read(latin)
 
 
 def test_cost_frontier_and_leaderboard_by_hand() -> None:
@@ -297,15 +341,15 @@ def test_cost_frontier_and_leaderboard_by_hand() -> None:
 
 def test_a_million_rows_fit() -> None:
     n = 1_000_000
-    zeros = np.zeros(n, dtype=np.int32)
-    run = Run(
+    rows = np.arange(n, dtype=np.int32)
+    run = Run(  # one system over 1,000 datasets x 1,000 questions: each item once
         kind="answers",
         systems=("A",),
-        dataset_names=("d",),
-        question_names=("q",),
-        system=zeros,
-        dataset=zeros,
-        question=zeros,
+        dataset_names=tuple(f"d{i}" for i in range(1000)),
+        question_names=tuple(f"q{i}" for i in range(1000)),
+        system=np.zeros(n, dtype=np.int32),
+        dataset=rows // 1000,
+        question=rows % 1000,
         outcome=np.zeros(n, dtype=np.int8),
         metrics={"correct": np.ones(n)},
         costs={name: np.ones(n) for name in ("generation_secs", "retrieval_secs")},

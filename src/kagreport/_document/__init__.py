@@ -24,6 +24,7 @@ from kagreport._atomic import write_atomic
 from kagreport._document._convert import _shown, convert
 from kagreport._errors import DocumentError, MissingExtraError
 from kagreport._format import json_safe
+from kagreport._io import read_regular_file
 from kagreport._optional import optional
 
 __all__ = [
@@ -335,8 +336,8 @@ class Document:
 
     @classmethod
     def _read_text(cls, path: str | os.PathLike[str]) -> str:
-        with open(path, encoding="utf-8-sig") as file:
-            return file.read()
+        # Not open(): a FIFO with no writer would hang the reader (refused: an OSError).
+        return read_regular_file(path).decode("utf-8-sig")
 
     @classmethod
     def _from_text(cls: type[_Doc], text: str, format: str, source: str | None) -> _Doc:

@@ -52,12 +52,27 @@ def terminate_as_interrupt() -> _Handlers:
     if threading.current_thread() is not threading.main_thread():
         return {}
 
+    # The first stop signal stops the command; a repeat (a shell or `timeout` passing the
+    # signal on to a process group, a second Ctrl-C) would raise again inside the cleanup
+    # the first one runs, leaving it half done, or replace its exception (which carries
+    # what the message says, such as an evaluation's progress) with a traceback. The
+    # command is already ending, within a second or two: a repeat is ignored.
+    stopping = False
+
     def terminate(signum: int, frame: object) -> None:
+        nonlocal stopping
+        if stopping:
+            return
+        stopping = True
         stop = SystemExit(128 + signum)
         note_stop(stop)
         raise stop
 
     def interrupt(signum: int, frame: object) -> None:
+        nonlocal stopping
+        if stopping:
+            return
+        stopping = True
         stop = KeyboardInterrupt()
         note_stop(stop)
         raise stop

@@ -163,6 +163,13 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
             f"the datasets file {where} is not valid: JSON nested too deeply", path=path
         ) from None
     except msgspec.ValidationError as exc:
+        # msgspec checks types as it decodes: a wrong type before a bad byte is found first,
+        # but a file that is not UTF-8 is that error (kag reads the file as text first).
+        if isinstance(data, bytes):
+            try:
+                decode_utf8(data, where, "the datasets file")
+            except NotUTF8Error as bad:
+                raise DatasetsError(bad.message, path=path) from None
         raise DatasetsError(
             f"invalid datasets file {where}: {_locate(data) or exc}", path=path
         ) from None
@@ -353,6 +360,8 @@ def _locate(data: bytes | str) -> str | None:
         tree: Any = msgspec.json.decode(data)
     except RecursionError:
         return "JSON nested too deeply"
+    except msgspec.DecodeError:  # a fault after the invalid entry: msgspec's message
+        return None
     if not isinstance(tree, dict):
         return None
     for dataset, entries in tree.items():

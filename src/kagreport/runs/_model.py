@@ -78,8 +78,9 @@ class Run(Document):
     Raises
     ------
     KagreportError
-        If the columns differ in length, a code lies outside its names, the systems
-        repeat, or the metadata is not JSON-compatible.
+        If the columns differ in length, a code lies outside its names, the systems,
+        dataset names or question names repeat, a system holds an item (dataset,
+        question) in two rows, or the metadata is not JSON-compatible.
 
     Notes
     -----
@@ -123,6 +124,10 @@ class Run(Document):
                 raise KagreportError(f"run texts {name!r} hold {len(texts)} rows, not {n}")
         if len(set(self.systems)) != len(self.systems):
             raise KagreportError(f"run systems are not unique: {', '.join(self.systems)}")
+        for name, names in (("dataset", self.dataset_names), ("question", self.question_names)):
+            if len(set(names)) != len(names):
+                twice = next(x for i, x in enumerate(names) if x in names[:i])
+                raise KagreportError(f"run {name} names hold {twice!r} twice")
         for name, codes, names in (
             ("system", self.system, self.systems),
             ("dataset", self.dataset, self.dataset_names),
@@ -132,10 +137,28 @@ class Run(Document):
                 raise KagreportError(f"run column {name!r} holds a code outside its names")
         if n and (self.outcome.min() < -1 or self.outcome.max() >= len(OUTCOMES)):
             raise KagreportError("run column 'outcome' holds a code outside -1..2")
+        if n:
+            self._check_rows_unique()
         try:
             json.dumps(json_safe(self.metadata), allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise KagreportError(f"run metadata is not JSON-compatible: {exc}") from None
+
+    def _check_rows_unique(self) -> None:
+        """Raise if a system holds one item (dataset, question) in two rows: every view
+        pairs rows by item, and a repeated one would be counted twice or misaligned."""
+        codes = (self.system, self.dataset, self.question)
+        order = np.lexsort(codes[::-1])
+        same = np.ones(len(order) - 1, dtype=bool)
+        for column in codes:
+            sorted_column = column[order]
+            same &= sorted_column[1:] == sorted_column[:-1]
+        if same.any():
+            row = int(order[int(np.flatnonzero(same)[0])])
+            raise KagreportError(
+                f"run system {self.systems[self.system[row]]!r} holds item "
+                f"{self.item_label(row)!r} in two rows"
+            )
 
     def __len__(self) -> int:
         return len(self.system)
@@ -359,12 +382,17 @@ class Run(Document):
 
     @classmethod
     def _read_text(cls, path: str | os.PathLike[str]) -> str:
-        from pathlib import Path
+        # Not open(): a FIFO with no writer would hang the reader.
+        from kagreport._errors import decode_utf8
+        from kagreport._io import read_regular_file
 
         try:
-            return Path(path).read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ReportError(f"cannot read run document {path}: {exc}", path=path) from None
+            data = read_regular_file(path)
+        except OSError as exc:
+            raise ReportError(
+                f"cannot read run document {os.fspath(path)}: {exc.strerror or exc}", path=path
+            ) from None
+        return decode_utf8(data, path, "the run document", bom=True)
 
 
 def _references(report: StatsReport) -> tuple[str | None, ...] | None:
