@@ -245,6 +245,7 @@ class Run(Document):
             metadata={"source": "kag", "prefix": table.prefix},
         )
 
+    # Over 80 lines with its docstring: one pass over the items fills every column.
     @classmethod
     def from_evaluations(
         cls,

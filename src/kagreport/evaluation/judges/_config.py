@@ -72,6 +72,7 @@ _KINDS: dict[str, Callable[..., Judge]] = {
 }
 
 
+# Over 80 lines only with its docstring (the judges file's whole format is documented here).
 def load_judges(path: str | os.PathLike[str]) -> list[Judge]:
     """Build the judges described by a TOML file.
 
