@@ -418,3 +418,23 @@ def test_pairs_without_a_shared_item_are_skipped() -> None:
     assert c.flips == (("d/q1", "incorrect", "correct"),)
     # One pair, one item: the exact two-sided sign-flip p-value is 2/2 = 1.
     assert c.p_values_family["correct"] == 1.0
+
+
+def test_select_keeps_the_rows_of_the_systems_and_datasets_asked_for(run: Run) -> None:
+    systems = [run.systems[2], run.systems[0]]
+    dataset = run.dataset_names[0]
+    cut = run.select(systems, [dataset])
+    assert cut.systems == tuple(systems)
+    # By hand: every row of the run whose system and dataset were asked for, in row order.
+    want = [
+        (run.systems[s], run.dataset_names[d], run.question_names[q])
+        for s, d, q in zip(run.system, run.dataset, run.question, strict=True)
+        if run.systems[s] in systems and run.dataset_names[d] == dataset
+    ]
+    got = [
+        (cut.systems[s], cut.dataset_names[d], cut.question_names[q])
+        for s, d, q in zip(cut.system, cut.dataset, cut.question, strict=True)
+    ]
+    assert got == want
+    with pytest.raises(KagreportError, match="no system 'nope'"):
+        run.select(["nope"])

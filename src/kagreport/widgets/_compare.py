@@ -37,7 +37,7 @@ from kagreport.widgets._html import (
     message_html,
     truncated_html,
 )
-from kagreport.widgets._runs import as_run, select_run
+from kagreport.widgets._runs import as_run
 
 __all__ = ["ComparisonView", "threshold_run"]
 
@@ -250,13 +250,13 @@ class ComparisonView(View):
         """
         if self.report is not None or not self._cache:  # a run or a graded kag tree
             assert self.run is not None
-            return select_run(self.run, (a, b)), self._metrics or _default_metrics(self.run), 0
+            return self.run.select((a, b)), self._metrics or _default_metrics(self.run), 0
         first, second = self._cache[a], self._cache[b]
         shared = sorted(set(first.metrics) & set(second.metrics))
         kind = "retrieval" if isinstance(first, RetrievalEvaluation) else "answers"
         metrics = self._metrics or tuple(primary_metrics(first, second, shared, kind))
         if self.run is not None:
-            return select_run(self.run, (a, b)), metrics, 0
+            return self.run.select((a, b)), metrics, 0
         common = {i.identifier for i in first.items} & {i.identifier for i in second.items}
         pair = [_restricted(e, common) for e in (first, second)]
         left_out = len(first.items) + len(second.items) - 2 * len(common)

@@ -1,21 +1,18 @@
-"""What the views need of a run: the run of a source, and a run cut to some systems or datasets.
+"""What the views need of a run: the run of a source, and what a run lacks.
 
-Cutting selects rows; it computes nothing. Every number a view shows comes from
-:mod:`kagreport.runs` (``leaderboard``, ``compare_setups``, ``cost_frontier``) on such a run.
+A view cuts a run with :meth:`kagreport.runs.Run.select`, which selects rows and computes
+nothing. Every number a view shows comes from :mod:`kagreport.runs` (``leaderboard``,
+``compare_setups``, ``cost_frontier``) on such a run.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
-
 import numpy as np
 
-from kagreport._errors import KagreportError
 from kagreport.grading import StatsReport
 from kagreport.runs import Run
 
-__all__ = ["as_run", "lacks", "lacks_note", "select_run"]
+__all__ = ["as_run", "lacks", "lacks_note"]
 
 
 def as_run(source: Run | StatsReport, view: str) -> Run:
@@ -32,51 +29,6 @@ def as_run(source: Run | StatsReport, view: str) -> Run:
         return Run.from_stats(source)
     raise TypeError(
         f"{view} takes a kagreport.runs.Run or a StatsReport, not {type(source).__name__}"
-    )
-
-
-def select_run(run: Run, systems: Sequence[str], datasets: Sequence[str] | None = None) -> Run:
-    """The rows of ``run`` whose system is one of ``systems`` (in that order, which becomes the
-    run's system order) and, when given, whose dataset is one of ``datasets``.
-
-    Names and codes of datasets and questions are kept, so an item keeps its identity (and
-    :func:`kagreport.runs.compare_setups` pairs the same items as on the whole run).
-
-    Raises
-    ------
-    KagreportError
-        For a system the run does not hold.
-    """
-    unknown = [s for s in systems if s not in run.systems]
-    if unknown:
-        raise KagreportError(
-            f"the run holds no system {', '.join(map(repr, unknown))}; "
-            f"systems: {', '.join(run.systems)}"
-        )
-    remap = np.full(max(1, len(run.systems)), -1, dtype=np.int32)
-    for new, name in enumerate(systems):
-        remap[run.systems.index(name)] = new
-    keep = remap[run.system] >= 0 if len(run) else np.zeros(0, dtype=bool)
-    if datasets is not None:
-        wanted = [k for k, name in enumerate(run.dataset_names) if name in set(datasets)]
-        keep &= np.isin(run.dataset, wanted)
-    rows = np.flatnonzero(keep)
-
-    def texts(column: tuple[str | None, ...] | None) -> tuple[str | None, ...] | None:
-        return None if column is None else tuple(column[i] for i in rows.tolist())
-
-    return dataclasses.replace(
-        run,
-        systems=tuple(systems),
-        system=remap[run.system[rows]] if len(rows) else np.zeros(0, dtype=np.int32),
-        dataset=run.dataset[rows],
-        question=run.question[rows],
-        outcome=run.outcome[rows],
-        metrics={name: values[rows] for name, values in run.metrics.items()},
-        costs={name: values[rows] for name, values in run.costs.items()},
-        responses=texts(run.responses),
-        references=texts(run.references),
-        errors=texts(run.errors),
     )
 
 

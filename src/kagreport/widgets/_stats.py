@@ -25,7 +25,7 @@ from kagreport.grading import StatsReport
 from kagreport.runs import COSTS, Run, cost_axis, cost_frontier, leaderboard, setup_metrics
 from kagreport.widgets._base import ChartResult, View, build_chart, describe
 from kagreport.widgets._html import fmt_interval, fmt_number, html_table, message_html
-from kagreport.widgets._runs import lacks_note, select_run
+from kagreport.widgets._runs import lacks_note
 
 __all__ = ["StatsView"]
 
@@ -233,7 +233,7 @@ class StatsView(View):
         setups = [s for s in run.systems if s in set(self.setups.value)]
         datasets = list(self.datasets.value)
         metric, cost = self.metric.value, self.cost.value
-        self.selection = select_run(run, setups, datasets)
+        self.selection = run.select(setups, datasets)
         if not setups or not datasets or metric is None:
             empty = not self.setups.options or not self.datasets.options
             self._notify(
@@ -244,7 +244,7 @@ class StatsView(View):
         else:
             parts = [(OVERALL, self.selection)]
             if self.per_dataset.value:
-                parts += [(d, select_run(run, setups, [d])) for d in datasets]
+                parts += [(d, run.select(setups, [d])) for d in datasets]
             self.frame = pd.DataFrame(
                 [row for dataset, part in parts for row in _run_rows(part, dataset, metric, cost)]
             )
@@ -302,7 +302,7 @@ class StatsView(View):
         setups = [s for s in run.systems if s in set(self.setups.value)]
         datasets = list(self.datasets.value)
         cost = self.cost.value
-        selected = select_run(run, setups, datasets)
+        selected = run.select(setups, datasets)
         self.selection = selected
         if self.report is not None:
             self.selection = dataclasses.replace(self.report, setups=setup_metrics(selected))
