@@ -40,6 +40,7 @@ if typing.TYPE_CHECKING:
     )
     from kagreport.grading import FindReport, Metrics, Outcome, StatsReport, find, grade
     from kagreport.kag import load_datasets
+    from kagreport.sources import read_run
 
 # A library logs; the application decides where logs go (the CLI sets a handler).
 logging.getLogger("kagreport").addHandler(logging.NullHandler())
@@ -54,6 +55,7 @@ _LAZY = {
         ("FindReport", "Metrics", "Outcome", "StatsReport", "find", "grade"), "kagreport.grading"
     ),
     "load_datasets": "kagreport.kag",
+    "read_run": "kagreport.sources",
     **dict.fromkeys(
         (
             "AnswerEvaluation",
@@ -94,6 +96,7 @@ __all__ = [
     "grade",
     "load_datasets",
     "note_stop",
+    "read_run",
     "stop_requested",
 ]
 

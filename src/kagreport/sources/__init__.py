@@ -1,0 +1,12 @@
+"""Readers of other evaluation tools' runs into the run model (:class:`kagreport.runs.Run`).
+
+:func:`read_run` detects the format of a path (a file or a folder) and reads it; each
+reader reads the tool's files itself (typed msgspec structs), with no dependency on the
+tool that wrote them. :data:`FORMATS` lists the formats by name.
+"""
+
+from __future__ import annotations
+
+from kagreport.sources._registry import FORMATS, SourceFormat, detect_format, read_run
+
+__all__ = ["FORMATS", "SourceFormat", "detect_format", "read_run"]

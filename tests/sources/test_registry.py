@@ -1,0 +1,39 @@
+"""kagreport.sources: format detection and read_run's dispatch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import kagreport
+from kagreport import UsageError
+from kagreport.examples import mmlu_pro_philosophy
+from kagreport.runs import Run
+from kagreport.sources import FORMATS, detect_format, read_run
+
+
+@pytest.fixture(scope="module")
+def run() -> Run:
+    example = mmlu_pro_philosophy()
+    return Run.from_stats(kagreport.grade(example.datasets, example.results))
+
+
+def test_a_run_document_is_detected_and_read_back(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    run.write(path)
+    assert detect_format(path).name == "kagreport"
+    assert read_run(path) == run
+    assert kagreport.read_run(path, format="kagreport") == run
+
+
+def test_unknown_paths_and_formats_are_one_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such file or folder"):
+        read_run(tmp_path / "missing.json")
+    other = tmp_path / "other.json"
+    other.write_text('{"hello": 1}', encoding="utf-8")
+    with pytest.raises(UsageError, match="not a run of any format kagreport reads; formats: "):
+        read_run(other)
+    with pytest.raises(UsageError, match="unknown run format 'nope'"):
+        read_run(other, format="nope")
+    assert next(iter(FORMATS)) == "kagreport"
