@@ -108,6 +108,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     files["schema"] = write("schema.json", '{"schema": "something.else", "schema_version": 1}')
     files["site_unknown_key"] = write("site-key.toml", 'title = "t"\nbogus = 1\n')
     files["site"] = write("site.toml", 'title = "t"\n')  # no run: a quick build
+    files["bad_run"] = write("bad-run.json", '{"schema": "kagreport.run", "version": 1}')
     files["bad_ipynb"] = write("bad.ipynb", "{}")
     os.mkfifo(root / "fifo.ipynb")
     files["fifo_ipynb"] = str(root / "fifo.ipynb")
@@ -177,6 +178,13 @@ CASES: list[tuple[list[str], int, str]] = [
     (["simulate", "{root}/new", "--questions", "-1"], 2, "--questions"),
     (["simulate", "{root}/new", "--datasets", "9"], 2, "--datasets"),
     (["simulate", "{root}/new", "--vector-dim", "x"], 2, "'x'"),
+    (["convert", "{missing_json}", "-o", "{root}/o.json"], 2, "{missing_json}"),
+    (["convert", "{invalid_json}", "-o", "{root}/o.json"], 2, "{invalid_json}"),
+    (["convert", "{fifo_json}", "-o", "{root}/o.json"], 2, "{fifo_json}"),
+    (["convert", "{bad_run}", "-o", "{root}/o.json"], 1, "{bad_run}"),
+    (["convert", "{bad_run}", "-o", "{root}/o.txt"], 2, "o.txt"),
+    (["convert", "{bad_run}", "-o", "{bad_run}"], 2, "{bad_run}"),
+    (["convert", "{bad_run}", "--from", "nope", "-o", "{root}/o.json"], 2, "'nope'"),
     # evaluate: the judges file
     (["evaluate", "--judges", "{missing_toml}", "--items", "{items}", "-o", "{root}/o.json"],
      1, "{missing_toml}"),

@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kagreport import KagreportError, UsageError, __version__, stop_requested
+from kagreport.cli._convert import add_parser as add_convert_parser
+from kagreport.cli._convert import run_convert
 from kagreport.cli._evaluation import add_parsers as add_evaluation_parsers
 from kagreport.cli._evaluation import run_compare, run_evaluate
 from kagreport.cli._output import write_json, write_lossily
@@ -187,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_simulate_parser(commands, verbosity)
     add_evaluation_parsers(commands, verbosity)
     add_site_parsers(commands, verbosity)
+    add_convert_parser(commands, verbosity)
     return parser
 
 
@@ -400,6 +403,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, int], int]] = {
     "evaluate": run_evaluate,
     "compare": run_compare,
     "site": run_site,
+    "convert": run_convert,
 }
 
 

@@ -7,6 +7,7 @@ tool that wrote them. :data:`FORMATS` lists the formats by name.
 
 from __future__ import annotations
 
+from kagreport.sources._convert import convert_run
 from kagreport.sources._registry import FORMATS, SourceFormat, detect_format, read_run
 
-__all__ = ["FORMATS", "SourceFormat", "detect_format", "read_run"]
+__all__ = ["FORMATS", "SourceFormat", "convert_run", "detect_format", "read_run"]

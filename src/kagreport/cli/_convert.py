@@ -1,0 +1,35 @@
+"""``kagreport convert``: another tool's run as a kagreport.run document."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from kagreport.sources import FORMATS, convert_run
+
+__all__ = ["add_parser", "run_convert"]
+
+
+def add_parser(commands: Any, verbosity: argparse.ArgumentParser) -> None:
+    convert = commands.add_parser(
+        "convert",
+        parents=[verbosity],
+        help="read another tool's run and write it as a kagreport.run document",
+        description="Read a run (its format detected from the path, or --from) and write "
+        "it as a kagreport.run JSON document that every view and `site build` reads.",
+    )
+    convert.add_argument("path", metavar="PATH", help="the run's file or folder")
+    convert.add_argument("-o", "--output", required=True, help="the document to write (.json)")
+    convert.add_argument(
+        "--from", dest="source_format", choices=tuple(FORMATS), help="the input format"
+    )
+    convert.set_defaults(parser=convert)
+
+
+def run_convert(args: argparse.Namespace, level: int) -> int:
+    run = convert_run(args.path, args.output, format=args.source_format)
+    sys.stdout.write(
+        f"{len(run.systems)} system(s), {len(run):,} row(s) written to {args.output}\n"
+    )
+    return 0
