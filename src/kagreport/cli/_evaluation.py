@@ -189,12 +189,8 @@ def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
 
 
 def run_compare(args: argparse.Namespace, level: int) -> int:
-    from kagreport.evaluation import (
-        check_output_path,
-        compare_report_files,
-        render_comparison,
-        write_report,
-    )
+    from kagreport.evaluation import check_output_path, render_comparison, write_report
+    from kagreport.sources import compare_files
 
     if not 1 <= args.n_resamples <= 10**7:
         raise UsageError(f"--n-resamples must be between 1 and 10,000,000, not {args.n_resamples}")
@@ -207,7 +203,7 @@ def run_compare(args: argparse.Namespace, level: int) -> int:
             raise UsageError("--metrics names no metric (give NAME[,NAME...])")
     if args.output:
         check_output_path(args.output, inputs=[args.candidate, args.baseline])
-    comparison = compare_report_files(
+    comparison = compare_files(
         args.candidate,
         args.baseline,
         n_resamples=args.n_resamples,

@@ -7,7 +7,16 @@ tool that wrote them. :data:`FORMATS` lists the formats by name.
 
 from __future__ import annotations
 
+from kagreport.sources._compare import compare_files, join_runs
 from kagreport.sources._convert import convert_run
 from kagreport.sources._registry import FORMATS, SourceFormat, detect_format, read_run
 
-__all__ = ["FORMATS", "SourceFormat", "convert_run", "detect_format", "read_run"]
+__all__ = [
+    "FORMATS",
+    "SourceFormat",
+    "compare_files",
+    "convert_run",
+    "detect_format",
+    "join_runs",
+    "read_run",
+]

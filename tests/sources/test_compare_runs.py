@@ -1,0 +1,89 @@
+"""``kagreport compare`` on two runs (any format read_run reads), paired by item."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from scipy.stats import binomtest
+
+import kagreport
+from conftest import run_cli
+from kagreport import UsageError
+from kagreport.examples import mmlu_pro_philosophy
+from kagreport.runs import Run, compare_setups
+from kagreport.sources import compare_files, join_runs
+
+
+@pytest.fixture(scope="module")
+def whole() -> Run:
+    example = mmlu_pro_philosophy()
+    return Run.from_stats(kagreport.grade(example.datasets, example.results))
+
+
+@pytest.fixture(scope="module")
+def files(whole: Run, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("runs")
+    paths = {}
+    for system in whole.systems:
+        path = root / f"{system}.json"
+        whole.select([system]).write(path)
+        paths[system] = path
+    whole.write(root / "whole.json")
+    paths["whole"] = root / "whole.json"
+    return paths
+
+
+def test_two_runs_compare_as_the_pair_does_in_the_whole_run(
+    whole: Run, files: dict[str, Path]
+) -> None:
+    candidate, baseline = whole.systems[1], whole.systems[0]
+    got = compare_files(files[candidate], files[baseline])
+    want = compare_setups(whole.select([candidate, baseline]), baseline=baseline)
+    expected = want.comparisons[0].comparison.metrics["correct"]
+    assert got.metrics["correct"].p_value == expected.p_value
+    assert got.metrics["correct"].n_pairs == expected.n_pairs
+    # Independently: the exact sign-flip p of 0/1 outcomes is the binomial test on the
+    # discordant items (read from the two documents' own columns).
+    by_item = {}
+    for name in (candidate, baseline):
+        doc = json.loads(files[name].read_text(encoding="utf-8"))
+        for d, q, c in zip(doc["dataset"], doc["question"], doc["metrics"]["correct"], strict=True):
+            key = (doc["dataset_names"][d], doc["question_names"][q])
+            by_item.setdefault(key, {})[name] = c
+    pairs = [(v[candidate], v[baseline]) for v in by_item.values() if len(v) == 2]
+    wins = sum(1 for c, b in pairs if c > b)
+    losses = sum(1 for c, b in pairs if c < b)
+    assert got.metrics["correct"].n_pairs == len(pairs)
+    p = binomtest(wins, wins + losses).pvalue
+    assert got.metrics["correct"].p_value == pytest.approx(p, rel=1e-9)
+    done = run_cli("compare", files[candidate], files[baseline], "--format", "json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["metrics"]
+    row = next(r for r in rows if r["metric"] == "correct")
+    assert row["p_value"] == pytest.approx(p, rel=1e-9)
+
+
+def test_bad_pairs_of_files_are_one_usage_error(whole: Run, files: dict[str, Path]) -> None:
+    one = files[whole.systems[0]]
+    with pytest.raises(UsageError, match="holds 6 systems"):
+        compare_files(files["whole"], one)
+    done = run_cli("compare", files["whole"], one)
+    assert done.returncode == 2
+    assert "compare needs one per file" in done.stderr.splitlines()[-1]
+
+
+def test_join_runs_matches_items_by_name(whole: Run) -> None:
+    a, b = whole.select([whole.systems[0]]), whole.select([whole.systems[1]])
+    joined = join_runs([a, b])
+    assert joined.systems == (whole.systems[0], whole.systems[1])
+    assert len(joined) == len(a) + len(b)
+    both = whole.select([whole.systems[0], whole.systems[1]])
+    key = lambda r: sorted(  # noqa: E731
+        (r.systems[s], r.dataset_names[d], r.question_names[q], float(m))
+        for s, d, q, m in zip(r.system, r.dataset, r.question, r.metrics["correct"], strict=True)
+    )
+    assert key(joined) == key(both)
+    with pytest.raises(UsageError, match="repeat"):
+        join_runs([a, a])
