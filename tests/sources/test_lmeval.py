@@ -167,3 +167,28 @@ def test_a_single_model_folder_and_a_results_file_read_alone(tmp_path: Path) -> 
     empty.mkdir()
     with pytest.raises(DocumentError, match="no results_"):
         read_run(empty, format="lm-eval")
+
+
+def test_the_same_model_twice_is_two_systems_named_by_date(tmp_path: Path) -> None:
+    folder = tmp_path / "out"
+    source = DATA / "EleutherAI__pythia-14m"
+    shutil.copytree(source, folder / "a")
+    shutil.copytree(source, folder / "b")
+    for path in (folder / "b").iterdir():
+        path.rename(path.with_name(path.name.replace("10-00-00", "12-00-00")))
+    run = read_run(folder)
+    assert run.systems == (
+        "EleutherAI/pythia-14m",
+        "EleutherAI/pythia-14m (2024-06-01T12-00-00.000000)",
+    )
+    assert np.array_equal(
+        run.metrics["correct"][run.system == 0], run.metrics["correct"][run.system == 1]
+    )
+
+
+def test_a_json_file_without_results_is_not_lm_eval(tmp_path: Path) -> None:
+    other = tmp_path / "results_x.json"
+    other.write_text('{"hello": 1}', encoding="utf-8")
+    assert detect_format(DATA / "EleutherAI__pythia-14m").name == "lm-eval"
+    with pytest.raises(kagreport.UsageError, match="not a run of any format"):
+        read_run(other)
