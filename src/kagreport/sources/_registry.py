@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from kagreport._errors import UsageError
+from kagreport.sources._lmeval import is_lmeval, read_lmeval
 
 if TYPE_CHECKING:
     from kagreport.runs import Run
@@ -64,6 +65,12 @@ _FORMATS: dict[str, SourceFormat] = {
         "a kagreport.run document (Run.write)",
         _is_run_document,
         _read_run_document,
+    ),
+    "lm-eval": SourceFormat(
+        "lm-eval",
+        "an lm-evaluation-harness --log_samples output folder (results_*.json, samples_*.jsonl)",
+        is_lmeval,
+        read_lmeval,
     ),
 }
 #: The formats by name, in the order :func:`detect_format` tries them.

@@ -1,0 +1,264 @@
+"""lm-evaluation-harness ``--log_samples`` output folders (format name ``"lm-eval"``).
+
+lm-eval writes ``<output_path>/<model_name_sanitized>/results_<date>.json`` (the
+aggregates: ``results[task]["acc,none"]``, ``"acc_stderr,none"``, ``config``,
+``model_name``) and, per task, ``samples_<task>_<date>.jsonl``: one line per
+(document, filter) with ``doc_id``, ``doc``, ``target``, ``arguments``, ``resps``,
+``filtered_resps``, ``filter``, ``metrics`` (the names) and each metric's value.
+
+Mapping: one system per results file (its ``model_name``, else ``config.model_args``,
+else the folder name); one item per (task, ``doc_id``); a metric per (metric, filter)
+named ``"acc"`` when the filter is ``"none"`` and ``"exact_match,flexible-extract"``
+otherwise; ``correct`` (and the outcome) from ``acc`` under the filter ``none``, else
+``exact_match`` (filter ``none`` first, else the first filter of the file), when its
+values are 0/1. A non-numeric metric value (corpus metrics such as ``bleu`` log a
+tuple) is NaN. The response is the main filter's first filtered response, the reference
+the target as text.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import numpy as np
+
+from kagreport._errors import DocumentError
+
+if TYPE_CHECKING:
+    from kagreport.runs import Run
+
+__all__ = ["is_lmeval", "read_lmeval"]
+
+_MAIN = ("acc", "exact_match")
+#: Run.outcome codes (indices into kagreport.runs.OUTCOMES).
+_CORRECT, _INCORRECT = 0, 1
+
+
+class _Results(msgspec.Struct):
+    results: dict[str, dict[str, Any]]
+    config: dict[str, Any] | None = None
+    model_name: str | None = None
+    lm_eval_version: str | None = None
+    git_hash: str | None = None
+    versions: dict[str, Any] | None = None
+    n_samples: dict[str, Any] | None = msgspec.field(default=None, name="n-samples")
+
+
+class _Sample(msgspec.Struct):
+    doc_id: int
+    filter: str
+    metrics: list[str]
+    target: Any = None
+    filtered_resps: list[Any] | None = None
+
+
+def _results_files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    found = sorted(path.glob("results_*.json")) + sorted(path.glob("*/results_*.json"))
+    return [p for p in found if p.is_file()]
+
+
+def is_lmeval(path: Path) -> bool:
+    """Whether ``path`` is an lm-eval results file or a folder holding one."""
+    try:
+        files = _results_files(path) if path.is_dir() else [path]
+        for file in files[:1]:
+            if not (file.name.startswith("results_") and file.suffix == ".json"):
+                return False
+            with open(file, "rb") as handle:
+                head = handle.read(4096)
+            return b'"results"' in head
+    except OSError:
+        return False
+    return False
+
+
+def _decode(data: bytes, kind: type[Any], where: str) -> Any:
+    try:
+        return msgspec.json.decode(data, type=kind)
+    except msgspec.ValidationError as exc:
+        raise DocumentError(f"{where}: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise DocumentError(f"{where}: not valid JSON ({exc})") from None
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise DocumentError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    return math.nan
+
+
+def _metric_name(metric: str, filter_key: str) -> str:
+    return metric if filter_key == "none" else f"{metric},{filter_key}"
+
+
+def _system_name(results: _Results, file: Path) -> str:
+    if results.model_name:
+        return results.model_name
+    args = (results.config or {}).get("model_args")
+    if isinstance(args, str) and args:
+        return args
+    return file.parent.name
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    while isinstance(value, list) and value:
+        value = value[0]
+    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
+
+
+def _read_samples(file: Path) -> list[tuple[_Sample, dict[str, Any]]]:
+    lines = []
+    for number, line in enumerate(_read(file).splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{file}: line {number}"
+        raw = _decode(line, dict[str, Any], where)
+        try:
+            sample = msgspec.convert(raw, _Sample)
+        except msgspec.ValidationError as exc:
+            raise DocumentError(f"{where}: {exc}") from None
+        for metric in sample.metrics:
+            if metric not in raw:
+                raise DocumentError(f"{where}: $.{metric} is missing (named in $.metrics)")
+        lines.append((sample, raw))
+    return lines
+
+
+def read_lmeval(path: Path) -> Run:
+    """Read an lm-eval output folder (or one results file) into a :class:`Run`."""
+    files = _results_files(path)
+    if not files:
+        raise DocumentError(f"{path}: no results_*.json file")
+    systems: list[str] = []
+    rows: list[tuple[int, str, int, dict[str, float], str | None, str | None]] = []
+    metric_names: dict[str, None] = {}
+    metadata: dict[str, Any] = {"tool": "lm-evaluation-harness", "systems": {}}
+    for file in files:
+        results = _decode(_read(file), _Results, str(file))
+        name = _system_name(results, file)
+        date = file.stem[len("results_") :]
+        if name in systems:
+            name = f"{name} ({date})"
+        system = len(systems)
+        systems.append(name)
+        metadata["systems"][name] = {
+            "file": file.name,
+            "lm_eval_version": results.lm_eval_version,
+            "git_hash": results.git_hash,
+            "model": (results.config or {}).get("model"),
+            "model_args": (results.config or {}).get("model_args"),
+            "tasks": sorted(results.results),
+        }
+        for task in sorted(results.results):
+            samples_file = file.parent / f"samples_{task}_{date}.jsonl"
+            if not samples_file.is_file():
+                continue  # a group's row, or a run without --log_samples for it
+            for doc_id, values, response, reference in _read_task(samples_file):
+                metric_names.update(dict.fromkeys(values))
+                rows.append((system, task, doc_id, values, response, reference))
+    return _build(systems, rows, list(metric_names), metadata)
+
+
+def _read_task(
+    samples_file: Path,
+) -> list[tuple[int, dict[str, float], str | None, str | None]]:
+    """One task's documents: (doc_id, metrics, response, reference)."""
+    samples = _read_samples(samples_file)
+    items: dict[int, dict[str, float]] = {}
+    seen: set[tuple[int, str]] = set()
+    filters: list[str] = []
+    for sample, raw in samples:
+        key = (sample.doc_id, sample.filter)
+        if key in seen:
+            raise DocumentError(
+                f"{samples_file}: doc_id {sample.doc_id} filter {sample.filter!r} appears twice"
+            )
+        seen.add(key)
+        if sample.filter not in filters:
+            filters.append(sample.filter)
+        values = items.setdefault(sample.doc_id, {})
+        for metric in sample.metrics:
+            values[_metric_name(metric, sample.filter)] = _number(raw[metric])
+    main = _main_metric(items, filters)
+    # The response of the main metric's filter (else of the first filter seen).
+    text_filter = filters[0] if main is None else main[2]
+    texts: dict[int, tuple[str | None, str | None]] = {}
+    for sample, _ in samples:
+        if sample.filter == text_filter or sample.doc_id not in texts:
+            texts[sample.doc_id] = (_text(sample.filtered_resps), _text(sample.target))
+    out = []
+    for doc_id, values in sorted(items.items()):
+        if main is not None:
+            values["correct"] = values.get(main[1], math.nan)
+        out.append((doc_id, values, *texts[doc_id]))
+    return out
+
+
+def _main_metric(
+    items: dict[int, dict[str, float]], filters: list[str]
+) -> tuple[str, str, str] | None:
+    """(metric, column, filter) of ``correct``: acc, else exact_match, when 0/1."""
+    names = {name for values in items.values() for name in values}
+    for metric in _MAIN:
+        order = ["none"] + [f for f in filters if f != "none"]
+        for filter_key in order:
+            column = _metric_name(metric, filter_key)
+            if column in names:
+                got = {v.get(column, math.nan) for v in items.values()}
+                if all(math.isnan(v) or v in (0.0, 1.0) for v in got):
+                    return metric, column, filter_key
+                return None
+    return None
+
+
+def _build(
+    systems: list[str],
+    rows: list[tuple[int, str, int, dict[str, float], str | None, str | None]],
+    metric_names: list[str],
+    metadata: dict[str, Any],
+) -> Run:
+    tasks = sorted({row[1] for row in rows})
+    questions = sorted({row[2] for row in rows})
+    task_code = {t: i for i, t in enumerate(tasks)}
+    question_code = {q: i for i, q in enumerate(questions)}
+    metrics = {
+        m: np.array([row[3].get(m, math.nan) for row in rows], dtype=np.float64)
+        for m in metric_names
+    }
+    outcome = np.full(len(rows), -1, dtype=np.int8)
+    if "correct" in metrics:
+        correct = metrics["correct"]
+        outcome[correct == 1.0] = _CORRECT
+        outcome[correct == 0.0] = _INCORRECT
+    from kagreport.runs import Run
+
+    return Run(
+        kind="answers",
+        systems=tuple(systems),
+        dataset_names=tuple(tasks),
+        question_names=tuple(str(q) for q in questions),
+        system=np.array([row[0] for row in rows], dtype=np.int32),
+        dataset=np.array([task_code[row[1]] for row in rows], dtype=np.int32),
+        question=np.array([question_code[row[2]] for row in rows], dtype=np.int32),
+        outcome=outcome,
+        metrics=metrics,
+        responses=tuple(row[4] for row in rows),
+        references=tuple(row[5] for row in rows),
+        metadata=metadata,
+    )
