@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from kagreport._errors import UsageError
+from kagreport.sources import _promptfoo
 
 if TYPE_CHECKING:
     from kagreport.runs import Run
@@ -64,6 +65,12 @@ _FORMATS: dict[str, SourceFormat] = {
         "a kagreport.run document (Run.write)",
         _is_run_document,
         _read_run_document,
+    ),
+    "promptfoo": SourceFormat(
+        "promptfoo",
+        "promptfoo eval -o results.json (results version 3) or its JSONL output",
+        _promptfoo.is_promptfoo,
+        _promptfoo.read_promptfoo,
     ),
 }
 #: The formats by name, in the order :func:`detect_format` tries them.
