@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from kagreport._errors import UsageError
+from kagreport.sources import _openai_evals, _promptfoo
 from kagreport.sources._lmeval import is_lmeval, read_lmeval
 
 if TYPE_CHECKING:
@@ -71,6 +72,18 @@ _FORMATS: dict[str, SourceFormat] = {
         "an lm-evaluation-harness --log_samples output folder (results_*.json, samples_*.jsonl)",
         is_lmeval,
         read_lmeval,
+    ),
+    "promptfoo": SourceFormat(
+        "promptfoo",
+        "promptfoo eval -o results.json (results version 3) or its JSONL output",
+        _promptfoo.is_promptfoo,
+        _promptfoo.read_promptfoo,
+    ),
+    "openai-evals": SourceFormat(
+        "openai-evals",
+        "an OpenAI evals record log (oaieval --record_path, JSON lines)",
+        _openai_evals.is_openai_evals,
+        _openai_evals.read_openai_evals,
     ),
 }
 #: The formats by name, in the order :func:`detect_format` tries them.

@@ -1,0 +1,213 @@
+"""OpenAI evals' record log (``oaieval ... --record_path run.jsonl``): JSON lines, a
+``{"spec": RunSpec}`` line, a ``{"final_report": ..., "run_id": ...}`` line, and event
+lines ``{"run_id", "event_id", "sample_id", "type", "data", "created_by",
+"created_at"}`` in any order.
+
+The shapes follow ``evals/record.py`` (``Event``, ``LocalRecorder``) and
+``evals/base.py`` (``RunSpec``) of github.com/openai/evals. One system per file (the
+spec's ``completion_fns`` joined with ``,``); an item is (``spec.eval_name``,
+``sample_id``); ``correct`` is the mean of the sample's ``match`` events'
+``data.correct`` (``evals.metrics.get_accuracy`` counts every match event, so it is
+the file's ``accuracy`` when each sample has one); NaN for a sample with no match.
+The response is the sample's last ``sampling`` event's ``data.sampled``, the
+reference the match's ``data.expected``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import numpy as np
+
+from kagreport._errors import DocumentError, decode_utf8
+
+if TYPE_CHECKING:
+    from kagreport.runs import Run
+
+__all__ = ["is_openai_evals", "read_openai_evals"]
+
+
+class _Spec(msgspec.Struct):
+    completion_fns: list[str]
+    eval_name: str
+    base_eval: str | None = None
+    split: str | None = None
+    run_id: str | None = None
+    created_at: str | None = None
+
+
+class _Event(msgspec.Struct):
+    run_id: str
+    event_id: int
+    sample_id: str | None
+    type: str
+    data: dict[str, Any] | None = None
+    created_by: str = ""
+    created_at: str = ""
+
+
+def is_openai_evals(path: Path) -> bool:
+    """Whether ``path`` looks like an OpenAI evals record log, or a folder holding some."""
+    if path.is_dir():
+        try:
+            return any(_is_log(child) for child in sorted(path.iterdir())[:50])
+        except OSError:
+            return False
+    return _is_log(path)
+
+
+def _is_log(path: Path) -> bool:
+    if not path.is_file() or path.suffix not in (".jsonl", ".log"):
+        return False
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return head.lstrip().startswith(b'{"spec"') and b'"completion_fns"' in head
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _fail(path: Path, number: int, what: str) -> DocumentError:
+    return DocumentError(f"{path}: line {number}: {what}", path=path)
+
+
+def read_openai_evals(path: Path) -> Run:
+    """Read an OpenAI evals record log (one system), or a folder of them (one system
+    per log), into a :class:`Run`.
+
+    Raises
+    ------
+    DocumentError
+        For a line that is not JSON or not shaped like a spec, final report or event
+        (naming the line and the field), a missing or repeated spec line, two logs of
+        one system.
+    """
+    from kagreport.runs import Run
+
+    files = sorted(p for p in path.iterdir() if _is_log(p)) if path.is_dir() else [path]
+    parts = [_read_log(file) for file in files]
+    systems: dict[str, int] = {}
+    datasets: dict[str, int] = {}
+    questions: dict[str, int] = {}
+    codes: list[tuple[int, int, int]] = []
+    for file, (name, eval_name, samples, _, _, _, _, _) in zip(files, parts, strict=True):
+        if name in systems:
+            raise DocumentError(f"{file}: a second log of system {name!r}", path=file)
+        systems[name] = len(systems)
+        data = datasets.setdefault(eval_name, len(datasets))
+        codes += [(systems[name], data, questions.setdefault(s, len(questions))) for s in samples]
+    table = np.array(codes, dtype=np.int32).reshape(-1, 3)
+    metadata: dict[str, Any] = {"tool": "openai-evals"}
+    if len(parts) == 1:
+        metadata.update(parts[0][7])
+    else:
+        metadata["logs"] = {part[0]: part[7] for part in parts}
+    return Run(
+        kind="answers",
+        systems=tuple(systems),
+        dataset_names=tuple(datasets),
+        question_names=tuple(questions),
+        system=table[:, 0].copy(),
+        dataset=table[:, 1].copy(),
+        question=table[:, 2].copy(),
+        outcome=np.concatenate([part[4] for part in parts]).astype(np.int8),
+        metrics={"correct": np.concatenate([part[3] for part in parts])},
+        responses=tuple(t for part in parts for t in part[5]),
+        references=tuple(t for part in parts for t in part[6]),
+        metadata=metadata,
+    )
+
+
+_Log = tuple[
+    str,
+    str,
+    tuple[str, ...],
+    "np.ndarray[Any, Any]",
+    "np.ndarray[Any, Any]",
+    list[str | None],
+    list[str | None],
+    dict[str, Any],
+]
+
+
+def _read_log(path: Path) -> _Log:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DocumentError(f"{path}: cannot read: {exc.strerror}", path=path) from None
+    text = decode_utf8(data, path, "OpenAI evals log")
+    spec: _Spec | None = None
+    report: Any = None
+    matches: dict[str, list[dict[str, Any]]] = {}
+    sampled: dict[str, Any] = {}
+    order: dict[str, None] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except ValueError as exc:
+            raise _fail(path, number, f"not JSON: {exc}") from None
+        if not isinstance(raw, dict):
+            raise _fail(path, number, "not a JSON object")
+        try:
+            if "spec" in raw:
+                if spec is not None:
+                    raise _fail(path, number, "a second spec line")
+                spec = msgspec.convert(raw["spec"], _Spec)
+                continue
+            if "final_report" in raw:
+                report = raw["final_report"]
+                continue
+            event = msgspec.convert(raw, _Event)
+        except msgspec.ValidationError as exc:
+            raise _fail(path, number, f"not an evals record line: {exc}") from None
+        if event.sample_id is None:
+            continue
+        order.setdefault(event.sample_id, None)
+        if event.type == "match":
+            match = event.data or {}
+            if not isinstance(match.get("correct"), bool):
+                raise _fail(path, number, "data.correct is not true or false")
+            matches.setdefault(event.sample_id, []).append(match)
+        elif event.type == "sampling":
+            sampled[event.sample_id] = (event.data or {}).get("sampled")
+    if spec is None:
+        raise DocumentError(f"{path}: no spec line (an OpenAI evals record log)", path=path)
+    samples = tuple(order)
+    n = len(samples)
+    correct = np.full(n, math.nan)
+    outcome = np.full(n, -1, dtype=np.int8)
+    references: list[str | None] = []
+    for row, sample in enumerate(samples):
+        events = matches.get(sample, [])
+        if events:
+            correct[row] = sum(e["correct"] for e in events) / len(events)
+            outcome[row] = 0 if correct[row] == 1.0 else 1
+        references.append(_text(events[0].get("expected")) if events else None)
+    meta: dict[str, Any] = {
+        "file": path.name,
+        "eval_name": spec.eval_name,
+        "base_eval": spec.base_eval,
+        "split": spec.split,
+        "run_id": spec.run_id,
+        "created_at": spec.created_at,
+        "completion_fns": spec.completion_fns,
+        "final_report": report,
+    }
+    responses = [_text(sampled.get(s)) for s in samples]
+    meta = {k: v for k, v in meta.items() if v is not None}
+    name = ",".join(spec.completion_fns)
+    return name, spec.eval_name, samples, correct, outcome, responses, references, meta

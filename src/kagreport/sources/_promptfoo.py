@@ -1,0 +1,243 @@
+"""promptfoo's eval output: ``promptfoo eval -o results.json`` (results version 3) and
+its JSONL output (one result per line).
+
+The shapes follow promptfoo's ``EvaluateSummaryV3`` and ``EvaluateResult``
+(``src/types/index.ts`` of github.com/promptfoo/promptfoo); only the fields read here
+are declared. A system is the provider (its label, else its id), joined with the
+prompt's label when the file holds several prompt labels; an item is the test index
+``testIdx`` (dataset ``""``, question ``"test <testIdx>"``). Metrics: ``correct``
+(``success`` as 1/0), ``score`` and each ``namedScores`` key; the outcome is
+``error`` for ``failureReason`` 2 (promptfoo's ``ResultFailureReason.ERROR``),
+else correct/incorrect from ``success``. Costs: ``generation_secs``
+(``latencyMs``/1000), ``input_tokens``/``output_tokens`` (``response.tokenUsage``
+``prompt``/``completion``), ``cost_usd`` (``cost``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import numpy as np
+
+from kagreport._errors import DocumentError, decode_utf8
+
+if TYPE_CHECKING:
+    from kagreport.runs import Run
+
+__all__ = ["is_promptfoo", "read_promptfoo"]
+
+#: promptfoo's ResultFailureReason.ERROR.
+_FAILURE_ERROR = 2
+
+
+class _Provider(msgspec.Struct):
+    id: str
+    label: str | None = None
+
+
+class _Prompt(msgspec.Struct):
+    raw: str = ""
+    label: str = ""
+
+
+class _Usage(msgspec.Struct):
+    prompt: float | None = None
+    completion: float | None = None
+
+
+class _Response(msgspec.Struct):
+    output: Any = None
+    tokenUsage: _Usage | None = None
+    error: str | None = None
+
+
+class _Result(msgspec.Struct):
+    provider: _Provider
+    testIdx: int
+    promptIdx: int = 0
+    prompt: _Prompt | None = None
+    success: bool = False
+    score: float | None = None
+    namedScores: dict[str, float | None] = {}
+    latencyMs: float | None = None
+    cost: float | None = None
+    error: str | None = None
+    failureReason: int = 0
+    response: _Response | None = None
+
+
+class _Summary(msgspec.Struct):
+    version: int
+    results: list[_Result]
+    timestamp: str | None = None
+
+
+class _Output(msgspec.Struct):
+    results: _Summary
+    evalId: str | None = None
+    metadata: dict[str, Any] = {}
+
+
+def is_promptfoo(path: Path) -> bool:
+    """Whether ``path`` looks like promptfoo's JSON or JSONL eval output."""
+    if not path.is_file() or path.suffix not in (".json", ".jsonl"):
+        return False
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    if path.suffix == ".json":
+        return b'"evalId"' in head and b'"version"' in head
+    return b'"testIdx"' in head and b'"provider"' in head and b'"promptIdx"' in head
+
+
+def _field(exc: msgspec.MsgspecError) -> str:
+    return str(exc).replace("\n", " ")
+
+
+def read_promptfoo(path: Path) -> Run:
+    """Read promptfoo's ``results.json`` (version 3) or JSONL output into a :class:`Run`.
+
+    Raises
+    ------
+    DocumentError
+        For a file that does not parse or is not shaped like promptfoo's output (one
+        line naming the file and the field), an unknown results version, or a
+        (provider, prompt, test) in two results.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DocumentError(f"{path}: cannot read: {exc.strerror}", path=path) from None
+    text = decode_utf8(data, path, "promptfoo output")
+    meta: dict[str, Any] = {"tool": "promptfoo"}
+    results: list[_Result] = []
+    if path.suffix == ".jsonl":
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                results.append(msgspec.json.decode(line, type=_Result))
+            except msgspec.ValidationError as exc:
+                raise DocumentError(
+                    f"{path}: line {number}: not a promptfoo result: {_field(exc)}", path=path
+                ) from None
+            except msgspec.DecodeError as exc:
+                raise DocumentError(
+                    f"{path}: line {number}: not JSON: {_field(exc)}", path=path
+                ) from None
+    else:
+        try:
+            output = msgspec.json.decode(text, type=_Output)
+        except msgspec.ValidationError as exc:
+            raise DocumentError(
+                f"{path}: not a promptfoo results file: {_field(exc)}", path=path
+            ) from None
+        except msgspec.DecodeError as exc:
+            raise DocumentError(f"{path}: not JSON: {_field(exc)}", path=path) from None
+        if output.results.version != 3:
+            raise DocumentError(
+                f"{path}: results.version is {output.results.version}; kagreport reads "
+                "promptfoo results version 3",
+                path=path,
+            )
+        results = output.results.results
+        meta.update(
+            {
+                "eval_id": output.evalId,
+                "timestamp": output.results.timestamp,
+                "version": output.metadata.get("promptfooVersion"),
+                "results_version": 3,
+            }
+        )
+    return _to_run(path, results, meta)
+
+
+def _system_name(result: _Result, several_prompts: bool) -> str:
+    name = result.provider.label or result.provider.id
+    if several_prompts and result.prompt is not None:
+        name = f"{name} / {result.prompt.label or result.prompt.raw}"
+    return name
+
+
+def _number(value: float | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+def _to_run(path: Path, results: list[_Result], meta: dict[str, Any]) -> Run:
+    from kagreport.runs import Run
+
+    labels = {r.prompt.label or r.prompt.raw for r in results if r.prompt is not None}
+    several = len(labels) > 1
+    systems: dict[str, int] = {}
+    questions: dict[int, int] = {}
+    prompt_index: dict[str, int] = {}
+    seen: set[tuple[int, int]] = set()
+    names = sorted({key for r in results for key in r.namedScores if key not in ("correct",)})
+    n = len(results)
+    system = np.empty(n, dtype=np.int32)
+    question = np.empty(n, dtype=np.int32)
+    outcome = np.empty(n, dtype=np.int8)
+    columns = ("correct", "score", *(k for k in names if k != "score"))
+    metrics = {name: np.full(n, math.nan) for name in columns}
+    costs = {
+        name: np.full(n, math.nan)
+        for name in ("generation_secs", "input_tokens", "output_tokens", "cost_usd")
+    }
+    responses: list[str | None] = []
+    errors: list[str | None] = []
+    for row, result in enumerate(results):
+        name = _system_name(result, several)
+        code = systems.setdefault(name, len(systems))
+        prompt_index.setdefault(name, result.promptIdx)
+        item = questions.setdefault(result.testIdx, len(questions))
+        if (code, item) in seen:
+            raise DocumentError(
+                f"{path}: results[{row}]: system {name!r} holds testIdx {result.testIdx} twice",
+                path=path,
+            )
+        seen.add((code, item))
+        system[row] = code
+        question[row] = item
+        failed = result.failureReason == _FAILURE_ERROR
+        outcome[row] = 2 if failed else (0 if result.success else 1)
+        metrics["correct"][row] = 1.0 if result.success else 0.0
+        metrics["score"][row] = _number(result.score)
+        for key in names:
+            if key != "score":
+                metrics[key][row] = _number(result.namedScores.get(key))
+        costs["generation_secs"][row] = _number(result.latencyMs) / 1000.0
+        response = result.response
+        usage = response.tokenUsage if response is not None else None
+        if usage is not None:
+            costs["input_tokens"][row] = _number(usage.prompt)
+            costs["output_tokens"][row] = _number(usage.completion)
+        costs["cost_usd"][row] = _number(result.cost)
+        output = None if response is None else response.output
+        if output is not None and not isinstance(output, str):
+            output = json.dumps(output, ensure_ascii=False)
+        responses.append(output)
+        errors.append(result.error or (response.error if response is not None else None))
+    meta["item_identity"] = "testIdx"
+    meta["prompt_index"] = prompt_index
+    return Run(
+        kind="answers",
+        systems=tuple(systems),
+        dataset_names=("",),
+        question_names=tuple(f"test {t}" for t in questions),
+        system=system,
+        dataset=np.zeros(n, dtype=np.int32),
+        question=question,
+        outcome=outcome,
+        metrics=metrics,
+        costs={k: v for k, v in costs.items() if not np.isnan(v).all()},
+        responses=tuple(responses),
+        references=None,
+        errors=tuple(errors),
+        metadata={k: v for k, v in meta.items() if v is not None},
+    )

@@ -1,0 +1,143 @@
+"""kagreport.sources: promptfoo's results.json (version 3) and JSONL output."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kagreport._errors import DocumentError
+from kagreport.frames import stats_frame
+from kagreport.runs import Run, compare_setups, cost_frontier, leaderboard
+from kagreport.sources import detect_format, read_run
+
+DATA = Path(__file__).parent.parent / "data" / "sources" / "promptfoo"
+RESULTS = DATA / "results.json"
+JSONL = DATA / "two-prompts.jsonl"
+
+
+@pytest.fixture(scope="module")
+def run() -> Run:
+    return read_run(RESULTS)
+
+
+@pytest.fixture(scope="module")
+def raw() -> dict:
+    return json.loads(RESULTS.read_text(encoding="utf-8"))
+
+
+def test_both_outputs_are_detected() -> None:
+    assert detect_format(RESULTS).name == "promptfoo"
+    assert detect_format(JSONL).name == "promptfoo"
+
+
+def test_stats_are_promptfoos_own(run: Run, raw: dict) -> None:
+    # stats.successes/failures/errors as promptfoo computed them, from the rows.
+    stats = raw["results"]["stats"]
+    assert int((run.outcome == 0).sum()) == stats["successes"]
+    assert int((run.outcome == 1).sum()) == stats["failures"]
+    assert int((run.outcome == 2).sum()) == stats["errors"]
+    assert len(run) == len(raw["results"]["results"])
+
+
+def test_per_prompt_metrics_are_promptfoos_own(run: Run, raw: dict) -> None:
+    # Each prompts[i] (one per provider x prompt) holds promptfoo's own totals.
+    prompts = raw["results"]["prompts"]
+    assert sorted(run.systems) == sorted(p["provider"] for p in prompts)
+    for index, prompt in enumerate(prompts):
+        name = prompt["provider"]
+        assert run.metadata["prompt_index"][name] == index
+        rows = run.system == run.systems.index(name)
+        metrics = prompt["metrics"]
+        assert int(run.metrics["correct"][rows].sum()) == metrics["testPassCount"]
+        assert int((run.outcome[rows] == 1).sum()) == metrics["testFailCount"]
+        assert int((run.outcome[rows] == 2).sum()) == metrics["testErrorCount"]
+        assert math.isclose(run.metrics["score"][rows].sum(), metrics["score"])
+        assert math.isclose(
+            run.costs["generation_secs"][rows].sum() * 1000, metrics["totalLatencyMs"]
+        )
+        assert run.costs["input_tokens"][rows].sum() == metrics["tokenUsage"]["prompt"]
+        assert run.costs["output_tokens"][rows].sum() == metrics["tokenUsage"]["completion"]
+        assert math.isclose(run.costs["cost_usd"][rows].sum(), metrics["cost"])
+    usage = raw["results"]["stats"]["tokenUsage"]
+    assert run.costs["input_tokens"].sum() == usage["prompt"]
+    assert run.costs["output_tokens"].sum() == usage["completion"]
+
+
+def test_items_texts_and_metadata(run: Run) -> None:
+    assert run.question_names == ("test 0", "test 1")
+    assert run.dataset_names == ("",)
+    assert run.responses is not None
+    assert "An echo." in run.responses
+    assert run.errors is not None
+    assert run.errors[0] == "Latency 5794ms is greater than threshold 3000ms"
+    assert run.metadata["version"] == "0.118.10"
+    assert run.metadata["eval_id"] == "eval-WJi-2025-10-01T20:08:11"
+
+
+def test_the_run_drives_the_views(run: Run) -> None:
+    board = leaderboard(run, "score")
+    # gpt-5-mini: (0.75 + 2/3) / 2, gpt-5: (0.5 + 2/3) / 2, from the file's scores.
+    assert [row.system for row in board] == ["openai:gpt-5-mini", "openai:gpt-5"]
+    assert math.isclose(board[0].mean, (0.75 + 2 / 3) / 2)
+    comparisons = compare_setups(run, metrics=("score",), n_resamples=200)
+    assert comparisons is not None
+    points = cost_frontier(run, "cost_usd", "score")
+    assert len(points) == 2
+    frame = stats_frame(run)
+    assert len(frame) >= 2
+
+
+def test_jsonl_with_several_prompts(tmp_path: Path) -> None:
+    jrun = read_run(JSONL)
+    assert jrun.systems == ("mini / terse", "mini / polite")
+    assert list(jrun.outcome) == [0, 1, 0, 2]
+    assert list(jrun.metrics["correct"]) == [1.0, 0.0, 1.0, 0.0]
+    assert np.isnan(jrun.metrics["score"][2])
+    assert list(jrun.metrics["accuracy"][:2]) == [1.0, 0.0]
+    assert np.isnan(jrun.metrics["accuracy"][2:]).all()
+    assert np.isnan(jrun.costs["input_tokens"][2:]).all()
+    assert np.isnan(jrun.costs["cost_usd"][2:]).all()
+    assert jrun.responses is not None
+    assert jrun.responses[2] == '{"answer": 6}'
+    assert jrun.errors is not None
+    assert jrun.errors[3] == "API error: 429 Too Many Requests"
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_malformed_files_are_one_line_each(tmp_path: Path, raw: dict) -> None:
+    text = RESULTS.read_text(encoding="utf-8")
+    truncated = _write(tmp_path, "truncated.json", text[: len(text) // 2])
+    newer = json.loads(text)
+    newer["results"]["version"] = 4
+    unknown = _write(tmp_path, "v4.json", json.dumps(newer))
+    bad = json.loads(text)
+    bad["results"]["results"][2]["testIdx"] = "one"
+    badfield = _write(tmp_path, "bad.json", json.dumps(bad))
+    twice = json.loads(text)
+    twice["results"]["results"].append(twice["results"]["results"][0])
+    duplicated = _write(tmp_path, "dup.json", json.dumps(twice))
+    lines = JSONL.read_text(encoding="utf-8").splitlines()
+    badline = _write(tmp_path, "bad.jsonl", "\n".join([lines[0], '{"provider": {}}']))
+    cases = [
+        (truncated, "not JSON"),
+        (unknown, "results.version is 4"),
+        (badfield, "results.results[2].testIdx"),
+        (duplicated, "holds testIdx 0 twice"),
+        (badline, "line 2"),
+    ]
+    for path, fragment in cases:
+        with pytest.raises(DocumentError) as info:
+            read_run(path, format="promptfoo")
+        message = str(info.value)
+        assert "\n" not in message
+        assert str(path) in message
+        assert fragment in message
