@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from kagreport._errors import UsageError
 from kagreport.sources import _openai_evals, _promptfoo
+from kagreport.sources._helm import is_helm, read_helm
 from kagreport.sources._lmeval import is_lmeval, read_lmeval
 
 if TYPE_CHECKING:
@@ -72,6 +73,12 @@ _FORMATS: dict[str, SourceFormat] = {
         "an lm-evaluation-harness --log_samples output folder (results_*.json, samples_*.jsonl)",
         is_lmeval,
         read_lmeval,
+    ),
+    "helm": SourceFormat(
+        "helm",
+        "a HELM run folder (run_spec.json, per_instance_stats.json) or a suite folder of them",
+        is_helm,
+        read_helm,
     ),
     "promptfoo": SourceFormat(
         "promptfoo",

@@ -1,0 +1,234 @@
+"""kagreport.sources helm: HELM run folders and suite folders."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kagreport._errors import DocumentError, UsageError
+from kagreport.runs import Run, compare_setups, leaderboard
+from kagreport.sources import detect_format, read_run
+from kagreport.sources._helm import is_helm
+
+SUITE = Path(__file__).parent.parent / "data" / "sources" / "helm" / "v1"
+GPT2 = SUITE / "anatomy:subject=anatomy,model=openai_gpt2"
+LLAMA = SUITE / "anatomy:subject=anatomy,model=meta_llama-7b"
+BOOLQ = SUITE / "boolq:model=openai_gpt2"
+ANATOMY = "anatomy:subject=anatomy"
+
+
+@pytest.fixture(scope="module")
+def run() -> Run:
+    return read_run(SUITE)
+
+
+def _json(path: Path) -> Any:
+    return json.loads(path.read_text("utf-8"))
+
+
+def _column(run: Run, name: str) -> np.ndarray[Any, Any]:
+    costs = {"num_prompt_tokens": "input_tokens", "num_output_tokens": "output_tokens"}
+    return run.costs[costs[name]] if name in costs else run.metrics[name]
+
+
+def test_run_folders_suite_folders_and_their_files_are_detected(tmp_path: Path) -> None:
+    for path in (SUITE, GPT2, GPT2 / "run_spec.json", GPT2 / "stats.json"):
+        assert detect_format(path).name == "helm"
+    assert not is_helm(tmp_path)
+    assert not is_helm(tmp_path / "missing")
+    (tmp_path / "run_spec.json").write_text("{}", encoding="utf-8")
+    assert not is_helm(tmp_path)  # no per_instance_stats.json
+    with pytest.raises(UsageError, match="not a run of any format"):
+        detect_format(tmp_path)
+    with pytest.raises(DocumentError, match="no HELM run folder"):
+        read_run(tmp_path, format="helm")
+
+
+@pytest.mark.parametrize("folder", [GPT2, LLAMA])
+def test_helms_own_stats_json_means_are_reproduced_bit_for_bit(folder: Path) -> None:
+    run = read_run(folder)
+    checked = 0
+    fsum_differs = False
+    for stat in _json(folder / "stats.json"):
+        name = stat["name"]
+        perturbation = name.get("perturbation")
+        if name["split"] != "test" or (perturbation or {}).get("computed_on", "perturbed") != (
+            "perturbed"
+        ):
+            continue
+        label = ANATOMY if perturbation is None else f"{ANATOMY} [{perturbation['name']}]"
+        rows = run.dataset == run.dataset_names.index(label)
+        # HELM merges the per-instance Stats in instance order (sum += value), then
+        # divides by the count; with one train trial stats.json stores that mean.
+        values = _column(run, name["name"])[rows].tolist()
+        total = 0.0
+        for value in values:
+            total += value
+        assert total / len(values) == stat["mean"]
+        fsum_differs |= math.fsum(values) / len(values) != stat["mean"]
+        assert stat["count"] == 1
+        checked += 1
+    assert checked == 2 * 6  # 6 stats, unperturbed and typos
+    # The in-order float sum is HELM's; the exactly rounded sum misses llama's
+    # inference_runtime by one ulp.
+    assert fsum_differs == (folder == LLAMA)
+
+
+def test_train_trials_are_averaged_as_helm_averages_them() -> None:
+    run = read_run(BOOLQ)
+    assert run.metadata["runs"][BOOLQ.name]["num_train_trials"] == 2
+    trials = {}
+    for entry in _json(BOOLQ / "per_instance_stats.json"):
+        for stat in entry["stats"]:
+            trials.setdefault(stat["name"]["name"], {}).setdefault(entry["instance_id"], []).append(
+                stat["mean"]
+            )
+    for stat in _json(BOOLQ / "stats.json"):
+        name = stat["name"]["name"]
+        values = _column(run, name)
+        per_instance = [sum(v) / 2 for v in trials[name].values()]
+        assert values.tolist() == per_instance
+        # stats.json: the mean over the 2 trials of the mean over instances; the same
+        # number up to rounding (the sums are taken in another order).
+        assert float(values.mean()) == pytest.approx(stat["mean"], rel=1e-15)
+        assert stat["count"] == 2
+    # exact_match averaged over trials is 0.5 for id8: not a 0/1 `correct`.
+    assert run.metadata["runs"][BOOLQ.name]["correct"] is None
+    assert "correct" not in run.metrics
+    assert (run.outcome == -1).all()
+
+
+def test_items_texts_outcomes_and_costs(run: Run) -> None:
+    assert run.systems == ("meta/llama-7b", "openai/gpt2")
+    assert run.dataset_names == (ANATOMY, f"{ANATOMY} [typos]", "boolq")
+    # The valid-split instance id3 is not an item: HELM evaluates the test split.
+    assert "id3" not in run.question_names
+    assert len(run) == 7 + 7 + 3
+    assert run.metadata["runs"][GPT2.name]["correct"] == "exact_match"
+    assert run.metadata["runs"][GPT2.name]["split"] == "test"
+    assert run.responses is not None
+    assert run.references is not None
+    assert run.errors is not None
+    states = _json(GPT2 / "scenario_state.json")["request_states"]
+    gpt2 = run.systems.index("openai/gpt2")
+    for state in states:
+        instance = state["instance"]
+        if instance["split"] != "test":
+            continue
+        dataset = ANATOMY if "perturbation" not in instance else f"{ANATOMY} [typos]"
+        (row,) = np.flatnonzero(
+            (run.system == gpt2)
+            & (run.dataset == run.dataset_names.index(dataset))
+            & (run.question == run.question_names.index(instance["id"]))
+        )
+        result = state["result"]
+        assert run.costs["generation_secs"][row] == result["request_time"]
+        assert run.errors[row] == result.get("error")
+        if result["success"]:
+            assert run.responses[row] == result["completions"][0]["text"]
+            assert run.outcome[row] == (0 if run.metrics["correct"][row] == 1.0 else 1)
+        else:
+            assert run.responses[row] is None
+            assert run.outcome[row] == 2
+        correct = [r["output"]["text"] for r in instance["references"] if "correct" in r["tags"]]
+        assert run.references[row] == "\n".join(correct)
+    assert int((run.outcome == 2).sum()) == 1  # id14: "Timeout after 30 s"
+
+
+def test_the_run_drives_the_views(run: Run, tmp_path: Path) -> None:
+    expected = {}
+    for system, folder in (("openai/gpt2", GPT2), ("meta/llama-7b", LLAMA)):
+        means = {
+            "perturbation" in s["name"]: s["mean"]
+            for s in _json(folder / "stats.json")
+            if s["name"]["name"] == "exact_match"
+            and s["name"]["split"] == "test"
+            and s["name"].get("perturbation", {}).get("computed_on", "perturbed") == "perturbed"
+        }
+        # 5 unperturbed and 2 typos items; boolq has no 0/1 `correct`.
+        expected[system] = (5 * means[False] + 2 * means[True]) / 7
+    board = leaderboard(run)
+    assert [row.system for row in board] == ["meta/llama-7b", "openai/gpt2"]
+    for row in board:
+        assert row.mean == pytest.approx(expected[row.system], abs=1e-15)
+        assert row.n_defined == 7
+    assert board[1].n_errors == 1
+    (comparison,) = compare_setups(run, baseline="openai/gpt2")
+    assert comparison.candidate == "meta/llama-7b"
+    assert comparison.only_candidate == 0
+    assert comparison.only_baseline == 3  # the boolq items
+    # gpt2 answered " Heart" (id12) and " three" (id13); llama got both right.
+    assert [flip[0] for flip in comparison.flips] == [f"{ANATOMY}/id12", f"{ANATOMY}/id13"]
+    path = tmp_path / "run.json"
+    run.write(path)
+    assert Run.read(path) == run
+    assert read_run(path) == run
+
+
+def _copy(tmp_path: Path) -> Path:
+    target = tmp_path / "v1"
+    shutil.copytree(SUITE, target)
+    return target
+
+
+def test_missing_stats_json_and_scenario_state(tmp_path: Path) -> None:
+    folder = _copy(tmp_path) / GPT2.name
+    (folder / "stats.json").unlink()
+    run = read_run(folder)
+    assert run.metadata["runs"][GPT2.name]["stats_json"] is False
+    assert len(run) == 7
+    (folder / "scenario_state.json").unlink()
+    bare = read_run(folder)
+    assert bare.responses is None
+    assert bare.errors is None
+    assert "generation_secs" not in bare.costs
+    assert np.array_equal(bare.metrics["correct"], run.metrics["correct"])
+    # Without the requests the failed request is not known: its outcome is incorrect.
+    assert int((bare.outcome == 2).sum()) == 0
+
+
+def test_malformed_files_are_one_line_each(tmp_path: Path) -> None:
+    folder = _copy(tmp_path) / GPT2.name
+    stats_file = folder / "per_instance_stats.json"
+    entries = _json(stats_file)
+
+    stats_file.write_text(json.dumps(entries)[:200], encoding="utf-8")
+    with pytest.raises(DocumentError, match=r"per_instance_stats\.json: not valid JSON") as e:
+        read_run(folder)
+    assert "\n" not in str(e.value)
+
+    broken = [dict(entries[0], train_trial_index="zero"), *entries[1:]]
+    stats_file.write_text(json.dumps(broken), encoding="utf-8")
+    with pytest.raises(
+        DocumentError, match=r"per_instance_stats\.json: .* at `\$\[0\]\.train_trial_index`"
+    ):
+        read_run(folder)
+
+    stats_file.write_text(json.dumps([entries[0], *entries]), encoding="utf-8")
+    with pytest.raises(DocumentError, match="instance_id 'id11' train_trial_index 0 appears twice"):
+        read_run(folder)
+
+    stats_file.write_text(json.dumps(entries), encoding="utf-8")
+    (folder / "run_spec.json").write_text('{"name": "x", "adapter_spec": []}', encoding="utf-8")
+    with pytest.raises(DocumentError, match=r"run_spec\.json: .*\$\.adapter_spec"):
+        read_run(folder)
+
+
+def test_two_runs_of_one_model_on_one_dataset_are_two_systems(tmp_path: Path) -> None:
+    suite = _copy(tmp_path)
+    # Another deployment of the same model: the same dataset once the model arguments go.
+    again = suite / "anatomy:subject=anatomy,model=openai_gpt2,model_deployment=openai_gpt2"
+    shutil.copytree(suite / GPT2.name, again)
+    spec = _json(again / "run_spec.json")
+    spec["name"] = again.name
+    (again / "run_spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    run = read_run(suite)
+    assert run.systems == ("meta/llama-7b", "openai/gpt2", f"openai/gpt2 [{again.name}]")
+    assert run.metadata["runs"][again.name]["dataset"] == ANATOMY
+    assert len(run) == 7 + 7 + 7 + 3
