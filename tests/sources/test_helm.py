@@ -232,3 +232,26 @@ def test_two_runs_of_one_model_on_one_dataset_are_two_systems(tmp_path: Path) ->
     assert run.systems == ("meta/llama-7b", "openai/gpt2", f"openai/gpt2 [{again.name}]")
     assert run.metadata["runs"][again.name]["dataset"] == ANATOMY
     assert len(run) == 7 + 7 + 7 + 3
+
+
+def test_a_stat_helm_dropped_is_nan_and_a_valid_only_run_reads_valid(tmp_path: Path) -> None:
+    folder = _copy(tmp_path) / GPT2.name
+    stats_file = folder / "per_instance_stats.json"
+    entries = _json(stats_file)
+    # HELM drops NaN stats from the file (runner.remove_per_instance_stats_nans).
+    entries[0]["stats"] = [s for s in entries[0]["stats"] if s["name"]["name"] != "exact_match"]
+    stats_file.write_text(json.dumps(entries), encoding="utf-8")
+    run = read_run(folder)
+    (row,) = np.flatnonzero(
+        (run.question == run.question_names.index("id11"))
+        & (run.dataset == run.dataset_names.index(ANATOMY))
+    )
+    assert np.isnan(run.metrics["correct"][row])
+    assert run.outcome[row] == -1
+    valid = [e for e in entries if e["instance_id"] == "id3"]
+    stats_file.write_text(json.dumps(valid), encoding="utf-8")
+    run = read_run(folder)
+    assert run.metadata["runs"][GPT2.name]["split"] == "valid"
+    assert run.question_names == ("id3",)
+    assert run.responses == (" skull",)
+    assert run.metrics["correct"].tolist() == [1.0]

@@ -15,8 +15,10 @@ name without its ``model=``/``model_deployment=`` arguments, so runs of one scen
 the same arguments pair across models; the question is the ``instance_id``. Only the split
 HELM evaluates (``test``, else ``valid``) is read. A perturbed instance is its own item of
 the dataset ``"<dataset> [<perturbation name>]"``. With several train trials each metric is
-the mean over the instance's trials. A stat's value is its ``mean`` (``sum / count``); a
-stat HELM dropped (a NaN) is NaN. ``num_prompt_tokens``/``num_output_tokens`` become the
+the mean over the instance's trials. A stat's value is its ``mean`` (``sum / count``; HELM's
+aggregate weights an instance by its stat's ``count``, 1 for the usual per-instance stats); a
+stat HELM dropped (a NaN) is NaN. Two perturbations of one name in a run are told apart by
+their fields. ``num_prompt_tokens``/``num_output_tokens`` become the
 costs ``input_tokens``/``output_tokens`` and the summed ``request_time`` of the item's
 requests ``generation_secs``. ``correct`` is the first of :data:`MAIN_METRICS` a run
 records with 0/1 values; the outcome is ``error`` when a request of the item failed.

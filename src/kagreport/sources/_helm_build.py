@@ -123,7 +123,12 @@ def build_run(runs: list[HelmRun]) -> Run:
     rows: list[dict[str, float]] = []
     kept: list[Item] = []
     outcome: list[int] = []
-    metadata: dict[str, Any] = {"tool": "helm", "convention": _CONVENTION, "runs": {}}
+    metadata: dict[str, Any] = {
+        "tool": "helm",
+        "convention": _CONVENTION,
+        "correct_from": list(MAIN_METRICS),
+        "runs": {},
+    }
     for run, system in zip(runs, system_names, strict=True):
         labels = _perturbation_labels(run)
         values = [item.metrics() for item in run.items]
