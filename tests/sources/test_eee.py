@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import kagreport
@@ -91,6 +92,41 @@ def test_a_kag_run_round_trips(kag_run: Run, kag_eee: Path) -> None:
     # Retrieval costs travel exactly, in the lines' performance.additional_details.
     assert {"retrieval_secs", "vertices", "context_bytes"} <= set(back.costs)
     assert Run.loads(back.dumps()) == back
+    assert back.metadata["written_from"] == dict(kag_run.metadata)
+
+
+def test_undefined_scores_and_unknown_outcomes_round_trip(tmp_path: Path) -> None:
+    nan = math.nan
+    run = Run(
+        kind="answers",
+        systems=("b", "org/a"),
+        dataset_names=("", "d"),
+        question_names=("q1", "q2"),
+        system=np.array([0, 0, 1], dtype=np.int32),
+        dataset=np.array([0, 1, 1], dtype=np.int32),
+        question=np.array([0, 1, 0], dtype=np.int32),
+        outcome=np.array([-1, 2, 0], dtype=np.int8),
+        metrics={"score": np.array([nan, nan, 0.25]), "f1": np.array([nan, 0.5, nan])},
+        costs={"cost_usd": np.array([0.001, nan, nan]), "input_tokens": np.array([nan, 3, 4])},
+        responses=("x", None, ""),
+        errors=(None, "boom", None),
+    )
+    folder = write_eee(run, tmp_path / "out.eee")
+    _same_run(read_run(folder), run)
+    assert _validate(folder) == 2
+    empty = Run(
+        kind="answers",
+        systems=("s",),
+        dataset_names=("",),
+        question_names=("q",),
+        system=np.zeros(1, dtype=np.int32),
+        dataset=np.zeros(1, dtype=np.int32),
+        question=np.zeros(1, dtype=np.int32),
+        outcome=np.zeros(1, dtype=np.int8),
+        metrics={},
+    )
+    with pytest.raises(UsageError, match="without metrics"):
+        write_eee(empty, tmp_path / "empty.eee")
 
 
 def test_aggregate_scores_are_the_runs_means(kag_run: Run, kag_eee: Path) -> None:
@@ -111,22 +147,27 @@ def test_aggregate_scores_are_the_runs_means(kag_run: Run, kag_eee: Path) -> Non
     assert seen == set(sums)
 
 
-def test_what_is_written_is_valid_eee(kag_eee: Path, tmp_path: Path) -> None:
+def _validate(*folders: Path) -> int:
+    """Check every aggregate and sample line in ``folders`` against EEE's schemas."""
     jsonschema = pytest.importorskip("jsonschema")
     aggregate_schema, line_schema = (
         jsonschema.Draft7Validator(json.loads((SCHEMAS / name).read_text(encoding="utf-8")))
         for name in ("eval.schema.json", "instance_level_eval.schema.json")
     )
-    lm_eval = write_eee(read_run(DATA / "lm-eval"), tmp_path / "lm.eee", timestamp=1)
     checked = 0
-    for folder in (kag_eee, lm_eval):
+    for folder in folders:
         for aggregate, lines in _aggregates(folder):
             aggregate_schema.validate(aggregate)
             for line in lines:
                 line_schema.validate(line)
                 assert line["evaluation_id"] == aggregate["evaluation_id"]
             checked += 1
-    assert checked == 6 + 2
+    return checked
+
+
+def test_what_is_written_is_valid_eee(kag_eee: Path, tmp_path: Path) -> None:
+    lm_eval = write_eee(read_run(DATA / "lm-eval"), tmp_path / "lm.eee", timestamp=1)
+    assert _validate(kag_eee, lm_eval) == 6 + 2
 
 
 @pytest.mark.parametrize(
@@ -306,6 +347,8 @@ def test_malformed_files_are_one_line_each(tmp_path: Path) -> None:
     unknown_result = _lines()
     unknown_result[3]["evaluation_result_id"] = "toy-bleu"
     twice = [*_lines(), _lines()[0]]
+    older = _aggregate(schema_version="0.2.0")
+    del older["eval_library"]
     cases: list[tuple[str, dict[str, Any], list[dict[str, Any]] | None, str, str]] = [
         ("no-id", no_id, _lines(), ".json", "model_info"),
         ("score", _aggregate(), bad_score, f"{samples}:2", "evaluation.score"),
@@ -314,6 +357,8 @@ def test_malformed_files_are_one_line_each(tmp_path: Path) -> None:
         ("twice", _aggregate(), twice, f"{samples}:5", "'q1' of 'toy' is scored"),
         ("rows", _aggregate(), _lines()[:3], ".json", "total_rows is 4"),
         ("old", _aggregate(schema_version="0.2.2"), _lines(), ".json", "'0.2.2' is not 0.3"),
+        # A 0.2 aggregate lacks eval_library: the version is what is named, not the field.
+        ("older", older, _lines(), ".json", "'0.2.0' is not 0.3"),
     ]
     old_line = _lines()
     old_line[0]["schema_version"] = "1.0"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kagreport.sources._compare import compare_files, join_runs
 from kagreport.sources._convert import TARGETS, convert_run
-from kagreport.sources._eee import write_eee
+from kagreport.sources._eee_write import write_eee
 from kagreport.sources._registry import FORMATS, SourceFormat, detect_format, read_run
 
 __all__ = [

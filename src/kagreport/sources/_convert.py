@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kagreport._errors import UsageError
-from kagreport.sources._eee import check_output, write_eee
+from kagreport.sources._eee_write import check_output, write_eee
 from kagreport.sources._registry import read_run
 
 if TYPE_CHECKING:

@@ -21,17 +21,27 @@ import msgspec
 from kagreport._errors import DocumentError
 
 __all__ = [
+    "OUTCOMES",
     "SCHEMA_VERSION",
+    "TEXTS",
     "Aggregate",
     "Instance",
     "check_version",
     "decode",
+    "decode_checked",
     "instance_file",
 ]
 
+#: Run.outcome labels by code (kagreport.runs.OUTCOMES), and the Run's text columns.
+OUTCOMES = ("correct", "incorrect", "error")
+TEXTS = ("responses", "references", "errors")
 #: The schema version kagreport writes; it reads any 0.3.x.
 SCHEMA_VERSION = "0.3.0"
 _VERSION = re.compile(r"0\.3(\.\d+)?")
+
+
+class Versioned(msgspec.Struct):
+    schema_version: str
 
 
 class ModelInfo(msgspec.Struct):
@@ -133,6 +143,13 @@ def decode(data: bytes, kind: type[Any], where: str) -> Any:
         raise DocumentError(f"{where}: {exc}") from None
     except msgspec.DecodeError as exc:
         raise DocumentError(f"{where}: not valid JSON ({exc})") from None
+
+
+def decode_checked(data: bytes, kind: type[Any], where: str) -> Any:
+    """:func:`decode`, after refusing a schema version other than 0.3.x (whose fields
+    may differ) in one line."""
+    check_version(decode(data, Versioned, where).schema_version, where)
+    return decode(data, kind, where)
 
 
 def check_version(version: str, where: str) -> None:
