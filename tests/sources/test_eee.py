@@ -315,6 +315,24 @@ def test_a_folder_of_aggregates_is_one_system_each(tmp_path: Path) -> None:
     assert len(run) == 4
 
 
+def test_agentic_lines_and_a_file_path_elsewhere(tmp_path: Path) -> None:
+    aggregate = _aggregate()
+    aggregate["detailed_evaluation_results"]["file_path"] = "data/x/y/z/other_samples.jsonl"
+    lines = _lines()
+    lines[0].update(
+        interaction_type="agentic",
+        output=None,
+        messages=[
+            {"turn_idx": 0, "role": "user", "content": "go"},
+            {"turn_idx": 1, "role": "assistant", "content": "first"},
+            {"turn_idx": 2, "role": "tool", "content": "42"},
+            {"turn_idx": 3, "role": "assistant", "content": "final 42"},
+        ],
+    )
+    run = read_run(_write(tmp_path, aggregate, lines))  # the <uuid>_samples.jsonl beside it
+    assert run.responses == ("final 42", None)
+
+
 def test_lines_without_a_result_id_take_the_evaluations_metric(tmp_path: Path) -> None:
     aggregate = _aggregate()
     aggregate["evaluation_results"] = aggregate["evaluation_results"][:1]

@@ -10,7 +10,8 @@ the evaluation's name), holding ``evaluation.score``; ``correct`` is ``is_correc
 item's first line, and the outcome ``error`` when ``error`` is set. Costs: ``input_tokens``
 and ``output_tokens`` from ``token_usage``, ``generation_secs`` from
 ``performance.generation_time_ms`` (else ``latency_ms``) / 1000. The response is the first
-``output.raw``, the reference ``input.reference`` joined by newlines.
+``output.raw`` (multi-turn and agentic lines: the last assistant message), the reference
+``input.reference`` joined by newlines.
 
 :func:`kagreport.sources._eee_write.write_eee` writes runs that read back whole.
 """
@@ -109,9 +110,8 @@ class _Reader:
             )
             if "kagreport_metrics" not in hints:
                 self.metrics.setdefault("correct", {})[row] = float(line.evaluation.is_correct)
-        output = line.output.raw if line.output is not None else []
         reference = line.input.reference
-        self.texts["responses"].append(output[0] if output else None)
+        self.texts["responses"].append(line.response)
         self.texts["references"].append("\n".join(reference) if reference else None)
         self.texts["errors"].append(line.error)
         for name, value in _costs(line, hints).items():

@@ -102,6 +102,11 @@ class Output(msgspec.Struct):
     raw: list[str]
 
 
+class Message(msgspec.Struct):
+    role: str
+    content: str | None = None
+
+
 class Evaluation(msgspec.Struct):
     score: float
     is_correct: bool
@@ -133,6 +138,15 @@ class Instance(msgspec.Struct):
     performance: Performance | None = None
     error: str | None = None
     metadata: dict[str, str] | None = None
+    messages: list[Message] | None = None
+
+    @property
+    def response(self) -> str | None:
+        """The first ``output.raw``, else (multi-turn, agentic) the last assistant turn."""
+        if self.output is not None:
+            return self.output.raw[0] if self.output.raw else None
+        said = [m.content for m in self.messages or () if m.role == "assistant"]
+        return said[-1] if said else None
 
 
 def decode(data: bytes, kind: type[Any], where: str) -> Any:
@@ -164,7 +178,8 @@ def instance_file(aggregate: Aggregate, path: Path) -> Path:
     """The instance-level JSONL of the aggregate at ``path``.
 
     The companion lives beside the aggregate (EEE keeps both in one folder), named by the
-    last part of ``detailed_evaluation_results.file_path``, else ``<stem>_samples.jsonl``.
+    last part of ``detailed_evaluation_results.file_path``, else (absent, or no such file)
+    ``<stem>_samples.jsonl``.
 
     Raises
     ------
@@ -172,14 +187,15 @@ def instance_file(aggregate: Aggregate, path: Path) -> Path:
         If the aggregate has no instance-level file: a run needs per-sample rows.
     """
     detailed = aggregate.detailed_evaluation_results
-    name = f"{path.stem}_samples.jsonl"
+    sibling = path.with_name(f"{path.stem}_samples.jsonl")
+    found = sibling
     if detailed is not None:
         if detailed.format != "jsonl":
             raise DocumentError(
                 f"{path}: detailed_evaluation_results.format is {detailed.format!r}, not 'jsonl'"
             )
-        name = detailed.file_path.replace("\\", "/").rsplit("/", 1)[-1]
-    found = path.with_name(name)
+        named = path.with_name(detailed.file_path.replace("\\", "/").rsplit("/", 1)[-1])
+        found = named if named.is_file() or not sibling.is_file() else sibling
     if not found.is_file():
         raise DocumentError(
             f"{path}: detailed_evaluation_results: no instance-level file {found.name} beside "
