@@ -185,6 +185,11 @@ CASES: list[tuple[list[str], int, str]] = [
     (["convert", "{bad_run}", "-o", "{root}/o.txt"], 2, "o.txt"),
     (["convert", "{bad_run}", "-o", "{bad_run}"], 2, "{bad_run}"),
     (["convert", "{bad_run}", "--from", "nope", "-o", "{root}/o.json"], 2, "'nope'"),
+    (["convert", "{bad_run}", "--to", "xml", "-o", "{root}/o.json"], 2, "'xml'"),
+    (["convert", "{bad_run}", "--to", "eee", "-o", "{root}/o.eee"], 1, "{bad_run}"),
+    (["convert", "{bad_run}", "-o", "{root}/o.eee"], 1, "{bad_run}"),
+    (["convert", "{bad_run}", "--to", "eee", "-o", "{datasets}"], 2, "{datasets}"),
+    (["convert", "{bad_run}", "--to", "eee", "-o", "{bad_run}"], 2, "{bad_run}"),
     # evaluate: the judges file
     (["evaluate", "--judges", "{missing_toml}", "--items", "{items}", "-o", "{root}/o.json"],
      1, "{missing_toml}"),

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from kagreport.sources import FORMATS, convert_run
+from kagreport.sources import FORMATS, TARGETS, convert_run
 
 __all__ = ["add_parser", "run_convert"]
 
@@ -15,20 +15,34 @@ def add_parser(commands: Any, verbosity: argparse.ArgumentParser) -> None:
     convert = commands.add_parser(
         "convert",
         parents=[verbosity],
-        help="read another tool's run and write it as a kagreport.run document",
+        help="read another tool's run and write it as a kagreport.run document or EEE files",
         description="Read a run (its format detected from the path, or --from) and write "
-        "it as a kagreport.run JSON document that every view and `site build` reads.",
+        "it as a kagreport.run JSON document that every view and `site build` reads, or "
+        "(--to eee, or an output named *.eee) as an Every Eval Ever 0.3 folder: per "
+        "system an aggregate data/<collection>/<developer>/<model>/<uuid>.json and its "
+        "<uuid>_samples.jsonl.",
     )
     convert.add_argument("path", metavar="PATH", help="the run's file or folder")
-    convert.add_argument("-o", "--output", required=True, help="the document to write (.json)")
+    convert.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        help="the document to write (.json), or the EEE folder to write",
+    )
     convert.add_argument(
         "--from", dest="source_format", choices=tuple(FORMATS), help="the input format"
+    )
+    convert.add_argument(
+        "--to",
+        dest="target_format",
+        choices=TARGETS,
+        help="the output format (default: eee when OUTPUT ends in .eee, else kagreport)",
     )
     convert.set_defaults(parser=convert)
 
 
 def run_convert(args: argparse.Namespace, level: int) -> int:
-    run = convert_run(args.path, args.output, format=args.source_format)
+    run = convert_run(args.path, args.output, format=args.source_format, to=args.target_format)
     sys.stdout.write(
         f"{len(run.systems)} system(s), {len(run):,} row(s) written to {args.output}\n"
     )

@@ -1,4 +1,4 @@
-"""Converting a run of another tool into a kagreport.run document."""
+"""Converting a run of another tool into a kagreport.run document or Every Eval Ever files."""
 
 from __future__ import annotations
 
@@ -7,29 +7,49 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kagreport._errors import UsageError
+from kagreport.sources._eee_write import check_output, write_eee
 from kagreport.sources._registry import read_run
 
 if TYPE_CHECKING:
     from kagreport.runs import Run
 
-__all__ = ["convert_run"]
+__all__ = ["TARGETS", "convert_run"]
+
+#: Output formats: a kagreport.run document (``.json``) or an EEE 0.3 folder.
+TARGETS = ("kagreport", "eee")
+
+
+def output_format(output: str | os.PathLike[str], to: str | None) -> str:
+    """``to``, else ``"eee"`` when the output's name ends in ``.eee``, else ``"kagreport"``."""
+    if to is None:
+        return "eee" if Path(output).name.endswith(".eee") else "kagreport"
+    if to not in TARGETS:
+        raise UsageError(f"unknown output format {to!r}; formats: {', '.join(TARGETS)}")
+    return to
 
 
 def convert_run(
-    path: str | os.PathLike[str], output: str | os.PathLike[str], format: str | None = None
+    path: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    format: str | None = None,
+    to: str | None = None,
 ) -> Run:
-    """Read the run at ``path`` (:func:`read_run`) and write it as a ``kagreport.run`` document.
+    """Read the run at ``path`` (:func:`read_run`) and write it as a ``kagreport.run``
+    document or as Every Eval Ever 0.3 files (:func:`write_eee`, a folder).
 
-    The document is written atomically (a crash leaves any old ``output`` whole).
+    Either is written atomically (a crash leaves any old ``output`` whole).
 
     Parameters
     ----------
     path : str or path-like
         The run's file or folder.
     output : str or path-like
-        The document to write; its name must end in ``.json``.
+        The document to write (its name ends in ``.json``), or the EEE folder.
     format : str, optional
         The input format (:data:`FORMATS`); detected when omitted.
+    to : {"kagreport", "eee"}, optional
+        The output format; ``"eee"`` when ``output``'s name ends in ``.eee``, else
+        ``"kagreport"``.
 
     Returns
     -------
@@ -39,21 +59,30 @@ def convert_run(
     Raises
     ------
     UsageError
-        If ``output`` does not end in ``.json``, is a folder, or is the input itself (or a
-        file inside an input folder); raised before anything is read.
+        For an unknown ``to``; if a kagreport ``output`` does not end in ``.json`` or is a
+        folder; if ``output`` is the input itself, inside an input folder, or (EEE) a
+        folder holding the input; raised before anything is read.
     KagreportError
         As :func:`read_run`.
     """
     source, target = Path(path), Path(output)
-    if target.suffix != ".json":
-        raise UsageError(f"{target}: a run document's name ends in .json")
-    if target.is_dir():
+    eee = output_format(target, to) == "eee"
+    if not eee and target.suffix != ".json":
+        raise UsageError(f"{target}: a run document's name ends in .json (or use --to eee)")
+    if not eee and target.is_dir():
         raise UsageError(f"{target} is a folder, not a file to write")
     resolved, inside = target.resolve(), source.resolve()
     if resolved == inside or (source.is_dir() and inside in resolved.parents):
         raise UsageError(f"{target} is the run being read ({source}): choose another output")
     if target.exists() and source.exists() and os.path.samefile(target, source):
         raise UsageError(f"{target} is the run being read ({source}): choose another output")
+    if eee and resolved in inside.parents:
+        raise UsageError(f"{target} holds the run being read ({source}): choose another output")
+    if eee:
+        check_output(target)
     run = read_run(source, format=format)
-    run.write(target)
+    if eee:
+        write_eee(run, target)
+    else:
+        run.write(target)
     return run

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from kagreport._errors import UsageError
 from kagreport.sources import _openai_evals, _promptfoo
+from kagreport.sources._eee import is_eee, read_eee
 from kagreport.sources._helm import is_helm, read_helm
 from kagreport.sources._lmeval import is_lmeval, read_lmeval
 
@@ -91,6 +92,13 @@ _FORMATS: dict[str, SourceFormat] = {
         "an OpenAI evals record log (oaieval --record_path, JSON lines)",
         _openai_evals.is_openai_evals,
         _openai_evals.read_openai_evals,
+    ),
+    "eee": SourceFormat(
+        "eee",
+        "Every Eval Ever schema 0.3: aggregate <uuid>.json with its <uuid>_samples.jsonl, "
+        "or a folder of them",
+        is_eee,
+        read_eee,
     ),
 }
 #: The formats by name, in the order :func:`detect_format` tries them.

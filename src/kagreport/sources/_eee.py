@@ -1,0 +1,289 @@
+"""Every Eval Ever (EEE) schema 0.3 files, read and written (format name ``"eee"``).
+
+Reading (:func:`read_eee`): an aggregate ``<uuid>.json`` or a folder of them (searched up
+to four levels down, as in an EEE datastore's ``data/<collection>/<developer>/<model>/``);
+each needs its instance-level ``<uuid>_samples.jsonl`` beside it. One system per
+``model_info.id`` (aggregates of one model join); one item per (instance
+``evaluation_name``, ``sample_id``); one metric per aggregate result the instance lines
+point to (``evaluation_result_id``), named by its ``metric_id`` (else ``metric_name``, else
+the evaluation's name), holding ``evaluation.score``; ``correct`` is ``is_correct`` of the
+item's first line, and the outcome ``error`` when ``error`` is set. Costs: ``input_tokens``
+and ``output_tokens`` from ``token_usage``, ``generation_secs`` from
+``performance.generation_time_ms`` (else ``latency_ms``) / 1000. The response is the first
+``output.raw`` (multi-turn and agentic lines: the last assistant message), the reference
+``input.reference`` joined by newlines.
+
+:func:`kagreport.sources._eee_write.write_eee` writes runs that read back whole.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kagreport._errors import DocumentError
+from kagreport.sources._eee_schema import (
+    OUTCOMES,
+    SCHEMA_VERSION,
+    TEXTS,
+    Aggregate,
+    EvaluationResult,
+    Instance,
+    decode_checked,
+    instance_file,
+)
+
+if TYPE_CHECKING:
+    from kagreport.runs import Run
+
+__all__ = ["is_eee", "read_eee"]
+
+_DEPTHS = ("*.json", "*/*.json", "*/*/*.json", "*/*/*/*.json", "*/*/*/*/*.json")
+_HEAD = (re.compile(rb'"schema_version"\s*:\s*"'), re.compile(rb'"evaluation_id"\s*:\s*"'))
+
+
+def _looks_like_aggregate(path: Path) -> bool:
+    if path.suffix != ".json" or path.name.startswith("."):
+        return False
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    # Field names followed by string values: the schema file itself names them too.
+    return all(pattern.search(head) for pattern in _HEAD)
+
+
+def _aggregates(path: Path, limit: int | None = None) -> list[Path]:
+    if path.is_file():
+        return [path] if _looks_like_aggregate(path) else []
+    found: list[Path] = []
+    looked = 0
+    for pattern in _DEPTHS:
+        # Detection (a limit) looks at the first files met; reading takes all, sorted.
+        files = path.glob(pattern) if limit is not None else sorted(path.glob(pattern))
+        for file in files:
+            looked += 1
+            if limit is not None and looked > limit:
+                return found
+            if file.is_file() and _looks_like_aggregate(file):
+                found.append(file)
+                if limit is not None:
+                    return found
+    return found
+
+
+def is_eee(path: Path) -> bool:
+    """Whether ``path`` is an EEE aggregate file, or a folder holding one (a few KB read)."""
+    try:
+        return bool(_aggregates(path, limit=50))
+    except OSError:
+        return False
+
+
+class _Reader:
+    """Rows gathered across aggregates: one per (system, dataset, question)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, str, str], int] = {}
+        self.outcome: list[int] = []
+        self.metrics: dict[str, dict[int, float]] = {}
+        self.costs: dict[str, dict[int, float]] = {}
+        self.texts: dict[str, list[str | None]] = {name: [] for name in TEXTS}
+
+    def row(self, key: tuple[str, str, str], line: Instance, hints: dict[str, Any]) -> int:
+        if key in self.rows:
+            return self.rows[key]
+        row = self.rows[key] = len(self.outcome)
+        meta = line.metadata or {}
+        outcome = meta.get("kagreport_outcome")
+        if outcome is not None and "kagreport_metrics" in hints:
+            self.outcome.append(OUTCOMES.index(outcome) if outcome in OUTCOMES else -1)
+        else:
+            self.outcome.append(
+                2 if line.error is not None else int(not line.evaluation.is_correct)
+            )
+            if "kagreport_metrics" not in hints:
+                self.metrics.setdefault("correct", {})[row] = float(line.evaluation.is_correct)
+        reference = line.input.reference
+        self.texts["responses"].append(line.response)
+        self.texts["references"].append("\n".join(reference) if reference else None)
+        self.texts["errors"].append(line.error)
+        for name, value in _costs(line, hints).items():
+            self.costs.setdefault(name, {})[row] = value
+        return row
+
+
+def _costs(line: Instance, hints: dict[str, Any]) -> dict[str, float]:
+    details = (line.performance.additional_details if line.performance else None) or {}
+    if "kagreport_costs" in hints:  # written by kagreport: the exact values
+        found = {}
+        for name in hints["kagreport_costs"]:
+            if name in details:
+                try:
+                    found[name] = float(details[name])
+                except ValueError:
+                    raise DocumentError(
+                        f"sample {line.sample_id}: performance.additional_details.{name} "
+                        f"is {details[name]!r}, not a number"
+                    ) from None
+        return found
+    costs: dict[str, float] = {}
+    if line.token_usage is not None:
+        costs["input_tokens"] = float(line.token_usage.input_tokens)
+        costs["output_tokens"] = float(line.token_usage.output_tokens)
+    if line.performance is not None:
+        ms = line.performance.generation_time_ms
+        ms = ms if ms is not None else line.performance.latency_ms
+        if ms is not None:
+            costs["generation_secs"] = ms / 1000
+    return costs
+
+
+def _hints(aggregate: Aggregate, where: Path) -> dict[str, Any]:
+    details = aggregate.eval_library.additional_details or {}
+    hints: dict[str, Any] = {}
+    for key, value in details.items():
+        if key.startswith("kagreport_"):
+            try:
+                hints[key] = json.loads(value)
+            except ValueError:
+                raise DocumentError(
+                    f"{where}: eval_library.additional_details.{key} is not JSON text"
+                ) from None
+    return hints
+
+
+def _metric_of(line: Instance, results: list[EvaluationResult], where: str) -> str:
+    if line.evaluation_result_id is not None:
+        for result in results:
+            if result.evaluation_result_id == line.evaluation_result_id:
+                return result.metric
+        raise DocumentError(
+            f"{where}: evaluation_result_id {line.evaluation_result_id!r} is not an "
+            "evaluation_results[].evaluation_result_id of its aggregate"
+        )
+    named = [r for r in results if r.evaluation_name == line.evaluation_name]
+    return named[0].metric if len(named) == 1 else "score"
+
+
+def _read_one(path: Path, reader: _Reader, ranks: dict[str, Any]) -> dict[str, Any]:
+    aggregate: Aggregate = decode_checked(_read(path), Aggregate, str(path))
+    samples = instance_file(aggregate, path)
+    hints = _hints(aggregate, path)
+    system = aggregate.model_info.id
+    ranks.setdefault(system, hints.get("kagreport_rank", len(ranks)))
+    count = 0
+    for number, text in enumerate(_read(samples).splitlines(), 1):
+        if not text.strip():
+            continue
+        where = f"{samples}:{number}"
+        line: Instance = decode_checked(text, Instance, where)
+        if line.evaluation_id != aggregate.evaluation_id:
+            raise DocumentError(
+                f"{where}: evaluation_id {line.evaluation_id!r} is not its aggregate's "
+                f"({aggregate.evaluation_id!r})"
+            )
+        metric = _metric_of(line, aggregate.evaluation_results, where)
+        try:
+            row = reader.row((system, line.evaluation_name, line.sample_id), line, hints)
+        except DocumentError as exc:
+            raise DocumentError(f"{where}: {exc}") from None
+        values = reader.metrics.setdefault(metric, {})
+        if row in values and not (metric == "correct" and "kagreport_metrics" not in hints):
+            raise DocumentError(
+                f"{where}: sample_id {line.sample_id!r} of {line.evaluation_name!r} is "
+                f"scored for {metric!r} twice (model {system!r})"
+            )
+        undefined = (line.metadata or {}).get("kagreport_score") == "undefined"
+        values[row] = math.nan if undefined else line.evaluation.score
+        count += 1
+    detailed = aggregate.detailed_evaluation_results
+    if detailed is not None and detailed.total_rows is not None and detailed.total_rows != count:
+        raise DocumentError(
+            f"{path}: detailed_evaluation_results.total_rows is {detailed.total_rows}, "
+            f"but {samples.name} holds {count} lines"
+        )
+    return {
+        "aggregate": str(path),
+        "evaluation_id": aggregate.evaluation_id,
+        "model": system,
+        "eval_library": f"{aggregate.eval_library.name} {aggregate.eval_library.version}",
+        "hints": hints,
+    }
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise DocumentError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def read_eee(path: Path) -> Run:
+    """Read EEE aggregate(s) and their instance-level JSONL into a :class:`Run`.
+
+    Parameters
+    ----------
+    path : Path
+        An aggregate ``.json`` or a folder of them (up to four levels down).
+
+    Raises
+    ------
+    DocumentError
+        One line naming the file (and line) and the field: a schema version other than
+        0.3.x, a missing instance-level file, a malformed line, an instance whose
+        ``evaluation_id`` or ``evaluation_result_id`` does not match its aggregate, a
+        sample scored twice for one metric, a ``total_rows`` that disagrees.
+    """
+    from kagreport.runs import Run
+
+    files = _aggregates(path)
+    if not files:
+        raise DocumentError(f"{path}: no EEE aggregate file (*.json with schema_version)")
+    reader, ranks = _Reader(), dict[str, Any]()
+    sources = [_read_one(file, reader, ranks) for file in files]
+    hints = sources[0]["hints"]
+    written = {"written_from": hints["kagreport_metadata"]} if "kagreport_metadata" in hints else {}
+    systems = tuple(sorted(ranks, key=lambda s: (ranks[s], s)))
+    keys = list(reader.rows)
+    datasets = tuple(dict.fromkeys(k[1] for k in keys))
+    questions = tuple(dict.fromkeys(k[2] for k in keys))
+    n = len(keys)
+    wanted = hints.get("kagreport_metrics", list(reader.metrics))
+    texts = hints.get("kagreport_texts", list(TEXTS))
+    costs = hints.get("kagreport_costs", sorted(reader.costs))
+
+    def column(values: dict[int, float]) -> np.ndarray[Any, np.dtype[np.float64]]:
+        out = np.full(n, math.nan)
+        out[list(values)] = list(values.values())
+        return out
+
+    return Run(
+        kind=str(hints.get("kagreport_kind", "answers")),
+        systems=systems,
+        dataset_names=datasets,
+        question_names=questions,
+        system=np.array([systems.index(k[0]) for k in keys], dtype=np.int32),
+        dataset=np.array([datasets.index(k[1]) for k in keys], dtype=np.int32),
+        question=np.array([questions.index(k[2]) for k in keys], dtype=np.int32),
+        outcome=np.array(reader.outcome, dtype=np.int8),
+        metrics={m: column(reader.metrics.get(m, {})) for m in wanted},
+        costs={c: column(reader.costs.get(c, {})) for c in costs},
+        responses=tuple(reader.texts["responses"]) if "responses" in texts else None,
+        references=tuple(reader.texts["references"]) if "references" in texts else None,
+        errors=tuple(reader.texts["errors"]) if "errors" in texts else None,
+        metadata={
+            "tool": "every_eval_ever",
+            "schema_version": SCHEMA_VERSION,
+            "aggregates": [{k: v for k, v in s.items() if k != "hints"} for s in sources],
+            "convention": "correct is is_correct of each sample's first line; "
+            "aggregate scores are not re-read (the per-sample lines are)",
+            **written,
+        },
+    )
