@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from kagreport._errors import UsageError
-from kagreport.sources import _openai_evals, _promptfoo
+from kagreport.sources import _inspect, _openai_evals, _promptfoo
 from kagreport.sources._lmeval import is_lmeval, read_lmeval
 
 if TYPE_CHECKING:
@@ -84,6 +84,12 @@ _FORMATS: dict[str, SourceFormat] = {
         "an OpenAI evals record log (oaieval --record_path, JSON lines)",
         _openai_evals.is_openai_evals,
         _openai_evals.read_openai_evals,
+    ),
+    "inspect": SourceFormat(
+        "inspect",
+        "Inspect AI eval logs (.eval or .json, log format 2), or a folder of them",
+        _inspect.is_inspect,
+        _inspect.read_inspect,
     ),
 }
 #: The formats by name, in the order :func:`detect_format` tries them.
