@@ -50,7 +50,7 @@ def test_a_folder_of_logs_is_one_system_per_log(run: Run) -> None:
     models = tuple(_header(p)["eval"]["model"] for p in LOGS)
     assert run.systems == models
     assert run.dataset_names == ("popularity", "inspect_evals/mmlu_0_shot")
-    assert len(run) == 10 + 1 + 1 + 1
+    assert len(run) == 10 + 1 + 1 + 2 + 1
     assert run.metadata["tool"] == "inspect_ai"
 
 
@@ -65,9 +65,36 @@ def test_the_logs_own_accuracy_and_stderr_are_reproduced_from_the_samples(path: 
     stderr = statistics.stdev(values) / math.sqrt(n) if n > 1 else 0.0
     assert accuracy == pytest.approx(scored["metrics"]["accuracy"]["value"], abs=1e-12)
     assert stderr == pytest.approx(scored["metrics"]["stderr"]["value"], abs=1e-12)
-    assert np.array_equal(one.metrics["correct"], values)
-    assert np.array_equal(one.outcome == 0, values == 1.0)
-    assert np.array_equal(one.outcome == 1, values == 0.0)
+    if set(values) <= {0.0, 1.0}:
+        assert np.array_equal(one.metrics["correct"], values)
+        assert np.array_equal(one.outcome == 0, values == 1.0)
+        assert np.array_equal(one.outcome == 1, values == 0.0)
+    else:  # log_streaming: 2 epochs reduced by their mean, so partial credit
+        assert "correct" not in one.metrics
+        assert (one.outcome == -1).all()
+    light = read_inspect(path, summaries_only=True)
+    assert np.array_equal(light.metrics[scored["scorer"]], values)
+
+
+def test_epochs_are_reduced_as_the_log_says_with_or_without_its_reductions(tmp_path: Path) -> None:
+    log = DATA / "log_streaming.eval"
+    run = read_inspect(log)
+    assert run.question_names == ("1", "2")
+    # The log's reductions.json: sample 1 0.5, sample 2 1.0 (mean of C/I and C/C).
+    assert list(run.metrics["match"]) == [0.5, 1.0]
+    epochs = run.metadata["systems"][run.systems[0]]["epochs"]
+    assert epochs == {"epochs": 2, "reducer": "mean", "source": "the log's reductions"}
+    # The same log without reductions.json: inspect's default reducer (mean) again.
+    bare = tmp_path / "bare.eval"
+    with zipfile.ZipFile(log) as source, zipfile.ZipFile(bare, "w") as target:
+        for name in source.namelist():
+            if name != "reductions.json":
+                target.writestr(name, source.read(name))
+    again = read_inspect(bare)
+    assert list(again.metrics["match"]) == [0.5, 1.0]
+    assert again.metadata["systems"][again.systems[0]]["epochs"]["source"] == (
+        "eval.config.epochs_reducer"
+    )
 
 
 def test_summaries_only_keeps_the_scores_but_not_the_texts() -> None:
@@ -92,11 +119,16 @@ def test_the_run_drives_the_views(run: Run, tmp_path: Path) -> None:
     assert board["openai/gpt-4o-mini"].mean == pytest.approx(0.8)  # results accuracy
     assert board["ollama/gemma3"].mean == 1.0
     assert board["ollama/llama3.1"].mean == 0.0
-    comparisons = compare_setups(run, baseline="ollama/llama3.1")
-    gemma = next(c for c in comparisons if c.candidate == "ollama/gemma3")
-    # Both answered popularity sample 1 only: llama3.1 wrong, gemma3 right.
-    assert gemma.only_candidate == gemma.only_baseline == 0
-    assert int(popularity[run.system == 1].sum()) == 1
+    # Two logs (a .eval and a .json) of popularity sample 1: llama3.1 wrong, gemma3 right.
+    two = tmp_path / "two"
+    two.mkdir()
+    shutil.copy(DATA / "log_formats.eval", two)
+    shutil.copy(DATA / "log_read_sample.json", two)
+    (pair,) = compare_setups(read_run(two), baseline="ollama/llama3.1", n_resamples=200)
+    assert pair.candidate == "ollama/gemma3"
+    assert pair.flips == (("popularity/1", "correct", "incorrect"),)
+    assert pair.only_candidate == pair.only_baseline == 0
+    assert popularity.sum() == 14
     path = tmp_path / "run.json"
     run.write(path)
     assert Run.read(path) == run
@@ -157,6 +189,9 @@ def _write_eval(
 
 
 def test_another_log_version_is_one_line(tmp_path: Path) -> None:
+    real = DATA / "other-version" / "log_message_deduplication.eval"
+    with pytest.raises(DocumentError, match=r"\$\.version: inspect log format version 3, "):
+        read_run(real)
     path = _write_eval(tmp_path / "old.eval", [_sample(1, "C")], _header_dict(version=1))
     with pytest.raises(DocumentError, match=r"old\.eval: \$\.version: .*version 1,") as info:
         read_run(path)
