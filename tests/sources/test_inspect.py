@@ -20,7 +20,7 @@ import kagreport
 from kagreport._errors import DocumentError, MissingExtraError
 from kagreport.runs import Run, compare_setups, leaderboard
 from kagreport.sources import detect_format, read_run
-from kagreport.sources._inspect import read_inspect
+from kagreport.sources._inspect import is_inspect, read_inspect
 
 DATA = Path(__file__).parent.parent / "data" / "sources" / "inspect"
 POPULARITY = DATA / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
@@ -319,3 +319,45 @@ def test_a_zstd_compressed_entry_is_read(tmp_path: Path) -> None:
     run = read_run(path)
     assert run.systems == ("m",)
     assert len(run) == 0
+
+
+def test_a_corrupt_entry_or_a_misshapen_field_is_one_line(tmp_path: Path) -> None:
+    data = bytearray(POPULARITY.read_bytes())
+    with zipfile.ZipFile(POPULARITY) as archive:
+        info = archive.getinfo("header.json")
+    data[info.header_offset + 30 + len("header.json") + 10] ^= 0xFF  # inside its deflate data
+    bad = tmp_path / "bad.eval"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(DocumentError, match=r"bad\.eval: header\.json: corrupt zip entry") as info_:
+        read_run(bad)
+    assert "\n" not in str(info_.value)
+    sample = {**_sample(1, "C"), "epoch": "first"}
+    path = _write_eval(tmp_path / "shape.eval", [sample])
+    with pytest.raises(
+        DocumentError, match=r"shape\.eval: samples/1_epoch_first\.json: .*\$\.epoch"
+    ):
+        read_run(path)
+
+
+def test_detection_never_raises_and_passes_other_json(tmp_path: Path) -> None:
+    other = tmp_path / "other.json"
+    other.write_text('{"version": 1, "results": {}}', "utf-8")
+    assert not is_inspect(other)
+    assert not is_inspect(tmp_path / "missing.eval")
+    assert is_inspect(DATA)
+    assert not is_inspect(DATA / "SOURCE.md")
+
+
+def test_total_cost_is_cost_usd_summed_over_models(tmp_path: Path) -> None:
+    usage = {
+        "a": {"input_tokens": 10, "output_tokens": 2, "total_cost": 0.25},
+        "b": {"input_tokens": 5, "output_tokens": 1, "total_cost": 0.5},
+    }
+    run = read_run(
+        _write_eval(tmp_path / "cost.eval", [_sample(1, "C", model_usage=usage, total_time=2.0)])
+    )
+    assert run.costs["cost_usd"][0] == 0.75
+    assert run.costs["input_tokens"][0] == 15
+    assert run.costs["output_tokens"][0] == 3
+    assert run.costs["generation_secs"][0] == 2.0
+    assert "working_secs" not in run.costs
