@@ -182,12 +182,20 @@ def _zstd_decompress(data: bytes) -> bytes:
         with optional("zstandard"):
             zstandard: Any = importlib.import_module("zstandard")
         out = bytearray()
-        while data:  # inspect caps each frame, so a large entry holds several
-            reader = zstandard.ZstdDecompressor().decompressobj()
-            out += reader.decompress(data)
-            data = reader.unused_data
+        try:
+            while data:  # inspect caps each frame, so a large entry holds several
+                reader = zstandard.ZstdDecompressor().decompressobj()
+                out += reader.decompress(data)
+                if len(reader.unused_data) >= len(data):
+                    raise ValueError("zstd frame made no progress")
+                data = reader.unused_data
+        except zstandard.ZstdError as exc:
+            raise ValueError(f"zstd: {exc}") from None
         return bytes(out)
-    return bytes(stdlib.decompress(data))
+    try:
+        return bytes(stdlib.decompress(data))
+    except stdlib.ZstdError as exc:
+        raise ValueError(f"zstd: {exc}") from None
 
 
 def _raw_entry(path: Path, info: zipfile.ZipInfo) -> bytes:
