@@ -7,6 +7,7 @@ The rest comes with extras (pyproject.toml)::
     [site]      Jinja2, nbconvert, nbclient, ipykernel    kagreport site (and [notebook])
     [llm]       openai, Jinja2, tqdm                      LLM judges, progress bars
     [formats]   PyYAML, tomli-w                           YAML and TOML documents
+    [zstd]      zstandard                                 zstd .eval logs (Python < 3.14)
     [all]       all of the above
 
 A missing one raises :class:`~kagreport._errors.MissingExtraError`, one line naming the extra.
@@ -38,6 +39,7 @@ EXTRAS = {
     "tqdm": "llm",
     "tomli_w": "formats",
     "yaml": "formats",
+    "zstandard": "zstd",  # zstd-compressed Inspect AI .eval logs, before Python 3.14
 }
 
 

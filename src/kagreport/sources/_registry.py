@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from kagreport._errors import UsageError
-from kagreport.sources import _openai_evals, _promptfoo
+from kagreport.sources import _inspect, _openai_evals, _promptfoo
 from kagreport.sources._eee import is_eee, read_eee
 from kagreport.sources._helm import is_helm, read_helm
 from kagreport.sources._lmeval import is_lmeval, read_lmeval
@@ -93,6 +93,13 @@ _FORMATS: dict[str, SourceFormat] = {
         _openai_evals.is_openai_evals,
         _openai_evals.read_openai_evals,
     ),
+    "inspect": SourceFormat(
+        "inspect",
+        "Inspect AI eval logs (.eval or .json, log format 2), or a folder of them",
+        _inspect.is_inspect,
+        _inspect.read_inspect,
+    ),
+    # Last: its folder search looks several levels down.
     "eee": SourceFormat(
         "eee",
         "Every Eval Ever schema 0.3: aggregate <uuid>.json with its <uuid>_samples.jsonl, "
