@@ -28,7 +28,9 @@ def test_convert_writes_the_run_it_read(document: tuple[Path, Run], tmp_path: Pa
     out = tmp_path / "out.json"
     done = run_cli("convert", path, "-o", out)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"6 system(s), {len(run):,} row(s) written to {out}\n"
+    assert done.stdout == (
+        f"read {path} as kagreport: 6 system(s), {len(run):,} row(s) written to {out}\n"
+    )
     assert Run.read(out) == run
     assert out.read_bytes() == path.read_bytes()  # the same document, byte for byte
 
@@ -54,3 +56,11 @@ def test_convert_refuses_bad_outputs_before_reading(
     assert done.returncode == 2
     assert "no such file or folder" in done.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_convert_says_which_format_it_detected(tmp_path: Path) -> None:
+    source = Path(__file__).parent.parent / "data" / "sources" / "promptfoo" / "results.json"
+    out = tmp_path / "out.json"
+    done = run_cli("convert", source, "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"read {source} as promptfoo: ")

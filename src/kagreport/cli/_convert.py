@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from kagreport.sources import FORMATS, TARGETS, convert_run
+from kagreport.sources import FORMATS, TARGETS, convert_run, detect_format
 
 __all__ = ["add_parser", "run_convert"]
 
@@ -43,7 +43,10 @@ def add_parser(commands: Any, verbosity: argparse.ArgumentParser) -> None:
 
 def run_convert(args: argparse.Namespace, level: int) -> int:
     run = convert_run(args.path, args.output, format=args.source_format, to=args.target_format)
+    # Say which format was read: a detected one may not be the one the user thought.
+    source = FORMATS[args.source_format] if args.source_format else detect_format(args.path)
     sys.stdout.write(
-        f"{len(run.systems)} system(s), {len(run):,} row(s) written to {args.output}\n"
+        f"read {args.path} as {source.name}: {len(run.systems)} system(s), {len(run):,} "
+        f"row(s) written to {args.output}\n"
     )
     return 0
