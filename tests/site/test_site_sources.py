@@ -16,11 +16,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
 from conftest import PAYLOAD, run_cli
 from kagreport import KagreportError, read_run
 from kagreport.runs import Run, leaderboard
 from kagreport.site import SiteConfig, SourceConfig, build_site, slugify
+from kagreport.site._templates import PAGE_CSP
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sources"
 PROMPTFOO = DATA / "promptfoo" / "results.json"
@@ -201,6 +203,7 @@ def test_hostile_response_is_escaped(tmp_path: Path) -> None:
     build_site(SiteConfig(sources=(SourceConfig(run),)), out)
     for page in sorted(out.rglob("*.html")):
         text = page.read_text(encoding="utf-8")
+        assert f'<meta http-equiv="Content-Security-Policy" content="{escape(PAGE_CSP)}">' in text
         assert "<script>window.__xss" not in text
         assert "<script>alert(1)" not in text
         # every script is the shared one, a vega spec or inline JSON data
@@ -257,3 +260,17 @@ def test_unreadable_run_is_one_line_and_keeps_the_old_site(tmp_path: Path) -> No
     assert done.stderr.count("\n") == 1
     assert str(missing) in done.stderr
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_unknown_baseline_names_the_key(tmp_path: Path) -> None:
+    config = tmp_path / "site.toml"
+    config.write_text(
+        f'[[sources]]\npath = "{TWO_PROMPTS}"\nbaseline = "nobody"\n', encoding="utf-8"
+    )
+    out = tmp_path / "site"
+    done = run_cli("site", "build", config, "-o", out)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1
+    assert f"{config}: `sources[0].baseline`" in done.stderr
+    assert "'nobody'" in done.stderr
+    assert not out.exists()

@@ -146,6 +146,9 @@ def _leaderboard(source: SiteSource) -> None:
     Wilson interval of :func:`kagreport.frames.stats_frame` where it counts the same items."""
     assert source.metric is not None
     rows = leaderboard(source.run, source.metric)
+    if not rows:
+        source.notes.append("The run holds no system, so there is no leaderboard.")
+        return
     source.baseline = source.config.baseline or rows[0].system
     intervals: dict[str, tuple[int, int, float, float]] = {}
     if source.metric == "correct":
@@ -190,13 +193,15 @@ def _comparisons(site: Builder, source: SiteSource) -> None:
 
     run, metric = source.run, source.metric
     assert metric is not None
-    assert source.baseline is not None
+    if source.baseline is None:  # no system: nothing to compare
+        return
     if len(run.systems) < 2:
         source.notes.append("The run has one system only, so there is nothing to compare.")
         return
     if source.baseline not in run.systems:
+        index = site.config.sources.index(source.config)
         where = (
-            f"{site.config.source}: the baseline of `sources` {source.name!r}"
+            f"{site.config.source}: `sources[{index}].baseline`"
             if site.config.source is not None
             else f"the baseline of run {source.name!r}"
         )
