@@ -94,7 +94,7 @@ def _lmeval_counts() -> dict[str, tuple[int, int]]:
             value = values.get("acc,none", values.get("exact_match,strict-match"))
             correct += value * n
             total += n
-        found[path.parent.name.replace("__", "/")] = (round(correct), int(total))
+        found[document["model_name"]] = (round(correct), int(total))
     return found
 
 
