@@ -108,6 +108,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     files["schema"] = write("schema.json", '{"schema": "something.else", "schema_version": 1}')
     files["site_unknown_key"] = write("site-key.toml", 'title = "t"\nbogus = 1\n')
     files["site"] = write("site.toml", 'title = "t"\n')  # no run: a quick build
+    files["site_bad_source"] = write(
+        "site-source.toml", '[[sources]]\npath = "x.json"\nformat = "nope"\n'
+    )
     files["bad_run"] = write("bad-run.json", '{"schema": "kagreport.run", "version": 1}')
     files["bad_ipynb"] = write("bad.ipynb", "{}")
     os.mkfifo(root / "fifo.ipynb")
@@ -317,6 +320,14 @@ CASES: list[tuple[list[str], int, str]] = [
      1, "{datasets}"),
     (["site", "build", "{site}", "-o", "{root}/site", "--templates", "{missing_json}"],
      1, "{missing_json}"),
+    (["site", "build", "{site}", "-o", "{root}/site", "--run", "{missing_json}"],
+     1, "{missing_json}"),
+    (["site", "build", "{site}", "-o", "{root}/site", "--run", "{bad_run}"], 1, "{bad_run}"),
+    (["site", "build", "{site}", "-o", "{root}/site", "--run", "{fifo_json}"], 1, "{fifo_json}"),
+    (["site", "build", "{site}", "-o", "{root}/site", "--run", "{judges}"], 1, "{judges}"),
+    (["site", "build", "--run", "{bad_run}", "--with-notebooks", "-o", "{root}/site"],
+     2, "--with-notebooks"),
+    (["site", "build", "{site_bad_source}", "-o", "{root}/site"], 1, "sources[0].format"),
     (["site", "build", "{site}", "-o", "{results}"], 1, "{results}"),
     (["site", "build", "-r", "{missing_json}", "-d", "{datasets}", "-o", "{root}/site"],
      1, "{missing_json}"),

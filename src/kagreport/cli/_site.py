@@ -28,8 +28,8 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
         "build",
         parents=[verbosity],
         help="build the site from a TOML configuration, flags, or the bundled examples",
-        description="Build the site. With neither CONFIG nor --results, the bundled examples "
-        "are used. The output folder is replaced whole (atomically).",
+        description="Build the site. With neither CONFIG nor --results nor --run, the bundled "
+        "examples are used. The output folder is replaced whole (atomically).",
     )
     build.add_argument(
         "config", nargs="?", metavar="CONFIG", help="site configuration (TOML), e.g. site/site.toml"
@@ -57,6 +57,15 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
         choices=("baseline", "all-pairs"),
         default="baseline",
         help="compare each setup with the baseline (default) or every pair",
+    )
+    build.add_argument(
+        "--run",
+        dest="sources",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a run of another tool (lm-eval, promptfoo, OpenAI evals, ... or a kagreport.run "
+        "document; the format is detected), named after its file or folder (repeatable)",
     )
     build.add_argument(
         "--evaluation",
@@ -101,6 +110,7 @@ def run_site(args: argparse.Namespace, level: int) -> int:
         notebooks=args.notebook,
         templates=args.templates,
         with_notebooks=args.with_notebooks,
+        sources=args.sources,
     )
 
     # Steps on a terminal at the default level; with -vv they are logged (INFO) instead.

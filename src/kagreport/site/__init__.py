@@ -29,7 +29,13 @@ _NEEDS = (
 with optional(*_NEEDS):
     need(*_NEEDS)
     from kagreport.site._build import build_site
-    from kagreport.site._config import COMPARE_MODES, EvaluationSource, RunConfig, SiteConfig
+    from kagreport.site._config import (
+        COMPARE_MODES,
+        EvaluationSource,
+        RunConfig,
+        SiteConfig,
+        SourceConfig,
+    )
     from kagreport.site._json import dumps_json, inline_json
     from kagreport.site._options import config_from_options, run_name
     from kagreport.site._output import MARKER
@@ -44,6 +50,7 @@ __all__ = [
     "RunConfig",
     "SiteConfig",
     "SiteError",
+    "SourceConfig",
     "build_site",
     "config_from_options",
     "dumps_json",

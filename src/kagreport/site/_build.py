@@ -7,10 +7,12 @@ Output layout (every link relative; the site opens from ``file://`` with no netw
     comparisons/<run>--<candidate>--vs--<baseline>.html
     evaluations/<name>.html                      one page per evaluation report
     notebooks/<stem>.html                        executed, converted notebooks
+    sources/<run>.html, sources/<run>--<system>.html   runs of other tools
     data/report.json                             the first run's kag stats JSON
     data/runs/<run>/report.json                  each run's, when there are several
     data/runs/<run>/run.json                     each run's run model (kagreport.run JSON)
     data/comparisons/*.json, data/evaluations/*.json
+    data/<run>.run.json, data/<run>.comparisons.json   each run of another tool
     figures/*.svg                                run and evaluation figures, for papers
     assets/vega.js, assets/site.css, assets/site.js
 
@@ -18,7 +20,8 @@ The site is built in a sibling temporary folder and swapped in with renames, so 
 build leaves the previous site as it was (:mod:`kagreport.site._output`). This module is
 the builder's shell: it writes files and pages, exports figures and converts notebooks;
 the pages of runs are :mod:`kagreport.site._runs`, of the comparisons of their setups
-:mod:`kagreport.site._comparisons`, of evaluation reports :mod:`kagreport.site._evaluations`.
+:mod:`kagreport.site._comparisons`, of evaluation reports :mod:`kagreport.site._evaluations`,
+of runs of other tools :mod:`kagreport.site._sources`.
 """
 
 from __future__ import annotations
@@ -41,10 +44,12 @@ from kagreport.site._output import MARKER, check_output, new_folder, site_path, 
 from kagreport.site._runs import build_run, grade_run
 from kagreport.site._signals import deferred_signals
 from kagreport.site._slugs import Slugs
+from kagreport.site._sources import build_source, read_source
 from kagreport.site._templates import Chart, Page, Templates
 
 if TYPE_CHECKING:
     from kagreport.site._runs import SiteRun
+    from kagreport.site._sources import SiteSource
 
 __all__ = ["build_site"]
 
@@ -145,6 +150,7 @@ class Builder:
         self.page_slugs: dict[str, Slugs] = {}
         self.figure_names: set[str] = set()
         self.runs: list[SiteRun] = []
+        self.sources: list[SiteSource] = []
         self.evaluations: list[Page] = []
         self.notebooks: list[Page] = []
         self.chart_counter = 0
@@ -195,6 +201,8 @@ class Builder:
         if self.config.runs:
             links.append(("Leaderboards", "index.html#runs"))
             links.append(("Comparisons", "index.html#comparisons"))
+        if self.config.sources:
+            links.append(("Other runs", "index.html#sources"))
         if self.config.evaluations:
             links.append(("Evaluations", "index.html#evaluations"))
         if self.config.notebooks:
@@ -226,7 +234,7 @@ class Builder:
 
     def build(self) -> None:
         try:
-            if self.config.runs or self.config.evaluations:
+            if self.config.runs or self.config.sources or self.config.evaluations:
                 self.figures.start()  # warms up while the runs are graded
                 with _charts_unchecked():
                     self.build_pages()
@@ -241,12 +249,16 @@ class Builder:
     def build_pages(self) -> None:
         self.write(MARKER, "A static report site built by kagreport; rebuilt whole.\n")
         self.assets()
+        # Read first: an unreadable run stops the build before anything is graded.
+        foreign = [(config, read_source(config)) for config in self.config.sources]
         # Grade every run first: grading forks worker processes only while this process
         # has one thread (the figure helper adds one). The responses shown on setup
         # pages are kept in the same pass.
         graded = [(run, grade_run(self, index, run)) for index, run in enumerate(self.config.runs)]
         for index, (run, report) in enumerate(graded):
             build_run(self, index, run, report)
+        for config, model in foreign:
+            build_source(self, config, model)
         for source in self.config.evaluations:
             build_evaluation(self, source)
         for path in self.config.notebooks:
@@ -257,6 +269,7 @@ class Builder:
             "index.html.j2",
             title="Overview",
             runs=self.runs,
+            sources=self.sources,
             evaluations=self.evaluations,
             notebooks=self.notebooks,
             config=self.config,

@@ -16,6 +16,13 @@ A configuration is a frozen :class:`SiteConfig`, built in code or read from TOML
     baseline = "some-setup"          # optional; default: the top-ranked setup
     compare = "baseline"             # or "all-pairs"
 
+    [[sources]]                      # a run of another tool (kagreport.read_run)
+    path = "promptfoo/results.json"  # its file or folder
+    format = "promptfoo"             # optional; detected from the path
+    name = "Prompt A/B"              # optional; default: the file or folder stem
+    baseline = "some-system"         # optional; default: the top-ranked system
+    compare = "baseline"             # or "all-pairs"
+
 Relative paths are relative to the TOML file.
 """
 
@@ -23,7 +30,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -36,13 +43,14 @@ if TYPE_CHECKING:
 
     Report = AnswerEvaluation | RetrievalEvaluation | EvaluationComparison
 
-__all__ = ["COMPARE_MODES", "EvaluationSource", "RunConfig", "SiteConfig"]
+__all__ = ["COMPARE_MODES", "EvaluationSource", "RunConfig", "SiteConfig", "SourceConfig"]
 
 #: The values of a run's ``compare`` key.
 COMPARE_MODES = ("baseline", "all-pairs")
 
 _RUN_KEYS = ("name", "datasets", "results", "prefix", "baseline", "compare", "attribution")
-_TOP_KEYS = ("title", "runs", "evaluations", "notebooks", "templates")
+_SOURCE_KEYS = ("path", "format", "name", "baseline", "compare")
+_TOP_KEYS = ("title", "runs", "sources", "evaluations", "notebooks", "templates")
 
 
 @dataclass(frozen=True)
@@ -85,6 +93,41 @@ class RunConfig:
 
 
 @dataclass(frozen=True)
+class SourceConfig:
+    """A run of another tool (any format :func:`kagreport.read_run` reads) shown by the site.
+
+    Attributes
+    ----------
+    path : Path
+        The run's file or folder.
+    name : str
+        Display name; its slug names the run's pages and files. Default: the stem of
+        ``path`` (a folder's name).
+    format : str or None
+        A format name of :data:`kagreport.sources.FORMATS`; None: detected from the path.
+    baseline : str or None
+        System every other is compared against; None: the top-ranked system.
+    compare : {"baseline", "all-pairs"}
+    """
+
+    path: Path
+    name: str = ""
+    format: str | None = None
+    baseline: str | None = None
+    compare: Literal["baseline", "all-pairs"] = "baseline"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", Path(self.path))
+        if not self.name.strip():
+            name = self.path.stem or self.path.name or "run"
+            object.__setattr__(self, "name", os.fsencode(name).decode("utf-8", "replace"))
+        if self.compare not in COMPARE_MODES:
+            raise ValueError(
+                f"`compare` must be one of {', '.join(COMPARE_MODES)}, not {self.compare!r}"
+            )
+
+
+@dataclass(frozen=True)
 class EvaluationSource:
     """An evaluation report shown on its own page: a file, or a report object already built.
 
@@ -121,6 +164,8 @@ class SiteConfig:
         The site's title.
     runs : tuple of RunConfig
         The kag runs; the first is the one ``data/report.json`` holds.
+    sources : tuple of SourceConfig
+        Runs of other tools, each with its own pages.
     evaluations : tuple of EvaluationSource
         Evaluation reports, each with a page.
     notebooks : tuple of Path
@@ -133,6 +178,7 @@ class SiteConfig:
 
     title: str = "kagreport"
     runs: tuple[RunConfig, ...] = ()
+    sources: tuple[SourceConfig, ...] = ()
     evaluations: tuple[EvaluationSource, ...] = ()
     notebooks: tuple[Path, ...] = ()
     templates: Path | None = None
@@ -140,6 +186,7 @@ class SiteConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "runs", tuple(self.runs))
+        object.__setattr__(self, "sources", tuple(self.sources))
         object.__setattr__(
             self, "evaluations", tuple(EvaluationSource.of(e) for e in self.evaluations)
         )
@@ -253,12 +300,14 @@ class SiteConfig:
                     attribution=text(table, "attribution", f"{at}.attribution", ""),
                 )
             )
+        sources = _sources(data, fail, text, a_path)
         templates = data.get("templates")
         if templates is not None and (not isinstance(templates, str) or not templates):
             raise fail("templates", "must be a folder path (a non-empty string)")
         return cls(
             title=title,
             runs=tuple(runs),
+            sources=sources,
             evaluations=tuple(EvaluationSource.of(p) for p in paths("evaluations")),
             notebooks=tuple(paths("notebooks")),
             templates=None if templates is None else root / templates,
@@ -318,6 +367,52 @@ class SiteConfig:
             evaluations=tuple(sources),
             notebooks=tuple(found),
         )
+
+
+def _sources(
+    data: Mapping[str, Any],
+    fail: Callable[[str, str], KagreportError],
+    text: Callable[[Mapping[str, Any], str, str, str | None], str],
+    a_path: Callable[[Mapping[str, Any], str, str], Path],
+) -> tuple[SourceConfig, ...]:
+    """The ``[[sources]]`` tables of a configuration, each key checked in turn."""
+    raw = data.get("sources", [])
+    if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
+        raise fail("sources", "must be an array of tables ([[sources]])")
+    found = []
+    for index, table in enumerate(raw):
+        at = f"sources[{index}]"
+        extra = sorted(set(table) - set(_SOURCE_KEYS))
+        if extra:
+            raise fail(f"{at}.{extra[0]}", f"is not a known key; known: {', '.join(_SOURCE_KEYS)}")
+        path = a_path(table, "path", f"{at}.path")
+        name = text(table, "name", f"{at}.name", "")
+        if "name" in table and not name.strip():
+            raise fail(f"{at}.name", "must not be empty")
+        fmt = table.get("format")
+        if fmt is not None:
+            from kagreport.sources import FORMATS
+
+            if not isinstance(fmt, str) or fmt not in FORMATS:
+                raise fail(f"{at}.format", f"must be one of {', '.join(FORMATS)}, not {fmt!r}")
+        compare = text(table, "compare", f"{at}.compare", "baseline")
+        if compare not in COMPARE_MODES:
+            raise fail(
+                f"{at}.compare", f"must be one of {', '.join(COMPARE_MODES)}, not {compare!r}"
+            )
+        baseline = table.get("baseline")
+        if baseline is not None and (not isinstance(baseline, str) or not baseline):
+            raise fail(f"{at}.baseline", "must be a system name (a non-empty string)")
+        found.append(
+            SourceConfig(
+                path,
+                name,
+                fmt,
+                baseline,
+                "all-pairs" if compare == "all-pairs" else "baseline",
+            )
+        )
+    return tuple(found)
 
 
 def _with_metadata(report: Any, **extra: str) -> Any:

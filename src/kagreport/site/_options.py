@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import Literal, cast
 
 from kagreport._errors import UsageError
-from kagreport.site._config import COMPARE_MODES, EvaluationSource, RunConfig, SiteConfig
+from kagreport.site._config import (
+    COMPARE_MODES,
+    EvaluationSource,
+    RunConfig,
+    SiteConfig,
+    SourceConfig,
+)
 
 __all__ = ["config_from_options", "run_name"]
 
@@ -81,14 +87,16 @@ def config_from_options(
     notebooks: Sequence[_Path] = (),
     templates: _Path | None = None,
     with_notebooks: bool = False,
+    sources: Sequence[_Path] = (),
 ) -> SiteConfig:  # over 80 lines with the docstring of its twelve options; the code is 30
     """The :class:`SiteConfig` that ``kagreport site build``'s options describe.
 
     One of three sources: a TOML file (``config``), one kag run (``results`` with
     ``datasets``, and ``prefix``, ``name``, ``baseline``, ``compare``), or, with neither,
-    the bundled examples (:meth:`SiteConfig.default`, ``with_notebooks``). ``title``,
-    ``evaluations``, ``notebooks`` and ``templates`` then add to (or, for the title and
-    the templates, replace) what that source gives.
+    the bundled examples (:meth:`SiteConfig.default`, ``with_notebooks``) unless runs of
+    other tools (``sources``) are given. ``title``, ``sources``, ``evaluations``,
+    ``notebooks`` and ``templates`` then add to (or, for the title and the templates,
+    replace) what that source gives.
 
     Parameters
     ----------
@@ -112,6 +120,9 @@ def config_from_options(
         A folder of templates that replace the package's.
     with_notebooks : bool
         With the bundled examples: also the repository's notebooks.
+    sources : sequence of paths
+        Runs of other tools (any format :func:`kagreport.read_run` detects), each named
+        after its file or folder stem.
 
     Returns
     -------
@@ -138,6 +149,8 @@ def config_from_options(
         compare=compare,
         with_notebooks=with_notebooks,
     )
+    if with_notebooks and sources:
+        raise UsageError("--with-notebooks goes with the bundled examples (no --run)")
     if config is not None:
         site = SiteConfig.from_toml(config)
     elif results is not None and datasets is not None:
@@ -154,11 +167,14 @@ def config_from_options(
                 ),
             ),
         )
+    elif sources:
+        site = SiteConfig(title=title or "kagreport")
     else:
         site = SiteConfig.default(notebooks=with_notebooks)
     return dataclasses.replace(
         site,
         title=title or site.title,
+        sources=site.sources + tuple(SourceConfig(Path(p)) for p in sources),
         evaluations=site.evaluations + tuple(EvaluationSource.of(Path(p)) for p in evaluations),
         notebooks=site.notebooks + tuple(Path(p) for p in notebooks),
         templates=Path(templates) if templates else site.templates,

@@ -91,6 +91,24 @@
       cell(tr, number(r[col.generation_secs]), "num");
       cell(tr, number(r[col.retrieval_secs]), "num");
     },
+    "run-items": function (r, col, tr) {
+      tr.className = "outcome-" + r[col.outcome];
+      cell(tr, r[col.dataset]);
+      cell(tr, r[col.question]);
+      cell(tr, r[col.outcome]);
+      cell(tr, r[col.metrics]);
+      var response = r[col.response];
+      var td = cell(tr, response === null ? "\u2014" : response, "text");
+      var length = r[col.response_length];
+      if (response !== null && length !== null && length > Array.from(response).length) {
+        var more = document.createElement("span");
+        more.className = "cut";
+        more.textContent = " \u2026 (" + length + " characters)";
+        td.appendChild(more);
+      }
+      cell(tr, r[col.reference] === null ? "\u2014" : r[col.reference], "text");
+      cell(tr, r[col.error] === null ? "" : r[col.error], "text");
+    },
     flips: function (r, col, tr) {
       tr.className = r[col.candidate] === "correct" ? "gained" : "lost";
       cell(tr, r[col.item]);

@@ -1,0 +1,276 @@
+"""Site pages of runs of other tools (``site build --run PATH``, ``[[sources]]``).
+
+The expected leaderboard numbers come from each fixture's own aggregates: promptfoo's
+``prompts[].metrics.testPassCount`` (over pass + fail + error counts), lm-eval's
+``results[task]["acc,none"]`` / ``"exact_match,strict-match"`` times the task's
+``n-samples.effective``; the Wilson bounds from the formula (Wilson 1927) written out here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from markupsafe import escape
+
+from conftest import PAYLOAD, run_cli
+from kagreport import KagreportError, read_run
+from kagreport.runs import Run, leaderboard
+from kagreport.site import SiteConfig, SourceConfig, build_site, slugify
+from kagreport.site._templates import PAGE_CSP
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "sources"
+PROMPTFOO = DATA / "promptfoo" / "results.json"
+TWO_PROMPTS = DATA / "promptfoo" / "two-prompts.jsonl"
+LMEVAL = DATA / "lm-eval"
+
+
+class _Page(HTMLParser):
+    """The leaderboard cells (system -> data-key -> attributes) and every script tag."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.cells: dict[str, dict[str, dict[str, str | None]]] = {}
+        self.scripts: list[dict[str, str | None]] = []
+        self.system: str | None = None
+        self.in_leaderboard = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "table":
+            self.in_leaderboard = "leaderboard" in str(a.get("class"))
+        if tag == "script":
+            self.scripts.append(a)
+        if self.in_leaderboard and tag == "tr" and a.get("data-system"):
+            self.system = a["data-system"]
+            self.cells[str(self.system)] = {}
+        if self.in_leaderboard and tag == "td" and self.system and a.get("data-key"):
+            self.cells[self.system][str(a["data-key"])] = a
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table":
+            self.in_leaderboard = False
+
+
+def _parse(path: Path) -> _Page:
+    page = _Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    page.close()
+    return page
+
+
+def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+def _promptfoo_counts() -> dict[str, tuple[int, int]]:
+    """System -> (passed, tests) from promptfoo's own prompts[].metrics."""
+    document = json.loads(PROMPTFOO.read_text(encoding="utf-8"))
+    found = {}
+    for prompt in document["results"]["prompts"]:
+        m = prompt["metrics"]
+        total = m["testPassCount"] + m["testFailCount"] + m["testErrorCount"]
+        found[prompt["provider"]] = (m["testPassCount"], total)
+    return found
+
+
+def _lmeval_counts() -> dict[str, tuple[int, int]]:
+    """System -> (correct, items) from lm-eval's results_*.json: acc under the filter none
+    (arc_easy), exact_match under strict-match (gsm8k, its first filter), x n-samples."""
+    found = {}
+    for path in sorted(LMEVAL.glob("*/results_*.json")):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        correct = total = 0.0
+        for task, values in document["results"].items():
+            n = document["n-samples"][task]["effective"]
+            value = values.get("acc,none", values.get("exact_match,strict-match"))
+            correct += value * n
+            total += n
+        found[document["model_name"]] = (round(correct), int(total))
+    return found
+
+
+def _check_leaderboard(page: Path, expected: dict[str, tuple[int, int]], run: Run) -> None:
+    cells = _parse(page).cells
+    assert set(cells) == set(expected)
+    api = {row.system: row for row in leaderboard(run)}
+    for system, (k, n) in expected.items():
+        mean = cells[system]["mean"]
+        assert float(str(mean["data-value"])) == pytest.approx(k / n, abs=1e-12)
+        assert float(str(mean["data-value"])) == pytest.approx(api[system].mean, abs=1e-12)
+        low, high = _wilson(k, n)
+        assert float(str(mean["data-low"])) == pytest.approx(low, abs=1e-9)
+        assert float(str(mean["data-high"])) == pytest.approx(high, abs=1e-9)
+        assert int(str(cells[system]["correct"]["data-value"])) == k
+        assert int(str(cells[system]["n_defined"]["data-value"])) == n
+
+
+def test_cli_builds_a_page_set_per_run(tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    done = run_cli("site", "build", "--run", PROMPTFOO, "--run", LMEVAL, "-o", out)
+    assert done.returncode == 0, done.stderr
+    _check_leaderboard(out / "sources/results.html", _promptfoo_counts(), read_run(PROMPTFOO))
+    _check_leaderboard(out / "sources/lm-eval.html", _lmeval_counts(), read_run(LMEVAL))
+    for name, path in (("results", PROMPTFOO), ("lm-eval", LMEVAL)):
+        assert Run.read(out / f"data/{name}.run.json") == read_run(path)
+        assert f'href="sources/{name}.html"' in (out / "index.html").read_text(encoding="utf-8")
+    # lm-eval: two systems on the same 15 items, one comparison, its forest plot.
+    lm = (out / "sources/lm-eval.html").read_text(encoding="utf-8")
+    assert "paired sign-flip test" in lm
+    comparisons = json.loads((out / "data/lm-eval.comparisons.json").read_text("utf-8"))
+    assert comparisons["family"] == ["EleutherAI/pythia-14m vs EleutherAI/pythia-70m"]
+    assert (out / "figures/source--lm-eval--forest.svg").is_file()
+    # ... and no cost: no chart, and a sentence saying so.
+    assert "records no cost" in lm
+    # promptfoo records latency: the generation-time chart.
+    assert (out / "figures/source--results--generation.svg").is_file()
+    for system in read_run(LMEVAL).systems:
+        page = out / f"sources/lm-eval--{slugify(system)}.html"
+        assert "items-data" in page.read_text(encoding="utf-8")
+
+
+def test_site_toml_sources(tmp_path: Path) -> None:
+    config = tmp_path / "site.toml"
+    config.write_text(
+        f'title = "Other tools"\n[[sources]]\npath = "{TWO_PROMPTS}"\nformat = "promptfoo"\n'
+        'name = "Prompt A/B"\ncompare = "all-pairs"\nbaseline = "mini / polite"\n'
+        f'[[sources]]\npath = "{LMEVAL / "EleutherAI__pythia-14m"}"\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "site"
+    done = run_cli("site", "build", config, "-o", out)
+    assert done.returncode == 0, done.stderr
+    page = (out / "sources/prompt-a-b.html").read_text(encoding="utf-8")
+    assert "Every pair of systems" in page
+    counts = {"mini / terse": (2, 2), "mini / polite": (0, 2)}  # by hand from the 4 lines
+    _check_leaderboard(out / "sources/prompt-a-b.html", counts, read_run(TWO_PROMPTS))
+    one = (out / "sources/eleutherai__pythia-14m.html").read_text(encoding="utf-8")
+    assert "one system only" in one
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("[[sources]]\nformat = 'promptfoo'\n", "sources[0].path"),
+        ("[[sources]]\npath = 'x'\nformat = 'nope'\n", "sources[0].format"),
+        ("[[sources]]\npath = 'x'\nbogus = 1\n", "sources[0].bogus"),
+        ("[[sources]]\npath = 'x'\ncompare = 'some'\n", "sources[0].compare"),
+        ("[[sources]]\npath = 'x'\nname = ' '\n", "sources[0].name"),
+        ("sources = 3\n", "sources"),
+    ],
+)
+def test_sources_config_errors_name_the_key(tmp_path: Path, text: str, key: str) -> None:
+    path = tmp_path / "site.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(KagreportError, match=re.escape(f"`{key}`")):
+        SiteConfig.from_toml(path)
+
+
+def _promptfoo_line(provider: str, test: int, output: str, success: bool) -> str:
+    return json.dumps(
+        {
+            "provider": {"id": provider},
+            "prompt": {"raw": "Q?", "label": "p"},
+            "promptIdx": 0,
+            "testIdx": test,
+            "vars": {"q": "x"},
+            "response": {"output": output},
+            "success": success,
+            "score": 1 if success else 0,
+            "namedScores": {},
+            "latencyMs": 100,
+            "failureReason": 0 if success else 1,
+        }
+    )
+
+
+def test_hostile_response_is_escaped(tmp_path: Path) -> None:
+    run = tmp_path / "hostile.jsonl"
+    lines = [
+        _promptfoo_line("evil" + PAYLOAD, 0, PAYLOAD + "<script>window.__xss=1</script>", True),
+        _promptfoo_line("evil" + PAYLOAD, 1, "fine", False),
+    ]
+    run.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "site"
+    build_site(SiteConfig(sources=(SourceConfig(run),)), out)
+    for page in sorted(out.rglob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        assert f'<meta http-equiv="Content-Security-Policy" content="{escape(PAGE_CSP)}">' in text
+        assert "<script>window.__xss" not in text
+        assert "<script>alert(1)" not in text
+        # every script is the shared one, a vega spec or inline JSON data
+        for script in _parse(page).scripts:
+            assert script.get("src") or script.get("type") == "application/json", (page, script)
+    system_pages = sorted(out.glob("sources/hostile--*.html"))
+    assert len(system_pages) == 1
+    assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in system_pages[0].read_text("utf-8")
+
+
+def test_rebuild_is_byte_identical(tmp_path: Path) -> None:
+    config = SiteConfig(sources=(SourceConfig(PROMPTFOO), SourceConfig(LMEVAL)))
+    build_site(config, tmp_path / "a")
+    build_site(config, tmp_path / "b")
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+    first, second = files(tmp_path / "a"), files(tmp_path / "b")
+    assert first.keys() == second.keys()
+    assert [k for k in first if first[k] != second[k]] == []
+
+
+def test_runs_that_cannot_show_everything_still_build(tmp_path: Path) -> None:
+    # No shared item: each provider answers a different test.
+    apart = tmp_path / "apart.jsonl"
+    apart.write_text(
+        _promptfoo_line("a", 0, "x", True) + "\n" + _promptfoo_line("b", 1, "y", False) + "\n",
+        encoding="utf-8",
+    )
+    # No `correct` metric: the promptfoo run without it, as a kagreport.run document.
+    base = read_run(TWO_PROMPTS)
+    metrics = {k: v for k, v in base.metrics.items() if k != "correct"}
+    plain = tmp_path / "no-correct.json"
+    dataclasses.replace(base, metrics=metrics).write(plain)
+    out = tmp_path / "site"
+    config = SiteConfig(sources=(SourceConfig(apart), SourceConfig(plain, compare="all-pairs")))
+    build_site(config, out)
+    text = (out / "sources/apart.html").read_text(encoding="utf-8")
+    assert "share no item" in text
+    assert not (out / "data/apart.comparisons.json").exists()
+    text = (out / "sources/no-correct.html").read_text(encoding="utf-8")
+    assert "no `correct` metric" in text
+    assert 'data-metric="accuracy"' in text  # ranked by its first metric instead
+
+
+def test_unreadable_run_is_one_line_and_keeps_the_old_site(tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    assert run_cli("site", "build", "--run", TWO_PROMPTS, "-o", out).returncode == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    missing = tmp_path / "missing.jsonl"
+    done = run_cli("site", "build", "--run", TWO_PROMPTS, "--run", missing, "-o", out)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1
+    assert str(missing) in done.stderr
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_unknown_baseline_names_the_key(tmp_path: Path) -> None:
+    config = tmp_path / "site.toml"
+    config.write_text(
+        f'[[sources]]\npath = "{TWO_PROMPTS}"\nbaseline = "nobody"\n', encoding="utf-8"
+    )
+    out = tmp_path / "site"
+    done = run_cli("site", "build", config, "-o", out)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1
+    assert f"{config}: `sources[0].baseline`" in done.stderr
+    assert "'nobody'" in done.stderr
+    assert not out.exists()
