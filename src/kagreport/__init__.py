@@ -17,6 +17,7 @@ import typing
 
 from kagreport._errors import (
     DatasetsError,
+    DocumentError,
     FormatError,
     InputError,
     KagreportError,
@@ -74,6 +75,7 @@ __all__ = [
     "AnswerEvaluation",
     "AnswerItem",
     "DatasetsError",
+    "DocumentError",
     "EvaluationComparison",
     "FindReport",
     "FormatError",

@@ -369,9 +369,10 @@ def test_accuracy_chart_frontier_per_dataset() -> None:
 def test_accuracy_chart_rejects_bad_arguments(sim: StatsReport) -> None:
     with pytest.raises(
         ValueError,
-        match="`cost` must be one of 'retrieval', 'generation', 'context', 'graph', not 'tokens'",
+        match="`cost` must be one of 'retrieval', 'generation', 'context', 'graph', "
+        "'latency', 'tokens', 'input_tokens', 'output_tokens', 'money', not 'joules'",
     ):
-        accuracy_cost_chart(sim, cost="tokens")  # type: ignore[arg-type]
+        accuracy_cost_chart(sim, cost="joules")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=re.escape("lacks the column(s) 'accuracy_low'")):
         accuracy_cost_chart(pd.DataFrame({"setup": ["a"], "dataset": [OVERALL], "accuracy": [0.5]}))
     with pytest.raises(TypeError, match="expected a StatsReport"):

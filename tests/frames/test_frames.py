@@ -127,7 +127,7 @@ def test_frontier_of_a_hand_made_run_counts_native_setups_at_zero(tree: Tree) ->
     # Costs that are not retrieval stay what they are: every setup spent 1 s generating.
     assert set(cost_values(frame, "generation")[frame.index != "broken"]) == {1.0}
     with pytest.raises(ValueError, match="`cost` must be one of"):
-        cost_values(frame, "tokens")
+        cost_values(frame, "joules")
 
 
 def test_pareto_front_on_hand_made_points() -> None:

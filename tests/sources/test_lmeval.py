@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import kagreport
-from kagreport._errors import DocumentError
+from kagreport import DocumentError
 from kagreport.frames import stats_frame
 from kagreport.runs import Run, compare_setups, leaderboard
 from kagreport.sources import detect_format, read_run

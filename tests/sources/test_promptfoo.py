@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kagreport._errors import DocumentError
+from kagreport import DocumentError
 from kagreport.frames import stats_frame
 from kagreport.runs import Run, compare_setups, cost_frontier, leaderboard
 from kagreport.sources import detect_format, read_run

@@ -34,12 +34,32 @@ _LABEL_LIMIT = 90
 
 __all__ = ["FRONTIER_LABELS", "accuracy_cost_chart", "accuracy_cost_data"]
 
-Cost = Literal["retrieval", "generation", "context", "graph"]
+Cost = Literal[
+    "retrieval",
+    "generation",
+    "context",
+    "graph",
+    "latency",
+    "tokens",
+    "input_tokens",
+    "output_tokens",
+    "money",
+]
 
 #: The two values of the ``status`` field, in legend order (filled, hollow).
 FRONTIER_LABELS: Final = ("on the Pareto frontier", "dominated")
 
-_FORMATS: Final = {"retrieval": ".3~f", "generation": ".3~f", "context": ",.0f", "graph": ",.1f"}
+_FORMATS: Final = {
+    "retrieval": ".3~f",
+    "generation": ".3~f",
+    "context": ",.0f",
+    "graph": ",.1f",
+    "latency": ".3~f",
+    "tokens": ",.1f",
+    "input_tokens": ",.1f",
+    "output_tokens": ",.1f",
+    "money": ".6~f",
+}
 #: The note of a setup that retrieves nothing, drawn at 0 on a retrieval axis.
 ZERO_NOTES: Final = {"retrieval": "no retrieval, 0 s", "graph": "no retrieval, 0 elements"}
 _COLOUR: Final = "#4c78a8"
@@ -206,8 +226,11 @@ def accuracy_cost_chart(
         A graded run, a :class:`kagreport.runs.Run`, or a frame from
         :func:`kagreport.frames.stats_frame` (overall rows have ``dataset == OVERALL``; with
         ``per_dataset`` the other rows are drawn).
-    cost : {"retrieval", "generation", "context", "graph"}
-        The cost axis.
+    cost : str
+        The cost axis, a name of :data:`kagreport.runs.COSTS`: ``"retrieval"``,
+        ``"generation"``, ``"context"``, ``"graph"``, or other tools' ``"latency"``,
+        ``"tokens"``, ``"input_tokens"``, ``"output_tokens"``, ``"money"`` (a
+        :class:`~kagreport.runs.Run` read by :func:`kagreport.sources.read_run`).
     per_dataset : bool
         One point per setup and dataset, coloured by dataset, each dataset with its own frontier.
     title : str, optional

@@ -18,7 +18,7 @@ import pandas as pd
 from kagreport._errors import KagreportError
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
 from kagreport.grading import Metrics, SetupReport, StatsReport
-from kagreport.runs import COSTS, Run, SetupComparison, SetupComparisons, setup_metrics
+from kagreport.runs import COSTS, Run, SetupComparison, SetupComparisons, cost_axis, setup_metrics
 from kagreport.stats import pareto_front, wilson_interval
 
 __all__ = [
@@ -176,7 +176,10 @@ def stats_frame(
         accuracy / mean-retrieval-time frontier (:func:`pareto_front` on
         :func:`cost_values`, where a setup that retrieves nothing costs 0 s; False on
         per-dataset rows and for setups without a committed answer). Undefined values
-        are NaN.
+        are NaN. A run with other tools' costs also gets ``avg_tokens``,
+        ``avg_input_tokens``, ``avg_output_tokens``, ``avg_cost_usd`` (means per item
+        over the rows where known, errors included) for each axis of
+        :data:`kagreport.runs.COSTS` whose columns it holds.
 
     Raises
     ------
@@ -210,6 +213,8 @@ def stats_frame(
             if column not in report.costs:
                 for name in unknown:
                     frame[name] = math.nan
+    if isinstance(report, Run):
+        _add_tool_costs(frame, report)
     overall = frame["dataset"] == OVERALL
     front = np.zeros(len(frame), dtype=bool)
     if overall.any():
@@ -219,6 +224,29 @@ def stats_frame(
         )
     frame["pareto"] = front
     return frame
+
+
+def _add_tool_costs(frame: pd.DataFrame, run: Run) -> None:
+    """Add the mean of each non-kag cost axis the run has (``avg_tokens``, ``avg_cost_usd``, ...).
+
+    The mean is over the rows of the (setup, dataset) where the cost is known, as
+    :func:`kagreport.runs.cost_frontier` takes it: a tool bills tokens for an error too.
+    """
+    system = {name: s for s, name in enumerate(run.systems)}
+    dataset = {name: d for d, name in enumerate(run.dataset_names)}
+    for name, axis in COSTS.items():
+        if axis.stats_column in frame.columns or not all(c in run.costs for c in axis.columns):
+            continue
+        values = sum((run.costs[c] for c in cost_axis(run, name).columns), np.zeros(len(run)))
+        means = []
+        for setup, name_of_dataset in zip(frame["setup"], frame["dataset"], strict=True):
+            mine = run.system == system[setup]
+            if name_of_dataset != OVERALL:
+                mine &= run.dataset == dataset[name_of_dataset]
+            known = values[mine]
+            known = known[~np.isnan(known)]
+            means.append(math.fsum(known.tolist()) / len(known) if len(known) else math.nan)
+        frame[axis.stats_column] = np.array(means, dtype=np.float64)
 
 
 def items_frame(report: StatsReport | Run) -> pd.DataFrame:

@@ -1,10 +1,18 @@
 """The cost axes of a run: one table of names shared by the run's views and the charts.
 
-A cost axis (``"retrieval"``, ``"generation"``, ``"context"``, ``"graph"``) names the
+A cost axis (kag's ``"retrieval"``, ``"generation"``, ``"context"``, ``"graph"``; other
+tools' ``"latency"``, ``"tokens"``, ``"input_tokens"``, ``"output_tokens"``, ``"money"``) names the
 per-item cost columns of a :class:`~kagreport.runs.Run` it sums, the column of
 :func:`kagreport.frames.stats_frame` that holds its kag mean, and its axis title.
 :func:`kagreport.runs.cost_frontier` and the accuracy-against-cost chart read it from
 here, so both accept the same names.
+
+``"latency"`` is not a column of its own: a tool's per-item wall time (promptfoo's
+``latencyMs``, Inspect's ``total_time``) is stored as ``generation_secs``, so
+``"latency"`` and ``"generation"`` are two titles of one column. ``"tokens"`` sums
+``input_tokens`` and ``output_tokens`` and needs both: a run with only one of them is
+refused (one-line error naming the missing column) rather than drawn at half its cost;
+ask for ``"input_tokens"`` or ``"output_tokens"`` instead.
 """
 
 from __future__ import annotations
@@ -79,6 +87,44 @@ COSTS: Mapping[str, CostAxis] = MappingProxyType(
             "avg_graph_elements",
             "Mean graph elements retrieved",
             True,
+        ),
+        # Other tools' costs (promptfoo, Inspect, ...). "latency" is the same column as
+        # "generation" (one name per column: a tool's per-item latency is recorded as
+        # generation_secs), under the title those tools use.
+        "latency": CostAxis(
+            "latency",
+            ("generation_secs",),
+            "avg_generation_secs",
+            "Mean latency per item (s)",
+            False,
+        ),
+        "tokens": CostAxis(
+            "tokens",
+            ("input_tokens", "output_tokens"),
+            "avg_tokens",
+            "Mean tokens per item",
+            False,
+        ),
+        "input_tokens": CostAxis(
+            "input_tokens",
+            ("input_tokens",),
+            "avg_input_tokens",
+            "Mean input tokens per item",
+            False,
+        ),
+        "output_tokens": CostAxis(
+            "output_tokens",
+            ("output_tokens",),
+            "avg_output_tokens",
+            "Mean output tokens per item",
+            False,
+        ),
+        "money": CostAxis(
+            "money",
+            ("cost_usd",),
+            "avg_cost_usd",
+            "Mean cost per item (USD)",
+            False,
         ),
     }
 )

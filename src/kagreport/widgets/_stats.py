@@ -30,6 +30,10 @@ from kagreport.widgets._runs import lacks_note
 __all__ = ["StatsView"]
 
 
+#: The axes a kag tree records; the others (tokens, money, ...) come from other tools.
+_KAG_COSTS = ("retrieval", "generation", "context", "graph")
+
+
 def _missing(run: Run) -> dict[str, list[str]]:
     """Each cost axis of :data:`COST_AXES` and the columns it sums that the run lacks."""
     return {name: [c for c in COSTS[name].columns if c not in run.costs] for name in COST_AXES}
@@ -187,7 +191,13 @@ class StatsView(View):
     def _kag_cost(self, cost: str | None) -> Any:
         """The cost dropdown over the axes the source has (all four for a kag tree)."""
         missing = _missing(self._run)
-        offered = [name for name, columns in missing.items() if not columns]
+        # One entry per column set: "latency" is "generation" under another title.
+        firsts = {COSTS[n].columns: n for n in reversed(COST_AXES)}
+        offered = [
+            name
+            for name, columns in missing.items()
+            if not columns and firsts[COSTS[name].columns] == name
+        ]
         if cost is None:
             retrieves = any(s.overall.retrieval is not None for s in setup_metrics(self._run))
             order = ["retrieval", "generation"] if retrieves else ["generation"]
@@ -347,7 +357,8 @@ class StatsView(View):
     def _lacks_note(self) -> str:
         """What a run shown with kag's metrics does not record (empty for a kag tree's run)."""
         missing = _missing(self._run)
-        absent = [name for name, columns in missing.items() if columns]
+        # kag's axes only: a kag run lacking tokens or money is the normal case.
+        absent = [name for name, columns in missing.items() if columns and name in _KAG_COSTS]
         note = ""
         if absent:
             columns = sorted({c for name in absent for c in missing[name]})
