@@ -600,3 +600,32 @@ def test_the_statistics_check_passes_what_a_view_may_do() -> None:
     _check("probe", "widgets", ast.parse("from kagreport.runs import compare_setups"))
     _check("probe", "widgets", ast.parse("from kagreport._format import p_value"))
     _check("probe", NOTEBOOK, ast.parse("from kagreport.runs import Run, leaderboard"))
+
+
+def test_leaderboard_intervals_are_scipys_wilson_for_proportions_only() -> None:
+    # Hand-made: a proportion (0/1 with a NaN), and a score that is not one.
+    run = Run(
+        kind="answers",
+        systems=("a", "b"),
+        dataset_names=("",),
+        question_names=tuple(f"q{i}" for i in range(5)),
+        system=np.array([0] * 5 + [1] * 5, dtype=np.int32),
+        dataset=np.zeros(10, dtype=np.int32),
+        question=np.array(list(range(5)) * 2, dtype=np.int32),
+        outcome=np.array([0, 1, 0, 0, -1, -1, -1, -1, -1, -1], dtype=np.int8),
+        metrics={
+            "correct": np.array([1, 0, 1, 1, np.nan, *[np.nan] * 5]),
+            "score": np.array([1, 0, 1, 1, 0.5, 0.2, 0.4, 1.0, 0.0, 0.9]),
+        },
+    )
+    a, b = leaderboard(run)
+    expected = scipy_stats.binomtest(3, 4).proportion_ci(0.95, method="wilson")
+    assert (a.system, a.interval) == ("a", "wilson")
+    assert a.low == pytest.approx(expected.low, abs=1e-12)
+    assert a.high == pytest.approx(expected.high, abs=1e-12)
+    assert (b.system, b.n_defined, b.interval) == ("b", 0, None)
+    assert np.isnan(b.low)
+    for row in leaderboard(run, "score"):
+        assert row.interval is None
+        assert np.isnan(row.low)
+        assert np.isnan(row.high)

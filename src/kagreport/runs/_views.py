@@ -20,7 +20,7 @@ from kagreport._errors import KagreportError
 from kagreport._format import p_value
 from kagreport.runs._costs import cost_axis, item_costs
 from kagreport.runs._model import OUTCOMES, Run
-from kagreport.stats import holm_adjust, pareto_front
+from kagreport.stats import holm_adjust, pareto_front, wilson_interval
 
 if TYPE_CHECKING:
     from kagreport.evaluation import EvaluationComparison
@@ -58,6 +58,13 @@ class LeaderboardRow:
         Rows where the metric is defined.
     n_errors : int
         Rows with outcome ``error``.
+    low, high : float
+        The 95% Wilson score interval of ``mean`` (Wilson 1927; ``kagreport.stats.
+        wilson_interval`` of the defined values' sum over ``n_defined``) when every
+        defined value is 0 or 1 (a proportion, such as ``correct``); NaN otherwise
+        (a score in [0, 1] is not a proportion) and when no value is defined.
+    interval : str or None
+        ``"wilson"`` when ``low``/``high`` are set, else None.
     """
 
     rank: int
@@ -66,6 +73,9 @@ class LeaderboardRow:
     n_items: int
     n_defined: int
     n_errors: int
+    low: float = math.nan
+    high: float = math.nan
+    interval: str | None = None
 
 
 def _metric(run: Run, metric: str) -> np.ndarray[Any, Any]:
@@ -99,7 +109,8 @@ def leaderboard(run: Run, metric: str = "correct") -> tuple[LeaderboardRow, ...]
     KagreportError
         If the run has no such metric.
     """
-    means, n_items, n_defined = _system_means(run, _metric(run, metric))
+    values = _metric(run, metric)
+    means, n_items, n_defined = _system_means(run, values)
     order = sorted(
         range(len(run.systems)),
         key=lambda s: (math.isnan(means[s]), -means[s] if not math.isnan(means[s]) else 0, s),
@@ -108,10 +119,19 @@ def leaderboard(run: Run, metric: str = "correct") -> tuple[LeaderboardRow, ...]
         int(np.count_nonzero((run.system == s) & (run.outcome == 2)))
         for s in range(len(run.systems))
     ]
-    return tuple(
-        LeaderboardRow(rank, run.systems[s], means[s], n_items[s], n_defined[s], errors[s])
-        for rank, s in enumerate(order, start=1)
-    )
+    rows = []
+    for rank, s in enumerate(order, start=1):
+        row = LeaderboardRow(rank, run.systems[s], means[s], n_items[s], n_defined[s], errors[s])
+        mine = values[run.system == s]
+        defined = mine[~np.isnan(mine)]
+        if len(defined) and bool(np.isin(defined, (0.0, 1.0)).all()):
+            # A proportion: k successes of n, its sum exact in float64 (n < 2**53).
+            bounds = wilson_interval(int(defined.sum()), len(defined))
+            row = dataclasses.replace(
+                row, low=float(bounds.low), high=float(bounds.high), interval="wilson"
+            )
+        rows.append(row)
+    return tuple(rows)
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ Output (every link relative)::
     data/<run>.run.json                 the run model (a kagreport.run document)
     data/<run>.comparisons.json         the comparisons (EvaluationComparison documents)
 
-Every number comes from :mod:`kagreport.runs` (``leaderboard``, ``compare_setups``) and
-:func:`kagreport.frames.stats_frame` (the Wilson intervals); nothing here computes a
-statistic. What a run cannot show (one system, no shared items, no ``correct`` metric,
-no cost) is left out, with a sentence saying why.
+Every number comes from :mod:`kagreport.runs` (``leaderboard``, with its Wilson
+intervals, and ``compare_setups``); nothing here computes a statistic. What a run
+cannot show (one system, no shared items, no ``correct`` metric, no cost) is left out,
+with a sentence saying why.
 """
 
 from __future__ import annotations
@@ -142,34 +142,18 @@ def build_source(site: Builder, config: SourceConfig, run: Run) -> None:
 
 
 def _leaderboard(source: SiteSource) -> None:
-    """The leaderboard rows (:func:`kagreport.runs.leaderboard`); with ``correct``, the
-    Wilson interval of :func:`kagreport.frames.stats_frame` where it counts the same items."""
+    """The leaderboard rows (:func:`kagreport.runs.leaderboard`, with its Wilson interval
+    where the metric is a proportion)."""
     assert source.metric is not None
     rows = leaderboard(source.run, source.metric)
     if not rows:
         source.notes.append("The run holds no system, so there is no leaderboard.")
         return
     source.baseline = source.config.baseline or rows[0].system
-    intervals: dict[str, tuple[int, int, float, float]] = {}
-    if source.metric == "correct":
-        from kagreport.frames import OVERALL, stats_frame
-
-        frame = stats_frame(source.run, per_dataset=False)
-        for r in frame[frame["dataset"] == OVERALL].to_dict("records"):
-            intervals[str(r["setup"])] = (
-                int(r["correct"]),
-                int(r["total"]),
-                float(r["accuracy_low"]),
-                float(r["accuracy_high"]),
-            )
     for row in rows:
-        low = high = math.nan
-        correct = None
-        if source.metric == "correct" and row.n_defined:
-            correct = round(row.mean * row.n_defined)
-            k, n, lo, hi = intervals.get(row.system, (-1, -1, math.nan, math.nan))
-            if (k, n) == (correct, row.n_defined):  # else it would be of other items
-                low, high = lo, hi
+        # A proportion's count of successes; None for a score (no Wilson interval).
+        correct = round(row.mean * row.n_defined) if row.interval == "wilson" else None
+        low, high = row.low, row.high
         source.leaderboard.append(
             {
                 "rank": row.rank,

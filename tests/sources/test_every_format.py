@@ -1,0 +1,98 @@
+"""Every format kagreport reads drives the same views: the leaderboard, a paired
+comparison, ``kagreport convert`` and a site page (issue #13's "done when").
+
+One fixture per format, read through the public entry points only. The numbers checked
+here are computed in the test from the run's own per-item columns (each reader's test
+checks those columns against its tool's own aggregates).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import run_cli
+from kagreport import read_run
+from kagreport.runs import Run, compare_setups, leaderboard
+from kagreport.site import slugify
+from kagreport.sources import FORMATS, detect_format, write_eee
+
+DATA = Path(__file__).parent.parent / "data" / "sources"
+PROMPTFOO = DATA / "promptfoo" / "results.json"
+
+#: One real (or, for HELM, hand-made: see its SOURCE.md) fixture per format.
+FIXTURES = {
+    "lm-eval": DATA / "lm-eval",
+    "helm": DATA / "helm" / "v1",
+    "promptfoo": PROMPTFOO,
+    "openai-evals": DATA / "openai-evals",
+    "inspect": DATA / "inspect",
+}
+
+
+@pytest.fixture(scope="module")
+def paths(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The fixtures, plus a kagreport.run document and an EEE folder written from promptfoo
+    (EEE's own test data are kept out of this repository)."""
+    folder = tmp_path_factory.mktemp("formats")
+    run = read_run(PROMPTFOO)
+    run.write(folder / "run.json")
+    write_eee(run, folder / "eee")
+    return {**FIXTURES, "kagreport": folder / "run.json", "eee": folder / "eee"}
+
+
+def test_every_format_has_a_case() -> None:
+    assert set(FORMATS) == {*FIXTURES, "kagreport", "eee"}
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_a_run_of_every_format_drives_the_views(name: str, paths: dict[str, Path]) -> None:
+    path = paths[name]
+    assert detect_format(path).name == name
+    run = read_run(path)
+    assert read_run(path, format=name) == run
+    assert len(run.systems) >= 2
+    assert len(run) > 0
+    metric = "correct" if "correct" in run.metrics else next(iter(run.metrics))
+    rows = leaderboard(run, metric=metric)
+    assert {r.system for r in rows} == set(run.systems)
+    for row in rows:
+        values = run.metrics[metric][run.system == run.systems.index(row.system)]
+        defined = values[~np.isnan(values)]
+        assert row.n_defined == len(defined)
+        if len(defined):
+            assert row.mean == pytest.approx(math.fsum(defined) / len(defined), abs=1e-12)
+        else:  # e.g. an Inspect log never scored
+            assert math.isnan(row.mean)
+    comparisons = compare_setups(run, metrics=(metric,))
+    assert len(comparisons.family) >= 1
+    p_values = [c.p_values_family[metric] for c in comparisons]
+    assert any(0.0 <= p <= 1.0 for p in p_values)  # some pair shares items
+    assert all(math.isnan(p) or 0.0 <= p <= 1.0 for p in p_values)
+    again = Run.loads(run.dumps())
+    assert again == run
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_convert_and_a_site_page_of_every_format(
+    name: str, paths: dict[str, Path], tmp_path: Path
+) -> None:
+    path = paths[name]
+    out = tmp_path / "run.json"
+    done = run_cli("convert", path, "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"read {path} as {name}: ")
+    assert Run.read(out) == read_run(path)
+    site = tmp_path / "site"
+    done = run_cli("site", "build", "--run", path, "-o", site)
+    assert done.returncode == 0, done.stderr
+    pages = sorted((site / "sources").glob("*.html"))
+    run = read_run(path)
+    index = next(p for p in pages if "--" not in p.name)
+    text = index.read_text(encoding="utf-8")
+    for system in run.systems:
+        assert f'data-system="{system}"' in text or slugify(system) in text
+    assert len(pages) == 1 + len(run.systems)  # the run's page and one per system
