@@ -8,6 +8,8 @@
   100 LLMBar Natural items (princeton-nlp/LLMBar, MIT), as an ``AnswerEvaluation``.
 - :func:`fast_graphrag_2wiki`: REAL data. Retrievals of 4 systems on 51 2WikiMultihopQA
   questions (circlemind-ai/fast-graphrag, MIT), as ``RetrievalEvaluation``s.
+- :func:`inspect_popularity`: REAL data. Two Inspect AI eval logs of the ``popularity``
+  task (UKGovernmentBEIS/inspect_ai, MIT), copied unchanged.
 - :func:`kagreport.kag.simulate_run`: SIMULATED data, generated on demand.
 """
 
@@ -33,11 +35,14 @@ from kagreport.evaluation import (
 
 __all__ = [
     "FAST_GRAPHRAG_ATTRIBUTION",
+    "INSPECT_ATTRIBUTION",
     "LLMBAR_ATTRIBUTION",
     "MMLU_PRO_ATTRIBUTION",
     "ExampleRun",
+    "InspectLogs",
     "PublishedVerdicts",
     "fast_graphrag_2wiki",
+    "inspect_popularity",
     "llmbar_natural",
     "llmbar_published_statistics",
     "mmlu_pro_philosophy",
@@ -238,3 +243,52 @@ def fast_graphrag_2wiki(ks: tuple[int, ...] = (1, 2, 5, 8)) -> dict[str, Retriev
             metadata={"name": system, "attribution": FAST_GRAPHRAG_ATTRIBUTION},
         )
     return out
+
+
+INSPECT_ATTRIBUTION = (
+    "Inspect AI popularity logs: openai/gpt-4o-mini (10 samples) and "
+    "azureai/Meta-Llama-3-1-405B-Instruct-jqf (2 samples x 2 epochs), from the test data of "
+    "UKGovernmentBEIS/inspect_ai at commit 499e615; MIT licence, (c) 2024 UK AI Security Institute."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class InspectLogs:
+    """Bundled Inspect AI eval logs.
+
+    Attributes
+    ----------
+    name : str
+        Display name.
+    logs : tuple[Path, ...]
+        The log files (``.eval``), one system each.
+    attribution : str
+        Source and licence; show it wherever the data is shown.
+    """
+
+    name: str
+    logs: tuple[Path, ...]
+    attribution: str
+
+
+def inspect_popularity() -> InspectLogs:
+    """Two real Inspect AI logs of the ``popularity`` task (scorer ``match``).
+
+    ``logs[0]``: openai/gpt-4o-mini, samples 1-10, one epoch; ``logs[1]``:
+    azureai/Meta-Llama-3-1-405B-Instruct-jqf, samples 1 and 2, two epochs reduced
+    by mean. Samples 1 and 2 are shared. Read them with :func:`kagreport.read_run`.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the package data is missing (a broken install).
+    """
+    root = _data("inspect-popularity")
+    logs = (
+        root / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval",
+        root / "log_streaming.eval",
+    )
+    for log in logs:
+        if not log.is_file():
+            raise FileNotFoundError(f"the bundled example is missing: {log}")
+    return InspectLogs("Inspect AI popularity", logs, INSPECT_ATTRIBUTION)

@@ -1,0 +1,37 @@
+"""The bundled Inspect AI logs: unchanged copies of the fixtures, and their own aggregates."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import kagreport
+from kagreport.examples import INSPECT_ATTRIBUTION, inspect_popularity
+from kagreport.runs import leaderboard
+
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "sources" / "inspect"
+
+
+def test_the_bundled_logs_are_the_fixtures_unchanged() -> None:
+    example = inspect_popularity()
+    assert example.attribution == INSPECT_ATTRIBUTION
+    for log in example.logs:
+        assert filecmp.cmp(log, FIXTURES / log.name, shallow=False)
+    readme = (example.logs[0].parent / "README.md").read_text(encoding="utf-8")
+    assert "499e6152e7b8fc8cbd8ac5283536572aa6e4ab17" in readme
+    assert "MIT" in readme
+
+
+def test_the_leaderboard_gives_each_logs_own_accuracy() -> None:
+    for log in inspect_popularity().logs:
+        # The expected accuracy is the log's own aggregate, read from header.json.
+        with zipfile.ZipFile(log) as archive:
+            header = json.loads(archive.read("header.json"))
+        (score,) = header["results"]["scores"]
+        run = kagreport.read_run(log)
+        (row,) = leaderboard(run, score["name"])
+        assert row.mean == pytest.approx(score["metrics"]["accuracy"]["value"])
