@@ -274,3 +274,25 @@ def test_unknown_baseline_names_the_key(tmp_path: Path) -> None:
     assert f"{config}: `sources[0].baseline`" in done.stderr
     assert "'nobody'" in done.stderr
     assert not out.exists()
+
+
+def test_the_bundled_examples_include_the_inspect_logs_with_their_attribution() -> None:
+    from kagreport.examples import INSPECT_ATTRIBUTION, inspect_popularity
+
+    (source,) = SiteConfig.default().sources
+    assert source.format == "inspect"
+    assert source.attribution == INSPECT_ATTRIBUTION
+    assert set(inspect_popularity().logs) <= set(source.path.iterdir())
+
+
+def test_a_sources_attribution_is_shown_escaped(tmp_path: Path) -> None:
+    config = tmp_path / "site.toml"
+    config.write_text(
+        f'[[sources]]\npath = "{TWO_PROMPTS}"\nattribution = "data <b>CC-BY</b>"\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "site"
+    done = run_cli("site", "build", config, "-o", out)
+    assert done.returncode == 0, done.stderr
+    page = (out / "sources/two-prompts.html").read_text(encoding="utf-8")
+    assert '<p class="attribution">data &lt;b&gt;CC-BY&lt;/b&gt;</p>' in page

@@ -49,7 +49,7 @@ __all__ = ["COMPARE_MODES", "EvaluationSource", "RunConfig", "SiteConfig", "Sour
 COMPARE_MODES = ("baseline", "all-pairs")
 
 _RUN_KEYS = ("name", "datasets", "results", "prefix", "baseline", "compare", "attribution")
-_SOURCE_KEYS = ("path", "format", "name", "baseline", "compare")
+_SOURCE_KEYS = ("path", "format", "name", "baseline", "compare", "attribution")
 _TOP_KEYS = ("title", "runs", "sources", "evaluations", "notebooks", "templates")
 
 
@@ -108,6 +108,8 @@ class SourceConfig:
     baseline : str or None
         System every other is compared against; None: the top-ranked system.
     compare : {"baseline", "all-pairs"}
+    attribution : str
+        Source and licence of the data, shown on the run's page.
     """
 
     path: Path
@@ -115,6 +117,7 @@ class SourceConfig:
     format: str | None = None
     baseline: str | None = None
     compare: Literal["baseline", "all-pairs"] = "baseline"
+    attribution: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "path", Path(self.path))
@@ -318,8 +321,8 @@ class SiteConfig:
     def default(
         cls, *, notebooks: bool = False, notebooks_dir: str | os.PathLike[str] | None = None
     ) -> SiteConfig:
-        """The bundled examples: the MMLU-Pro philosophy run, the LLMBar judges and the
-        fast-graphrag retrievals.
+        """The bundled examples: the MMLU-Pro philosophy run, the LLMBar judges, the
+        fast-graphrag retrievals and two Inspect AI logs.
 
         Parameters
         ----------
@@ -333,6 +336,7 @@ class SiteConfig:
             FAST_GRAPHRAG_ATTRIBUTION,
             LLMBAR_ATTRIBUTION,
             fast_graphrag_2wiki,
+            inspect_popularity,
             llmbar_natural,
             mmlu_pro_philosophy,
         )
@@ -361,9 +365,17 @@ class SiteConfig:
             )
             if folder.is_dir():
                 found = sorted(folder.glob("*.ipynb"))
+        logs = inspect_popularity()
+        inspect = SourceConfig(
+            logs.logs[0].parent,
+            name="inspect-popularity",
+            format="inspect",
+            attribution=logs.attribution,
+        )
         return cls(
             title="kagreport: the bundled examples",
             runs=(run,),
+            sources=(inspect,),
             evaluations=tuple(sources),
             notebooks=tuple(found),
         )
@@ -410,6 +422,7 @@ def _sources(
                 fmt,
                 baseline,
                 "all-pairs" if compare == "all-pairs" else "baseline",
+                text(table, "attribution", f"{at}.attribution", ""),
             )
         )
     return tuple(found)
