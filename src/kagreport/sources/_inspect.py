@@ -43,6 +43,14 @@ _CORRECT, _INCORRECT, _ERROR = 0, 1, 2
 _COSTS = ("input_tokens", "output_tokens", "cost_usd", "generation_secs", "working_secs")
 
 
+_CONVENTION = (
+    "one system per log; an item per (task, sample id); epochs reduced per scorer as the "
+    "log's reductions say (else its epochs_reducer, default mean); correct from the first "
+    "scorer where its values are 0 or 1; Inspect's stderr is the sample standard deviation "
+    "over the square root of n"
+)
+
+
 def value_to_float(value: Any) -> float:
     """A score value as inspect's default ``value_to_float()`` maps it."""
     if isinstance(value, bool | int | float):
@@ -226,7 +234,7 @@ def read_inspect(path: str | os.PathLike[str], *, summaries_only: bool = False) 
     logs = [read_log(file, summaries_only=summaries_only) for file in files]
     models = Counter(log.header.eval.model for log in logs)
     systems: dict[str, int] = {}
-    metadata: dict[str, Any] = {"tool": "inspect_ai", "systems": {}}
+    metadata: dict[str, Any] = {"tool": "inspect_ai", "convention": _CONVENTION, "systems": {}}
     rows: list[tuple[int, str, str, _Item, str | None]] = []
     metric_names: dict[str, None] = {}
     for log in logs:

@@ -37,6 +37,13 @@ _MAIN = ("acc", "exact_match")
 _CORRECT, _INCORRECT = 0, 1
 
 
+_CONVENTION = (
+    "one system per results file; an item per (task, doc_id); a metric per (metric, filter); "
+    "correct from acc under the filter none, else exact_match; lm-eval's acc_stderr is the "
+    "sample standard deviation over the square root of n"
+)
+
+
 class _Results(msgspec.Struct):
     results: dict[str, dict[str, Any]]
     config: dict[str, Any] | None = None
@@ -148,7 +155,11 @@ def read_lmeval(path: Path) -> Run:
     systems: list[str] = []
     rows: list[tuple[int, str, int, dict[str, float], str | None, str | None]] = []
     metric_names: dict[str, None] = {}
-    metadata: dict[str, Any] = {"tool": "lm-evaluation-harness", "systems": {}}
+    metadata: dict[str, Any] = {
+        "tool": "lm-evaluation-harness",
+        "convention": _CONVENTION,
+        "systems": {},
+    }
     for file in files:
         results = _decode(_read(file), _Results, str(file))
         name = _system_name(results, file)

@@ -34,6 +34,12 @@ __all__ = ["is_promptfoo", "read_promptfoo"]
 _FAILURE_ERROR = 2
 
 
+_CONVENTION = (
+    "one system per provider (and prompt, when the file holds several); an item per test "
+    "(testIdx); correct is success; an error is failureReason 2, as promptfoo counts errors"
+)
+
+
 class _Provider(msgspec.Struct):
     id: str
     label: str | None = None
@@ -115,7 +121,7 @@ def read_promptfoo(path: Path) -> Run:
     except OSError as exc:
         raise DocumentError(f"{path}: cannot read: {exc.strerror}", path=path) from None
     text = decode_utf8(data, path, "promptfoo output")
-    meta: dict[str, Any] = {"tool": "promptfoo"}
+    meta: dict[str, Any] = {"tool": "promptfoo", "convention": _CONVENTION}
     results: list[_Result] = []
     if path.suffix == ".jsonl":
         for number, line in enumerate(text.splitlines(), 1):
