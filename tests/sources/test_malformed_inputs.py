@@ -55,3 +55,10 @@ def test_mutant_is_run_or_one_line_error(tmp_path: Path, fmt: str, name: str) ->
             faults.append(f"{label}: {type(error).__name__}: {error}")
         shutil.rmtree(path.parent)
     assert faults == []
+
+
+@pytest.mark.parametrize("fmt", ["openai-evals"])
+def test_empty_folder_is_one_line_error(tmp_path: Path, fmt: str) -> None:
+    with pytest.raises(KagreportError, match=r"no OpenAI evals record log") as caught:
+        read_run(tmp_path, format=fmt)
+    assert str(tmp_path) in str(caught.value)
