@@ -97,6 +97,8 @@ def read_openai_evals(path: Path) -> Run:
     from kagreport.runs import Run
 
     files = sorted(p for p in path.iterdir() if _is_log(p)) if path.is_dir() else [path]
+    if not files:
+        raise DocumentError(f"{path}: no OpenAI evals record log (*.jsonl, *.log) in the folder")
     parts = [_read_log(file) for file in files]
     systems: dict[str, int] = {}
     datasets: dict[str, int] = {}
