@@ -54,6 +54,7 @@ def test_a_run_of_every_format_drives_the_views(name: str, paths: dict[str, Path
     assert detect_format(path).name == name
     run = read_run(path)
     assert read_run(path, format=name) == run
+    assert isinstance(run.metadata["convention"], str)  # how the tool's files were read
     assert len(run.systems) >= 2
     assert len(run) > 0
     metric = "correct" if "correct" in run.metrics else next(iter(run.metrics))

@@ -191,6 +191,8 @@ def _read_task(
 ) -> list[tuple[int, dict[str, float], str | None, str | None]]:
     """One task's documents: (doc_id, metrics, response, reference)."""
     samples = _read_samples(samples_file)
+    if not samples:  # --log_samples writes a line per document, so none is a cut file
+        raise DocumentError(f"{samples_file}: no sample line", path=samples_file)
     items: dict[int, dict[str, float]] = {}
     seen: set[tuple[int, str]] = set()
     filters: list[str] = []

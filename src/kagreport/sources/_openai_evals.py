@@ -31,6 +31,12 @@ if TYPE_CHECKING:
 __all__ = ["is_openai_evals", "read_openai_evals"]
 
 
+_CONVENTION = (
+    "one system per record log; an item per (eval_name, sample_id); correct is the mean of "
+    "the sample's match events (evals' accuracy counts every match event)"
+)
+
+
 class _Spec(msgspec.Struct):
     completion_fns: list[str]
     eval_name: str
@@ -111,7 +117,7 @@ def read_openai_evals(path: Path) -> Run:
         data = datasets.setdefault(eval_name, len(datasets))
         codes += [(systems[name], data, questions.setdefault(s, len(questions))) for s in samples]
     table = np.array(codes, dtype=np.int32).reshape(-1, 3)
-    metadata: dict[str, Any] = {"tool": "openai-evals"}
+    metadata: dict[str, Any] = {"tool": "openai-evals", "convention": _CONVENTION}
     if len(parts) == 1:
         metadata.update(parts[0][7])
     else:
