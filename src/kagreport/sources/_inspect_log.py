@@ -29,6 +29,7 @@ import msgspec
 
 from kagreport._errors import DocumentError
 from kagreport._optional import optional
+from kagreport.sources._common import file_head
 
 __all__ = ["Header", "Log", "Reduction", "Sample", "Score", "read_log"]
 
@@ -307,12 +308,8 @@ def read_log(path: Path, *, summaries_only: bool = False) -> Log:
 
 def is_log(path: Path) -> bool:
     """Whether ``path`` looks like an inspect log (reads at most 4 KB, never raises)."""
-    if not path.is_file() or path.suffix not in (".eval", ".json"):
-        return False
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(4096)
-    except OSError:
+    head = file_head(path, (".eval", ".json"))
+    if head is None:
         return False
     if path.suffix == ".eval":
         return head.startswith(b"PK\x03\x04")

@@ -24,6 +24,7 @@ import msgspec
 import numpy as np
 
 from kagreport._errors import DocumentError, decode_utf8
+from kagreport.sources._common import file_head
 
 if TYPE_CHECKING:
     from kagreport.runs import Run
@@ -67,12 +68,8 @@ def is_openai_evals(path: Path) -> bool:
 
 
 def _is_log(path: Path) -> bool:
-    if not path.is_file() or path.suffix not in (".jsonl", ".log"):
-        return False
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(4096)
-    except OSError:
+    head = file_head(path, (".jsonl", ".log"))
+    if head is None:
         return False
     return head.lstrip().startswith(b'{"spec"') and b'"completion_fns"' in head
 

@@ -24,6 +24,7 @@ import msgspec
 import numpy as np
 
 from kagreport._errors import DocumentError, decode_utf8
+from kagreport.sources._common import file_head
 
 if TYPE_CHECKING:
     from kagreport.runs import Run
@@ -90,12 +91,8 @@ class _Output(msgspec.Struct):
 
 def is_promptfoo(path: Path) -> bool:
     """Whether ``path`` looks like promptfoo's JSON or JSONL eval output."""
-    if not path.is_file() or path.suffix not in (".json", ".jsonl"):
-        return False
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(4096)
-    except OSError:
+    head = file_head(path, (".json", ".jsonl"))
+    if head is None:
         return False
     if path.suffix == ".json":
         return b'"evalId"' in head and b'"version"' in head

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from kagreport._errors import UsageError
 from kagreport.sources import _inspect, _openai_evals, _promptfoo
+from kagreport.sources._common import file_head
 from kagreport.sources._eee import is_eee, read_eee
 from kagreport.sources._helm import is_helm, read_helm
 from kagreport.sources._lmeval import is_lmeval, read_lmeval
@@ -46,14 +47,8 @@ class SourceFormat:
 
 
 def _is_run_document(path: Path) -> bool:
-    if not path.is_file() or path.suffix != ".json":
-        return False
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(4096)
-    except OSError:
-        return False
-    return b'"kagreport.run"' in head
+    head = file_head(path, (".json",))
+    return head is not None and b'"kagreport.run"' in head
 
 
 def _read_run_document(path: Path) -> Run:
