@@ -28,8 +28,9 @@ def test_foreign_run_page_draws_its_charts_and_leaderboard(
 ) -> None:
     with browser.open(source_site / "sources/results.html") as (page, log):
         states = chart_states(page)
-        # The accuracy-against-generation-time chart and the forest plot.
-        assert len(states) == 2, states
+        # Accuracy against latency (promptfoo's latencyMs), tokens and money (one chart
+        # per recorded cost, "latency" and "generation" being one column), and the forest.
+        assert len(states) == 4, states
         assert all(s["svg"] and s["drawn"] > 0 for s in states), states
         rows = page.locator("table.leaderboard tbody tr")
         assert rows.count() == 2

@@ -469,7 +469,7 @@ def _notebook_sources() -> list[tuple[str, str]]:
             if line.lstrip()[:1] not in ("%", "!")
         )
         found.append((path.name, text))
-    assert len(found) == 4
+    assert len(found) == 5
     return found
 
 

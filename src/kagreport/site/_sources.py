@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kagreport._errors import KagreportError, SiteError
-from kagreport.runs import COSTS, Run, compare_setups, leaderboard
+from kagreport.runs import COSTS, CostAxis, Run, compare_setups, leaderboard
 from kagreport.site._config import SourceConfig
 from kagreport.site._slugs import setup_slugs
 from kagreport.site._templates import PAGE_SIZE
@@ -254,12 +254,15 @@ def _cost_charts(site: Builder, source: SiteSource) -> None:
     from kagreport.charts import accuracy_cost_chart
 
     run = source.run
-    axes = [
-        axis
-        for axis in COSTS.values()
-        if all(c in run.costs for c in axis.columns)
-        and any(np.isfinite(run.costs[c]).any() for c in axis.columns)
-    ]
+    axes: list[CostAxis] = []
+    for axis in COSTS.values():
+        recorded = all(c in run.costs for c in axis.columns) and any(
+            np.isfinite(run.costs[c]).any() for c in axis.columns
+        )
+        # One chart per cost: "latency" is "generation"'s column, "input_tokens" a part
+        # of "tokens".
+        if recorded and not any(set(axis.columns) <= set(a.columns) for a in axes):
+            axes.append(axis)
     if source.metric != "correct":
         return
     if not axes:
