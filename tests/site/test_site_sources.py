@@ -247,7 +247,8 @@ def test_runs_that_cannot_show_everything_still_build(tmp_path: Path) -> None:
     assert not (out / "data/apart.comparisons.json").exists()
     text = (out / "sources/no-correct.html").read_text(encoding="utf-8")
     assert "no `correct` metric" in text
-    assert 'data-metric="accuracy"' in text  # ranked by its first metric instead
+    first = next(iter(metrics))  # ranked by its first metric (the reader's order) instead
+    assert f'data-metric="{first}"' in text
 
 
 def test_unreadable_run_is_one_line_and_keeps_the_old_site(tmp_path: Path) -> None:
@@ -296,3 +297,23 @@ def test_a_sources_attribution_is_shown_escaped(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     page = (out / "sources/two-prompts.html").read_text(encoding="utf-8")
     assert '<p class="attribution">data &lt;b&gt;CC-BY&lt;/b&gt;</p>' in page
+
+
+def test_a_partial_correct_ranks_and_compares_by_a_metric_every_system_has(
+    tmp_path: Path,
+) -> None:
+    # The bundled Inspect logs: Llama's epoch means (0.5) leave its `correct` undefined,
+    # so the pages use `match`, which both logs define, and pair their 2 shared samples
+    # (1 and 2: the 10-sample log holds 1-10, the other 1-2).
+    from kagreport.examples import inspect_popularity
+
+    logs = inspect_popularity().logs
+    out = tmp_path / "site"
+    build_site(SiteConfig(sources=(SourceConfig(logs[0].parent, name="pop"),)), out)
+    text = (out / "sources/pop.html").read_text(encoding="utf-8")
+    assert 'data-metric="match"' in text
+    assert "Not every system has a pass/fail `correct`" in text
+    family = json.loads((out / "data/pop.comparisons.json").read_text("utf-8"))
+    (comparison,) = family["comparisons"]
+    (match,) = comparison["metrics"]
+    assert (match["metric"], match["n_pairs"]) == ("match", 2)

@@ -71,11 +71,16 @@ def setup_metrics(run: Run) -> tuple[SetupReport, ...]:
     unknown = np.flatnonzero(run.outcome < 0)
     if len(unknown):
         row = int(unknown[0])
+        why = (
+            "its 'correct' is not 0 or 1 there"
+            if "correct" in run.metrics
+            else "the run has no metric 'correct'"
+        )
         raise KagreportError(
             f"kag's metrics need each row's outcome (correct, incorrect or error); "
             f"{len(unknown)} row(s) of the run have none, the first "
             f"{run.item_label(row)!r} of system {run.systems[run.system[row]]!r} "
-            f"(no metric 'correct'; metrics: {', '.join(run.metrics) or 'none'})"
+            f"({why}; metrics: {', '.join(run.metrics) or 'none'})"
         )
     n_datasets = max(1, len(run.dataset_names))
     group = run.system.astype(np.int64) * n_datasets + run.dataset

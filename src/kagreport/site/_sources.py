@@ -101,7 +101,7 @@ def build_source(site: Builder, config: SourceConfig, run: Run) -> None:
     (``site.sources``)."""
     site.say(f"run {config.name}")
     slug = site.slug("sources", config.name)
-    metric = "correct" if "correct" in run.metrics else next(iter(sorted(run.metrics)), None)
+    metric = _metric(run)
     source = SiteSource(
         config.name,
         slug,
@@ -122,10 +122,16 @@ def build_source(site: Builder, config: SourceConfig, run: Run) -> None:
         )
     else:
         if metric != "correct":
+            lacks = (
+                "Not every system has a pass/fail `correct` (a score that is not 0 or 1, "
+                "such as a mean over epochs, has none)"
+                if "correct" in run.metrics
+                else "The run has no `correct` metric (pass/fail)"
+            )
             source.notes.append(
-                f"The run has no `correct` metric (pass/fail), so systems are ranked by their "
-                f"mean {metric}, without an interval (Wilson intervals are for proportions) "
-                "and without an accuracy-against-cost chart."
+                f"{lacks}, so systems are ranked and compared by their mean {metric}, with "
+                "a Wilson interval only where the values are 0 or 1, and without an "
+                "accuracy-against-cost chart."
             )
         _leaderboard(source)
         _comparisons(site, source)
@@ -139,6 +145,23 @@ def build_source(site: Builder, config: SourceConfig, run: Run) -> None:
         page_size=PAGE_SIZE,
     )
     site.sources.append(source)
+
+
+def _metric(run: Run) -> str | None:
+    """The metric the pages rank and compare by: ``correct`` when every system defines
+    it somewhere, else the first metric every system defines (the run's order), else the
+    first metric; None for a run with no metric."""
+    names = list(run.metrics)
+    if not names:
+        return None
+
+    def everywhere(name: str) -> bool:
+        defined = ~np.isnan(run.metrics[name])
+        return all(defined[run.system == s].any() for s in range(len(run.systems)))
+
+    if "correct" in names and everywhere("correct"):
+        return "correct"
+    return next((n for n in names if n != "correct" and everywhere(n)), names[0])
 
 
 def _leaderboard(source: SiteSource) -> None:
