@@ -284,14 +284,7 @@ class SiteConfig:
             if name in names:
                 raise fail(f"{at}.name", f"repeats the run name {name!r}")
             names.add(name)
-            compare = text(table, "compare", f"{at}.compare", "baseline")
-            if compare not in COMPARE_MODES:
-                raise fail(
-                    f"{at}.compare", f"must be one of {', '.join(COMPARE_MODES)}, not {compare!r}"
-                )
-            baseline = table.get("baseline")
-            if baseline is not None and (not isinstance(baseline, str) or not baseline):
-                raise fail(f"{at}.baseline", "must be a setup name (a non-empty string)")
+            compare, baseline = _comparing(table, at, fail, text, "setup")
             runs.append(
                 RunConfig(
                     name=name,
@@ -407,14 +400,7 @@ def _sources(
 
             if not isinstance(fmt, str) or fmt not in FORMATS:
                 raise fail(f"{at}.format", f"must be one of {', '.join(FORMATS)}, not {fmt!r}")
-        compare = text(table, "compare", f"{at}.compare", "baseline")
-        if compare not in COMPARE_MODES:
-            raise fail(
-                f"{at}.compare", f"must be one of {', '.join(COMPARE_MODES)}, not {compare!r}"
-            )
-        baseline = table.get("baseline")
-        if baseline is not None and (not isinstance(baseline, str) or not baseline):
-            raise fail(f"{at}.baseline", "must be a system name (a non-empty string)")
+        compare, baseline = _comparing(table, at, fail, text, "system")
         found.append(
             SourceConfig(
                 path,
@@ -426,6 +412,23 @@ def _sources(
             )
         )
     return tuple(found)
+
+
+def _comparing(
+    table: Mapping[str, Any],
+    at: str,
+    fail: Callable[[str, str], KagreportError],
+    text: Callable[[Mapping[str, Any], str, str, str | None], str],
+    noun: str,
+) -> tuple[str, str | None]:
+    """A run table's ``compare`` mode and ``baseline`` (a ``noun`` name), checked."""
+    compare = text(table, "compare", f"{at}.compare", "baseline")
+    if compare not in COMPARE_MODES:
+        raise fail(f"{at}.compare", f"must be one of {', '.join(COMPARE_MODES)}, not {compare!r}")
+    baseline = table.get("baseline")
+    if baseline is not None and (not isinstance(baseline, str) or not baseline):
+        raise fail(f"{at}.baseline", f"must be a {noun} name (a non-empty string)")
+    return compare, baseline
 
 
 def _with_metadata(report: Any, **extra: str) -> Any:
