@@ -87,3 +87,20 @@ def test_views_share_the_formatter() -> None:
     assert _compare.p_value is _format.p_value
     assert _latex.p_value is _format.p_value
     assert _latex.latex_escape(MISSING) == "---"  # an em dash in LaTeX
+
+
+@pytest.mark.parametrize(
+    ("name", "values", "expected"),
+    [
+        ("correct", [], True),  # by name, with no values
+        ("accuracy", [0.25, 0.5], True),  # a mean of proportions is one
+        ("gpt-4 judge", [1, 0, None, math.nan, True, np.bool_(False)], True),  # 0/1 verdicts
+        ("gpt-4 judge", [1, 0, 0.5], False),  # a half point is a score, not a verdict
+        ("score", [7.0, 3.0], False),
+        ("latency", [], False),  # no defined value: the name decides
+        ("judge", [None, math.nan], False),
+        ("judge", ["yes"], False),
+    ],
+)
+def test_is_proportion(name: str, values: list[object], expected: bool) -> None:
+    assert _format.is_proportion(name, values) is expected

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
     "MISSING",
+    "PERCENT_METRICS",
     "fixed",
     "interval",
     "is_missing",
+    "is_proportion",
     "json_safe",
     "number",
     "p_value",
@@ -88,6 +90,42 @@ def percent(value: Any, digits: int = 1) -> str:
     """A proportion as a percentage (``0.723`` gives ``72.3%``); :data:`MISSING` where
     undefined."""
     return MISSING if is_missing(value) else f"{100 * float(value):.{digits}f}%"
+
+
+#: Metrics that are proportions by definition, shown as percentages in every view whatever
+#: their values in one run (``coverage`` of kag stats, a judge's ``accuracy``).
+PERCENT_METRICS = frozenset(
+    {"correct", "accuracy", "precision", "coverage", "hit", "recall", "agreement"}
+)
+
+
+def is_proportion(name: str, values: Iterable[Any] = ()) -> bool:
+    """Whether a metric is shown as a percentage: its name is in :data:`PERCENT_METRICS`,
+    or every defined per-item value is 0 or 1 (a judge's verdicts, a rule's matches).
+
+    Parameters
+    ----------
+    name : str
+        The metric's name.
+    values : iterable of numbers, optional
+        Its per-item values (None, NaN are skipped). With none defined, the name decides.
+
+    Means of 0/1 items are proportions; a metric with any other value (a score in [0, 10], a
+    latency) is not, so the view shows it with fixed decimals instead.
+    """
+    if name in PERCENT_METRICS:
+        return True
+    seen = False
+    for value in values:
+        if is_missing(value):
+            continue
+        if _is_bool(value):
+            seen = True
+            continue
+        if not isinstance(value, numbers.Real) or float(value) not in (0.0, 1.0):
+            return False
+        seen = True
+    return seen
 
 
 def p_value(value: Any) -> str:
