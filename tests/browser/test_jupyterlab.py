@@ -426,6 +426,15 @@ def test_jupyterlab_draws_the_readme_cells_live_and_offline(
     saved = _wait_saved(lab.root / "readme.ipynb")
     assert {"image/svg+xml", "application/vnd.jupyter.widget-view+json"} <= saved
     assert any(m.startswith("application/vnd.vegalite.") for m in saved)
+    # Exported without a kernel (no widget state is saved), the chart is that SVG.
+    import nbconvert
+    import nbformat
+
+    exported, _ = nbconvert.HTMLExporter().from_notebook_node(
+        nbformat.read(lab.root / "readme.ipynb", as_version=4)
+    )
+    assert "jp-RenderedSVG" in exported
+    assert "Accuracy against" in exported  # the chart's title, drawn in the SVG
 
     assert network.offsite() == [], network.offsite()
 
