@@ -17,6 +17,9 @@ that charts can be layered or concatenated.
 - :func:`forest_plot`: paired differences of two evaluations, or of a run's setup pairs.
 - :func:`agreement_chart`, :func:`pairwise_agreement_chart`: agreement between judges.
 - :func:`save_figure`: SVG, PNG, PDF (or HTML) with vl-convert.
+- :func:`live_chart`: a chart as a live, offline widget (Altair's ``JupyterChart``) whose
+  selections Python can read; importing this module makes every chart displayed in a notebook
+  live and offline, with a static SVG kept in the saved notebook (:func:`enable_notebook_renderer`).
 
 Importing this module loads pandas, Altair and vl-convert.
 """
@@ -45,6 +48,7 @@ with optional(*_NEEDS):
     )
     from kagreport.charts._forest import forest_data, forest_plot
     from kagreport.charts._latency import latency_bins, latency_chart, latency_summary
+    from kagreport.charts._live import live_chart
     from kagreport.charts._outcomes import (
         dataset_heatmap,
         heatmap_data,
@@ -52,6 +56,7 @@ with optional(*_NEEDS):
         outcomes_data,
     )
     from kagreport.charts._renderer import RENDERER_NAME, enable_notebook_renderer
+    from kagreport.charts._renderer import enable_by_default as _enable_by_default
     from kagreport.charts._theme import (
         COLUMN_WIDTH,
         FONT,
@@ -60,6 +65,10 @@ with optional(*_NEEDS):
         apply_theme,
         paper_config,
     )
+
+    # A chart as a cell's last expression is live and offline in notebooks, with a static SVG
+    # saved (charts._renderer), unless the notebook chose another renderer than Altair's default.
+    _enable_by_default()
 
 __all__ = [
     "COLUMN_WIDTH",
@@ -83,6 +92,7 @@ __all__ = [
     "latency_bins",
     "latency_chart",
     "latency_summary",
+    "live_chart",
     "missing_glyphs",
     "outcomes_chart",
     "outcomes_data",
