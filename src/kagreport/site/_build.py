@@ -14,7 +14,7 @@ Output layout (every link relative; the site opens from ``file://`` with no netw
     data/comparisons/*.json, data/evaluations/*.json
     data/<run>.run.json, data/<run>.comparisons.json   each run of another tool
     figures/*.svg                                run and evaluation figures, for papers
-    assets/vega.js, assets/site.css, assets/site.js
+    assets/vega.js, assets/site.css, assets/site.js, assets/charts.js
 
 The site is built in a sibling temporary folder and swapped in with renames, so a failed
 build leaves the previous site as it was (:mod:`kagreport.site._output`). This module is
@@ -281,7 +281,7 @@ class Builder:
         self.say("writing the assets")
         self.write("assets/vega.js", vega_bundle())
         assets = files("kagreport.site") / "assets"
-        for name in ("site.css", "site.js"):
+        for name in ("site.css", "site.js", "charts.js"):
             self.write(f"assets/{name}", (assets / name).read_bytes())
 
     # ------------------------------------------------------------------ notebooks
