@@ -40,6 +40,7 @@ from kagreport._errors import SiteError
 from kagreport.site._config import SiteConfig
 from kagreport.site._evaluations import build_evaluation
 from kagreport.site._figures import FigureWriter
+from kagreport.site._labels import label_spec, label_title
 from kagreport.site._output import MARKER, check_output, new_folder, site_path, swap
 from kagreport.site._runs import build_run, grade_run
 from kagreport.site._signals import deferred_signals
@@ -155,6 +156,9 @@ class Builder:
         self.notebooks: list[Page] = []
         self.chart_counter = 0
         self.figures = FigureWriter(helper=True)
+        # While a SIMULATED run's pages are written: its notice, shown on each page and
+        # said by each chart's title (kagreport.site._labels).
+        self.simulated = ""
 
     # ------------------------------------------------------------------ helpers
 
@@ -184,6 +188,7 @@ class Builder:
     def page(self, relative: str, template: str, /, *, title: str, **context: Any) -> None:
         """Render ``template`` with ``context`` (and what every page has) to ``relative``."""
         depth = relative.count("/")
+        context.setdefault("simulated_notice", self.simulated)
         html = self.templates.render(
             template,
             site_title=self.config.title,
@@ -218,6 +223,8 @@ class Builder:
         # The charts of kagreport.charts are tested; skipping Altair's schema validation
         # here saves most of the time to_dict takes.
         spec: dict[str, Any] = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
+        if self.simulated:
+            spec, title = label_spec(spec), label_title(title)
         slug, n = name, 1
         while slug in self.figure_names:
             n += 1
