@@ -13,6 +13,7 @@ from __future__ import annotations
 from kagreport.runs._costs import COSTS, CostAxis, cost_axis
 from kagreport.runs._metrics import setup_metrics
 from kagreport.runs._model import OUTCOMES, Run
+from kagreport.runs._summaries import MetricSummary, metric_summaries, retrieval_answer_tables
 from kagreport.runs._views import (
     FrontierPoint,
     LeaderboardRow,
@@ -29,6 +30,7 @@ __all__ = [
     "CostAxis",
     "FrontierPoint",
     "LeaderboardRow",
+    "MetricSummary",
     "Run",
     "SetupComparison",
     "SetupComparisons",
@@ -36,5 +38,7 @@ __all__ = [
     "cost_axis",
     "cost_frontier",
     "leaderboard",
+    "metric_summaries",
+    "retrieval_answer_tables",
     "setup_metrics",
 ]
