@@ -16,6 +16,7 @@ that charts can be layered or concatenated.
 - :func:`latency_chart`: per-item generation or retrieval time per setup.
 - :func:`forest_plot`: paired differences of two evaluations, or of a run's setup pairs.
 - :func:`agreement_chart`, :func:`pairwise_agreement_chart`: agreement between judges.
+- :func:`retrieval_answer_chart`: retrieval hit/miss by answer right/wrong, per setup.
 - :func:`save_figure`: SVG, PNG, PDF (or HTML) with vl-convert.
 
 Importing this module loads pandas, Altair and vl-convert.
@@ -52,6 +53,11 @@ with optional(*_NEEDS):
         outcomes_data,
     )
     from kagreport.charts._renderer import RENDERER_NAME, enable_notebook_renderer
+    from kagreport.charts._retrieval_answer import (
+        CELL_LABELS,
+        retrieval_answer_chart,
+        retrieval_answer_data,
+    )
     from kagreport.charts._theme import (
         COLUMN_WIDTH,
         FONT,
@@ -62,6 +68,7 @@ with optional(*_NEEDS):
     )
 
 __all__ = [
+    "CELL_LABELS",
     "COLUMN_WIDTH",
     "FONT",
     "FORMATS",
@@ -90,5 +97,7 @@ __all__ = [
     "pairwise_agreement_data",
     "paper_config",
     "register_font_directory",
+    "retrieval_answer_chart",
+    "retrieval_answer_data",
     "save_figure",
 ]
