@@ -16,6 +16,7 @@ that charts can be layered or concatenated.
 - :func:`latency_chart`: per-item generation or retrieval time per setup.
 - :func:`forest_plot`: paired differences of two evaluations, or of a run's setup pairs.
 - :func:`agreement_chart`, :func:`pairwise_agreement_chart`: agreement between judges.
+- :func:`retrieval_answer_chart`: retrieval hit/miss by answer right/wrong, per setup.
 - :func:`save_figure`: SVG, PNG (300 dpi), PDF (or HTML) with vl-convert, at a paper
   :data:`PRESETS` width; :func:`fit_container` / :func:`paper_spec`: a chart's spec for a
   screen (as wide as its container) and back for paper.
@@ -60,6 +61,11 @@ with optional(*_NEEDS):
     )
     from kagreport.charts._renderer import RENDERER_NAME, enable_notebook_renderer
     from kagreport.charts._renderer import enable_by_default as _enable_by_default
+    from kagreport.charts._retrieval_answer import (
+        CELL_LABELS,
+        retrieval_answer_chart,
+        retrieval_answer_data,
+    )
     from kagreport.charts._theme import (
         COLUMN_WIDTH,
         DPI,
@@ -78,6 +84,7 @@ with optional(*_NEEDS):
     _enable_by_default()
 
 __all__ = [
+    "CELL_LABELS",
     "COLUMN_WIDTH",
     "DPI",
     "FONT",
@@ -112,5 +119,7 @@ __all__ = [
     "paper_spec",
     "preset_width",
     "register_font_directory",
+    "retrieval_answer_chart",
+    "retrieval_answer_data",
     "save_figure",
 ]
