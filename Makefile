@@ -7,7 +7,7 @@ STAMP_DEV := $(VENV)/.installed-dev
 # Debian's Chromium drives the browser tests (Playwright's own browser download is not used).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: demo test test-fast lint typecheck pytest bench examples lab clean
+.PHONY: demo test test-fast lint typecheck pytest tex bench examples lab clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +36,7 @@ lint: $(STAMP_DEV)
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy
 
-pytest: $(STAMP_DEV) $(CHROMIUM)
+pytest: $(STAMP_DEV) $(CHROMIUM) tex
 	KAGREPORT_CHROMIUM=$(CHROMIUM) KAGREPORT_NOTEBOOK_CELL_TIMEOUT=120 $(BIN)/python -m pytest -q
 
 ## test-fast: the inner loop: the tests not marked slow (no browser, notebook kernels or signals), first failure stops
@@ -50,6 +50,18 @@ $(CHROMIUM):
 	@SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -q && \
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+
+## tex: pdflatex and booktabs for the test that compiles the LaTeX tables (Debian's TeX Live, ~140 MB)
+# tests/frames/test_latex.py skips, saying why, where they are missing and apt-get is not there.
+tex:
+	@if command -v pdflatex >/dev/null 2>&1 && kpsewhich booktabs.sty >/dev/null 2>&1; then exit 0; fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+		echo "No pdflatex with booktabs.sty, and no apt-get to install them: the LaTeX compile test will skip." >&2; \
+		exit 0; fi; \
+	SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -q && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+			texlive-latex-base texlive-latex-recommended
 
 # JupyterLab on this machine only and offline: no news feed, no update check and no extension
 # manager asking PyPI; etc/jupyter turns off the front end's news prompt (tests/browser/
