@@ -389,6 +389,7 @@ def test_jupyterlab_draws_the_readme_cells_live_and_offline(
     assert not any("Editor" in a for a in view["actions"])  # would post the data to a site
     tooltip = _hover_shows_tooltip(page, 0)
     assert "accuracy" in tooltip.lower(), tooltip
+    page.screenshot(path=str(output_dir / "jupyterlab-tooltip.png"))
 
     # The StatsView: its cost dropdown redraws the same live view in place.
     stats = _wait_for_live_chart(page, network, 1)
