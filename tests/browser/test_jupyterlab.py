@@ -421,6 +421,9 @@ def test_jupyterlab_draws_the_readme_cells_live_and_offline(
     config = json.loads(page.locator("#jupyter-config-data").text_content() or "{}")
     assert "@jupyterlab/apputils-extension:announcements" in config.get("disabledExtensions", [])
     assert "Jupyter news" not in page.locator("body").inner_text()
+    # ... and the server fetches none either (make lab's flags), nor asks PyPI for extensions.
+    assert config.get("news") == {"disabled": True}, config.get("news")
+    assert "Extension Manager is 'readonly'" in lab.log.read_text(encoding="utf-8")
 
     # Saved, the notebook keeps the chart as a static SVG beside the widget and the spec.
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
