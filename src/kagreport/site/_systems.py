@@ -15,6 +15,7 @@ on the retrieval report's page and as a chart. No statistic is computed here.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -152,7 +153,12 @@ def build_systems(site: Builder) -> None:
     """After the evaluation pages: write the systems page of each group ``site.systems``
     planned (:func:`plan_systems`)."""
     for group in site.systems.groups:
-        _build_group(site, group, site.systems.pairs)
+        try:
+            _build_group(site, group, site.systems.pairs)
+        except (KagreportError, ValueError) as exc:
+            # Reports of the same items that cannot be compared (no metric they share,
+            # none defined) still have their own pages; say why this one is missing.
+            site.warn(f"no systems page for {', '.join(_labels(group))}: {exc}")
 
 
 def _labels(group: _Group) -> list[str]:
@@ -226,6 +232,8 @@ def _build_group(site: Builder, group: _Group, pairs: list[dict[str, Any]]) -> N
     reports = [r for _, r in group.sources]
     run = Run.from_evaluations(reports, labels=labels)
     names = [m for m in reports[0].metrics if all(m in r.metrics for r in reports)]
+    if not names:
+        raise KagreportError("the reports share no metric")
     shown_metrics = headline_metrics(names) or names[:4]
     tested = [
         m for m in shown_metrics if m == "mrr" or m.partition("@")[0] in TESTED
@@ -241,7 +249,12 @@ def _build_group(site: Builder, group: _Group, pairs: list[dict[str, Any]]) -> N
             "method": summary.method,
         }
     first = shown_metrics[0]
-    order = sorted(labels, key=lambda s: (-(table[s][first]["value"]), labels.index(s)))
+
+    def rank(label: str) -> tuple[bool, float, int]:
+        value = table[label][first]["value"]
+        return math.isnan(value), 0.0 if math.isnan(value) else -value, labels.index(label)
+
+    order = sorted(labels, key=rank)
     comparisons = compare_setups(run, "all-pairs", metrics=tested)
     tests = []
     for c in comparisons:
