@@ -325,3 +325,23 @@ def test_a_hand_made_pair_is_counted_on_its_page(tmp_path: Path) -> None:
         assert [_value(c) for c in rows["Retrieval hit"][1:]] == [1, 1]
         assert [_value(c) for c in rows["Retrieval miss"][1:]] == [1, 2]
     assert not (out / "systems").exists()  # one retrieval system: nothing side by side
+
+
+def test_reports_that_cannot_be_compared_warn_and_build(tmp_path: Path) -> None:
+    from kagreport.evaluation import RetrievalItem, evaluate_retrieval
+
+    # No relevant id anywhere: every metric undefined, nothing to compare.
+    empty = [RetrievalItem("q1", "q1", ("a",), ()), RetrievalItem("q2", "q2", ("b",), ())]
+    config = SiteConfig(
+        title="t",
+        evaluations=tuple(
+            EvaluationSource(name, report=evaluate_retrieval(empty, metadata={"name": name}))
+            for name in ("one", "two")
+        ),
+    )
+    warnings: list[str] = []
+    out = tmp_path / "site"
+    build_site(config, out, execute_notebooks=False, warn=warnings.append)
+    assert (out / "evaluations/one.html").is_file()
+    assert not (out / "systems").exists()
+    assert any(w.startswith("no systems page for one, two") for w in warnings), warnings
