@@ -208,6 +208,14 @@ def test_systems_page_is_linked_and_shows_the_published_rates(site: Path) -> Non
     assert page.is_file()
     _, index = _page(site / "index.html")
     assert "systems/fast-graphrag-systems.html" in index.links
+    # Its numbers as JSON, linked from the index's data list (every link resolves).
+    assert "data/systems/fast-graphrag-systems.json" in index.links
+    for link in index.links:
+        if link.startswith("data/"):
+            assert (site / link).is_file(), link
+    data = json.loads((site / "data/systems/fast-graphrag-systems.json").read_text("utf-8"))
+    assert data["family"] == {"adjust": "holm", "size": 12, "metrics": ["complete@8", "mrr"]}
+    assert len(data["paired_tests"]) == 12
     for system in PUBLISHED_COMPLETE:
         _, evaluation = _page(site / f"evaluations/fast-graphrag-{system}.html")
         assert "../systems/fast-graphrag-systems.html" in evaluation.links

@@ -14,6 +14,7 @@ on the retrieval report's page and as a chart. No statistic is computed here.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from kagreport._errors import KagreportError
 from kagreport._format import p_value, percent
 from kagreport.site._config import EvaluationSource
 from kagreport.site._evaluations import cutoffs, headline_metrics, is_percent, shown
+from kagreport.site._json import dumps_json
 from kagreport.site._templates import Page
 
 if TYPE_CHECKING:
@@ -300,6 +302,22 @@ def _build_group(site: Builder, group: _Group, pairs: list[dict[str, Any]]) -> N
                 "Retrieval against answer",
             )
         )
+    data = f"data/systems/{slug}.json"
+    site.write(
+        data,
+        dumps_json(
+            {
+                "systems": order,
+                "summaries": [dataclasses.asdict(summary) for summary in summaries],
+                "paired_tests": [
+                    {k: v for k, v in t.items() if not k.endswith("shown") and k != "interval"}
+                    for t in tests
+                ],
+                "family": {"adjust": "holm", "size": family_size, "metrics": tested},
+                "retrieval_answer": {p["setup"]: p["table"].to_dict() for p in mine},
+            }
+        ),
+    )
     title = "Retrieval systems side by side: " + ", ".join(labels)
     site.page(
         href,
@@ -320,6 +338,7 @@ def _build_group(site: Builder, group: _Group, pairs: list[dict[str, Any]]) -> N
         },
         retrieval_answer=mine,
         charts=charts,
+        data=data,
         n_items=len(reports[0].items),
         attribution=reports[0].metadata.get("attribution"),
     )
