@@ -178,9 +178,11 @@ def _comparison_note(
     methods = list(dict.fromkeys(method_label(m) for m in comparison.metrics.values()))
     methods = [m for m in methods if m != MISSING] or [MISSING]
     family = family_label(comparison) if family is None else family
+    confidence = comparison.settings.get("confidence", 0.95)
+    level = latex_escape(f"{100 * float(confidence):g}")
     return (
         f"Cand.: {_breakable(comparison.candidate)}; Base.: {_breakable(comparison.baseline)}; "
-        f"$n$: paired items; Diff.: Cand.\\ $-$ Base.\\ with its 95\\% bootstrap interval. "
+        f"$n$: paired items; Diff.: Cand.\\ $-$ Base.\\ with its {level}\\% bootstrap interval. "
         f"{'$p$, ' if wide else ''}$p_{{\\mathrm{{Holm}}}}$: paired sign-flip test, "
         f"{latex_escape('; '.join(methods))}. "
         f"$^{{\\dagger}}$ Holm-adjusted $p < {alpha}$; {latex_escape(family)}."
@@ -321,9 +323,15 @@ def to_latex(
     Raises
     ------
     TypeError
-        For any other object.
+        For any other object, a run without metrics, or ``metric`` with anything but a run.
+    KagreportError
+        For a ``metric`` the run does not have.
     """
     note = None
+    if metric is not None and not isinstance(table, Run):
+        raise TypeError(f"`metric` ranks a Run's systems; got a {type(table).__name__}")
+    if isinstance(table, Run) and not table.metrics:
+        raise TypeError("cannot make a LaTeX table from a Run without a metric")
     if isinstance(table, SetupComparison):
         family = f"Holm across the run's {table.family_size} hypotheses (pairs x metrics)"
         comparison = table.family_comparison()
