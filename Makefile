@@ -19,7 +19,7 @@ $(STAMP_RUN): $(BIN)/python pyproject.toml
 
 $(STAMP_DEV): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[all,dev]'
-	touch $@ $(STAMP_RUN)
+	touch $@ $(STAMP_RUN) $(STAMP_LAB)
 
 ## demo: grade the bundled MMLU-Pro philosophy example, print the kag stats table, build the site
 demo: $(STAMP_RUN)
@@ -63,11 +63,22 @@ tex:
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 			texlive-latex-base texlive-latex-recommended
 
-## lab: open the analyst notebooks in JupyterLab (installs it into .venv)
-lab: $(STAMP_RUN)
-	$(BIN)/python -m pip install --quiet -e '.[lab]'
+# JupyterLab on this machine only and offline: no news feed, no update check and no extension
+# manager asking PyPI (tests/browser/test_jupyterlab.py starts JupyterLab with these flags).
+LAB_FLAGS := --ServerApp.ip=127.0.0.1 --LabApp.news_url=None \
+	--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate --LabApp.extension_manager=readonly
+LAB_PORT ?= 8888
+STAMP_LAB := $(VENV)/.installed-lab
+
+$(STAMP_LAB): $(STAMP_RUN)
+	$(BIN)/python -m pip install --quiet -e '.[all,lab]'
+	touch $@
+
+## lab: open the analyst notebooks in JupyterLab on 127.0.0.1 (installs it into .venv; a browser opens only where there is a display)
+lab: $(STAMP_LAB)
 	@ROOT=; [ "$$(id -u)" != 0 ] || ROOT=--allow-root; \
-		$(BIN)/jupyter lab $$ROOT notebooks/
+		OPEN=--no-browser; [ -z "$$DISPLAY$$WAYLAND_DISPLAY" ] || OPEN=; [ "$$(uname)" != Darwin ] || OPEN=; \
+		$(BIN)/jupyter lab $$ROOT $$OPEN $(LAB_FLAGS) --ServerApp.port=$(LAB_PORT) --ServerApp.root_dir=notebooks
 
 ## bench: speed and memory measurements (not part of the tests)
 bench: $(STAMP_DEV) $(CHROMIUM)
