@@ -61,7 +61,7 @@ def _num(value: Any, digits: int) -> str:
 
 
 def _pct(value: Any, digits: int) -> str:
-    """A proportion in percent, without the sign (the header says ``(%)``)."""
+    """A proportion in percent, without a ``%`` (the header says ``(%)``)."""
     return latex_escape(MISSING) if is_missing(value) else latex_escape(signed(100 * value, digits))
 
 
@@ -151,7 +151,8 @@ def _comparison(
         if not is_missing(record["mean_difference"]):
             difference = latex_escape(signed(scale * record["mean_difference"], places, plus=True))
             difference += units[1]
-        mark = _DAGGER if record["p_value_holm"] < alpha else ""
+        holm = record["p_value_holm"]  # None or NaN for a metric outside Holm's family
+        mark = _DAGGER if not is_missing(holm) and float(holm) < alpha else ""
         rows.append(
             [
                 _names(record["metric"], wide),
