@@ -235,3 +235,12 @@ def test_to_latex_refuses_what_it_cannot_show() -> None:
         to_latex(frame, metric="correct")
     with pytest.raises(TypeError, match="from list"):
         to_latex([1, 2])  # type: ignore[arg-type]
+
+
+def test_a_metric_outside_holms_family_has_no_mark() -> None:
+    from kagreport.evaluation import EvaluationComparison
+
+    data = Path(__file__).parents[1] / "data" / "v1" / "comparison-v2.json"
+    latex = to_latex(EvaluationComparison.read(data))
+    assert r"complete@1 & 8 & 0.000 & 0.000 & 0.000 & --- \\" in latex  # no Holm p, no mark
+    assert r"$-$0.125" in latex  # 0.5 - 0.625, a real minus
