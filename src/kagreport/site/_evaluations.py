@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from kagreport._errors import SiteError
+from kagreport._format import is_proportion
 from kagreport.site._config import EvaluationSource
 from kagreport.site._json import dumps_json
 from kagreport.site._templates import Page
@@ -113,7 +114,12 @@ def _details(
     if isinstance(report, RetrievalEvaluation):
         context = {
             "metrics": [
-                {"name": k, "value": v, "coverage": report.coverage.get(k)}
+                {
+                    "name": k,
+                    "value": v,
+                    "coverage": report.coverage.get(k),
+                    "percent": _percent(report, k),
+                }
                 for k, v in report.metrics.items()
             ],
             "errors": dict(report.errors),
@@ -179,7 +185,8 @@ def _answer_context(report: AnswerEvaluation) -> dict[str, Any]:
         )
     return {
         "metrics": [
-            {"name": k, "value": v, "coverage": coverage.get(k)} for k, v in report.metrics.items()
+            {"name": k, "value": v, "coverage": coverage.get(k), "percent": _percent(report, k)}
+            for k, v in report.metrics.items()
         ],
         "judges": [
             {"name": name, "identity": dumps_json(identity)}
@@ -199,3 +206,9 @@ def _answer_context(report: AnswerEvaluation) -> dict[str, Any]:
         "n_items": len(report.items),
         "settings": dict(report.settings),
     }
+
+
+def _percent(report: AnswerEvaluation | RetrievalEvaluation, metric: str) -> bool:
+    """Whether ``metric`` is a proportion (a judge's 0/1 verdicts, a hit rate): shown as a
+    percentage (:func:`kagreport._format.is_proportion` of its per-item scores)."""
+    return is_proportion(metric, (item.scores.get(metric) for item in report.items))

@@ -282,12 +282,32 @@
     table.classList.add("sortable");
   }
 
+  // Right-aligns the header of each column whose cells are all numbers (td.num).
+  function numericHeaders(table, body) {
+    var head = table.tHead;
+    if (!head || !head.rows.length) {
+      return;
+    }
+    var cells = head.rows[head.rows.length - 1].cells;
+    for (var i = 0; i < cells.length; i++) {
+      var numeric = true;
+      for (var r = 0; r < body.rows.length && numeric; r++) {
+        var td = body.rows[r].cells[i];
+        numeric = !td || td.classList.contains("num");
+      }
+      if (numeric) {
+        cells[i].classList.add("num");
+      }
+    }
+  }
+
   // A table whose rows are all in its HTML: rows sort in place; a total row stays last.
   function setupStatic(table) {
     var body = table.tBodies[0];
     if (!body || body.rows.length < 2) {
       return;
     }
+    numericHeaders(table, body);
     sortable(table, function (index, dir) {
       var items = [], totals = [];
       for (var i = 0; i < body.rows.length; i++) {
