@@ -477,3 +477,55 @@ def test_items_show_question_text_and_options(browser: Browser, site: Path) -> N
         assert shown["text"] == first[col["question_text"]]
         assert shown["options"] == len(first[col["options"]])
         assert not log.problems(), log.problems()
+
+
+def test_sort_rules_on_a_fixture_table(browser: Browser, site: Path, tmp_path: Path) -> None:
+    """site.js's sort on a table made here: numbers by data-value (not their text), missing
+    values last in both directions, ties in document order, text with numbers naturally,
+    a total row kept last; the header's button works from the keyboard."""
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "assets" / "site.js").write_bytes((site / "assets" / "site.js").read_bytes())
+    (tmp_path / "assets" / "site.css").write_bytes((site / "assets" / "site.css").read_bytes())
+    # (name, data-value, shown text): the texts would sort differently from the values.
+    rows = [
+        ("a", "0.5", "50%"),
+        ("b", "null", "—"),
+        ("c", "10", "9 (ten)"),
+        ("d", "0.5", "50.0%"),
+        ("e", "-2", "minus two"),
+        ("f", "null", "—"),
+        ("g", "2", "2"),
+    ]
+    body = "".join(
+        f'<tr data-name="{n}"><td>item{10 - i}</td><td class="num" data-value="{v}">{t}</td></tr>'
+        for i, (n, v, t) in enumerate(rows)
+    )
+    html = (
+        '<!DOCTYPE html><html><head><meta charset="utf-8">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "script-src 'self'; style-src 'self'\">"
+        '<link rel="stylesheet" href="assets/site.css"></head><body>'
+        '<table class="data" id="t"><thead><tr><th>Name</th><th>Value</th></tr></thead>'
+        f'<tbody>{body}<tr class="total" data-name="total"><td>All</td><td class="num" '
+        'data-value="99">99</td></tr></tbody></table>'
+        '<script src="assets/site.js"></script></body></html>'
+    )
+    path = tmp_path / "fixture.html"
+    path.write_text(html, encoding="utf-8")
+    with _open(browser, path, DESKTOP) as (page, log):
+        order = lambda: _order(page, "#t", "data-name")  # noqa: E731
+        _click_header(page, "#t", "Value")
+        assert order() == ["e", "a", "d", "g", "c", "b", "f", "total"]
+        _click_header(page, "#t", "Value")
+        assert order() == ["c", "g", "a", "d", "e", "b", "f", "total"]
+        assert _aria_sort(page, "#t", "Value") == "descending"
+        assert _aria_sort(page, "#t", "Name") is None
+        # Names item10 .. item4: natural order puts item4 first, item10 last.
+        page.locator("#t thead th button.sort", has_text="Name").focus()
+        page.keyboard.press("Enter")
+        assert order() == ["g", "f", "e", "d", "c", "b", "a", "total"]
+        page.keyboard.press("Space")
+        assert order() == ["a", "b", "c", "d", "e", "f", "g", "total"]
+        assert _aria_sort(page, "#t", "Name") == "descending"
+        assert _aria_sort(page, "#t", "Value") is None
+        assert not log.problems(), log.problems()
