@@ -529,3 +529,96 @@ def test_sort_rules_on_a_fixture_table(browser: Browser, site: Path, tmp_path: P
         assert _aria_sort(page, "#t", "Name") == "descending"
         assert _aria_sort(page, "#t", "Value") is None
         assert not log.problems(), log.problems()
+
+
+def test_setup_and_outcome_filters_with_search(
+    browser: Browser, site: Path, tmp_path: Path
+) -> None:
+    """A paged table of several setups gets a setup filter beside the outcome filter; the
+    two and the search combine, each filter counting the rows the others let through."""
+    (tmp_path / "assets").mkdir()
+    for name in ("site.js", "site.css"):
+        (tmp_path / "assets" / name).write_bytes((site / "assets" / name).read_bytes())
+    columns = ["dataset", "setup", "question", "outcome", "metrics", "response"]
+    columns += ["response_length", "reference", "error"]
+    outcomes = ("correct", "incorrect", "error")
+    rows = [
+        [
+            "d",
+            f"setup-{s}",
+            f"q{i}",
+            outcomes[(i * (s + 1)) % 3],
+            "",
+            "the answer is correct" if i % 4 == 0 else "incorrectly so",
+            None,
+            None,
+            None,
+        ]
+        for s in range(3)
+        for i in range(40)
+    ]
+    document = json.dumps({"columns": columns, "rows": rows}).replace("<", "\\u003c")
+    html = (
+        '<!DOCTYPE html><html><head><meta charset="utf-8">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "script-src 'self'; style-src 'self'\">"
+        '<link rel="stylesheet" href="assets/site.css"></head><body>'
+        '<div class="paged" data-source="rows"><div class="items-controls">'
+        '<span class="paged-facets"></span><input id="item-search" class="paged-search">'
+        '<button class="paged-prev">p</button><span class="paged-page"></span>'
+        '<button class="paged-next">n</button><span class="paged-status">'
+        '<span id="items-count" class="paged-count"></span> of '
+        '<span class="paged-total"></span> items</span></div>'
+        '<table class="data items" id="items" data-kind="run-items" data-page-size="25">'
+        "<thead><tr><th>Dataset</th><th>Question</th><th>Outcome</th><th>Metrics</th>"
+        "<th>Response</th><th>Reference</th><th>Error</th></tr></thead><tbody></tbody>"
+        f'</table></div><script type="application/json" id="rows">{document}</script>'
+        '<script src="assets/site.js"></script></body></html>'
+    )
+    path = tmp_path / "paged.html"
+    path.write_text(html, encoding="utf-8")
+
+    def expected(setup: str, outcome: str, word: bool) -> int:
+        return sum(
+            (not setup or r[1] == setup)
+            and (not outcome or r[3] == outcome)
+            and (not word or _word_match(str(r[5]), "correct"))
+            for r in rows
+        )
+
+    def wait(n: int) -> None:
+        page.wait_for_function(
+            "(n) => document.getElementById('items-count').textContent === String(n)", arg=n
+        )
+
+    with _open(browser, path, DESKTOP) as (page, log):
+        assert page.locator("select[data-facet='dataset']").count() == 0  # one dataset only
+        setups = _facet_counts(page, "setup")
+        assert setups == {"": 120, "setup-0": 40, "setup-1": 40, "setup-2": 40}
+        assert _facet_counts(page, "outcome") == {
+            "": 120,
+            **{o: expected("", o, False) for o in outcomes},
+        }
+        page.select_option("#item-setup", "setup-1")
+        wait(expected("setup-1", "", False))
+        assert _facet_counts(page, "outcome") == {
+            "": 40,
+            **{o: expected("setup-1", o, False) for o in outcomes},
+        }
+        page.select_option("#item-outcome", "incorrect")
+        wait(expected("setup-1", "incorrect", False))
+        assert _facet_counts(page, "setup")["setup-2"] == expected("setup-2", "incorrect", False)
+        page.fill("#item-search", "correct")
+        n = expected("setup-1", "incorrect", True)
+        wait(n)
+        assert 0 < n < expected("setup-1", "incorrect", False)
+        status = page.evaluate("() => document.querySelector('.paged-status').textContent")
+        assert re.sub(r"\s+", " ", status).strip() == f"{n} of 120 items"
+        shown = page.evaluate(
+            "() => Array.from(document.querySelectorAll('#items tbody tr')).map("
+            "(tr) => [tr.querySelector('td.outcome').textContent,"
+            " tr.querySelector('td.response').textContent])"
+        )
+        assert len(shown) == n
+        assert all(o == "incorrect" and "the answer is correct" in r for o, r in shown)
+        assert not log.problems(), log.problems()
