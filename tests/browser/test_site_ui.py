@@ -622,3 +622,45 @@ def test_setup_and_outcome_filters_with_search(
         assert len(shown) == n
         assert all(o == "incorrect" and "the answer is correct" in r for o, r in shown)
         assert not log.problems(), log.problems()
+
+
+NUMBERS_JS = """
+() => Array.from(document.querySelectorAll('#metrics-table tbody tr')).map((tr) => {
+  const td = tr.cells[1], style = getComputedStyle(td);
+  return {name: tr.cells[0].textContent, text: td.textContent.trim(),
+          align: style.textAlign, numeric: style.fontVariantNumeric};
+})
+"""
+
+
+def test_numbers_are_aligned_fixed_and_percent(browser: Browser, site: Path) -> None:
+    """LLMBar's judge accuracies (0/1 verdicts) show as percentages with one decimal, its
+    ratings with 4 decimals, right aligned in tabular figures (values and verdicts read
+    from the evaluation's JSON file)."""
+    pages = _page_types(site)
+    data = json.loads(
+        (site / "data" / "evaluations" / "llmbar-natural.json").read_text(encoding="utf-8")
+    )
+    with _open(browser, pages["evaluation"], DESKTOP) as (page, log):
+        cells = page.evaluate(NUMBERS_JS)
+        assert len(cells) == len(data["metrics"])
+        percent = 0
+        for cell in cells:
+            name = cell["name"]
+            value = data["metrics"][name]
+            scores = [i["scores"][name] for i in data["items"] if name in (i["scores"] or {})]
+            if scores and all(v in (0, 1) for v in scores):  # verdicts: a proportion
+                percent += 1
+                assert cell["text"] == f"{100 * value:.1f}%", cell
+            else:  # a rating: 4 decimals
+                assert cell["text"] == f"{value:.4f}", cell
+            assert cell["align"] == "right"
+            assert "tabular-nums" in cell["numeric"]
+        assert percent > 10, "LLMBar's judges give 0/1 verdicts"
+        assert not log.problems(), log.problems()
+    # A setup page's per-dataset seconds: fixed decimals, not significant figures.
+    html = pages["setup"].read_text(encoding="utf-8")
+    found = re.findall(r'data-key="avg_generation_secs" data-value="([^"]*)">([^<]*)<', html)
+    assert found
+    for raw, shown in found:
+        assert shown == ("—" if raw == "null" else f"{float(raw):.3f}"), (raw, shown)

@@ -209,6 +209,13 @@ def _answer_context(report: AnswerEvaluation) -> dict[str, Any]:
 
 
 def _percent(report: AnswerEvaluation | RetrievalEvaluation, metric: str) -> bool:
-    """Whether ``metric`` is a proportion (a judge's 0/1 verdicts, a hit rate): shown as a
-    percentage (:func:`kagreport._format.is_proportion` of its per-item scores)."""
-    return is_proportion(metric, (item.scores.get(metric) for item in report.items))
+    """Whether ``metric`` is a proportion (a judge's 0/1 verdicts, a hit rate), shown as a
+    percentage (:func:`kagreport._format.is_proportion`).
+
+    A metric at a cut-off (``precision@2``) is decided with its family (``precision@*``),
+    so one table never shows ``precision@1`` in percent and ``precision@2`` as a fraction.
+    """
+    base = metric.split("@")[0]
+    family = [m for m in report.metrics if m == metric or m.split("@")[0] == base]
+    values = (item.scores.get(m) for item in report.items for m in family)
+    return is_proportion(base, values)
