@@ -664,3 +664,36 @@ def test_numbers_are_aligned_fixed_and_percent(browser: Browser, site: Path) -> 
     assert found
     for raw, shown in found:
         assert shown == ("—" if raw == "null" else f"{float(raw):.3f}"), (raw, shown)
+
+
+def test_phone_width_without_javascript(browser: Browser, site: Path) -> None:
+    """With scripts off (no table wrapper from site.js) no page type scrolls sideways at
+    375 px either: site.css lets each table scroll as a block of its own."""
+    context = browser.browser.new_context(
+        viewport={"width": PHONE, "height": 900}, java_script_enabled=False
+    )
+    blocked: list[str] = []
+
+    def route(r: Any) -> None:
+        if r.request.url.startswith("file:"):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    wide: dict[str, tuple[int, int]] = {}
+    try:
+        for kind, path in _page_types(site).items():
+            page = context.new_page()
+            page.goto(path.as_uri(), wait_until="load", timeout=LOAD_TIMEOUT_MS)
+            scroll, inner = page.evaluate(
+                "() => [document.scrollingElement.scrollWidth, window.innerWidth]"
+            )
+            if scroll > inner:
+                wide[kind] = (scroll, inner)
+            page.close()
+    finally:
+        context.close()
+    assert not wide, wide
+    assert not blocked, blocked
