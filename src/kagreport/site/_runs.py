@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -17,6 +16,7 @@ from kagreport.grading import Outcome, StatsReport, grade
 from kagreport.runs import Run
 from kagreport.site._comparisons import SiteComparison, comparison_pages, run_comparisons
 from kagreport.site._config import RunConfig
+from kagreport.site._labels import SIMULATED, simulated_notice
 from kagreport.site._slugs import setup_slugs
 from kagreport.site._templates import PAGE_SIZE
 
@@ -69,6 +69,23 @@ class SiteRun:
     attribution: str = ""
     skipped: list[str] = field(default_factory=list)
     setup_slugs: dict[str, str] = field(default_factory=dict)
+    simulated: str = ""  # the SIMULATED notice of a run `kagreport simulate` wrote
+    unparsable: list[tuple[str, str]] = field(default_factory=list)  # (file, reason)
+    costs: list[tuple[str, str]] = field(default_factory=list)  # leaderboard cost columns
+
+
+def unparsable_files(report: StatsReport) -> list[tuple[str, str]]:
+    """The result files of ``report`` that did not parse, as (path relative to the results
+    root, with ``/``; reason), sorted by path."""
+    import os
+
+    root = report.results
+    reasons = report.unparsable_reasons or ("",) * len(report.unparsable_files)
+    found = []
+    for path, reason in zip(report.unparsable_files, reasons, strict=True):
+        shown = os.path.relpath(path, root) if root is not None else path
+        found.append((shown.replace(os.sep, "/"), reason or "did not parse"))
+    return sorted(found)
 
 
 def grade_run(site: Builder, index: int, config: RunConfig) -> StatsReport:
@@ -106,8 +123,6 @@ def build_run(site: Builder, index: int, config: RunConfig, report: StatsReport)
     """Write a graded run's data (its kag stats JSON and its run model, a ``kagreport.run``
     document of :class:`kagreport.runs.Run`), comparisons, setup and comparison pages; the
     index lists its leaderboard and charts (``site.runs``)."""
-    from kagreport.frames import stats_frame
-
     baseline = config.baseline or report.setups[0].setup
     slug = site.run_slugs(config.name)
     json_text = report.to_json()
@@ -118,13 +133,32 @@ def build_run(site: Builder, index: int, config: RunConfig, report: StatsReport)
     if index == 0:
         site.write("data/report.json", json_text)
     document = f"data/runs/{slug}/run.json"
-    run = SiteRun(config.name, slug, config, report, data, document, baseline)
-    run.attribution = config.attribution or _simulated_notice(config.results)
+    notice = simulated_notice(config.results)
+    name = config.name
+    if notice and SIMULATED.lower() not in name.lower():
+        name = f"{name} ({SIMULATED})"
+    run = SiteRun(name, slug, config, report, data, document, baseline)
+    run.simulated = notice
+    run.attribution = config.attribution or notice
+    run.unparsable = unparsable_files(report)
     if report.unparsable_files:
         site.warn(
             f"run {config.name!r}: {len(report.unparsable_files)} result file(s) did not "
-            "parse and were skipped (the index lists the count; -v lists the files)"
+            "parse and were skipped (the index lists them with the reason)"
         )
+    site.simulated = notice
+    try:
+        _build_run_pages(site, run, report)
+    finally:
+        site.simulated = ""
+    site.runs.append(run)
+
+
+def _build_run_pages(site: Builder, run: SiteRun, report: StatsReport) -> None:
+    """The leaderboard, charts, run document, comparisons and pages of ``run``."""
+    from kagreport.frames import stats_frame
+
+    config, slug, document = run.config, run.slug, run.document
     frame = stats_frame(report)
     by_setup = _records_by_setup(frame)
     run.setup_slugs = setup_slugs(report.setup_names)
@@ -139,7 +173,6 @@ def build_run(site: Builder, index: int, config: RunConfig, report: StatsReport)
     site.say(f"setup pages of {config.name}")
     setup_pages(site, run, frame, by_setup, hrefs, model)
     comparison_pages(site, run, hrefs)
-    site.runs.append(run)
 
 
 def _records_by_setup(frame: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
@@ -153,10 +186,30 @@ def _records_by_setup(frame: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
     return by_setup
 
 
+#: The leaderboard's cost columns beyond the shared metric cells, as ``kag stats`` shows
+#: them (CTX_LEN, VERTICE, RELATION, PROPERTY): (key, heading, decimals, group).
+COST_COLUMNS = (
+    ("avg_context_length", "Mean context length (bytes)", 3, "context"),
+    ("retrieval.avg_vertices", "Mean vertices", 2, "graph"),
+    ("retrieval.avg_relationships", "Mean relationships", 2, "graph"),
+    ("retrieval.avg_properties", "Mean properties", 2, "graph"),
+)
+
+
+def _cost_cell(overall: dict[str, Any], key: str) -> Any:
+    """The value of ``key`` (``a.b`` reads a nested object) in kag's JSON of a setup."""
+    value: Any = overall
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
 def _leaderboard(
     run: SiteRun, by_setup: Mapping[str, list[dict[str, Any]]], hrefs: Mapping[str, str]
 ) -> None:
-    """The run's leaderboard rows, in kag's rank order."""
+    """The run's leaderboard rows, in kag's rank order, and the cost columns it shows:
+    context length when a setup recorded one (above zero), the graph elements when a
+    setup retrieved."""
     from kagreport.frames import OVERALL
 
     for rank, setup in enumerate(run.report.setups, start=1):
@@ -170,6 +223,16 @@ def _leaderboard(
                 "frame": overall,
             }
         )
+    recorded = set()
+    for row in run.leaderboard:
+        if (row["json"]["avg_context_length"] or 0) > 0:
+            recorded.add("context")
+        if row["json"]["retrieval"] is not None:
+            recorded.add("graph")
+    run.costs = [(k, heading) for k, heading, _, group in COST_COLUMNS if group in recorded]
+    decimals = {k: d for k, _, d, _ in COST_COLUMNS}
+    for row in run.leaderboard:
+        row["costs"] = [(k, _cost_cell(row["json"], k), decimals[k]) for k, _ in run.costs]
 
 
 def _run_charts(site: Builder, run: SiteRun, frame: pd.DataFrame) -> None:
@@ -318,14 +381,6 @@ class _ItemRows:
                 strict=True,
             )
         )
-
-
-def _simulated_notice(results: Path) -> str:
-    """The notice of a run written by ``kagreport simulate`` (it leaves SIMULATED.md)."""
-    for folder in (results, results.parent):
-        if (folder / "SIMULATED.md").is_file():
-            return "SIMULATED data: no model was run (SIMULATED.md beside its results says how)."
-    return ""
 
 
 def _cost_axis(
