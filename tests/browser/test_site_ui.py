@@ -96,12 +96,16 @@ def _page_types(site: Path) -> dict[str, Path]:
     sources = sorted(p for p in (site / "sources").glob("*.html") if "--" not in p.stem)
     systems = sorted(p for p in (site / "sources").glob("*.html") if "--" in p.stem)
     notebooks = sorted((site / "notebooks").glob("*.html"))
+    systems_pages = sorted((site / "systems").glob("*.html"))
+    # MMLU-Pro's setup pages first: their questions have text and options.
+    setups.sort(key=lambda p: (not p.stem.startswith("mmlu-pro"), p.name))
     for name, pages in (
         ("setup", setups),
         ("comparison", comparisons),
         ("source", sources),
         ("source-system", systems),
         ("notebook", notebooks),
+        ("systems", systems_pages),
     ):
         if pages:
             found[name] = pages[0]
@@ -124,6 +128,7 @@ PAGE_TYPES = (
     "source",
     "source-system",
     "notebook",
+    "systems",
 )
 
 
@@ -189,8 +194,8 @@ def test_page_types_fit_a_phone_and_screenshots(
     readable; no console error at either width; a full-page screenshot of each."""
     pages = _page_types(site)
     if kind not in pages:
-        assert kind == "notebook", f"the bundled site has no {kind} page"
-        pytest.skip("the site was built without notebooks (no nbconvert)")
+        assert kind in ("notebook", "systems"), f"the bundled site has no {kind} page"
+        pytest.skip(f"the site was built without {kind} pages")
     path = pages[kind]
     for width in (DESKTOP, PHONE):
         with _open(browser, path, width) as (page, log):
@@ -250,25 +255,43 @@ def _stable_sorted(
     return ordered + missing
 
 
+def _run_reports(site: Path) -> dict[str, dict[str, Any]]:
+    """Each kag run's kag stats JSON, by the run's slug (``data/runs/<slug>/report.json``,
+    or ``data/report.json`` for a site of one run)."""
+    found = {
+        p.parent.name: json.loads(p.read_text(encoding="utf-8"))
+        for p in sorted((site / "data" / "runs").glob("*/report.json"))
+    }
+    if not found:
+        index = (site / "index.html").read_text(encoding="utf-8")
+        slug = re.search(r'id="leaderboard-([^"]+)"', index)
+        assert slug is not None
+        found[slug.group(1)] = json.loads((site / "data" / "report.json").read_text("utf-8"))
+    return found
+
+
 def test_leaderboard_sorts_by_a_numeric_header(browser: Browser, site: Path) -> None:
-    """The leaderboard's Correct column: ascending, then descending, as report.json says."""
-    report = json.loads((site / "data" / "report.json").read_text(encoding="utf-8"))
-    correct = {s["setup"]: s["overall"]["correct"] for s in report["setups"]}
-    ranked = [s["setup"] for s in report["setups"]]  # the page's first order (kag's rank)
-    assert len(set(correct.values())) > 2, "the example's setups tie: nothing to sort"
+    """Each run's leaderboard by its Correct column: ascending, then descending, as the
+    run's report.json says (ties in rank order), and from the keyboard."""
+    reports = _run_reports(site)
+    assert reports
     with _open(browser, site / "index.html", DESKTOP) as (page, log):
-        table = "table.leaderboard"
-        assert _order(page, table, "data-setup") == ranked
-        _click_header(page, table, "Correct")
-        assert _aria_sort(page, table, "Correct") == "ascending"
-        assert _order(page, table, "data-setup") == _stable_sorted(ranked, correct, False)
-        _click_header(page, table, "Correct")
-        assert _aria_sort(page, table, "Correct") == "descending"
-        assert _order(page, table, "data-setup") == _stable_sorted(ranked, correct, True)
-        # Keyboard: the header is a button; Enter on it sorts again (ascending).
-        page.locator(f"{table} thead th button.sort", has_text="Correct").first.focus()
-        page.keyboard.press("Enter")
-        assert _aria_sort(page, table, "Correct") == "ascending"
+        for slug, report in reports.items():
+            correct = {s["setup"]: s["overall"]["correct"] for s in report["setups"]}
+            ranked = [s["setup"] for s in report["setups"]]  # the page's first order
+            assert len(set(correct.values())) > 2, "the setups tie: nothing to sort"
+            table = f"#leaderboard-{slug}"
+            assert _order(page, table, "data-setup") == ranked
+            _click_header(page, table, "Correct")
+            assert _aria_sort(page, table, "Correct") == "ascending"
+            assert _order(page, table, "data-setup") == _stable_sorted(ranked, correct, False)
+            _click_header(page, table, "Correct")
+            assert _aria_sort(page, table, "Correct") == "descending"
+            assert _order(page, table, "data-setup") == _stable_sorted(ranked, correct, True)
+            # Keyboard: the header is a button; Enter on it sorts again (ascending).
+            page.locator(f"{table} thead th button.sort", has_text="Correct").first.focus()
+            page.keyboard.press("Enter")
+            assert _aria_sort(page, table, "Correct") == "ascending"
         assert not log.problems(), log.problems()
 
 
@@ -276,9 +299,9 @@ def test_static_table_sort_matches_data_values(browser: Browser, site: Path) -> 
     """The index's comparisons sorted by p (Holm): the order of their data-value numbers,
     read from the HTML before the click and sorted here (ties keep their order)."""
     with _open(browser, site / "index.html", DESKTOP) as (page, log):
-        table = "table.comparisons"
+        table = "#comparisons-mmlu-pro-philosophy"
         cells = page.evaluate(
-            "() => Array.from(document.querySelectorAll('table.comparisons tbody tr'))"
+            "() => Array.from(document.querySelectorAll('#comparisons-mmlu-pro-philosophy tbody tr'))"
             ".map((tr, i) => { tr.setAttribute('data-test-row', String(i));"
             " const td = tr.querySelector('td[data-key=\"p_value_holm_across_run\"]');"
             " return td.getAttribute('data-value'); })"
@@ -353,24 +376,26 @@ def _facet_counts(page: Any, facet: str) -> dict[str, int]:
 def test_outcome_filter_counts_match_report(browser: Browser, site: Path) -> None:
     """Every setup page's outcome filter counts what report.json counts; choosing an
     outcome shows that many rows, all of that outcome, and "n of N items"."""
-    report = json.loads((site / "data" / "report.json").read_text(encoding="utf-8"))
-    pages = sorted((site / "setups").glob("*.html"))
-    assert len(pages) == len(report["setups"])
-    by_title: dict[str, dict[str, int]] = {}
-    for s in report["setups"]:
-        o = s["overall"]
-        by_title[s["setup"]] = {
-            "": o["total"],
-            "correct": o["correct"],
-            "incorrect": o["incorrect"],
-            "error": o["errors"],
-        }
-    for path in pages:
+    by_title: dict[tuple[str, str], dict[str, int]] = {}
+    pages: list[tuple[str, Path]] = []
+    for slug, report in _run_reports(site).items():
+        mine = sorted((site / "setups").glob(f"{slug}--*.html"))
+        assert len(mine) == len(report["setups"])
+        pages += [(slug, p) for p in mine]
+        for s in report["setups"]:
+            o = s["overall"]
+            by_title[slug, s["setup"]] = {
+                "": o["total"],
+                "correct": o["correct"],
+                "incorrect": o["incorrect"],
+                "error": o["errors"],
+            }
+    for slug, path in pages:
         with _open(browser, path, DESKTOP) as (page, log):
             setup = page.evaluate(
                 "() => document.querySelector('h1').firstChild.textContent.trim()"
             )
-            expected = {k: v for k, v in by_title[setup].items() if v or k == ""}
+            expected = {k: v for k, v in by_title[slug, setup].items() if v or k == ""}
             assert _facet_counts(page, "outcome") == expected, (path.name, setup)
             status = page.evaluate("() => document.querySelector('.paged-status').textContent")
             total = expected[""]
@@ -643,6 +668,8 @@ def test_numbers_are_aligned_fixed_and_percent(browser: Browser, site: Path) -> 
     )
     with _open(browser, pages["evaluation"], DESKTOP) as (page, log):
         cells = page.evaluate(NUMBERS_JS)
+        for cell in cells:  # the mean, without its interval
+            cell["text"] = cell["text"].split(" [")[0]
         assert len(cells) == len(data["metrics"])
         percent = 0
         for cell in cells:
