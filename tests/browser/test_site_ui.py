@@ -777,3 +777,39 @@ def test_simulated_run_sorts_by_seconds_and_filters_by_dataset(
         counts = _facet_counts(page, "dataset")
         assert counts == {"": len(rows), **{d: m["total"] for d, m in per.items()}}
         assert not log.problems(), log.problems()
+
+
+def test_flipped_items_filter_by_candidate_outcome(browser: Browser, site: Path) -> None:
+    """A comparison's flipped items filter by the candidate's outcome: "correct" is the
+    items the candidate gained, counted here from the page's inline JSON."""
+    best: tuple[int, Path, list[Any]] | None = None
+    for path in sorted((site / "comparisons").glob("*.html")):
+        found = re.search(
+            r'<script type="application/json" id="flips-data">(.*?)</script>',
+            path.read_text(encoding="utf-8"),
+            re.S,
+        )
+        if found:
+            rows = json.loads(found.group(1))["rows"]
+            if best is None or len(rows) > best[0]:
+                best = (len(rows), path, rows)
+    assert best is not None
+    _, path, rows = best
+    gained = sum(r[1] == "correct" for r in rows)
+    assert 0 < gained < len(rows)
+    with _open(browser, path, DESKTOP) as (page, log):
+        counts = _facet_counts(page, "candidate")
+        assert counts[""] == len(rows)
+        assert counts["correct"] == gained
+        assert sum(v for k, v in counts.items() if k) == len(rows)
+        page.select_option("#flip-candidate", "correct")
+        page.wait_for_function(
+            "(n) => document.getElementById('flips-count').textContent === String(n)", arg=gained
+        )
+        shown = page.evaluate(
+            "() => Array.from(document.querySelectorAll('#flipped tbody tr')).map("
+            "(tr) => tr.cells[1].textContent)"
+        )
+        assert set(shown) == {"correct"}
+        assert len(shown) == min(50, gained)
+        assert not log.problems(), log.problems()

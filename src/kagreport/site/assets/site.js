@@ -130,12 +130,16 @@
   };
 
   // Columns a paged table can be filtered by, with their labels.
+  // A flipped-items table's candidate and baseline columns hold outcomes too.
   var FACETS = [
     ["outcome", "Outcome"],
     ["setup", "Setup"],
     ["system", "System"],
-    ["dataset", "Dataset"]
+    ["dataset", "Dataset"],
+    ["candidate", "Candidate"],
+    ["baseline", "Baseline"]
   ];
+  var OUTCOME_COLUMNS = { outcome: true, candidate: true, baseline: true };
   var OUTCOME_ORDER = ["correct", "incorrect", "error", "unknown"];
 
   // ---------------------------------------------------------------- sorting
@@ -504,7 +508,7 @@
       if (values.length < (facet[0] === "outcome" ? 1 : 2)) {
         return;
       }
-      if (facet[0] === "outcome") {
+      if (OUTCOME_COLUMNS[facet[0]]) {
         values.sort(function (a, b) {
           var i = OUTCOME_ORDER.indexOf(a), j = OUTCOME_ORDER.indexOf(b);
           return (i < 0 ? 99 : i) - (j < 0 ? 99 : j) || COLLATOR.compare(a, b);
