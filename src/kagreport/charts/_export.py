@@ -182,18 +182,29 @@ def _fit_facet(spec: dict[str, Any], width: float) -> None:
     """Set the cells' width of a facet so that the whole figure is ``width`` pixels wide.
 
     A facet's width is its cells' plus what lies beside them (axes, legend, spacing), which
-    only a rendering measures: one rendering at a first guess gives that overhead, and the
-    cells take the rest (the overhead does not depend on the cells' width).
+    only a rendering measures; Vega rounds a cell's width up to whole pixels. One rendering at
+    a first guess gives the overhead, the cells take the whole pixels left, and the right
+    padding the fraction that remains.
     """
     columns = spec.get("columns")
-    inner = spec["spec"]
     if not isinstance(columns, int) or columns < 1:
         columns = 1
-    guess = max(20.0, (width - 60.0) / columns - 10.0)
+    inner = spec["spec"]
+    version = vegalite_version()
+    guess = float(max(20, math.floor((width - 60.0) / columns - 10.0)))
     inner["width"] = guess
-    measured = _svg_width(vlc.vegalite_to_svg(spec, vl_version=vegalite_version()))
-    if math.isfinite(measured):
-        inner["width"] = max(20.0, round(guess + (width - measured) / columns, 3))
+    measured = _svg_width(vlc.vegalite_to_svg(spec, vl_version=version))
+    if not math.isfinite(measured):
+        return
+    inner["width"] = float(max(20, math.floor(guess + (width - measured) / columns)))
+    measured = _svg_width(vlc.vegalite_to_svg(spec, vl_version=version))
+    rest = width - measured
+    if math.isfinite(rest) and rest > 0:
+        padding = spec.get("padding", spec.get("config", {}).get("padding", 0))
+        if isinstance(padding, int | float):
+            padding = {"left": padding, "top": padding, "right": padding, "bottom": padding}
+        if isinstance(padding, dict):
+            spec["padding"] = {**padding, "right": round(padding.get("right", 0) + rest, 6)}
 
 
 def paper_spec(
