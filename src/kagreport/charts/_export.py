@@ -41,9 +41,9 @@ from kagreport.charts._theme import (
     DPI,
     FONT,
     POINTS_PER_INCH,
+    PRESETS,
     is_faceted,
     preset_width,
-    text_sizes,
 )
 
 __all__ = [
@@ -215,13 +215,14 @@ def paper_spec(
 ) -> dict[str, Any]:
     """The spec of ``chart`` at its paper size: the inverse of :func:`fit_container`.
 
-    The width becomes that of ``preset`` (:data:`kagreport.charts.PRESETS`) when one is
-    given, or when the chart fills its container (``width: "container"``, or a facet that
-    :func:`fit_container` made for a screen); the preset is then the one its
-    ``usermeta["kagreport"]`` names, else ``"two-column"`` for a facet and ``"one-column"``
-    otherwise. A facet's cells are sized so that the whole figure has that width. A chart
-    of fixed width without ``preset`` keeps its width. Heights and text sizes that
-    :func:`fit_container` changed are the paper's again.
+    A spec of :func:`fit_container` gets back the figure it kept (width, height, cells,
+    padding, text sizes); ``preset``, when given and different, then resizes it. Otherwise
+    the width becomes that of ``preset`` (:data:`kagreport.charts.PRESETS`) when one is
+    given, when the chart fills its container (``width: "container"``), or when it is a
+    facet whose ``usermeta["kagreport"]["preset"]`` names one; the preset is then the one it
+    names, else ``"two-column"`` for a facet and ``"one-column"`` otherwise. A facet's cells
+    are sized so that the whole figure has that width (rendered to measure it). A chart of
+    fixed width without ``preset`` keeps its width.
 
     Parameters
     ----------
@@ -252,21 +253,28 @@ def paper_spec(
         raise TypeError(f"expected an Altair chart or a Vega-Lite spec, not {type(chart).__name__}")
     usermeta = spec.get("usermeta")
     meta = usermeta.get("kagreport", {}) if isinstance(usermeta, dict) else {}
-    paper = meta.get("paper") if isinstance(meta.get("paper"), dict) else None
+    paper = meta.pop("paper", None) if isinstance(meta.get("paper"), dict) else None
     faceted = is_faceted(spec)
-    if paper is not None:
-        text_sizes(spec, "paper")
+    view = spec["spec"] if faceted else spec
+    if paper is not None:  # a spec of fit_container: its paper figure again
+        for section, values in paper.get("config", {}).items():
+            spec.setdefault("config", {}).setdefault(section, {}).update(values)
         if "height" in paper:
-            (spec["spec"] if faceted else spec)["height"] = paper["height"]
-    resize = preset is not None or paper is not None or spec.get("width") == "container"
+            view["height"] = paper["height"]
+        if "padding" in paper:
+            spec["padding"] = paper["padding"]
+        if faceted and "cell_width" in paper:
+            view["width"] = paper["cell_width"]
+        elif not faceted:
+            spec["width"] = paper["width"]
+        if preset is None or preset == paper.get("preset"):
+            return spec
+    # A facet that names its preset is fitted to it; a fixed width is kept without a preset.
+    resize = preset is not None or spec.get("width") == "container"
+    resize = resize or (faceted and meta.get("preset") in PRESETS and paper is None)
     if not resize:
         return spec
-    name = (
-        preset
-        or (paper or {}).get("preset")
-        or meta.get("preset")
-        or ("two-column" if faceted else "one-column")
-    )
+    name = preset or meta.get("preset") or ("two-column" if faceted else "one-column")
     width = preset_width(name)
     if faceted:
         _fit_facet(spec, width)
