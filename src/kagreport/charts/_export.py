@@ -263,15 +263,16 @@ def paper_spec(
             view["height"] = paper["height"]
         if "padding" in paper:
             spec["padding"] = paper["padding"]
-        if faceted and "cell_width" in paper:
-            view["width"] = paper["cell_width"]
-        elif not faceted:
+        if not faceted:
             spec["width"] = paper["width"]
-        if preset is None or preset == paper.get("preset"):
-            return spec
+            if preset is None or preset == paper.get("preset"):
+                return spec
+        elif "cell_width" in paper:
+            view["width"] = paper["cell_width"]
+        preset = preset or paper.get("preset")  # a facet is fitted to it (again)
     # A facet that names its preset is fitted to it; a fixed width is kept without a preset.
     resize = preset is not None or spec.get("width") == "container"
-    resize = resize or (faceted and meta.get("preset") in PRESETS and paper is None)
+    resize = resize or (faceted and meta.get("preset") in PRESETS)
     if not resize:
         return spec
     name = preset or meta.get("preset") or ("two-column" if faceted else "one-column")
