@@ -447,16 +447,26 @@ def accuracy_cost_chart(
     base = alt.Chart()
     placed = base.transform_filter("datum.cost_defined")
     labelled = placed.transform_filter("datum.frontier")
-    layers: list[Any] = [
-        base.transform_filter("!datum.cost_defined")
-        .mark_rule(strokeDash=[4, 3], strokeWidth=1)
-        .encode(y=y, tooltip=tooltip, color=alt.value(_RULE_COLOUR)),
+    # Only layers with rows: an empty layer's scale has no extent (Vega warns of it).
+    layers: list[Any] = []
+    if undefined:
+        layers.append(
+            base.transform_filter("!datum.cost_defined")
+            .mark_rule(strokeDash=[4, 3], strokeWidth=1)
+            .encode(y=y, tooltip=tooltip, color=alt.value(_RULE_COLOUR))
+        )
+    layers.append(
         placed.mark_rule(strokeWidth=1).encode(
             x=x, y=alt.Y("accuracy_low:Q"), y2="accuracy_high:Q", tooltip=tooltip, **hue
-        ),
-        placed.transform_filter("datum.cost_low != null && datum.cost_high != null")
-        .mark_rule(strokeWidth=1)
-        .encode(x=alt.X("cost_low:Q"), x2="cost_high:Q", y=y, tooltip=tooltip, **hue),
+        )
+    )
+    if bool(np.isfinite(data["cost_low"].to_numpy(dtype=float)).any()):
+        layers.append(
+            placed.transform_filter("datum.cost_low != null && datum.cost_high != null")
+            .mark_rule(strokeWidth=1)
+            .encode(x=alt.X("cost_low:Q"), x2="cost_high:Q", y=y, tooltip=tooltip, **hue)
+        )
+    layers += [
         labelled.mark_line(interpolate="step-after", strokeWidth=1, strokeDash=[2, 2]).encode(
             x=x, y=y, order=alt.Order("cost:Q"), color=alt.value("#333333")
         ),
