@@ -264,7 +264,8 @@ def paper_spec(
         if "padding" in paper:
             spec["padding"] = paper["padding"]
         if not faceted:
-            spec["width"] = paper["width"]
+            if spec.get("width") == "container":
+                spec["width"] = paper["width"]
             if preset is None or preset == paper.get("preset"):
                 return spec
         elif "cell_width" in paper:
@@ -279,7 +280,7 @@ def paper_spec(
     width = preset_width(name)
     if faceted:
         _fit_facet(spec, width)
-    else:
+    elif "mark" in spec or "layer" in spec:  # a concatenation has no width of its own
         spec["width"] = width
     return spec
 

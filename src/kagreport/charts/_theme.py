@@ -187,7 +187,8 @@ def fit_container(
 ) -> dict[str, Any]:
     """The spec of ``chart`` for a screen: as wide as its container, with screen text sizes.
 
-    A single or layered view gets ``width: "container"`` and a height
+    A single or layered view gets ``width: "container"`` (a concatenation keeps its parts'
+    widths) and a height
     :data:`SCREEN_HEIGHT_FACTOR` times its own; a facet keeps its cells' widths (Vega-Lite
     sizes a facet by its cells: the site's script sets them from the container's width) and
     its cells' heights grow alike. What the paper figure had is kept in
@@ -224,7 +225,7 @@ def fit_container(
         paper["cell_width"] = view["width"]
     if "padding" in spec:
         paper["padding"] = spec["padding"]
-    if not faceted:
+    if "mark" in spec or "layer" in spec:  # concatenations keep their parts' widths
         spec["width"] = "container"
     config = spec.get("config")
     if isinstance(config, dict):

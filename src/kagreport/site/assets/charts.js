@@ -70,7 +70,7 @@
       if (paper.cell_width !== undefined) {
         view.width = paper.cell_width;
       }
-    } else {
+    } else if (spec.width === "container") {
       spec.width = paper.width;
     }
     return spec;
