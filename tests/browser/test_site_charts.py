@@ -126,6 +126,24 @@ def test_live_charts_fill_their_container(
                 selector,
                 widths,
             )
+        # The frontier labels of the live small multiples do not overlap one another.
+        overlaps = page.evaluate(
+            """(selector) => {
+                const texts = Array.from(document.querySelectorAll(
+                    selector + ' g.mark-text.role-mark text'));
+                const boxes = texts.map((t) => [t.getBoundingClientRect(), t.textContent]);
+                const found = [];
+                boxes.forEach(([a, ta], i) => boxes.slice(i + 1).forEach(([b, tb]) => {
+                    const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+                    const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+                    if (w > 0.5 && h > 0.5) found.push([ta, tb]);
+                }));
+                return {count: texts.length, found};
+            }""",
+            HEADLINE,
+        )
+        assert overlaps["count"] >= 3, overlaps  # a frontier in each of three panels
+        assert overlaps["found"] == [], overlaps
         # No chart is wider than its container (none makes the page scroll sideways).
         wider = page.evaluate(
             """() => Array.from(document.querySelectorAll('div.chart')).filter((div) => {
