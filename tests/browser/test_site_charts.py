@@ -4,6 +4,7 @@ screen (1,400 px and phone width), and paper-size export (issue #14 item 2)."""
 from __future__ import annotations
 
 import base64
+import re
 import struct
 from pathlib import Path
 from typing import Any
@@ -169,6 +170,14 @@ def test_export_gives_the_paper_size(browser: Browser, chart_site: Path) -> None
         assert path is not None
         width, height = _png_size(Path(path).read_bytes())
         assert width == round(3.3 * 300), (width, height)  # one column at 300 dpi: 990 px
+        svg_button = page.locator(f"{SINGLE} ~ figcaption button.chart-export-svg")
+        with page.expect_download(timeout=LOAD_TIMEOUT_MS) as svg_download:
+            svg_button.first.click()
+        assert svg_download.value.suggested_filename.endswith(".svg")
+        svg_path = svg_download.value.path()
+        assert svg_path is not None
+        svg = Path(svg_path).read_text(encoding="utf-8")
+        assert re.search(r'<svg[^>]* width="237\.6"', svg), svg[:300]  # 3.3 in
         url = page.evaluate(
             "(id) => window.kagreportCharts.exportFigure(id, 'png')", HEADLINE.lstrip("#")
         )
