@@ -734,11 +734,11 @@ def test_cli_on_a_simulated_run(tmp_path: Path) -> None:
     assert unparsable >= 1
     assert done.stderr.splitlines() == [
         f"kagreport: run 'my-sim': {unparsable} result file(s) did not parse and were skipped "
-        "(the index lists the count; -v lists the files)"
+        "(the index lists them with the reason)"
     ]
     index = (out / "index.html").read_text(encoding="utf-8")
     assert "SIMULATED data: no model was run" in index
-    assert '<a href="#run-my-sim">my-sim</a>' in index
+    assert '<a href="#run-my-sim">my-sim (SIMULATED)</a>' in index
 
 
 @pytest.mark.slow

@@ -16,9 +16,13 @@ that charts can be layered or concatenated.
 - :func:`latency_chart`: per-item generation or retrieval time per setup.
 - :func:`forest_plot`: paired differences of two evaluations, or of a run's setup pairs.
 - :func:`agreement_chart`, :func:`pairwise_agreement_chart`: agreement between judges.
+- :func:`retrieval_answer_chart`: retrieval hit/miss by answer right/wrong, per setup.
 - :func:`save_figure`: SVG, PNG (300 dpi), PDF (or HTML) with vl-convert, at a paper
   :data:`PRESETS` width; :func:`fit_container` / :func:`paper_spec`: a chart's spec for a
   screen (as wide as its container) and back for paper.
+- :func:`live_chart`: a chart as a live, offline widget (Altair's ``JupyterChart``) whose
+  selections Python can read; importing this module makes every chart displayed in a notebook
+  live and offline, with a static SVG kept in the saved notebook (:func:`enable_notebook_renderer`).
 
 Importing this module loads pandas, Altair and vl-convert.
 """
@@ -48,6 +52,7 @@ with optional(*_NEEDS):
     )
     from kagreport.charts._forest import forest_data, forest_plot
     from kagreport.charts._latency import latency_bins, latency_chart, latency_summary
+    from kagreport.charts._live import live_chart
     from kagreport.charts._outcomes import (
         dataset_heatmap,
         heatmap_data,
@@ -55,6 +60,12 @@ with optional(*_NEEDS):
         outcomes_data,
     )
     from kagreport.charts._renderer import RENDERER_NAME, enable_notebook_renderer
+    from kagreport.charts._renderer import enable_by_default as _enable_by_default
+    from kagreport.charts._retrieval_answer import (
+        CELL_LABELS,
+        retrieval_answer_chart,
+        retrieval_answer_data,
+    )
     from kagreport.charts._theme import (
         COLUMN_WIDTH,
         DPI,
@@ -68,7 +79,12 @@ with optional(*_NEEDS):
         preset_width,
     )
 
+    # A chart as a cell's last expression is live and offline in notebooks, with a static SVG
+    # saved (charts._renderer), unless the notebook chose another renderer than Altair's default.
+    _enable_by_default()
+
 __all__ = [
+    "CELL_LABELS",
     "COLUMN_WIDTH",
     "DPI",
     "FONT",
@@ -93,6 +109,7 @@ __all__ = [
     "latency_bins",
     "latency_chart",
     "latency_summary",
+    "live_chart",
     "missing_glyphs",
     "outcomes_chart",
     "outcomes_data",
@@ -102,5 +119,7 @@ __all__ = [
     "paper_spec",
     "preset_width",
     "register_font_directory",
+    "retrieval_answer_chart",
+    "retrieval_answer_data",
     "save_figure",
 ]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import re
 import signal
 import sys
 import threading
@@ -82,18 +83,40 @@ class GradedChunk(NamedTuple):
     its error message cut to the limit. ``columns``: outcome,
     generation ns, retrieval ns, vertices, relationships, properties, context
     bytes, one entry per row (-1 = absent). ``sums``: per (setup index,
-    dataset code), the 11 group sums of ``_grade``. ``unparsable``:
-    (path, reason). ``io_error``: (path, message) of the first folder or file
-    that could not be read; grading stops there.
+    dataset code), the 11 group sums of ``_grade``. ``unparsable``: (path, the
+    parser's message, the reason shown to people: the message with the line and column
+    of a byte offset it names). ``io_error``: (path, message) of the first folder or
+    file that could not be read; grading stops there.
     """
 
     rows: tuple[array[int], array[int]]
     setups: list[str]
     columns: tuple[array[int], ...]
     sums: dict[tuple[int, int], list[int]]
-    unparsable: list[tuple[str, str]]
+    unparsable: list[tuple[str, str, str]]
     io_error: tuple[str, str] | None
     texts: ChunkTexts | None = None
+
+
+_BYTE_OFFSET = re.compile(r"\(byte (\d+)\)$")
+# A lone-surrogate escape makes the decoder retry on a rewritten text: its offsets are not
+# the file's then.
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def parse_reason(data: bytes, message: str) -> str:
+    """``message`` (a decoder's, about ``data``) with the line and column (1-based, the
+    column in bytes) of the byte offset it ends with, e.g. ``JSON is malformed: invalid
+    character (byte 10)`` -> ``... (byte 10, line 2, column 9)``; unchanged otherwise."""
+    found = _BYTE_OFFSET.search(message)
+    if found is None or _SURROGATE.search(data):
+        return message
+    offset = int(found.group(1))
+    if offset > len(data):
+        return message
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return f"{message[: found.start()]}(byte {offset}, line {line}, column {column})"
 
 
 def _cut(text: str | None, limit: int | None) -> str | None:
@@ -124,7 +147,7 @@ def grade_chunk(
     setups: list[str] = []
     setup_codes: dict[str, int] = {}
     sums: dict[tuple[int, int], list[int]] = {}
-    unparsable: list[tuple[str, str]] = []
+    unparsable: list[tuple[str, str, str]] = []
     texts: ChunkTexts | None = None
     if keep_text is not False:
         texts = ([], array("q"), [])
@@ -150,7 +173,7 @@ def grade_chunk(
             try:
                 record = decode_result(data)
             except ValueError as exc:
-                unparsable.append((path, str(exc)))
+                unparsable.append((path, str(exc), parse_reason(data, str(exc))))
                 continue
             setup = setup_codes.get(result_file.setup)
             if setup is None:

@@ -67,6 +67,10 @@ class StatsReport:
         One row per graded result file.
     unparsable_files : tuple of str
         Result files that did not parse (kag warns and counts them nowhere).
+    unparsable_reasons : tuple of str
+        Why each of ``unparsable_files`` did not parse (the parser's message, with the
+        line and column of a byte offset it names), in the same order; for the views,
+        never part of the kag JSON or table.
     results : str or None
         The results root that was graded.
     prefix : str
@@ -84,6 +88,7 @@ class StatsReport:
     results: str | None = None
     prefix: str = ""
     ground_truth: Datasets | None = field(default=None, repr=False, compare=False)
+    unparsable_reasons: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     def __getitem__(self, setup: str) -> SetupReport:
         for report in self.setups:
@@ -263,13 +268,15 @@ def grade(
     seen_datasets = 0
     skipped = 0
     unparsable: list[str] = []
+    reasons: list[str] = []
     done = 0
 
     def merge(chunk: PendingChunk, graded: GradedChunk) -> None:
         nonlocal done
-        for path, message in graded.unparsable:
+        for path, message, reason in graded.unparsable:
             logger.warning("failed to parse result file %s: %s", path, message)
             unparsable.append(path)
+            reasons.append(reason)
         if graded.io_error is not None:
             path, message = graded.io_error
             raise ResultTreeError(message, path=path)
@@ -347,4 +354,5 @@ def grade(
         results=root,
         prefix=prefix,
         ground_truth=truth,
+        unparsable_reasons=tuple(reasons),
     )

@@ -15,6 +15,7 @@ from kagreport.runs._costs import COSTS, CostAxis, cost_axis, recorded_costs
 from kagreport.runs._intervals import CostInterval, cost_intervals
 from kagreport.runs._metrics import setup_metrics
 from kagreport.runs._model import OUTCOMES, Run
+from kagreport.runs._summaries import MetricSummary, metric_summaries, retrieval_answer_tables
 from kagreport.runs._views import (
     FrontierPoint,
     LeaderboardRow,
@@ -32,6 +33,7 @@ __all__ = [
     "CostInterval",
     "FrontierPoint",
     "LeaderboardRow",
+    "MetricSummary",
     "Run",
     "SetupComparison",
     "SetupComparisons",
@@ -40,6 +42,8 @@ __all__ = [
     "cost_frontier",
     "cost_intervals",
     "leaderboard",
+    "metric_summaries",
     "recorded_costs",
+    "retrieval_answer_tables",
     "setup_metrics",
 ]

@@ -6,6 +6,7 @@ Output layout (every link relative; the site opens from ``file://`` with no netw
     setups/<run>--<setup>.html                   one page per setup, with its items
     comparisons/<run>--<candidate>--vs--<baseline>.html
     evaluations/<name>.html                      one page per evaluation report
+    systems/<names>.html                         retrieval systems side by side, paired tests
     notebooks/<stem>.html                        executed, converted notebooks
     sources/<run>.html, sources/<run>--<system>.html   runs of other tools
     data/report.json                             the first run's kag stats JSON
@@ -21,7 +22,8 @@ build leaves the previous site as it was (:mod:`kagreport.site._output`). This m
 the builder's shell: it writes files and pages, exports figures and converts notebooks;
 the pages of runs are :mod:`kagreport.site._runs`, of the comparisons of their setups
 :mod:`kagreport.site._comparisons`, of evaluation reports :mod:`kagreport.site._evaluations`,
-of runs of other tools :mod:`kagreport.site._sources`.
+of runs of other tools :mod:`kagreport.site._sources`, of retrieval systems side by side
+:mod:`kagreport.site._systems`.
 """
 
 from __future__ import annotations
@@ -40,11 +42,13 @@ from kagreport._errors import SiteError
 from kagreport.site._config import SiteConfig
 from kagreport.site._evaluations import build_evaluation
 from kagreport.site._figures import FigureWriter
+from kagreport.site._labels import label_spec, label_title
 from kagreport.site._output import MARKER, check_output, new_folder, site_path, swap
 from kagreport.site._runs import build_run, grade_run
 from kagreport.site._signals import deferred_signals
 from kagreport.site._slugs import Slugs
 from kagreport.site._sources import build_source, read_source
+from kagreport.site._systems import Systems, build_systems, plan_systems
 from kagreport.site._templates import Chart, Page, Templates
 
 if TYPE_CHECKING:
@@ -152,9 +156,13 @@ class Builder:
         self.runs: list[SiteRun] = []
         self.sources: list[SiteSource] = []
         self.evaluations: list[Page] = []
+        self.systems = Systems()  # retrieval systems side by side (site/_systems.py)
         self.notebooks: list[Page] = []
         self.chart_counter = 0
         self.figures = FigureWriter(helper=True)
+        # While a SIMULATED run's pages are written: its notice, shown on each page and
+        # said by each chart's title (kagreport.site._labels).
+        self.simulated = ""
 
     # ------------------------------------------------------------------ helpers
 
@@ -184,6 +192,7 @@ class Builder:
     def page(self, relative: str, template: str, /, *, title: str, **context: Any) -> None:
         """Render ``template`` with ``context`` (and what every page has) to ``relative``."""
         depth = relative.count("/")
+        context.setdefault("simulated_notice", self.simulated)
         html = self.templates.render(
             template,
             site_title=self.config.title,
@@ -220,6 +229,8 @@ class Builder:
         # The charts of kagreport.charts are tested; skipping Altair's schema validation
         # here saves most of the time to_dict takes.
         spec: dict[str, Any] = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
+        if self.simulated:
+            spec, title = label_spec(spec), label_title(title)
         # The figure at its paper size; the page's chart fills its container (assets/charts.js
         # exports the paper figure again from what fit_container keeps of it).
         spec = paper_spec(spec)
@@ -265,8 +276,10 @@ class Builder:
             build_run(self, index, run, report)
         for config, model in foreign:
             build_source(self, config, model)
+        self.systems = plan_systems(self)
         for source in self.config.evaluations:
             build_evaluation(self, source)
+        build_systems(self)
         for path in self.config.notebooks:
             self.build_notebook(path)
         self.say("writing the index")

@@ -9,10 +9,11 @@ import dataclasses
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kagreport.runs import Run, compare_setups
+from kagreport.site._diff import FlipDetail, flip_details
 from kagreport.site._templates import PAGE_SIZE
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ class SiteComparison:
     only_candidate: int  # items graded for the candidate only
     only_baseline: int
     p_value_family: float  # Holm-adjusted across the run's comparisons
+    details: list[FlipDetail] = field(default_factory=list)  # the flips side by side
 
 
 def run_comparisons(site: Builder, run: SiteRun, model: Run) -> None:
@@ -60,6 +62,14 @@ def run_comparisons(site: Builder, run: SiteRun, model: Run) -> None:
         )
         run.skipped.append(note)
         site.warn(f"run {run.name!r}: {note}")
+    # Imported here: _runs imports this module (the setup pages' expected answers).
+    from kagreport.site._runs import _expected
+
+    truth = run.report.ground_truth
+
+    def expected(dataset: str, question: str) -> str | None:
+        return _expected(truth, dataset, question)
+
     slugs = run.setup_slugs
     for found_c in found.comparisons:
         candidate, baseline = found_c.candidate, found_c.baseline
@@ -77,11 +87,16 @@ def run_comparisons(site: Builder, run: SiteRun, model: Run) -> None:
             p_value_family=found_c.p_values_family["correct"],
         )
         c.comparison = _with_context(c, found_c.family_comparison(), list(found.family))
+        c.details = flip_details(
+            model, run.report, candidate, baseline, [f[0] for f in c.flips], expected
+        )
         run.comparisons.append(c)
 
 
 def comparison_pages(site: Builder, run: SiteRun, hrefs: Mapping[str, str]) -> None:
     """The run's forest plot, then one page per comparison (with the forest plot)."""
+    from kagreport.site._runs import RESPONSE_LIMIT
+
     if not run.comparisons:
         return
     run.forest = site.chart(
@@ -135,6 +150,8 @@ def comparison_pages(site: Builder, run: SiteRun, hrefs: Mapping[str, str]) -> N
             page_size=PAGE_SIZE,
             n_flips=len(c.flips),
             gained=sum(1 for _, o, _ in c.flips if o == "correct"),
+            details=c.details,
+            response_limit=RESPONSE_LIMIT,
             family=len(run.comparisons),
         )
 

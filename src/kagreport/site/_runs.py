@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -17,6 +16,7 @@ from kagreport.grading import Outcome, StatsReport, grade
 from kagreport.runs import Run, recorded_costs
 from kagreport.site._comparisons import SiteComparison, comparison_pages, run_comparisons
 from kagreport.site._config import RunConfig
+from kagreport.site._labels import SIMULATED, simulated_notice
 from kagreport.site._slugs import setup_slugs
 from kagreport.site._templates import PAGE_SIZE
 
@@ -30,8 +30,10 @@ __all__ = ["RESPONSE_LIMIT", "build_run", "grade_run"]
 
 #: Characters of a response (or error message) kept on a setup page (PITFALLS.md B15).
 RESPONSE_LIMIT = 2000
-#: Characters of an MCQ option kept in the expected answer.
+#: Characters of an MCQ option kept in the expected answer and the options list.
 OPTION_LIMIT = 200
+#: Characters of a question's text kept beside its id.
+QUESTION_LIMIT = 1000
 #: Item columns inlined in setup pages (the order of each row's values).
 ITEM_COLUMNS = (
     "dataset",
@@ -43,6 +45,8 @@ ITEM_COLUMNS = (
     "error",
     "generation_secs",
     "retrieval_secs",
+    "question_text",
+    "options",
 )
 
 
@@ -65,6 +69,23 @@ class SiteRun:
     attribution: str = ""
     skipped: list[str] = field(default_factory=list)
     setup_slugs: dict[str, str] = field(default_factory=dict)
+    simulated: str = ""  # the SIMULATED notice of a run `kagreport simulate` wrote
+    unparsable: list[tuple[str, str]] = field(default_factory=list)  # (file, reason)
+    costs: list[tuple[str, str]] = field(default_factory=list)  # leaderboard cost columns
+
+
+def unparsable_files(report: StatsReport) -> list[tuple[str, str]]:
+    """The result files of ``report`` that did not parse, as (path relative to the results
+    root, with ``/``; reason), sorted by path."""
+    import os
+
+    root = report.results
+    reasons = report.unparsable_reasons or ("",) * len(report.unparsable_files)
+    found = []
+    for path, reason in zip(report.unparsable_files, reasons, strict=True):
+        shown = os.path.relpath(path, root) if root is not None else path
+        found.append((shown.replace(os.sep, "/"), reason or "did not parse"))
+    return sorted(found)
 
 
 def grade_run(site: Builder, index: int, config: RunConfig) -> StatsReport:
@@ -102,8 +123,6 @@ def build_run(site: Builder, index: int, config: RunConfig, report: StatsReport)
     """Write a graded run's data (its kag stats JSON and its run model, a ``kagreport.run``
     document of :class:`kagreport.runs.Run`), comparisons, setup and comparison pages; the
     index lists its leaderboard and charts (``site.runs``)."""
-    from kagreport.frames import stats_frame
-
     baseline = config.baseline or report.setups[0].setup
     slug = site.run_slugs(config.name)
     json_text = report.to_json()
@@ -114,13 +133,32 @@ def build_run(site: Builder, index: int, config: RunConfig, report: StatsReport)
     if index == 0:
         site.write("data/report.json", json_text)
     document = f"data/runs/{slug}/run.json"
-    run = SiteRun(config.name, slug, config, report, data, document, baseline)
-    run.attribution = config.attribution or _simulated_notice(config.results)
+    notice = simulated_notice(config.results)
+    name = config.name
+    if notice and SIMULATED.lower() not in name.lower():
+        name = f"{name} ({SIMULATED})"
+    run = SiteRun(name, slug, config, report, data, document, baseline)
+    run.simulated = notice
+    run.attribution = config.attribution or notice
+    run.unparsable = unparsable_files(report)
     if report.unparsable_files:
         site.warn(
             f"run {config.name!r}: {len(report.unparsable_files)} result file(s) did not "
-            "parse and were skipped (the index lists the count; -v lists the files)"
+            "parse and were skipped (the index lists them with the reason)"
         )
+    site.simulated = notice
+    try:
+        _build_run_pages(site, run, report)
+    finally:
+        site.simulated = ""
+    site.runs.append(run)
+
+
+def _build_run_pages(site: Builder, run: SiteRun, report: StatsReport) -> None:
+    """The leaderboard, charts, run document, comparisons and pages of ``run``."""
+    from kagreport.frames import stats_frame
+
+    config, slug, document = run.config, run.slug, run.document
     frame = stats_frame(report)
     by_setup = _records_by_setup(frame)
     run.setup_slugs = setup_slugs(report.setup_names)
@@ -135,7 +173,6 @@ def build_run(site: Builder, index: int, config: RunConfig, report: StatsReport)
     site.say(f"setup pages of {config.name}")
     setup_pages(site, run, frame, by_setup, hrefs, model)
     comparison_pages(site, run, hrefs)
-    site.runs.append(run)
 
 
 def _records_by_setup(frame: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
@@ -149,10 +186,30 @@ def _records_by_setup(frame: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
     return by_setup
 
 
+#: The leaderboard's cost columns beyond the shared metric cells, as ``kag stats`` shows
+#: them (CTX_LEN, VERTICE, RELATION, PROPERTY): (key, heading, decimals, group).
+COST_COLUMNS = (
+    ("avg_context_length", "Mean context length (bytes)", 3, "context"),
+    ("retrieval.avg_vertices", "Mean vertices", 2, "graph"),
+    ("retrieval.avg_relationships", "Mean relationships", 2, "graph"),
+    ("retrieval.avg_properties", "Mean properties", 2, "graph"),
+)
+
+
+def _cost_cell(overall: dict[str, Any], key: str) -> Any:
+    """The value of ``key`` (``a.b`` reads a nested object) in kag's JSON of a setup."""
+    value: Any = overall
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
 def _leaderboard(
     run: SiteRun, by_setup: Mapping[str, list[dict[str, Any]]], hrefs: Mapping[str, str]
 ) -> None:
-    """The run's leaderboard rows, in kag's rank order."""
+    """The run's leaderboard rows, in kag's rank order, and the cost columns it shows:
+    context length when a setup recorded one (above zero), the graph elements when a
+    setup retrieved."""
     from kagreport.frames import OVERALL
 
     for rank, setup in enumerate(run.report.setups, start=1):
@@ -166,6 +223,16 @@ def _leaderboard(
                 "frame": overall,
             }
         )
+    recorded = set()
+    for row in run.leaderboard:
+        if (row["json"]["avg_context_length"] or 0) > 0:
+            recorded.add("context")
+        if row["json"]["retrieval"] is not None:
+            recorded.add("graph")
+    run.costs = [(k, heading) for k, heading, _, group in COST_COLUMNS if group in recorded]
+    decimals = {k: d for k, _, d, _ in COST_COLUMNS}
+    for row in run.leaderboard:
+        row["costs"] = [(k, _cost_cell(row["json"], k), decimals[k]) for k, _ in run.costs]
 
 
 def _run_charts(site: Builder, run: SiteRun, frame: pd.DataFrame, model: Run) -> None:
@@ -283,6 +350,7 @@ class _ItemRows:
         self.question_names = np.array(table.question_names, dtype=object)
         self.lengths = np.asarray(texts.response_lengths, dtype=np.int64)
         self.expected_cache: dict[tuple[int, int], str | None] = {}
+        self.question_cache: dict[tuple[int, int], tuple[str | None, list[list[str]] | None]] = {}
 
     def expected(self, d: int, q: int) -> str | None:
         """The expected answer of dataset ``d``, question ``q`` (codes), looked up once."""
@@ -292,10 +360,21 @@ class _ItemRows:
             self.expected_cache[d, q] = found
         return self.expected_cache[d, q]
 
+    def question(self, d: int, q: int) -> tuple[str | None, list[list[str]] | None]:
+        """The text (cut to :data:`QUESTION_LIMIT`) and the ``[key, option]`` pairs of
+        dataset ``d``, question ``q`` (codes); None where the datasets lack them."""
+        if (d, q) not in self.question_cache:
+            table = self.table
+            self.question_cache[d, q] = _question(
+                self.truth, table.dataset_names[d], table.question_names[q]
+            )
+        return self.question_cache[d, q]
+
     def __call__(self, at: npt.NDArray[np.intp]) -> list[tuple[Any, ...]]:
         """The rows of the table rows ``at``, in that order."""
         texts, positions = self.texts, at.tolist()
         d, q = self.dataset_codes[at], self.question_codes[at]
+        questions = list(map(self.question, d.tolist(), q.tolist()))
         # Columns first (NumPy where it can), then rows: each row is an ITEM_COLUMNS tuple.
         return list(
             zip(
@@ -308,17 +387,11 @@ class _ItemRows:
                 [texts.errors[i] for i in positions],
                 [None if g < 0 else round(g / 1e9, 3) for g in self.generation[at].tolist()],
                 [None if r < 0 else round(r / 1e9, 3) for r in self.retrieval[at].tolist()],
+                [text for text, _ in questions],
+                [options for _, options in questions],
                 strict=True,
             )
         )
-
-
-def _simulated_notice(results: Path) -> str:
-    """The notice of a run written by ``kagreport simulate`` (it leaves SIMULATED.md)."""
-    for folder in (results, results.parent):
-        if (folder / "SIMULATED.md").is_file():
-            return "SIMULATED data: no model was run (SIMULATED.md beside its results says how)."
-    return ""
 
 
 def _cost_axis(
@@ -355,5 +428,19 @@ def _expected(truth: Any, dataset: str, question: str) -> str | None:
     option = entry.output.options.get(entry.answer)
     if option is None:
         return str(entry.answer)
-    cut = option[:OPTION_LIMIT] + ("…" if len(option) > OPTION_LIMIT else "")
-    return f"{entry.answer}: {cut}"
+    return f"{entry.answer}: {_cut(option, OPTION_LIMIT)}"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text[:limit] + ("…" if len(text) > limit else "")
+
+
+def _question(truth: Any, dataset: str, question: str) -> tuple[str | None, list[list[str]] | None]:
+    """A question's text and its MCQ options as ``[key, text]`` pairs, each cut."""
+    entry = truth.get(dataset, question) if truth is not None else None
+    if entry is None:
+        return None, None
+    text = _cut(entry.input, QUESTION_LIMIT) if entry.input else None
+    if entry.output is None or not entry.output.options:
+        return text, None
+    return text, [[k, _cut(v, OPTION_LIMIT)] for k, v in entry.output.options.items()]

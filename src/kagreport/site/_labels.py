@@ -1,0 +1,51 @@
+"""The SIMULATED label of a run written by ``kagreport simulate``: on its name, on every
+page of it and on every chart title, so its numbers are never taken for measurements."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SIMULATED", "label_spec", "label_title", "simulated_notice"]
+
+#: The word every label starts with.
+SIMULATED = "SIMULATED"
+
+
+def simulated_notice(results: Path) -> str:
+    """The notice of a run written by ``kagreport simulate`` (it leaves SIMULATED.md in the
+    run's folder, beside ``results``); ``""`` for any other run."""
+    for folder in (results, results.parent):
+        if (folder / "SIMULATED.md").is_file():
+            return "SIMULATED data: no model was run (SIMULATED.md beside its results says how)."
+    return ""
+
+
+def label_title(title: str) -> str:
+    """``title`` starting with ``SIMULATED: `` (unchanged when it already says so)."""
+    return title if title.upper().startswith(SIMULATED) else f"{SIMULATED}: {title}"
+
+
+def label_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """A Vega-Lite ``spec`` whose title says SIMULATED (a shallow copy; ``spec`` is kept).
+
+    The title is a string, or an object whose ``text`` is a string or a list of lines;
+    a spec without one gets ``SIMULATED``.
+    """
+    labelled = dict(spec)
+    title = spec.get("title")
+    if isinstance(title, str):
+        labelled["title"] = label_title(title)
+    elif isinstance(title, dict):
+        title = dict(title)
+        text = title.get("text")
+        if isinstance(text, list) and text:
+            title["text"] = [label_title(str(text[0])), *text[1:]]
+        elif isinstance(text, str) and text:
+            title["text"] = label_title(text)
+        else:
+            title["text"] = SIMULATED
+        labelled["title"] = title
+    else:
+        labelled["title"] = SIMULATED
+    return labelled
