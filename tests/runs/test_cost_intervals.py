@@ -19,7 +19,7 @@ from kagreport._errors import KagreportError
 from kagreport.runs import Run, cost_intervals
 
 SEED = 0
-N = 2000
+N = 1000
 
 
 def _run(costs: dict[str, np.ndarray], systems: int, items: int, **extra: np.ndarray) -> Run:

@@ -1,7 +1,15 @@
-"""The headline chart: accuracy against a mean cost, with the Pareto frontier."""
+"""The headline chart: accuracy against a mean cost, with the Pareto frontier.
+
+Intervals on both axes: Wilson on accuracy (``frames.stats_frame``), the percentile bootstrap
+on the mean cost (:func:`kagreport.runs.cost_intervals`); per dataset, one panel a dataset
+(small multiples), each with its own frontier; labels name the frontier setups only, each
+placed clear of the others (:mod:`kagreport.charts._labels`).
+"""
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from typing import Any, Final, Literal
 
@@ -9,6 +17,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from kagreport._errors import KagreportError
 from kagreport.charts._data import (
     inline_data,
     require_columns,
@@ -16,7 +25,8 @@ from kagreport.charts._data import (
     stats_rows,
     title_params,
 )
-from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
+from kagreport.charts._labels import POSITIONS, Box, place_labels
+from kagreport.charts._theme import COLUMN_WIDTH, apply_theme, preset_width
 from kagreport.frames import (
     COST_AXES,
     OVERALL,
@@ -26,11 +36,15 @@ from kagreport.frames import (
     pareto_front,
 )
 from kagreport.grading import StatsReport
-from kagreport.runs import Run, cost_axis
+from kagreport.runs import Run, cost_axis, cost_intervals
 
-#: Pixels of a point's label before it is cut with an ellipsis: a label sits on the side of
-#: its point with more room, about half the plot of a one-column figure.
+#: Pixels of a point's label before it is cut with an ellipsis: about half the plot of a
+#: one-column figure.
 _LABEL_LIMIT = 90
+#: Panels a row of the per-dataset chart has at most (on paper: the two-column preset).
+FACET_COLUMNS: Final = 3
+_PLOT_HEIGHT: Final = 150  # pixels of one panel's plot
+_FONT: Final = 8  # the paper theme's text size, pixels
 
 __all__ = ["FRONTIER_LABELS", "accuracy_cost_chart", "accuracy_cost_data"]
 
@@ -77,6 +91,114 @@ def _cost_axis(cost: str) -> tuple[str, str]:
     if cost not in COST_AXES:
         raise ValueError(f"`cost` must be one of {', '.join(map(repr, COST_AXES))}, not {cost!r}")
     return COST_AXES[cost]
+
+
+def _cost_bounds(
+    source: StatsReport | Run | pd.DataFrame,
+    rows: pd.DataFrame,
+    cost: str,
+    per_dataset: bool,
+    confidence: float,
+) -> tuple[Any, Any]:
+    """The bootstrap bounds of each row's mean cost (:func:`kagreport.runs.cost_intervals`).
+
+    From the run's items (a report's through ``Run.from_stats``); a frame brings its own as
+    ``cost_low``/``cost_high`` columns, or has none (NaN: no horizontal bar).
+    """
+    n = len(rows)
+    if isinstance(source, pd.DataFrame):
+        found = [
+            pd.to_numeric(rows[c], errors="coerce").to_numpy(dtype=float)
+            if c in rows.columns
+            else np.full(n, np.nan)
+            for c in ("cost_low", "cost_high")
+        ]
+        return found[0], found[1]
+    run = Run.from_stats(source) if isinstance(source, StatsReport) else source
+    try:
+        intervals = cost_intervals(run, cost, per_dataset=per_dataset, confidence=confidence)
+    except KagreportError:
+        return np.full(n, np.nan), np.full(n, np.nan)
+    bounds = {
+        (c.system, OVERALL if c.dataset is None else c.dataset): (c.low, c.high) for c in intervals
+    }
+    keys = zip(rows["setup"].astype(str), rows["dataset"].astype(str), strict=True)
+    pairs = [bounds.get(key, (np.nan, np.nan)) for key in keys]
+    return (
+        np.array([p[0] for p in pairs], dtype=float),
+        np.array([p[1] for p in pairs], dtype=float),
+    )
+
+
+def _label_positions(data: pd.DataFrame, per_dataset: bool) -> list[int]:
+    """Where each frontier setup's label goes (an index of ``_labels.POSITIONS``; -1: none),
+    worked out per panel on the paper figure's plot."""
+    width = _cell_width(data["dataset"].nunique()) if per_dataset else COLUMN_WIDTH - 50.0
+    placed = data["cost_defined"].to_numpy(dtype=bool)
+    x_values = np.concatenate([data["cost"], data["cost_high"]])[np.tile(placed, 2)]
+    x_top = float(np.nanmax(x_values)) if np.isfinite(x_values).any() else 1.0
+    y_values = data.loc[placed, ["accuracy_low", "accuracy_high", "accuracy"]].to_numpy(float)
+    y_low = float(np.nanmin(y_values)) if np.isfinite(y_values).any() else 0.0
+    y_high = float(np.nanmax(y_values)) if np.isfinite(y_values).any() else 1.0
+    x_span, y_span = (x_top or 1.0), (y_high - y_low) or 1.0
+    positions = [-1] * len(data)
+
+    def px(cost: float, accuracy: float) -> tuple[float, float]:
+        return (cost / x_span * width, (y_high - accuracy) / y_span * _PLOT_HEIGHT)
+
+    for _, group in data[placed].groupby("dataset", sort=False):
+        # Along the frontier, cheapest first: each next label avoids the ones before.
+        ordered = group.sort_values(["cost", "accuracy"], kind="stable")
+        pairs = zip(ordered["cost"], ordered["accuracy"], strict=True)
+        points = [px(float(c), float(a)) for c, a in pairs]
+        texts = [
+            str(name) if front else None
+            for name, front in zip(ordered["setup"], ordered["frontier"], strict=True)
+        ]
+        chosen = place_labels(
+            points,
+            texts,
+            width=width,
+            height=_PLOT_HEIGHT,
+            font_size=_FONT,
+            limit=_LABEL_LIMIT,
+            obstacles=_marks(ordered, px),
+        )
+        for index, k in zip(ordered.index, chosen, strict=True):
+            positions[int(index)] = k
+    return positions
+
+
+def _marks(group: pd.DataFrame, px: Any) -> list[Box]:
+    """The boxes (pixels) of a panel's error bars and of its frontier's step line."""
+
+    def column(name: str) -> list[float]:
+        return [float(v) for v in group[name].to_numpy(dtype=float)]
+
+    boxes: list[Box] = []
+    rows = zip(
+        *(column(c) for c in ("cost", "accuracy", "accuracy_low", "accuracy_high")),
+        *(column(c) for c in ("cost_low", "cost_high")),
+        strict=True,
+    )
+    for cost, accuracy, low, high, cost_low, cost_high in rows:
+        x, y = px(cost, accuracy)
+        if math.isfinite(low) and math.isfinite(high):
+            boxes.append((x - 1.0, px(0.0, high)[1], x + 1.0, px(0.0, low)[1]))
+        if math.isfinite(cost_low) and math.isfinite(cost_high):
+            boxes.append((px(cost_low, 0.0)[0], y - 1.0, px(cost_high, 0.0)[0], y + 1.0))
+    on = group["frontier"].to_numpy(dtype=bool)
+    front = [px(c, a) for c, a, f in zip(column("cost"), column("accuracy"), on, strict=True) if f]
+    for (x0, y0), (x1, y1) in itertools.pairwise(front):
+        boxes.append((x0, y0 - 1.0, x1, y0 + 1.0))  # step-after: across, then up
+        boxes.append((x1 - 1.0, min(y0, y1), x1 + 1.0, max(y0, y1)))
+    return boxes
+
+
+def _cell_width(panels: int) -> float:
+    """A panel's width in the two-column figure (a first guess; ``paper_spec`` fits it)."""
+    columns = max(1, min(panels, FACET_COLUMNS))
+    return max(60.0, (preset_width("two-column") - 50.0) / columns - 12.0)
 
 
 def _note(row: pd.Series[Any], cost: str) -> str:
@@ -178,13 +300,14 @@ def accuracy_cost_data(
         setup if not note else f"{setup} ({note})"
         for setup, note in zip(data["setup"], notes, strict=True)
     ]
-    # Labels of points in the right part of the plot go to their left, inside the figure.
-    right = np.nanmax(data["cost"].to_numpy()) if bool(data["cost_defined"].any()) else 0.0
-    data["label_side"] = np.where(
-        data["cost_defined"] & (data["cost"] > 0.6 * right), "left", "right"
-    )
+    low, high = _cost_bounds(report_or_frame, rows, cost, per_dataset, confidence)
+    zero = data["no_retrieval"].to_numpy(dtype=bool)
+    data["cost_low"] = np.where(zero, 0.0, low)
+    data["cost_high"] = np.where(zero, 0.0, high)
     data["order"] = data["setup"].map(order).astype(int)
-    return data.sort_values(["order", "dataset"], kind="stable").reset_index(drop=True)
+    data = data.sort_values(["order", "dataset"], kind="stable").reset_index(drop=True)
+    data["label_position"] = _label_positions(data, per_dataset)
+    return data
 
 
 # Over 80 lines with its docstring: one chart's encodings and layers, read top to bottom.
@@ -196,57 +319,63 @@ def accuracy_cost_chart(
     title: str | None = None,
     confidence: float = 0.95,
     theme: bool = True,
-) -> alt.LayerChart:
+) -> alt.LayerChart | alt.FacetChart:
     """Accuracy against a mean cost per setup: which setup gives the most accuracy per unit cost.
 
-    Encodes one point per setup (per setup and dataset with ``per_dataset``, coloured by
-    dataset): x = the setup's mean cost (``kagreport.frames.COST_AXES[cost]``: seconds of
-    retrieval or generation per answered item, bytes of context, or graph elements retrieved),
-    y = accuracy (correct / total, as a percentage) with its Wilson interval as a vertical bar.
+    Encodes one point per setup: x = the setup's mean cost (``kagreport.frames.COST_AXES[cost]``:
+    seconds of retrieval or generation per answered item, bytes of context, graph elements
+    retrieved, tokens, US dollars), with its percentile bootstrap interval
+    (:func:`kagreport.runs.cost_intervals`, from the run's items) as a horizontal bar; y =
+    accuracy (correct / total, as a percentage) with its Wilson interval as a vertical bar.
     The Pareto frontier (no other setup is at most as costly and at least as accurate) is
     recomputed for the chosen cost with :func:`kagreport.frames.pareto_front`, drawn as a step
-    line through the frontier setups, whose points are filled; the others are hollow. Text
-    labels name the setups; tooltips give the exact numbers (accuracy and interval, cost,
-    items, errors).
+    line through the frontier setups, whose points are filled and **named** (each label placed
+    clear of the others, :mod:`kagreport.charts._labels`); the others are hollow and unlabelled
+    (the tooltip names them). Tooltips give the exact numbers.
+
+    With ``per_dataset`` the chart is small multiples: one panel per dataset (at most
+    :data:`FACET_COLUMNS` a row), each with its own frontier and labels, on shared axes; it is
+    meant for the two-column paper preset (``usermeta["kagreport"]["preset"]``).
 
     A setup that answers without retrieving (a native setup: no retrieval sample) spends 0
     seconds on retrieval and renders 0 graph elements, so on those two axes it is **drawn at
-    0**, labelled ``"native (no retrieval, 0 s)"``, and takes part in the frontier like any
-    point: a native setup at least as accurate as a KAG setup dominates it. The subtitle says
-    how many setups sit at 0 for that reason.
+    0** and takes part in the frontier like any point: a native setup at least as accurate as
+    a KAG setup dominates it. The subtitle says how many setups sit at 0 for that reason.
 
     Setups whose cost stays undefined (a setup without a parsed answer has no mean time, and
     no way to tell whether it would have retrieved) are **not placed on the cost axis and never
-    on the frontier**: each is a dashed horizontal rule at its accuracy, labelled with the
-    reason (``"x (no parsed answer)"``), so it reads as a reference level. The subtitle says so.
+    on the frontier**: each is a dashed horizontal rule at its accuracy; the subtitle names
+    the reason.
 
     Parameters
     ----------
     report_or_frame : StatsReport, Run or DataFrame
         A graded run, a :class:`kagreport.runs.Run`, or a frame from
         :func:`kagreport.frames.stats_frame` (overall rows have ``dataset == OVERALL``; with
-        ``per_dataset`` the other rows are drawn).
+        ``per_dataset`` the other rows are drawn; optional ``cost_low``/``cost_high``
+        columns give the cost intervals, which a frame cannot compute).
     cost : str
         The cost axis, a name of :data:`kagreport.runs.COSTS`: ``"retrieval"``,
         ``"generation"``, ``"context"``, ``"graph"``, or other tools' ``"latency"``,
         ``"tokens"``, ``"input_tokens"``, ``"output_tokens"``, ``"money"`` (a
         :class:`~kagreport.runs.Run` read by :func:`kagreport.sources.read_run`).
     per_dataset : bool
-        One point per setup and dataset, coloured by dataset, each dataset with its own frontier.
+        One panel per dataset, each with its own frontier.
     title : str, optional
         Defaults to "Accuracy against mean <cost>", the site's title (``"Accuracy against
         mean retrieval time"``); ``""`` for none (the subtitle stays).
     confidence : float
-        Level of the Wilson intervals when a report is given (a frame brings its own intervals;
-        this is then only the level named in the subtitle).
+        Level of the Wilson and bootstrap intervals when a report or run is given (a frame
+        brings its own intervals; this is then only the level named in the subtitle).
     theme : bool
         Apply the paper theme (:func:`kagreport.charts.apply_theme`); False gives a chart that
         can be layered or concatenated.
 
     Returns
     -------
-    alt.LayerChart
-        Its data (one inline table, :func:`accuracy_cost_data`) carries the exact numbers.
+    alt.LayerChart or alt.FacetChart
+        A facet with ``per_dataset``. Its data (one inline table, :func:`accuracy_cost_data`)
+        carries the exact numbers.
 
     Raises
     ------
@@ -264,7 +393,10 @@ def accuracy_cost_chart(
     undefined = list(dict.fromkeys(data.loc[~data["cost_defined"], "setup"]))
     notes = sorted(set(data.loc[~data["cost_defined"], "note"]))
 
-    subtitle = [f"Bars: Wilson {confidence:.0%} intervals; filled: Pareto frontier."]
+    subtitle = [
+        f"Bars: {confidence:.0%} intervals, Wilson (accuracy) and bootstrap (mean cost);"
+        " filled and named: the Pareto frontier."
+    ]
     at_zero = list(dict.fromkeys(data.loc[data["no_retrieval"].astype(bool), "setup"]))
     if at_zero:
         shown = f"{len(at_zero)} setup" + ("s" if len(at_zero) > 1 else "")
@@ -272,7 +404,9 @@ def accuracy_cost_chart(
         subtitle.append(f"At 0: {shown} without retrieval (0 {unit}).")
     if undefined:
         shown = f"{len(undefined)} setup" + ("s" if len(undefined) > 1 else "")
-        subtitle.append(f"Dashed: {shown} with {' / '.join(notes)} (no cost).")
+        subtitle.append(
+            f"Dashed: {shown} with {' / '.join(notes)} (no cost): {', '.join(undefined)}."
+        )
     name = re.sub(r"\s*\(.*\)$", "", axis_title).lower()
     heading = f"Accuracy against {name}" if title is None else title
 
@@ -283,6 +417,8 @@ def accuracy_cost_chart(
         alt.Tooltip("accuracy_low:Q", title=f"{confidence:.0%} low", format=".2%"),
         alt.Tooltip("accuracy_high:Q", title=f"{confidence:.0%} high", format=".2%"),
         alt.Tooltip("cost:Q", title=axis_title, format=fmt),
+        alt.Tooltip("cost_low:Q", title=f"Cost {confidence:.0%} low", format=fmt),
+        alt.Tooltip("cost_high:Q", title=f"Cost {confidence:.0%} high", format=fmt),
         alt.Tooltip("total:Q", title="Items", format="d"),
         alt.Tooltip("correct:Q", title="Correct", format="d"),
         alt.Tooltip("errors:Q", title="Errors", format="d"),
@@ -296,71 +432,82 @@ def accuracy_cost_chart(
         axis=alt.Axis(format=".0%"),
         scale=alt.Scale(zero=False, nice=True),
     )
-    if per_dataset:
-        hue: dict[str, Any] = {
-            "color": alt.Color(
-                "dataset:N",
-                title="Dataset",
-                scale=alt.Scale(scheme="tableau10"),
-                legend=alt.Legend(direction="vertical"),
-            )
-        }
-        rule_hue = line_hue = hue
-    else:
-        hue = {"color": alt.value(_COLOUR)}
-        rule_hue = {"color": alt.value(_RULE_COLOUR)}
-        line_hue = {"color": alt.value("#333333")}
-    legend_colour = "#555555" if per_dataset else _COLOUR
+    hue = {"color": alt.value(_COLOUR)}
     shape = alt.Shape(
         "status:N",
         title=None,
         scale=alt.Scale(domain=list(FRONTIER_LABELS), range=["circle", RING]),
-        # Two legends side by side must fit the column: stack the entries of both.
         legend=alt.Legend(
-            symbolFillColor=legend_colour,
-            symbolStrokeColor="transparent",
-            direction="vertical" if per_dataset else "horizontal",
+            symbolFillColor=_COLOUR, symbolStrokeColor="transparent", direction="horizontal"
         )
         if bool(data["cost_defined"].any())
         else None,
     )
 
-    base = alt.Chart(inline_data(data))
+    base = alt.Chart()
     placed = base.transform_filter("datum.cost_defined")
-    unplaced = base.transform_filter("!datum.cost_defined")
-    layers = [
-        unplaced.mark_rule(strokeDash=[4, 3], strokeWidth=1).encode(
-            y=y, tooltip=tooltip, **rule_hue
-        ),
+    labelled = placed.transform_filter("datum.frontier")
+    # Only layers with rows: an empty layer's scale has no extent (Vega warns of it).
+    layers: list[Any] = []
+    if undefined:
+        layers.append(
+            base.transform_filter("!datum.cost_defined")
+            .mark_rule(strokeDash=[4, 3], strokeWidth=1)
+            .encode(y=y, tooltip=tooltip, color=alt.value(_RULE_COLOUR))
+        )
+    layers.append(
         placed.mark_rule(strokeWidth=1).encode(
             x=x, y=alt.Y("accuracy_low:Q"), y2="accuracy_high:Q", tooltip=tooltip, **hue
+        )
+    )
+    if bool(np.isfinite(data["cost_low"].to_numpy(dtype=float)).any()):
+        layers.append(
+            placed.transform_filter("datum.cost_low != null && datum.cost_high != null")
+            .mark_rule(strokeWidth=1)
+            .encode(x=alt.X("cost_low:Q"), x2="cost_high:Q", y=y, tooltip=tooltip, **hue)
+        )
+    layers += [
+        labelled.mark_line(interpolate="step-after", strokeWidth=1, strokeDash=[2, 2]).encode(
+            x=x, y=y, order=alt.Order("cost:Q"), color=alt.value("#333333")
         ),
-        placed.transform_filter("datum.frontier")
-        .mark_line(interpolate="step-after", strokeWidth=1, strokeDash=[2, 2])
-        .encode(x=x, y=y, order=alt.Order("cost:Q"), detail="dataset:N", **line_hue),
         placed.mark_point(filled=True, size=40, opacity=1).encode(
             x=x, y=y, shape=shape, tooltip=tooltip, **hue
         ),
-        # Text comes last: vl-convert's PDF draws text above shapes declared after it
-        # (vega/vl-convert#147), so no shape may follow a text layer.
-        placed.transform_filter("datum.label_side === 'right' && !datum.no_retrieval")
-        .mark_text(align="left", baseline="middle", dx=5, dy=-5, limit=_LABEL_LIMIT)
-        .encode(x=x, y=y, text="label:N", tooltip=tooltip),
-        # A point at 0 sits at the left edge, with the plot's width for its longer label.
-        placed.transform_filter("datum.no_retrieval")
-        .mark_text(align="left", baseline="middle", dx=5, dy=-5, limit=2 * _LABEL_LIMIT)
-        .encode(x=x, y=y, text="label:N", tooltip=tooltip),
-        placed.transform_filter("datum.label_side === 'left'")
-        .mark_text(align="right", baseline="middle", dx=-5, dy=-5, limit=_LABEL_LIMIT)
-        .encode(x=x, y=y, text="label:N", tooltip=tooltip),
-        unplaced.mark_text(align="left", baseline="bottom", dy=-2, limit=2 * _LABEL_LIMIT).encode(
-            x=alt.value(2), y=y, text="label:N", tooltip=tooltip
-        ),
     ]
-    chart = alt.LayerChart(
-        layer=layers,
-        title=title_params(heading, subtitle),
-        width=COLUMN_WIDTH,
-        height=max(160, 14 * min(len(setups), 12)),
+    # Text comes last: vl-convert's PDF draws text above shapes declared after it
+    # (vega/vl-convert#147), so no shape may follow a text layer. One layer per position
+    # a label takes (Vega-Lite's dx, dy and align are properties of a mark, not channels).
+    used = sorted({int(k) for k in data["label_position"] if k >= 0})
+    for k in used:
+        p = POSITIONS[k]
+        layers.append(
+            labelled.transform_filter(f"datum.label_position === {k}")
+            .mark_text(align=p.align, baseline=p.baseline, dx=p.dx, dy=p.dy, limit=_LABEL_LIMIT)  # type: ignore[arg-type]
+            .encode(x=x, y=y, text="setup:N", tooltip=tooltip)
+        )
+    values = inline_data(data)
+    if not per_dataset:
+        chart: alt.LayerChart | alt.FacetChart = alt.LayerChart(
+            data=values,
+            layer=layers,
+            title=title_params(heading, subtitle),
+            width=COLUMN_WIDTH,
+            height=max(160, 14 * min(len(setups), 12)),
+        )
+        return apply_theme(chart) if theme else chart
+    panels = int(data["dataset"].nunique())
+    columns = max(1, min(panels, FACET_COLUMNS))
+    inner = alt.LayerChart(layer=layers, width=_cell_width(panels), height=_PLOT_HEIGHT)
+    chart = alt.FacetChart(
+        data=values,
+        spec=inner,
+        facet=alt.Facet("dataset:N", title=None, sort=sorted(set(data["dataset"]))),
+        columns=columns,
+        title=title_params(heading, subtitle, wide=True),
+        # Vega-Lite fits only single and layered views to a width; a facet is sized by its
+        # panels (kagreport.charts.paper_spec fits them to the preset).
+        autosize=alt.AutoSizeParams(type="pad", contains="padding"),
+        spacing=12,
+        usermeta={"kagreport": {"preset": "two-column", "panels": panels, "columns": columns}},
     )
     return apply_theme(chart) if theme else chart

@@ -91,15 +91,20 @@ def _wrap(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width, break_on_hyphens=False) or [""]
 
 
-def title_params(title: str, subtitle: list[str]) -> alt.TitleParams | str:
+def title_params(title: str, subtitle: list[str], *, wide: bool = False) -> alt.TitleParams | str:
     """A title with subtitle lines, wrapped to fit a paper column (one Vega line per element).
+
+    With ``wide``, lines are twice as long: the figure spans both columns of the paper.
 
     Lines are cut at spaces after :data:`TITLE_CHARACTERS` (title) or
     :data:`SUBTITLE_CHARACTERS` (subtitle) characters, so no line runs past a 238 px (3.3 in)
     figure.
     """
-    heading = _wrap(title, TITLE_CHARACTERS)
-    lines = [part for line in subtitle if line for part in _wrap(line, SUBTITLE_CHARACTERS)]
+    factor = 2 if wide else 1
+    heading = _wrap(title, factor * TITLE_CHARACTERS)
+    lines = [
+        part for line in subtitle if line for part in _wrap(line, factor * SUBTITLE_CHARACTERS)
+    ]
     text: str | list[str] = heading[0] if len(heading) == 1 else heading
     if not lines:
         return text if isinstance(text, str) else alt.TitleParams(text=text)

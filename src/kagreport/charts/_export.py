@@ -41,9 +41,9 @@ from kagreport.charts._theme import (
     DPI,
     FONT,
     POINTS_PER_INCH,
+    PRESETS,
     is_faceted,
     preset_width,
-    text_sizes,
 )
 
 __all__ = [
@@ -182,18 +182,29 @@ def _fit_facet(spec: dict[str, Any], width: float) -> None:
     """Set the cells' width of a facet so that the whole figure is ``width`` pixels wide.
 
     A facet's width is its cells' plus what lies beside them (axes, legend, spacing), which
-    only a rendering measures: one rendering at a first guess gives that overhead, and the
-    cells take the rest (the overhead does not depend on the cells' width).
+    only a rendering measures; Vega rounds a cell's width up to whole pixels. One rendering at
+    a first guess gives the overhead, the cells take the whole pixels left, and the right
+    padding the fraction that remains.
     """
     columns = spec.get("columns")
-    inner = spec["spec"]
     if not isinstance(columns, int) or columns < 1:
         columns = 1
-    guess = max(20.0, (width - 60.0) / columns - 10.0)
+    inner = spec["spec"]
+    version = vegalite_version()
+    guess = float(max(20, math.floor((width - 60.0) / columns - 10.0)))
     inner["width"] = guess
-    measured = _svg_width(vlc.vegalite_to_svg(spec, vl_version=vegalite_version()))
-    if math.isfinite(measured):
-        inner["width"] = max(20.0, round(guess + (width - measured) / columns, 3))
+    measured = _svg_width(vlc.vegalite_to_svg(spec, vl_version=version))
+    if not math.isfinite(measured):
+        return
+    inner["width"] = float(max(20, math.floor(guess + (width - measured) / columns)))
+    measured = _svg_width(vlc.vegalite_to_svg(spec, vl_version=version))
+    rest = width - measured
+    if math.isfinite(rest) and rest > 0:
+        padding = spec.get("padding", spec.get("config", {}).get("padding", 0))
+        if isinstance(padding, int | float):
+            padding = {"left": padding, "top": padding, "right": padding, "bottom": padding}
+        if isinstance(padding, dict):
+            spec["padding"] = {**padding, "right": round(padding.get("right", 0) + rest, 6)}
 
 
 def paper_spec(
@@ -204,13 +215,14 @@ def paper_spec(
 ) -> dict[str, Any]:
     """The spec of ``chart`` at its paper size: the inverse of :func:`fit_container`.
 
-    The width becomes that of ``preset`` (:data:`kagreport.charts.PRESETS`) when one is
-    given, or when the chart fills its container (``width: "container"``, or a facet that
-    :func:`fit_container` made for a screen); the preset is then the one its
-    ``usermeta["kagreport"]`` names, else ``"two-column"`` for a facet and ``"one-column"``
-    otherwise. A facet's cells are sized so that the whole figure has that width. A chart
-    of fixed width without ``preset`` keeps its width. Heights and text sizes that
-    :func:`fit_container` changed are the paper's again.
+    A spec of :func:`fit_container` gets back the figure it kept (width, height, cells,
+    padding, text sizes); ``preset``, when given and different, then resizes it. Otherwise
+    the width becomes that of ``preset`` (:data:`kagreport.charts.PRESETS`) when one is
+    given, when the chart fills its container (``width: "container"``), or when it is a
+    facet whose ``usermeta["kagreport"]["preset"]`` names one; the preset is then the one it
+    names, else ``"two-column"`` for a facet and ``"one-column"`` otherwise. A facet's cells
+    are sized so that the whole figure has that width (rendered to measure it). A chart of
+    fixed width without ``preset`` keeps its width.
 
     Parameters
     ----------
@@ -241,25 +253,34 @@ def paper_spec(
         raise TypeError(f"expected an Altair chart or a Vega-Lite spec, not {type(chart).__name__}")
     usermeta = spec.get("usermeta")
     meta = usermeta.get("kagreport", {}) if isinstance(usermeta, dict) else {}
-    paper = meta.get("paper") if isinstance(meta.get("paper"), dict) else None
+    paper = meta.pop("paper", None) if isinstance(meta.get("paper"), dict) else None
     faceted = is_faceted(spec)
-    if paper is not None:
-        text_sizes(spec, "paper")
+    view = spec["spec"] if faceted else spec
+    if paper is not None:  # a spec of fit_container: its paper figure again
+        for section, values in paper.get("config", {}).items():
+            spec.setdefault("config", {}).setdefault(section, {}).update(values)
         if "height" in paper:
-            (spec["spec"] if faceted else spec)["height"] = paper["height"]
-    resize = preset is not None or paper is not None or spec.get("width") == "container"
+            view["height"] = paper["height"]
+        if "padding" in paper:
+            spec["padding"] = paper["padding"]
+        if not faceted:
+            if spec.get("width") == "container":
+                spec["width"] = paper["width"]
+            if preset is None or preset == paper.get("preset"):
+                return spec
+        elif "cell_width" in paper:
+            view["width"] = paper["cell_width"]
+        preset = preset or paper.get("preset")  # a facet is fitted to it (again)
+    # A facet that names its preset is fitted to it; a fixed width is kept without a preset.
+    resize = preset is not None or spec.get("width") == "container"
+    resize = resize or (faceted and meta.get("preset") in PRESETS)
     if not resize:
         return spec
-    name = (
-        preset
-        or (paper or {}).get("preset")
-        or meta.get("preset")
-        or ("two-column" if faceted else "one-column")
-    )
+    name = preset or meta.get("preset") or ("two-column" if faceted else "one-column")
     width = preset_width(name)
     if faceted:
         _fit_facet(spec, width)
-    else:
+    elif "mark" in spec or "layer" in spec:  # a concatenation has no width of its own
         spec["width"] = width
     return spec
 

@@ -187,13 +187,16 @@ def fit_container(
 ) -> dict[str, Any]:
     """The spec of ``chart`` for a screen: as wide as its container, with screen text sizes.
 
-    A single or layered view gets ``width: "container"`` and a height
+    A single or layered view gets ``width: "container"`` (a concatenation keeps its parts'
+    widths) and a height
     :data:`SCREEN_HEIGHT_FACTOR` times its own; a facet keeps its cells' widths (Vega-Lite
     sizes a facet by its cells: the site's script sets them from the container's width) and
-    its cells' heights grow alike. The paper size is kept in
-    ``usermeta["kagreport"]["paper"]`` (``preset``, ``width``, ``height``): the figure's
-    ``preset`` if given, else the chart's own ``usermeta`` preset, else ``"two-column"``
-    for a facet and ``"one-column"`` otherwise.
+    its cells' heights grow alike. What the paper figure had is kept in
+    ``usermeta["kagreport"]["paper"]``: ``preset`` (the given one, else the chart's
+    ``usermeta`` preset, else ``"two-column"`` for a facet and ``"one-column"`` otherwise),
+    ``width`` (the figure's, pixels: the preset's, or the chart's own fixed width),
+    ``height``, ``cell_width`` and ``padding`` where set, and ``config`` (the paper text
+    sizes), so that :func:`kagreport.charts.paper_spec` and the site's export restore it.
 
     Returns
     -------
@@ -212,14 +215,25 @@ def fit_container(
     faceted = is_faceted(spec)
     name = preset or meta.get("preset") or ("two-column" if faceted else "one-column")
     view = spec["spec"] if faceted else spec
-    paper = {"preset": name, "width": preset_width(name)}
+    own = spec.get("width")
+    width = own if isinstance(own, int | float) and preset is None else preset_width(name)
+    paper: dict[str, Any] = {"preset": name, "width": width}
     if isinstance(view.get("height"), int | float):
         paper["height"] = view["height"]
         view["height"] = round(view["height"] * SCREEN_HEIGHT_FACTOR)
-    if faceted:
-        paper["cell_width"] = view.get("width")
-    else:
+    if faceted and isinstance(view.get("width"), int | float):
+        paper["cell_width"] = view["width"]
+    if "padding" in spec:
+        paper["padding"] = spec["padding"]
+    if "mark" in spec or "layer" in spec:  # concatenations keep their parts' widths
         spec["width"] = "container"
+    config = spec.get("config")
+    if isinstance(config, dict):
+        merged: dict[str, dict[str, Any]] = {}
+        for section, key in TEXT_SIZES:
+            if isinstance(config.get(section), dict) and key in config[section]:
+                merged.setdefault(section, {})[key] = config[section][key]
+        paper["config"] = merged
     meta["paper"] = paper
     text_sizes(spec, "screen")
     return spec

@@ -11,7 +11,7 @@ interval of each mean cost; :data:`OUTCOMES` names the outcome codes.
 
 from __future__ import annotations
 
-from kagreport.runs._costs import COSTS, CostAxis, cost_axis
+from kagreport.runs._costs import COSTS, CostAxis, cost_axis, recorded_costs
 from kagreport.runs._intervals import CostInterval, cost_intervals
 from kagreport.runs._metrics import setup_metrics
 from kagreport.runs._model import OUTCOMES, Run
@@ -43,6 +43,7 @@ __all__ = [
     "cost_intervals",
     "leaderboard",
     "metric_summaries",
+    "recorded_costs",
     "retrieval_answer_tables",
     "setup_metrics",
 ]

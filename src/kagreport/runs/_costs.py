@@ -27,7 +27,7 @@ import numpy as np
 from kagreport._errors import KagreportError
 from kagreport.runs._model import Run
 
-__all__ = ["COSTS", "CostAxis", "cost_axis", "item_costs"]
+__all__ = ["COSTS", "CostAxis", "cost_axis", "item_costs", "recorded_costs"]
 
 
 @dataclass(frozen=True)
@@ -172,3 +172,29 @@ def item_costs(run: Run, axis: CostAxis) -> np.ndarray[Any, np.dtype[np.float64]
     for column in axis.columns:
         values = values + run.costs[column]
     return values
+
+
+def recorded_costs(run: Run) -> tuple[str, ...]:
+    """The names of :data:`COSTS` the run recorded: every column the axis sums is there,
+    and some item has a cost above 0 on it.
+
+    One name per set of columns, the first in :data:`COSTS` order (``"generation"``, not
+    its other title ``"latency"``); ``"tokens"`` and its parts ``"input_tokens"`` and
+    ``"output_tokens"`` are each listed. A kag run that never retrieved has no
+    ``"retrieval"`` or ``"graph"``.
+
+    Returns
+    -------
+    tuple of str
+        In :data:`COSTS` order.
+    """
+    found: list[str] = []
+    seen: set[tuple[str, ...]] = set()
+    for name, axis in COSTS.items():
+        if axis.columns in seen or not all(c in run.costs for c in axis.columns):
+            continue
+        values = item_costs(run, axis)
+        if bool((np.nan_to_num(values, nan=0.0) > 0).any()):
+            found.append(name)
+            seen.add(axis.columns)
+    return tuple(found)

@@ -224,11 +224,17 @@ class Builder:
         Figures are the charts a paper would use (run and evaluation level); a page's
         detail charts are drawn in the browser only (its menu exports SVG or PNG).
         """
+        from kagreport.charts import fit_container, paper_spec
+
         # The charts of kagreport.charts are tested; skipping Altair's schema validation
         # here saves most of the time to_dict takes.
         spec: dict[str, Any] = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
         if self.simulated:
             spec, title = label_spec(spec), label_title(title)
+        # The figure at its paper size; the page's chart fills its container (assets/charts.js
+        # exports the paper figure again from what fit_container keeps of it).
+        spec = paper_spec(spec)
+        screen = fit_container(spec)
         slug, n = name, 1
         while slug in self.figure_names:
             n += 1
@@ -239,7 +245,7 @@ class Builder:
         if figure:
             self.figures.submit(spec, self.root / relative)
         self.chart_counter += 1
-        return Chart(f"chart-{slug}", title, spec, relative if figure else None)
+        return Chart(f"chart-{slug}", title, screen, relative if figure else None)
 
     # ------------------------------------------------------------------ build
 

@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from kagreport._errors import SiteError
 from kagreport.grading import Outcome, StatsReport, grade
-from kagreport.runs import Run
+from kagreport.runs import Run, recorded_costs
 from kagreport.site._comparisons import SiteComparison, comparison_pages, run_comparisons
 from kagreport.site._config import RunConfig
 from kagreport.site._labels import SIMULATED, simulated_notice
@@ -165,8 +165,8 @@ def _build_run_pages(site: Builder, run: SiteRun, report: StatsReport) -> None:
     hrefs = {s: f"setups/{slug}--{t}.html" for s, t in run.setup_slugs.items()}
     _leaderboard(run, by_setup, hrefs)
     site.say(f"charts of {config.name}")
-    _run_charts(site, run, frame)
     model = Run.from_stats(report)
+    _run_charts(site, run, frame, model)
     site.write(document, model.dumps())
     site.say(f"comparisons of {config.name}")
     run_comparisons(site, run, model)
@@ -235,29 +235,40 @@ def _leaderboard(
         row["costs"] = [(k, _cost_cell(row["json"], k), decimals[k]) for k, _ in run.costs]
 
 
-def _run_charts(site: Builder, run: SiteRun, frame: pd.DataFrame) -> None:
-    """The run's figures on the index: accuracy against cost (when a cost was recorded),
-    accuracy per setup and dataset, outcomes per setup."""
+def _run_charts(site: Builder, run: SiteRun, frame: pd.DataFrame, model: Run) -> None:
+    """The run's figures on the index: accuracy against each cost the run recorded (small
+    multiples per dataset when it has several), accuracy per setup and dataset, outcomes
+    per setup."""
     from kagreport.charts import accuracy_cost_chart, dataset_heatmap, outcomes_chart
     from kagreport.frames import COST_AXES
 
     report, slug = run.report, run.slug
-    cost = _cost_axis(frame)
-    if cost is None:
+    first = _cost_axis(frame)
+    # Every recorded cost, the headline's first (kag's costs: the tool costs need a run).
+    costs = [
+        c for c in recorded_costs(model) if c in ("retrieval", "generation", "context", "graph")
+    ]
+    if first is None:
         run.notes.append(
             "No setup of this run recorded a cost above zero (retrieval or generation "
             "time, context length, graph elements retrieved), so there is no "
             "accuracy-against-cost chart."
         )
+        costs = []
     else:
+        costs = [first, *(c for c in costs if c != first)]
+    per_dataset = len(set(frame["dataset"])) > 2  # the overall row and two datasets or more
+    for cost in costs:
         noun = COST_AXES[cost][1].removeprefix("Mean ").split(" (")[0]
-        run.charts.append(
-            site.chart(
-                accuracy_cost_chart(report, cost=cost, title=f"Accuracy against mean {noun}"),
-                f"{slug}--accuracy-cost",
-                f"Accuracy against {noun}",
-            )
+        chart = accuracy_cost_chart(
+            report,
+            cost=cost,  # type: ignore[arg-type]
+            per_dataset=per_dataset,
+            title=f"Accuracy against mean {noun}",
         )
+        name = "accuracy-cost" if cost == first else f"accuracy-{cost}"
+        label = f"Accuracy against {noun}" + (", per dataset" if per_dataset else "")
+        run.charts.append(site.chart(chart, f"{slug}--{name}", label))
     run.charts.append(
         site.chart(dataset_heatmap(report), f"{slug}--heatmap", "Accuracy per setup and dataset")
     )

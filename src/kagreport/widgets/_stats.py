@@ -346,9 +346,11 @@ class StatsView(View):
                 self._chart = ChartResult()
             else:
                 note += self._cost_note(full, cost, COST_AXES[cost][1])
+                # The selected run, not its frame: the chart's cost intervals are
+                # bootstrapped over its items (kagreport.runs.cost_intervals).
                 self._chart = build_chart(
                     "accuracy_cost_chart",
-                    full,
+                    selected,
                     cost=cost,
                     per_dataset=self.per_dataset.value,
                     confidence=self.confidence,
