@@ -25,6 +25,9 @@ __all__ = ["N_RESAMPLES", "SiteComparison", "comparison_pages", "run_comparisons
 
 #: Resamples of the paired sign-flip test between setups.
 N_RESAMPLES = 10_000
+#: Flipped items a comparison page shows side by side (the first, by item); every flip is
+#: in its table. Each shows two responses of up to RESPONSE_LIMIT characters.
+SIDE_BY_SIDE_LIMIT = 500
 
 
 @dataclass
@@ -88,7 +91,12 @@ def run_comparisons(site: Builder, run: SiteRun, model: Run) -> None:
         )
         c.comparison = _with_context(c, found_c.family_comparison(), list(found.family))
         c.details = flip_details(
-            model, run.report, candidate, baseline, [f[0] for f in c.flips], expected
+            model,
+            run.report,
+            candidate,
+            baseline,
+            [f[0] for f in c.flips[:SIDE_BY_SIDE_LIMIT]],
+            expected,
         )
         run.comparisons.append(c)
 
