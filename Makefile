@@ -7,7 +7,7 @@ STAMP_DEV := $(VENV)/.installed-dev
 # Debian's Chromium drives the browser tests (Playwright's own browser download is not used).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: demo test test-fast lint typecheck pytest bench examples lab clean
+.PHONY: demo test test-fast lint typecheck pytest tex bench examples lab clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,7 @@ $(STAMP_RUN): $(BIN)/python pyproject.toml
 
 $(STAMP_DEV): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[all,dev]'
-	touch $@ $(STAMP_RUN)
+	touch $@ $(STAMP_RUN) $(STAMP_LAB)
 
 ## demo: grade the bundled MMLU-Pro philosophy example, print the kag stats table, build the site
 demo: $(STAMP_RUN)
@@ -36,7 +36,7 @@ lint: $(STAMP_DEV)
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy
 
-pytest: $(STAMP_DEV) $(CHROMIUM)
+pytest: $(STAMP_DEV) $(CHROMIUM) tex
 	KAGREPORT_CHROMIUM=$(CHROMIUM) KAGREPORT_NOTEBOOK_CELL_TIMEOUT=120 $(BIN)/python -m pytest -q
 
 ## test-fast: the inner loop: the tests not marked slow (no browser, notebook kernels or signals), first failure stops
@@ -51,11 +51,34 @@ $(CHROMIUM):
 		$$SUDO apt-get update -q && \
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
 
-## lab: open the analyst notebooks in JupyterLab (installs it into .venv)
-lab: $(STAMP_RUN)
-	$(BIN)/python -m pip install --quiet -e '.[lab]'
+## tex: pdflatex and booktabs for the test that compiles the LaTeX tables (Debian's TeX Live, ~140 MB)
+# tests/frames/test_latex.py skips, saying why, where they are missing and apt-get is not there.
+tex:
+	@if command -v pdflatex >/dev/null 2>&1 && kpsewhich booktabs.sty >/dev/null 2>&1; then exit 0; fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+		echo "No pdflatex with booktabs.sty, and no apt-get to install them: the LaTeX compile test will skip." >&2; \
+		exit 0; fi; \
+	SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -q && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+			texlive-latex-base texlive-latex-recommended
+
+# JupyterLab on this machine only and offline: no news feed, no update check and no extension
+# manager asking PyPI (tests/browser/test_jupyterlab.py starts JupyterLab with these flags).
+LAB_FLAGS := --ServerApp.ip=127.0.0.1 --LabApp.news_url=None \
+	--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate --LabApp.extension_manager=readonly
+LAB_PORT ?= 8888
+STAMP_LAB := $(VENV)/.installed-lab
+
+$(STAMP_LAB): $(STAMP_RUN)
+	$(BIN)/python -m pip install --quiet -e '.[all,lab]'
+	touch $@
+
+## lab: open the analyst notebooks in JupyterLab on 127.0.0.1 (installs it into .venv; a browser opens only where there is a display)
+lab: $(STAMP_LAB)
 	@ROOT=; [ "$$(id -u)" != 0 ] || ROOT=--allow-root; \
-		$(BIN)/jupyter lab $$ROOT notebooks/
+		OPEN=--no-browser; [ -z "$$DISPLAY$$WAYLAND_DISPLAY" ] || OPEN=; [ "$$(uname)" != Darwin ] || OPEN=; \
+		$(BIN)/jupyter lab $$ROOT $$OPEN $(LAB_FLAGS) --ServerApp.port=$(LAB_PORT) --ServerApp.root_dir=notebooks
 
 ## bench: speed and memory measurements (not part of the tests)
 bench: $(STAMP_DEV) $(CHROMIUM)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
+    "MINUS",
     "MISSING",
     "PERCENT_METRICS",
     "fixed",
@@ -25,11 +26,18 @@ __all__ = [
     "number",
     "p_value",
     "percent",
+    "percent_interval",
+    "points",
+    "points_interval",
+    "signed",
     "significant",
 ]
 
 #: The mark of an undefined value (None, NaN, an infinity) in every view: an em dash.
 MISSING = "—"
+
+#: The minus sign of a negative number in text meant for reading (U+2212, not the hyphen).
+MINUS = "\u2212"
 
 
 def is_missing(value: object) -> bool:
@@ -90,6 +98,51 @@ def percent(value: Any, digits: int = 1) -> str:
     """A proportion as a percentage (``0.723`` gives ``72.3%``); :data:`MISSING` where
     undefined."""
     return MISSING if is_missing(value) else f"{100 * float(value):.{digits}f}%"
+
+
+def percent_interval(value: Any, low: Any, high: Any, digits: int = 1) -> str:
+    """A proportion and its interval as percentages: ``61.9% [57.6%, 66.0%]``; the value
+    alone when a bound is undefined; :data:`MISSING` when the value is."""
+    if is_missing(value):
+        return MISSING
+    if is_missing(low) or is_missing(high):
+        return percent(value, digits)
+    return f"{percent(value, digits)} [{percent(low, digits)}, {percent(high, digits)}]"
+
+
+def signed(value: Any, digits: int = 1, *, plus: bool = False) -> str:
+    """A real number with ``digits`` decimals and a real minus sign (:data:`MINUS`,
+    ``−5.0``); ``plus`` writes ``+`` before a positive one (a difference). A value that
+    rounds to zero has no sign (``0.0``, never ``−0.0``). :data:`MISSING` where undefined.
+    """
+    if is_missing(value):
+        return MISSING
+    x = float(value)
+    text = f"{abs(x):.{digits}f}"
+    if text.strip("0.") == "":  # rounds to zero: no sign
+        return text
+    return (MINUS if x < 0 else "+" if plus else "") + text
+
+
+def points(value: Any, digits: int = 1, *, unit: bool = True) -> str:
+    """A difference of two proportions in percentage points, signed: ``0.05`` gives
+    ``+5.0 pp``, ``-0.05`` gives ``−5.0 pp`` (real minus); ``unit=False`` leaves out
+    `` pp``. :data:`MISSING` where undefined."""
+    if is_missing(value):
+        return MISSING
+    text = signed(100 * float(value), digits, plus=True)
+    return f"{text} pp" if unit else text
+
+
+def points_interval(value: Any, low: Any, high: Any, digits: int = 1) -> str:
+    """A difference of proportions and its interval in percentage points:
+    ``−5.0 pp [−9.1, −0.9]``; the difference alone when a bound is undefined."""
+    if is_missing(value):
+        return MISSING
+    if is_missing(low) or is_missing(high):
+        return points(value, digits)
+    bounds = ", ".join(signed(100 * float(x), digits) for x in (low, high))
+    return f"{points(value, digits)} [{bounds}]"
 
 
 #: Metrics that are proportions by definition, shown as percentages in every view whatever

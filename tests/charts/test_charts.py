@@ -595,11 +595,11 @@ def test_save_figure_writes_svg_png_and_pdf(tmp_path: Path) -> None:
         assert save_figure(chart, svg_path) == svg_path
     root = ET.parse(svg_path).getroot()
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
-    assert root.get("width") == str(COLUMN_WIDTH)  # a paper column: 3.33 in at 72 px per inch
+    assert root.get("width") == "237.6"  # a paper column: 3.3 in at 72 px per inch
     texts = " ".join("".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text"))
     assert "Précision vs coût – 精度" in texts
     assert "qwen35-9b-kag" in texts
-    height = int(float(root.get("height", "0")))
+    height = float(root.get("height", "0"))
 
     for suffix in (".png", ".pdf"):
         caught = _expect_glyph_warning(tmp_path / f"figure{suffix}", chart)
@@ -614,10 +614,11 @@ def test_save_figure_writes_svg_png_and_pdf(tmp_path: Path) -> None:
     assert png[:4] == b"\x89PNG"
     assert len(png) > 5_000
     width, png_height, rows = _png_rgb(png, 24)
-    assert (width, png_height) == (2 * COLUMN_WIDTH, 2 * height)  # scale 2
+    assert width == 990  # 3.3 in x 300 dpi
+    assert abs(png_height - height * 300 / 72) <= 1
     assert png[png.index(b"pHYs") + 4 : png.index(b"pHYs") + 13] == struct.pack(
-        ">IIB", 5669, 5669, 1
-    )  # 144 ppi
+        ">IIB", 11811, 11811, 1
+    )  # 300 ppi: 300 / 0.0254 pixels per metre
     dark = sum(1 for line in rows for k in range(0, len(line), 3) if max(line[k : k + 3]) < 90)
     assert dark > 50  # the title's text pixels
 

@@ -176,9 +176,11 @@ def test_b2_null_precision_stays_missing(tree: Tree) -> None:
     assert math.isnan(row["precision"])
     assert math.isnan(row["precision_low"])
     assert row["accuracy"] == 0.0
-    assert "allerr & 0.0 [0.0, 65.8] & --- & 0.0 [0.0, 65.8]" in to_latex(
-        grade(tree.datasets_path, tree.results)
-    )
+    # Accuracy, precision (undefined: no interval beneath) and coverage; Wilson bounds beneath.
+    latex = to_latex(grade(tree.datasets_path, tree.results), wide=True)
+    at = latex.index("allerr & 0.0 & --- & 0.0 & ")
+    beneath = latex[at:].splitlines()[1]
+    assert beneath.startswith(r" & {\footnotesize [0.0, 65.8]} &  & {\footnotesize [0.0, 65.8]}")
 
 
 def test_items_and_evaluation_frames() -> None:
@@ -225,7 +227,8 @@ def test_comparison_latex_marks_significance() -> None:
     assert holm < 0.05
     assert latex_holm + r"$^{\dagger}$" in latex
     assert r"$^{\dagger}$ Holm-adjusted $p < 0.05$" in latex  # the mark is explained
-    assert latex.count(r"\\") == 2  # one header row and one body row
+    # Two header lines (units beneath), the metric's line and its interval's line.
+    assert latex.count(r"\\") == 4
 
 
 def test_latex_comparison_says_how_p_was_computed_and_over_which_family() -> None:

@@ -99,6 +99,7 @@ def test_layout(site: Path, site_inputs: dict[str, Any]) -> None:
     assert "window.vegaEmbed" in (site / "assets/vega.js").read_text(encoding="utf-8")
     assert (site / "assets/site.css").is_file()
     assert (site / "assets/site.js").is_file()
+    assert (site / "assets/charts.js").is_file()
 
 
 def test_each_run_folder_holds_its_run_document(site: Path, site_inputs: dict[str, Any]) -> None:
@@ -206,14 +207,20 @@ def test_links_resolve_and_nothing_comes_from_the_network(site: Path) -> None:
                     assert fragment in _parse(target).ids, f"{page}: {value}"
         for tag, attributes in tags.tags:
             if tag == "script" and attributes.get("src"):
-                assert attributes["src"].endswith(("assets/vega.js", "assets/site.js"))
+                assert attributes["src"].endswith(
+                    ("assets/vega.js", "assets/site.js", "assets/charts.js")
+                )
 
 
 def test_pages_use_the_one_shared_script(site: Path) -> None:
     for page in _pages(site):
         sources = [a.get("src") for t, a in _parse(page).tags if t == "script" and a.get("src")]
         root = "" if page.parent == site else "../"
-        assert sources == [f"{root}assets/vega.js", f"{root}assets/site.js"]
+        assert sources == [
+            f"{root}assets/vega.js",
+            f"{root}assets/site.js",
+            f"{root}assets/charts.js",
+        ]
 
 
 # ---------------------------------------------------------------------- safety

@@ -6,8 +6,8 @@ Altair chart and never displays it; a run lacking a cost the chart needs raises 
 :class:`kagreport.KagreportError` naming the column. The data is aggregated in pandas first (a
 chart holds at most a few thousand rows, whatever the size of the run) and embedded inline, so
 charts render offline and from ``file://``. Undefined numbers are ``null`` in the data and drawn as
-missing, never as 0. By default each chart carries the paper theme (:data:`PAPER_CONFIG`: 240 px =
-3.33 in wide, Liberation Sans, text of 8 pt or more, no border); ``theme=False`` leaves it out so
+missing, never as 0. By default each chart carries the paper theme (:data:`PAPER_CONFIG`: 237.6 px =
+3.3 in wide, Liberation Sans, text of 8 pt or more, no border); ``theme=False`` leaves it out so
 that charts can be layered or concatenated.
 
 - :func:`accuracy_cost_chart`: accuracy against a mean cost, with the Pareto frontier.
@@ -16,7 +16,13 @@ that charts can be layered or concatenated.
 - :func:`latency_chart`: per-item generation or retrieval time per setup.
 - :func:`forest_plot`: paired differences of two evaluations, or of a run's setup pairs.
 - :func:`agreement_chart`, :func:`pairwise_agreement_chart`: agreement between judges.
-- :func:`save_figure`: SVG, PNG, PDF (or HTML) with vl-convert.
+- :func:`retrieval_answer_chart`: retrieval hit/miss by answer right/wrong, per setup.
+- :func:`save_figure`: SVG, PNG (300 dpi), PDF (or HTML) with vl-convert, at a paper
+  :data:`PRESETS` width; :func:`fit_container` / :func:`paper_spec`: a chart's spec for a
+  screen (as wide as its container) and back for paper.
+- :func:`live_chart`: a chart as a live, offline widget (Altair's ``JupyterChart``) whose
+  selections Python can read; importing this module makes every chart displayed in a notebook
+  live and offline, with a static SVG kept in the saved notebook (:func:`enable_notebook_renderer`).
 
 Importing this module loads pandas, Altair and vl-convert.
 """
@@ -40,11 +46,13 @@ with optional(*_NEEDS):
         FORMATS,
         MissingGlyphWarning,
         missing_glyphs,
+        paper_spec,
         register_font_directory,
         save_figure,
     )
     from kagreport.charts._forest import forest_data, forest_plot
     from kagreport.charts._latency import latency_bins, latency_chart, latency_summary
+    from kagreport.charts._live import live_chart
     from kagreport.charts._outcomes import (
         dataset_heatmap,
         heatmap_data,
@@ -52,21 +60,38 @@ with optional(*_NEEDS):
         outcomes_data,
     )
     from kagreport.charts._renderer import RENDERER_NAME, enable_notebook_renderer
+    from kagreport.charts._renderer import enable_by_default as _enable_by_default
+    from kagreport.charts._retrieval_answer import (
+        CELL_LABELS,
+        retrieval_answer_chart,
+        retrieval_answer_data,
+    )
     from kagreport.charts._theme import (
         COLUMN_WIDTH,
+        DPI,
         FONT,
         PAPER_CONFIG,
+        PRESETS,
         THEME_NAME,
         apply_theme,
+        fit_container,
         paper_config,
+        preset_width,
     )
 
+    # A chart as a cell's last expression is live and offline in notebooks, with a static SVG
+    # saved (charts._renderer), unless the notebook chose another renderer than Altair's default.
+    _enable_by_default()
+
 __all__ = [
+    "CELL_LABELS",
     "COLUMN_WIDTH",
+    "DPI",
     "FONT",
     "FORMATS",
     "FRONTIER_LABELS",
     "PAPER_CONFIG",
+    "PRESETS",
     "RENDERER_NAME",
     "THEME_NAME",
     "MissingGlyphWarning",
@@ -77,18 +102,24 @@ __all__ = [
     "criterion_ratings",
     "dataset_heatmap",
     "enable_notebook_renderer",
+    "fit_container",
     "forest_data",
     "forest_plot",
     "heatmap_data",
     "latency_bins",
     "latency_chart",
     "latency_summary",
+    "live_chart",
     "missing_glyphs",
     "outcomes_chart",
     "outcomes_data",
     "pairwise_agreement_chart",
     "pairwise_agreement_data",
     "paper_config",
+    "paper_spec",
+    "preset_width",
     "register_font_directory",
+    "retrieval_answer_chart",
+    "retrieval_answer_data",
     "save_figure",
 ]

@@ -80,7 +80,7 @@ def sorted_setups(frame: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(str(s) for s in ordered))
 
 
-#: Characters per line of a title (10 pt) and of a subtitle (8 pt) in a 240 px figure: Vega
+#: Characters per line of a title (10 pt) and of a subtitle (8 pt) in a 238 px figure: Vega
 #: does not wrap titles, and the figure's fixed width would clip a longer line.
 TITLE_CHARACTERS = 40
 SUBTITLE_CHARACTERS = 52
@@ -95,7 +95,8 @@ def title_params(title: str, subtitle: list[str]) -> alt.TitleParams | str:
     """A title with subtitle lines, wrapped to fit a paper column (one Vega line per element).
 
     Lines are cut at spaces after :data:`TITLE_CHARACTERS` (title) or
-    :data:`SUBTITLE_CHARACTERS` (subtitle) characters, so no line runs past a 240 px figure.
+    :data:`SUBTITLE_CHARACTERS` (subtitle) characters, so no line runs past a 238 px (3.3 in)
+    figure.
     """
     heading = _wrap(title, TITLE_CHARACTERS)
     lines = [part for line in subtitle if line for part in _wrap(line, SUBTITLE_CHARACTERS)]

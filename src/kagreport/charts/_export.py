@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 import unicodedata
@@ -36,12 +37,20 @@ import altair as alt
 import vl_convert as vlc
 
 from kagreport._atomic import write_atomic
-from kagreport.charts._theme import FONT
+from kagreport.charts._theme import (
+    DPI,
+    FONT,
+    POINTS_PER_INCH,
+    is_faceted,
+    preset_width,
+    text_sizes,
+)
 
 __all__ = [
     "FORMATS",
     "MissingGlyphWarning",
     "missing_glyphs",
+    "paper_spec",
     "register_font_directory",
     "save_figure",
 ]
@@ -164,24 +173,116 @@ def vegalite_version() -> str | None:
     return version if version in vlc.get_vegalite_versions() else None
 
 
-def _spec(
+def _svg_width(svg: str) -> float:
+    match = re.search(r'<svg[^>]*\swidth="([0-9.]+)"', svg)
+    return float(match.group(1)) if match else math.nan
+
+
+def _fit_facet(spec: dict[str, Any], width: float) -> None:
+    """Set the cells' width of a facet so that the whole figure is ``width`` pixels wide.
+
+    A facet's width is its cells' plus what lies beside them (axes, legend, spacing), which
+    only a rendering measures: one rendering at a first guess gives that overhead, and the
+    cells take the rest (the overhead does not depend on the cells' width).
+    """
+    columns = spec.get("columns")
+    inner = spec["spec"]
+    if not isinstance(columns, int) or columns < 1:
+        columns = 1
+    guess = max(20.0, (width - 60.0) / columns - 10.0)
+    inner["width"] = guess
+    measured = _svg_width(vlc.vegalite_to_svg(spec, vl_version=vegalite_version()))
+    if math.isfinite(measured):
+        inner["width"] = max(20.0, round(guess + (width - measured) / columns, 3))
+
+
+def paper_spec(
     chart: alt.TopLevelMixin | Mapping[str, Any],
-    width: int | None,
-    height: int | None,
-    font: str | None,
+    preset: str | None = None,
+    *,
+    validate: bool = False,
 ) -> dict[str, Any]:
+    """The spec of ``chart`` at its paper size: the inverse of :func:`fit_container`.
+
+    The width becomes that of ``preset`` (:data:`kagreport.charts.PRESETS`) when one is
+    given, or when the chart fills its container (``width: "container"``, or a facet that
+    :func:`fit_container` made for a screen); the preset is then the one its
+    ``usermeta["kagreport"]`` names, else ``"two-column"`` for a facet and ``"one-column"``
+    otherwise. A facet's cells are sized so that the whole figure has that width. A chart
+    of fixed width without ``preset`` keeps its width. Heights and text sizes that
+    :func:`fit_container` changed are the paper's again.
+
+    Parameters
+    ----------
+    chart : alt.TopLevelMixin or Mapping
+        An Altair chart or a Vega-Lite spec.
+    preset : str, optional
+        A name of :data:`kagreport.charts.PRESETS`.
+    validate : bool
+        Validate an Altair chart against the schema (``to_dict()``).
+
+    Returns
+    -------
+    dict
+        A new spec.
+
+    Raises
+    ------
+    ValueError
+        For an unknown preset.
+    TypeError
+        If ``chart`` is neither an Altair chart nor a mapping.
+    """
     if isinstance(chart, Mapping):
         spec: dict[str, Any] = json.loads(json.dumps(chart))
     elif isinstance(chart, alt.TopLevelMixin):
-        spec = chart.to_dict()  # validates
+        spec = chart.to_dict(validate=validate)
     else:
         raise TypeError(f"expected an Altair chart or a Vega-Lite spec, not {type(chart).__name__}")
+    usermeta = spec.get("usermeta")
+    meta = usermeta.get("kagreport", {}) if isinstance(usermeta, dict) else {}
+    paper = meta.get("paper") if isinstance(meta.get("paper"), dict) else None
+    faceted = is_faceted(spec)
+    if paper is not None:
+        text_sizes(spec, "paper")
+        if "height" in paper:
+            (spec["spec"] if faceted else spec)["height"] = paper["height"]
+    resize = preset is not None or paper is not None or spec.get("width") == "container"
+    if not resize:
+        return spec
+    name = (
+        preset
+        or (paper or {}).get("preset")
+        or meta.get("preset")
+        or ("two-column" if faceted else "one-column")
+    )
+    width = preset_width(name)
+    if faceted:
+        _fit_facet(spec, width)
+    else:
+        spec["width"] = width
+    return spec
+
+
+def _spec(
+    chart: alt.TopLevelMixin | Mapping[str, Any],
+    preset: str | None,
+    width: float | None,
+    height: float | None,
+    font: str | None,
+) -> dict[str, Any]:
+    if not isinstance(chart, Mapping | alt.TopLevelMixin):
+        raise TypeError(f"expected an Altair chart or a Vega-Lite spec, not {type(chart).__name__}")
+    spec = paper_spec(chart, preset, validate=True)
     for name, value in (("width", width), ("height", height)):
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             raise ValueError(f"`{name}` must be a positive number of pixels, not {value!r}")
-        spec[name] = value
+        if name == "width" and is_faceted(spec):
+            _fit_facet(spec, float(value))
+        else:
+            (spec["spec"] if is_faceted(spec) else spec)[name] = value
     if font is not None:
         spec.setdefault("config", {})["font"] = font
     return spec
@@ -192,9 +293,11 @@ def save_figure(
     chart: alt.TopLevelMixin | Mapping[str, Any],
     path: str | os.PathLike[str],
     *,
-    width: int | None = None,
-    height: int | None = None,
-    scale: float = 2.0,
+    preset: str | None = None,
+    width: float | None = None,
+    height: float | None = None,
+    dpi: float = DPI,
+    scale: float | None = None,
     font: str | None = None,
 ) -> Path:
     """Write a chart to SVG, PNG, PDF or self-contained HTML, chosen by the suffix of ``path``.
@@ -204,9 +307,10 @@ def save_figure(
     in the same folder, then ``os.replace``): an existing file is replaced whole or left intact.
 
     Sizes are CSS pixels at 72 per inch, so 1 px = 1 pt: the charts of this package are
-    240 px = 3.33 in wide (a paper column) with text of at least 8 pt. PNG pixels are
-    ``scale`` times that, with the PNG's density set to ``72 * scale`` pixels per inch, so the
-    image keeps its physical size; SVG and PDF are vectors (``scale`` does not apply).
+    237.6 px = 3.3 in wide (the ``"one-column"`` preset) with text of at least 8 pt. PNG
+    pixels are ``dpi / 72`` times that, with the PNG's density (``pHYs``) set to ``dpi``, so
+    the image keeps its physical size: a one-column PNG at 300 dpi is 990 pixels wide. SVG
+    and PDF are vectors (``dpi`` does not apply).
 
     Parameters
     ----------
@@ -215,11 +319,19 @@ def save_figure(
     path : path-like
         The output file; its suffix (``.svg``, ``.png``, ``.pdf``, ``.html``; any case) picks
         the format.
-    width, height : int, optional
+    preset : str, optional
+        A figure width of :data:`kagreport.charts.PRESETS` (``"one-column"``: 3.3 in,
+        ``"two-column"``: 7 in). Without it a chart keeps its own width, except one that
+        fills its container (``width: "container"``, :func:`fit_container`), which takes
+        its paper preset (see :func:`paper_spec`).
+    width, height : float, optional
         Override the chart's ``width``/``height`` (pixels; with the paper theme the width is
-        that of the whole figure and the height that of the plot).
-    scale : float
-        PNG resolution factor (2 gives 144 pixels per inch).
+        that of the whole figure and the height that of the plot; a facet's cells are sized
+        to make the figure ``width`` wide).
+    dpi : float
+        PNG resolution, pixels per inch (default :data:`kagreport.charts.DPI`, 300).
+    scale : float, optional
+        PNG pixels per CSS pixel instead of ``dpi`` (``dpi = 72 * scale``).
     font : str, optional
         Override the font of every text (``config.font``).
 
@@ -231,8 +343,8 @@ def save_figure(
     Raises
     ------
     ValueError
-        For an unknown suffix (named, with the allowed ones), a non-positive size or scale, or
-        a spec vl-convert cannot render.
+        For an unknown suffix (named, with the allowed ones) or preset, a non-positive size,
+        dpi or scale, or a spec vl-convert cannot render.
     OSError
         If the file cannot be written.
 
@@ -254,9 +366,13 @@ def save_figure(
             f"cannot tell the format of {target.name!r} from its suffix {target.suffix!r}; "
             f"use one of {', '.join(FORMATS)}"
         )
-    if isinstance(scale, bool) or not isinstance(scale, int | float) or not scale > 0:
-        raise ValueError(f"`scale` must be a positive number, not {scale!r}")
-    spec = _spec(chart, width, height, font)
+    if scale is not None:
+        if isinstance(scale, bool) or not isinstance(scale, int | float) or not scale > 0:
+            raise ValueError(f"`scale` must be a positive number, not {scale!r}")
+        dpi = POINTS_PER_INCH * float(scale)
+    if isinstance(dpi, bool) or not isinstance(dpi, int | float) or not dpi > 0:
+        raise ValueError(f"`dpi` must be a positive number of pixels per inch, not {dpi!r}")
+    spec = _spec(chart, preset, width, height, font)
     version = vegalite_version()
     payload: str | bytes
     if suffix == ".html":
@@ -269,7 +385,7 @@ def save_figure(
             _warn_missing(svg, target.name)
             if suffix == ".png":
                 # vl-convert multiplies the size by ppi / 72 and records ppi in the PNG.
-                payload = vlc.svg_to_png(svg, scale=1.0, ppi=72.0 * float(scale))
+                payload = vlc.svg_to_png(svg, scale=1.0, ppi=float(dpi))
             else:
                 payload = vlc.svg_to_pdf(svg)
     write_atomic(target, payload)

@@ -1,46 +1,110 @@
-"""An Altair renderer for notebooks that must work offline and export with their charts.
+"""The Altair renderer of kagreport: live, offline charts in notebooks, and a static SVG saved.
 
-Altair's default renderer emits HTML that loads Vega from a CDN: offline, or in a notebook
-exported to HTML, the charts are blank (PITFALLS.md B13). This renderer emits the Vega-Lite
-mimetype, which JupyterLab draws with its own bundled Vega (interactive, no network), plus an
-inline SVG drawn by vl-convert, which nbconvert and other front ends show as a static figure.
+Altair's default renderer emits HTML that loads Vega from a CDN (blank offline, or in an
+exported notebook: PITFALLS.md B13), and Altair 6's Vega-Lite mimetype (v6) is not drawn by
+JupyterLab 4. This renderer's display bundle holds:
+
+- the view of a live, offline :func:`~kagreport.charts._live.live_spec` widget (Altair's
+  ``JupyterChart``), which JupyterLab 4, Notebook 7 and VS Code draw interactively;
+- ``image/svg+xml`` drawn by vl-convert: the static figure kept in the saved notebook for
+  nbconvert, GitHub and any front end without the widget;
+- the Vega-Lite spec itself, which the report site draws with its own script;
+- a one-line ``text/plain``.
+
+Importing :mod:`kagreport.charts` enables it unless another renderer than Altair's
+``"default"`` was chosen (:func:`enable_by_default`); :func:`enable_notebook_renderer`
+enables it whatever was chosen.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RENDERER_NAME", "enable_notebook_renderer"]
+from kagreport.charts._live import WIDGET_VIEW, live_available, live_spec
+
+__all__ = ["RENDERER_NAME", "enable_by_default", "enable_notebook_renderer", "render_bundle"]
 
 RENDERER_NAME = "kagreport"
 
 
-def _render(spec: dict[str, Any], **options: Any) -> dict[str, Any]:
+def render_bundle(
+    spec: dict[str, Any], *, live: bool = True, embed_options: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The display bundle of a Vega-Lite spec (module docstring).
+
+    Parameters
+    ----------
+    spec : dict
+        A Vega-Lite spec, data inline (what Altair passes to its renderers).
+    live : bool
+        Include the live widget's view (when ``anywidget`` is installed).
+    embed_options : dict, optional
+        vega-embed options of the live view (default: the actions menu without the
+        Vega Editor link, :data:`kagreport.charts._live.EMBED_OPTIONS`).
+
+    Returns
+    -------
+    dict
+        Mimetype -> data. A spec vl-convert cannot draw has no ``image/svg+xml`` (the
+        ``text/plain`` says why) but still its live view.
+    """
     import vl_convert
 
-    version = "v" + ".".join(_vegalite_version().split(".")[:1])
-    return {
-        f"application/vnd.vegalite.{version}+json": spec,
-        "image/svg+xml": vl_convert.vegalite_to_svg(spec),
-        "text/plain": "<kagreport chart: Vega-Lite, with an SVG fallback>",
-    }
+    bundle: dict[str, Any] = {f"application/vnd.vegalite.v{_vegalite_major()}+json": spec}
+    plain = "<kagreport chart: live Vega view, with a static SVG>"
+    try:
+        bundle["image/svg+xml"] = vl_convert.vegalite_to_svg(spec)
+    except Exception as exc:  # the live view may still draw it; say why there is no figure
+        plain = f"<kagreport chart: no static SVG ({type(exc).__name__}: {exc})>"
+    if live and live_available():
+        widget_bundle = live_spec(spec, embed_options=embed_options)._repr_mimebundle_()
+        if isinstance(widget_bundle, tuple):  # (data, metadata)
+            widget_bundle = widget_bundle[0]
+        if widget_bundle and WIDGET_VIEW in widget_bundle:
+            bundle[WIDGET_VIEW] = widget_bundle[WIDGET_VIEW]
+    bundle["text/plain"] = plain
+    return bundle
 
 
-def _vegalite_version() -> str:
+def _render(spec: dict[str, Any], **options: Any) -> dict[str, Any]:
+    return render_bundle(
+        spec, live=bool(options.get("live", True)), embed_options=options.get("embed_options")
+    )
+
+
+def _vegalite_major() -> str:
     import altair as alt
 
-    return str(getattr(alt, "SCHEMA_VERSION", "v5")).lstrip("v")
+    return str(getattr(alt, "SCHEMA_VERSION", "v5")).lstrip("v").split(".")[0]
 
 
-def enable_notebook_renderer() -> None:
-    """Make Altair charts render offline in notebooks and survive HTML export.
-
-    Registers and enables the ``"kagreport"`` Altair renderer (module docstring).
-    Call it once at the top of a notebook; ``alt.renderers.enable("default")``
-    goes back to Altair's own.
-    """
+def _register() -> Any:
     import altair as alt
 
     if RENDERER_NAME not in alt.renderers.names():
         alt.renderers.register(RENDERER_NAME, _render)
-    alt.renderers.enable(RENDERER_NAME)
+    return alt
+
+
+def enable_notebook_renderer(*, live: bool = True) -> None:
+    """Make Altair charts live and offline in notebooks, and keep a static SVG of each.
+
+    Registers and enables the ``"kagreport"`` Altair renderer (module docstring), whatever
+    renderer was enabled before. Importing :mod:`kagreport.charts` already does so when
+    Altair's ``"default"`` is active; ``alt.renderers.enable("default")`` goes back to
+    Altair's own.
+
+    Parameters
+    ----------
+    live : bool
+        ``False``: the static SVG (and the Vega-Lite spec) only, no widget.
+    """
+    _register().renderers.enable(RENDERER_NAME, live=live)
+
+
+def enable_by_default() -> None:
+    """Enable the renderer if Altair's ``"default"`` one is active (a choice of another,
+    e.g. by the report site's notebook set-up, is kept)."""
+    alt = _register()
+    if alt.renderers.active == "default":
+        alt.renderers.enable(RENDERER_NAME)

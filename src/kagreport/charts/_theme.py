@@ -1,28 +1,65 @@
-"""The paper theme: font sizes for print, no view border, a fixed column width.
+"""The paper theme (font sizes for print, no view border, a fixed column width) and the sizes
+of a chart on paper and on screen.
 
 Sizes are in CSS pixels. :func:`kagreport.charts.save_figure` writes them at 72 pixels per inch,
-so one pixel is one typographic point on paper: the default figure is 240 px = 3.33 in wide, the
-width of one column of a two-column paper, and no text is smaller than 8 pt.
+so one pixel is one typographic point on paper: the default figure is 237.6 px = 3.3 in wide,
+the width of one column of a two-column paper (:data:`PRESETS`), and no text is smaller than
+8 pt. PNGs are written at :data:`DPI` (300) pixels per inch.
+
+On screen a chart fills its container instead (:func:`fit_container`: Vega-Lite's width
+``"container"``, larger text); the paper size it came with is kept in its
+``usermeta["kagreport"]["paper"]``, so that an export from the screen (the site's PNG and SVG
+buttons, :func:`kagreport.charts.paper_spec`) is the paper figure again.
 """
 
 from __future__ import annotations
 
 import copy
+import json
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Final, TypeVar, cast
 
 import altair as alt
 
 __all__ = [
     "COLUMN_WIDTH",
+    "DPI",
     "FONT",
     "PAPER_CONFIG",
+    "POINTS_PER_INCH",
+    "PRESETS",
     "THEME_NAME",
     "apply_theme",
+    "fit_container",
     "paper_config",
+    "preset_width",
 ]
 
-#: Width of a figure in one column of a two-column paper: 3.33 in at 72 px per inch.
-COLUMN_WIDTH: Final = 240
+#: CSS pixels per inch of a figure: one pixel is one typographic point.
+POINTS_PER_INCH: Final = 72
+#: Pixels per inch of the PNGs of :func:`kagreport.charts.save_figure` and of the site's export.
+DPI: Final = 300
+#: Figure widths of a two-column paper, in inches, by name: one column, or both (a
+#: ``figure*``). Faceted (small-multiple) charts default to ``"two-column"``.
+PRESETS: Mapping[str, float] = MappingProxyType({"one-column": 3.3, "two-column": 7.0})
+
+
+def preset_width(preset: str) -> float:
+    """The width of a named preset in CSS pixels (points): ``PRESETS[preset] * 72``.
+
+    Raises
+    ------
+    ValueError
+        For a name not in :data:`PRESETS` (the message lists them).
+    """
+    if preset not in PRESETS:
+        raise ValueError(f"`preset` must be one of {', '.join(map(repr, PRESETS))}, not {preset!r}")
+    return round(PRESETS[preset] * POINTS_PER_INCH, 6)
+
+
+#: Width of a figure in one column of a two-column paper: 3.3 in at 72 px per inch.
+COLUMN_WIDTH: Final = preset_width("one-column")
 
 #: The font of every text. vl-convert ships Liberation Sans (metric-compatible with Arial), so
 #: exports look the same on every host, with or without system fonts.
@@ -37,7 +74,7 @@ PAPER_CONFIG: Final[dict[str, Any]] = {
     "font": FONT,
     "background": "white",
     # The width of a chart is the width of the whole figure (axes, legends and title included),
-    # so a 240 px figure fits a paper column; heights are of the plotting area.
+    # so a 237.6 px figure fits a paper column; heights are of the plotting area.
     "autosize": {"type": "fit-x", "contains": "padding"},
     "padding": 4,
     "view": {"stroke": None, "continuousWidth": COLUMN_WIDTH, "continuousHeight": 160},
@@ -97,6 +134,95 @@ def apply_theme(chart: _Chart) -> _Chart:
     parts with ``theme=False`` and apply the theme to the composition instead.
     """
     return chart.configure(**paper_config())  # type: ignore[no-any-return]
+
+
+#: Text sizes (config section, property) -> (paper pt, screen px). On a 1,400 px page the
+#: paper's 8 pt labels are too small to read; the screen sizes are those of the page's text.
+TEXT_SIZES: Final = {
+    ("title", "fontSize"): (_TITLE, 15),
+    ("title", "subtitleFontSize"): (_TEXT, 12),
+    ("axis", "labelFontSize"): (_TEXT, 12),
+    ("axis", "titleFontSize"): (_AXIS_TITLE, 13),
+    ("legend", "labelFontSize"): (_TEXT, 12),
+    ("legend", "titleFontSize"): (_TEXT, 12),
+    ("text", "fontSize"): (_TEXT, 12),
+    ("header", "labelFontSize"): (_TEXT, 12),
+    ("header", "titleFontSize"): (_AXIS_TITLE, 13),
+}
+#: How much taller a chart is on screen than on paper (a full-width plot 160 px high is flat).
+SCREEN_HEIGHT_FACTOR: Final = 1.6
+
+
+def text_sizes(spec: dict[str, Any], medium: str) -> None:
+    """Set the theme's text sizes of ``spec["config"]`` (in place) for ``"paper"`` or ``"screen"``.
+
+    Only the sizes the config sets are changed: a chart without the theme keeps its own.
+    """
+    config = spec.get("config")
+    if not isinstance(config, dict):
+        return
+    index = 0 if medium == "paper" else 1
+    for (section, name), sizes in TEXT_SIZES.items():
+        part = config.get(section)
+        if isinstance(part, dict) and name in part:
+            part[name] = sizes[index]
+
+
+def _as_spec(chart: alt.TopLevelMixin | Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(chart, Mapping):
+        spec: dict[str, Any] = json.loads(json.dumps(chart))
+        return spec
+    if isinstance(chart, alt.TopLevelMixin):
+        return chart.to_dict(validate=False)
+    raise TypeError(f"expected an Altair chart or a Vega-Lite spec, not {type(chart).__name__}")
+
+
+def is_faceted(spec: Mapping[str, Any]) -> bool:
+    """Whether ``spec`` is a facet (small multiples: a ``facet`` and an inner ``spec``)."""
+    return "facet" in spec and isinstance(spec.get("spec"), Mapping)
+
+
+def fit_container(
+    chart: alt.TopLevelMixin | Mapping[str, Any], *, preset: str | None = None
+) -> dict[str, Any]:
+    """The spec of ``chart`` for a screen: as wide as its container, with screen text sizes.
+
+    A single or layered view gets ``width: "container"`` and a height
+    :data:`SCREEN_HEIGHT_FACTOR` times its own; a facet keeps its cells' widths (Vega-Lite
+    sizes a facet by its cells: the site's script sets them from the container's width) and
+    its cells' heights grow alike. The paper size is kept in
+    ``usermeta["kagreport"]["paper"]`` (``preset``, ``width``, ``height``): the figure's
+    ``preset`` if given, else the chart's own ``usermeta`` preset, else ``"two-column"``
+    for a facet and ``"one-column"`` otherwise.
+
+    Returns
+    -------
+    dict
+        A new Vega-Lite spec (``chart`` is not changed).
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``preset``.
+    TypeError
+        If ``chart`` is neither an Altair chart nor a mapping.
+    """
+    spec = _as_spec(chart)
+    meta = spec.setdefault("usermeta", {}).setdefault("kagreport", {})
+    faceted = is_faceted(spec)
+    name = preset or meta.get("preset") or ("two-column" if faceted else "one-column")
+    view = spec["spec"] if faceted else spec
+    paper = {"preset": name, "width": preset_width(name)}
+    if isinstance(view.get("height"), int | float):
+        paper["height"] = view["height"]
+        view["height"] = round(view["height"] * SCREEN_HEIGHT_FACTOR)
+    if faceted:
+        paper["cell_width"] = view.get("width")
+    else:
+        spec["width"] = "container"
+    meta["paper"] = paper
+    text_sizes(spec, "screen")
+    return spec
 
 
 def _register() -> None:

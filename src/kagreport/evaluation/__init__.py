@@ -34,6 +34,12 @@ from kagreport.evaluation._kag import answer_items_from_run, evaluation_from_sta
 from kagreport.evaluation._read import read_report
 from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation
 from kagreport.evaluation._retrieval import retrieval_scores
+from kagreport.evaluation._retrieval_answer import (
+    RetrievalAnswerCell,
+    RetrievalAnswerTable,
+    retrieval_answer_from_reports,
+    retrieval_answer_table,
+)
 from kagreport.evaluation._text import render_comparison, render_evaluation
 from kagreport.evaluation.judges import (
     CachedResponse,
@@ -88,6 +94,8 @@ __all__ = [
     "OptionMatch",
     "RegexMatch",
     "ReportError",
+    "RetrievalAnswerCell",
+    "RetrievalAnswerTable",
     "RetrievalEvaluation",
     "RetrievalItem",
     "SignFlipResult",
@@ -122,6 +130,8 @@ __all__ = [
     "read_report",
     "render_comparison",
     "render_evaluation",
+    "retrieval_answer_from_reports",
+    "retrieval_answer_table",
     "retrieval_scores",
     "sign_flip_test",
     "write_report",

@@ -1,114 +1,263 @@
-"""LaTeX tables for papers (booktabs), with intervals and significance marks.
+"""LaTeX tables for papers (booktabs), sized for a column or the page, proportions in percent.
 
 Cells are formatted first and escaped afterwards, by :func:`latex_escape`, so a
 percent sign or ampersand in a formatted cell is escaped too (pandas#61478,
-#57980; PITFALLS.md B16). ``±`` becomes ``$\\pm$``.
+#57980; PITFALLS.md B16). ``±`` becomes ``$\\pm$``, a minus sign ``$-$``.
+
+A table fits one column of a two-column paper (``table``, ``\\footnotesize``: 221 pt
+on A4, 229.5 pt on letter) or, with ``wide=True``, the page (``table*``, ``\\small``):
+short headers with their units beneath, intervals on a second line in a smaller size,
+long names cut after a hyphen or underscore, no gap at the outer edges.
+tests/frames/test_latex.py compiles them with pdflatex and finds no overfull box.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from kagreport._format import MISSING, fixed, is_missing, p_value
+from kagreport._format import (
+    MISSING,
+    is_missing,
+    is_proportion,
+    number,
+    p_value,
+    signed,
+)
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
 from kagreport.evaluation._text import family_label, method_label
-from kagreport.frames._tables import OVERALL, comparison_frame, metrics_frame, stats_frame
+from kagreport.frames._booktabs import Cell, Column, Sub, latex_escape, name_lines, render
+from kagreport.frames._tables import (
+    OVERALL,
+    comparison_frame,
+    evaluation_frame,
+    metrics_frame,
+    stats_frame,
+)
 from kagreport.grading import StatsReport
-from kagreport.runs import Run, SetupComparison
+from kagreport.runs import Run, SetupComparison, leaderboard
 
 __all__ = ["latex_escape", "to_latex"]
 
-_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "±": r"$\pm$",
-    "–": "--",
-    "—": "---",
-    "−": r"$-$",
-    "≤": r"$\leq$",
-    "≥": r"$\geq$",
-}
+#: Characters of a name per line: in one column, and across the page.
+_NAME_CHARS = {False: 12, True: 22}
+_DAGGER = r"$^{\dagger}$"
 
 
-def latex_escape(text: str) -> str:
-    """Escape text for LaTeX (the ten special characters, and ``±`` as ``$\\pm$``)."""
-    return "".join(_SPECIAL.get(ch, ch) for ch in str(text))
+def _names(name: Any, wide: bool) -> Cell:
+    return tuple(latex_escape(line) for line in name_lines(str(name), _NAME_CHARS[wide]))
 
 
-def _interval(value: float, low: float, high: float, digits: int, scale: float = 100.0) -> str:
+def _num(value: Any, digits: int) -> str:
+    """A number cell: floats with ``digits`` decimals, a real minus; integers with commas."""
     if is_missing(value):
-        return MISSING
+        return latex_escape(MISSING)
+    if isinstance(value, float | np.floating):
+        return latex_escape(signed(value, digits))
+    return latex_escape(number(value, digits, grouping=True))
+
+
+def _pct(value: Any, digits: int) -> str:
+    """A proportion in percent, without the sign (the header says ``(%)``)."""
+    return latex_escape(MISSING) if is_missing(value) else latex_escape(signed(100 * value, digits))
+
+
+def _interval(low: Any, high: Any, digits: int, scale: float = 100.0) -> Sub:
+    """The ``[low, high]`` line beneath a value (empty when a bound is undefined)."""
     if is_missing(low) or is_missing(high):
-        return f"{value * scale:.{digits}f}"
-    return f"{value * scale:.{digits}f} [{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
+        return Sub("")
+    bounds = ", ".join(signed(scale * float(x), digits) for x in (low, high))
+    return Sub(latex_escape(f"[{bounds}]"))
 
 
-def _number(value: Any, digits: int) -> str:
-    if is_missing(value):
-        return MISSING
-    return fixed(value, digits) if isinstance(value, float) else str(value)
-
-
-def _stats_table(report: StatsReport | Run, digits: int) -> pd.DataFrame:
+def _stats(report: StatsReport | Run, digits: int, wide: bool) -> tuple[list[Column], list[Any]]:
+    """kag's metrics per setup. In one column: accuracy with its interval, coverage, items
+    and the two mean times (precision is accuracy over coverage); across the page also
+    precision and coverage with their intervals, errors, context length and graph
+    elements where recorded."""
     frame = stats_frame(report, per_dataset=False)
-    rows = {}
-    for row in frame.itertuples(index=False):
-        r: Any = row
-        rows[r.setup] = {
-            "Accuracy (%)": _interval(r.accuracy, r.accuracy_low, r.accuracy_high, digits),
-            "Precision (%)": _interval(r.precision, r.precision_low, r.precision_high, digits),
-            "Coverage (%)": _interval(r.coverage, r.coverage_low, r.coverage_high, digits),
-            "Items": str(r.total),
-            "Gen. (s)": _number(r.avg_generation_secs, 2),
-            "Ret. (s)": _number(r.avg_retrieval_secs, 2),
-        }
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    table.index.name = "setup"
-    assert OVERALL  # overall rows only
-    return table
+    shown = ("accuracy", "precision", "coverage") if wide else ("accuracy", "coverage")
+    titles = {"accuracy": "Acc.", "precision": "Prec.", "coverage": "Cov."}
+    bounded = set(shown) if wide else {"accuracy"}
+    columns = [Column(("Setup",), "l"), *(Column((titles[n], r"(\%)")) for n in shown)]
+    columns += [Column(("Items",) if wide else ("$n$",))]
+    costs: list[tuple[str, Column, int]] = [
+        ("avg_generation_secs", Column(("Gen.", "(s)")), 2),
+        ("avg_retrieval_secs", Column(("Ret.", "(s)")), 2),
+    ]
+    if wide:
+        columns.append(Column(("Err.",)))
+        # Context length and graph elements where some setup records them.
+        costs += [
+            (name, column, places)
+            for name, column, places in (
+                ("avg_context_length", Column(("Context", "(B)")), 0),
+                ("avg_graph_elements", Column(("Graph", "(el.)")), 1),
+            )
+            if frame[name].notna().any()
+        ]
+    columns += [column for _, column, _ in costs]
+    rows = []
+    for record in frame.to_dict("records"):
+        row: list[Cell] = [_names(record["setup"], wide)]
+        for name in shown:
+            value = _pct(record[name], digits)
+            if name in bounded:
+                row.append(
+                    (value, _interval(record[f"{name}_low"], record[f"{name}_high"], digits))
+                )
+            else:
+                row.append((value,))
+        row.append((_num(int(record["total"]), 0),))
+        if wide:
+            row.append((_num(int(record["errors"]), 0),))
+        row += [(_num(float(record[name]), places),) for name, _, places in costs]
+        rows.append(row)
+    assert OVERALL  # overall rows only (per_dataset=False)
+    return columns, rows
 
 
-def _comparison_table(comparison: EvaluationComparison, digits: int, alpha: float) -> pd.DataFrame:
+def _comparison(
+    comparison: EvaluationComparison, digits: int, alpha: float, wide: bool
+) -> tuple[list[Column], list[Any]]:
     frame = comparison_frame(comparison)
-    rows = {}
-    for row in frame.itertuples(index=False):
-        r: Any = row
-        mark = r"$^{\dagger}$" if r.p_value_holm < alpha else ""
-        rows[r.metric] = {
-            "Pairs": str(r.n_pairs),
-            comparison.candidate: _number(r.candidate_mean, digits + 2),
-            comparison.baseline: _number(r.baseline_mean, digits + 2),
-            "Difference [95% CI]": f"{_number(r.mean_difference, digits + 2)} "
-            f"[{_number(r.ci_low, digits + 2)}, {_number(r.ci_high, digits + 2)}]",
-            "p": p_value(r.p_value),
-            "p (Holm)": p_value(r.p_value_holm) + "\0" + mark,
-        }
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    table.index.name = "metric"
-    return table
+    kinds = [is_proportion(str(m)) for m in frame.get("metric", [])]
+    # Units in the header when every metric has the same; else beside each number.
+    same = len(set(kinds)) <= 1
+    share = bool(kinds) and kinds[0] and same
+    mean_unit, diff_unit = (r"(\%)", "(pp)") if share else ("", "")
+    columns = [
+        Column(("Metric",), "l"),
+        Column(("$n$",)),
+        Column(("Cand.", mean_unit) if mean_unit else ("Cand.",)),
+        Column(("Base.", mean_unit) if mean_unit else ("Base.",)),
+        Column(("Diff.", diff_unit) if diff_unit else ("Diff.",)),
+        *([Column(("$p$",))] if wide else []),
+        Column((r"$p_{\mathrm{Holm}}$",)),
+    ]
+    rows = []
+    for record, proportion in zip(frame.to_dict("records"), kinds, strict=True):
+        places = digits if proportion else digits + 2
+        scale = 100.0 if proportion else 1.0
+        units = ("", "") if same else ((r"\%", " pp") if proportion else ("", ""))
+
+        def mean(value: Any, unit: str = units[0], scale: float = scale, d: int = places) -> str:
+            return latex_escape(MISSING) if is_missing(value) else _num(scale * value, d) + unit
+
+        difference = latex_escape(MISSING)
+        if not is_missing(record["mean_difference"]):
+            difference = latex_escape(signed(scale * record["mean_difference"], places, plus=True))
+            difference += units[1]
+        mark = _DAGGER if record["p_value_holm"] < alpha else ""
+        rows.append(
+            [
+                _names(record["metric"], wide),
+                (_num(int(record["n_pairs"]), 0),),
+                (mean(record["candidate_mean"]),),
+                (mean(record["baseline_mean"]),),
+                (difference, _interval(record["ci_low"], record["ci_high"], places, scale)),
+                *([(latex_escape(p_value(record["p_value"])),)] if wide else []),
+                (latex_escape(p_value(record["p_value_holm"])) + mark,),
+            ]
+        )
+    return columns, rows
+
+
+def _breakable(name: str) -> str:
+    """A name in running text: escaped, and breakable after ``_`` and ``/``."""
+    return latex_escape(name).replace(r"\_", r"\_\allowbreak{}").replace("/", r"/\allowbreak{}")
 
 
 def _comparison_note(
-    comparison: EvaluationComparison, alpha: float, family: str | None = None
+    comparison: EvaluationComparison, alpha: float, family: str | None = None, wide: bool = False
 ) -> str:
-    """The footnote of a comparison table: how p was computed, and Holm's family."""
+    """The footnote of a comparison table: who is compared, how p was computed, Holm's family."""
     methods = list(dict.fromkeys(method_label(m) for m in comparison.metrics.values()))
     methods = [m for m in methods if m != MISSING] or [MISSING]
     family = family_label(comparison) if family is None else family
     return (
-        f"p: paired sign-flip test, {latex_escape('; '.join(methods))}. "
+        f"Cand.: {_breakable(comparison.candidate)}; Base.: {_breakable(comparison.baseline)}; "
+        f"$n$: paired items; Diff.: Cand.\\ $-$ Base.\\ with its 95\\% bootstrap interval. "
+        f"{'$p$, ' if wide else ''}$p_{{\\mathrm{{Holm}}}}$: paired sign-flip test, "
+        f"{latex_escape('; '.join(methods))}. "
         f"$^{{\\dagger}}$ Holm-adjusted $p < {alpha}$; {latex_escape(family)}."
     )
+
+
+def _mean_cell(name: str, mean: Any, values: Iterable[Any], digits: int) -> str:
+    if is_proportion(name, values):
+        return _pct(mean, digits) + ("" if is_missing(mean) else r"\%")
+    return _num(float(mean), digits + 2)
+
+
+def _evaluation(
+    evaluation: AnswerEvaluation | RetrievalEvaluation, digits: int, wide: bool
+) -> tuple[list[Column], list[Any]]:
+    frame = metrics_frame(evaluation)
+    items = evaluation_frame(evaluation)
+    columns = [Column(("Metric",), "l"), Column(("Mean",)), Column(("Items",))]
+    rows = [
+        [
+            _names(record["metric"], wide),
+            (_mean_cell(record["metric"], record["mean"], items[record["metric"]], digits),),
+            (_num(int(record["items"]), 0),),
+        ]
+        for record in frame.to_dict("records")
+    ]
+    return columns, rows
+
+
+def _leaderboard(run: Run, metric: str, digits: int, wide: bool) -> tuple[list[Column], list[Any]]:
+    proportion = is_proportion(metric, run.metrics.get(metric, ()))
+    head = _names(metric, wide)
+    columns = [
+        Column(("Setup",), "l"),
+        Column((*head, r"(\%)") if proportion else head),
+        Column(("Items",)),
+        Column(("Errors",)),
+    ]
+    rows = []
+    for row in leaderboard(run, metric):
+        if proportion:
+            value: Cell = (_pct(row.mean, digits), _interval(row.low, row.high, digits))
+        else:
+            value = (_num(float(row.mean), digits + 2),)
+        rows.append(
+            [
+                _names(row.system, wide),
+                value,
+                (_num(row.n_defined, 0),),
+                (_num(row.n_errors, 0),),
+            ]
+        )
+    return columns, rows
+
+
+def _frame(frame: pd.DataFrame, digits: int) -> tuple[list[Column], list[Any]]:
+    """A DataFrame as is: floats with ``digits`` decimals; columns named as proportions
+    (:data:`kagreport._format.PERCENT_METRICS`) in percent."""
+    percent = {c for c in frame.columns if is_proportion(str(c))}
+    first = "" if frame.index.name is None else latex_escape(str(frame.index.name))
+    columns = [Column((first,), "l")]
+    for c in frame.columns:
+        text = latex_escape(str(c))
+        columns.append(Column((text, r"(\%)") if c in percent else (text,)))
+    rows = []
+    for index, record in zip(frame.index, frame.to_dict("records"), strict=True):
+        cells: list[Cell] = [(latex_escape(str(index)),)]
+        for c in frame.columns:
+            value = record[c]
+            if c in percent and isinstance(value, float | int | np.number):
+                cells.append((_pct(value, digits),))
+            elif isinstance(value, str):
+                cells.append((latex_escape(value),))
+            else:
+                cells.append((_num(value, digits),))
+        rows.append(cells)
+    return columns, rows
 
 
 def to_latex(
@@ -124,67 +273,76 @@ def to_latex(
     label: str | None = None,
     digits: int = 1,
     alpha: float = 0.05,
+    wide: bool = False,
+    escape_caption: bool = True,
+    metric: str | None = None,
 ) -> str:
     """A booktabs LaTeX table, ready for ``\\input`` in a paper.
 
-    - :class:`StatsReport` or :class:`~kagreport.runs.Run`: one row per setup,
-      accuracy / precision / coverage in % with their Wilson 95% intervals, items, mean
-      generation and retrieval seconds (:func:`stats_frame`; a run's unknown costs as
-      ``-``).
-    - :class:`EvaluationComparison`: one row per metric, both means, the mean
-      difference with its bootstrap interval, p and Holm-adjusted p; ``†`` marks
-      Holm p < ``alpha``.
+    - :class:`StatsReport` or :class:`~kagreport.runs.Run` with outcomes: one row per
+      setup, accuracy / precision / coverage in % with their Wilson 95% intervals
+      beneath, items, mean generation and retrieval seconds (:func:`stats_frame`; a run's
+      unknown costs as ``---``). ``wide`` adds errors, and the mean context length and
+      graph elements where recorded.
+    - A :class:`~kagreport.runs.Run` without outcomes, or with ``metric``: its
+      leaderboard (:func:`kagreport.runs.leaderboard`): the mean of ``metric`` per
+      setup (in % with its Wilson interval for a proportion), items defined, errors.
+    - :class:`EvaluationComparison`: one row per metric, both means, the mean difference
+      (percentage points for a proportion) with its bootstrap interval beneath, p and
+      Holm-adjusted p; ``†`` marks Holm p < ``alpha``; a note names both sides.
     - :class:`~kagreport.runs.SetupComparison`: the same, Holm-adjusted across the
       run's family (:meth:`~kagreport.runs.SetupComparison.family_comparison`).
-    - :class:`AnswerEvaluation` / :class:`RetrievalEvaluation`: metric, mean, items.
-    - A DataFrame: as is, floats with ``digits`` decimals.
+    - :class:`AnswerEvaluation` / :class:`RetrievalEvaluation`: metric, mean (in % for a
+      proportion: :func:`kagreport._format.is_proportion` of its per-item values), items.
+    - A DataFrame: as is, floats with ``digits`` decimals, columns named as proportions
+      in %.
 
-    Every header, index label and cell is escaped after formatting.
-    Needs ``\\usepackage{booktabs}``.
+    Parameters
+    ----------
+    digits : int
+        Decimals of a percentage (other means get two more).
+    wide : bool
+        ``table*`` in ``\\small`` across both columns of a two-column paper (fits
+        ``\\textwidth``); default ``table`` in ``\\footnotesize``, fitting
+        ``\\columnwidth``.
+    escape_caption : bool
+        Escape the caption (default); ``False`` passes it as LaTeX (``$\\alpha$``,
+        ``\\cite{...}``).
+    metric : str, optional
+        For a run: rank by this metric (its leaderboard) instead of kag's metrics.
+
+    Returns
+    -------
+    str
+        With neither caption nor label, a bare ``tabular`` in a group setting its font size
+        (for your own float). Every header, index label and cell is escaped after
+        formatting. Needs ``\\usepackage{booktabs}``.
+
+    Raises
+    ------
+    TypeError
+        For any other object.
     """
-    marked = False
-    family = None
+    note = None
     if isinstance(table, SetupComparison):
         family = f"Holm across the run's {table.family_size} hypotheses (pairs x metrics)"
-        table = table.family_comparison()
-    if isinstance(table, StatsReport | Run):
-        frame = _stats_table(table, digits)
+        comparison = table.family_comparison()
+        columns, rows = _comparison(comparison, digits, alpha, wide)
+        note = _comparison_note(comparison, alpha, family, wide)
     elif isinstance(table, EvaluationComparison):
-        frame = _comparison_table(table, digits, alpha)
-        marked = True
+        columns, rows = _comparison(table, digits, alpha, wide)
+        note = _comparison_note(table, alpha, wide=wide)
+    elif isinstance(table, Run) and (metric is not None or not bool((table.outcome >= 0).all())):
+        chosen = metric or ("correct" if "correct" in table.metrics else next(iter(table.metrics)))
+        columns, rows = _leaderboard(table, chosen, digits, wide)
+    elif isinstance(table, StatsReport | Run):
+        columns, rows = _stats(table, digits, wide)
     elif isinstance(table, AnswerEvaluation | RetrievalEvaluation):
-        frame = metrics_frame(table).set_index("metric")
-        frame["mean"] = [_number(v, digits + 2) for v in frame["mean"]]
+        columns, rows = _evaluation(table, digits, wide)
     elif isinstance(table, pd.DataFrame):
-        frame = table.copy()
+        columns, rows = _frame(table, digits)
     else:
         raise TypeError(f"cannot make a LaTeX table from {type(table).__name__}")
-
-    def cell(value: Any) -> str:
-        # After a NUL comes LaTeX already written (a significance mark).
-        text = _number(value, digits)
-        plain, _, raw = text.partition("\0")
-        return latex_escape(plain) + raw
-
-    body = frame.apply(lambda column: column.map(cell))
-    body.columns = [latex_escape(str(c)) for c in frame.columns]
-    # The index becomes the first column, headed by its name: one header row, not two.
-    first = "" if frame.index.name is None else latex_escape(str(frame.index.name))
-    body.insert(0, first, [latex_escape(str(i)) for i in frame.index])
-    styler = body.style.hide(axis="index")
-    latex = str(
-        styler.to_latex(
-            caption=None if caption is None else latex_escape(caption),
-            label=label,
-            hrules=True,
-            column_format="l" + "r" * (len(body.columns) - 1),
-            position_float="centering" if caption or label else None,
-            environment="table" if caption or label else None,
-        )
-    )
-    if marked:
-        assert isinstance(table, EvaluationComparison)
-        note = f"\\par\\smallskip{{\\footnotesize {_comparison_note(table, alpha, family)}}}\n"
-        at = latex.find("\\end{table}")
-        latex = latex[:at] + note + latex[at:] if at >= 0 else latex + note
-    return latex
+    if caption is not None and escape_caption:
+        caption = latex_escape(caption)
+    return render(columns, rows, caption=caption, label=label, wide=wide, note=note)

@@ -5,14 +5,17 @@ from a graded kag tree (:meth:`Run.from_stats`) or from evaluations of the same 
 (:meth:`Run.from_evaluations`) and round-trips through a versioned JSON document.
 :func:`leaderboard`, :func:`compare_setups` and :func:`cost_frontier` are what the site,
 widgets and notebooks show; :func:`setup_metrics` gives kag's per-setup metrics of any run
-and :data:`COSTS` the cost axes the charts share; :data:`OUTCOMES` names the outcome codes.
+and :data:`COSTS` the cost axes the charts share, :func:`cost_intervals` the bootstrap
+interval of each mean cost; :data:`OUTCOMES` names the outcome codes.
 """
 
 from __future__ import annotations
 
 from kagreport.runs._costs import COSTS, CostAxis, cost_axis
+from kagreport.runs._intervals import CostInterval, cost_intervals
 from kagreport.runs._metrics import setup_metrics
 from kagreport.runs._model import OUTCOMES, Run
+from kagreport.runs._summaries import MetricSummary, metric_summaries, retrieval_answer_tables
 from kagreport.runs._views import (
     FrontierPoint,
     LeaderboardRow,
@@ -27,14 +30,19 @@ __all__ = [
     "COSTS",
     "OUTCOMES",
     "CostAxis",
+    "CostInterval",
     "FrontierPoint",
     "LeaderboardRow",
+    "MetricSummary",
     "Run",
     "SetupComparison",
     "SetupComparisons",
     "compare_setups",
     "cost_axis",
     "cost_frontier",
+    "cost_intervals",
     "leaderboard",
+    "metric_summaries",
+    "retrieval_answer_tables",
     "setup_metrics",
 ]

@@ -6,6 +6,7 @@ Output layout (every link relative; the site opens from ``file://`` with no netw
     setups/<run>--<setup>.html                   one page per setup, with its items
     comparisons/<run>--<candidate>--vs--<baseline>.html
     evaluations/<name>.html                      one page per evaluation report
+    systems/<names>.html                         retrieval systems side by side, paired tests
     notebooks/<stem>.html                        executed, converted notebooks
     sources/<run>.html, sources/<run>--<system>.html   runs of other tools
     data/report.json                             the first run's kag stats JSON
@@ -14,14 +15,15 @@ Output layout (every link relative; the site opens from ``file://`` with no netw
     data/comparisons/*.json, data/evaluations/*.json
     data/<run>.run.json, data/<run>.comparisons.json   each run of another tool
     figures/*.svg                                run and evaluation figures, for papers
-    assets/vega.js, assets/site.css, assets/site.js
+    assets/vega.js, assets/site.css, assets/site.js, assets/charts.js
 
 The site is built in a sibling temporary folder and swapped in with renames, so a failed
 build leaves the previous site as it was (:mod:`kagreport.site._output`). This module is
 the builder's shell: it writes files and pages, exports figures and converts notebooks;
 the pages of runs are :mod:`kagreport.site._runs`, of the comparisons of their setups
 :mod:`kagreport.site._comparisons`, of evaluation reports :mod:`kagreport.site._evaluations`,
-of runs of other tools :mod:`kagreport.site._sources`.
+of runs of other tools :mod:`kagreport.site._sources`, of retrieval systems side by side
+:mod:`kagreport.site._systems`.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from kagreport.site._runs import build_run, grade_run
 from kagreport.site._signals import deferred_signals
 from kagreport.site._slugs import Slugs
 from kagreport.site._sources import build_source, read_source
+from kagreport.site._systems import Systems, build_systems, plan_systems
 from kagreport.site._templates import Chart, Page, Templates
 
 if TYPE_CHECKING:
@@ -153,6 +156,7 @@ class Builder:
         self.runs: list[SiteRun] = []
         self.sources: list[SiteSource] = []
         self.evaluations: list[Page] = []
+        self.systems = Systems()  # retrieval systems side by side (site/_systems.py)
         self.notebooks: list[Page] = []
         self.chart_counter = 0
         self.figures = FigureWriter(helper=True)
@@ -266,8 +270,10 @@ class Builder:
             build_run(self, index, run, report)
         for config, model in foreign:
             build_source(self, config, model)
+        self.systems = plan_systems(self)
         for source in self.config.evaluations:
             build_evaluation(self, source)
+        build_systems(self)
         for path in self.config.notebooks:
             self.build_notebook(path)
         self.say("writing the index")
@@ -288,7 +294,7 @@ class Builder:
         self.say("writing the assets")
         self.write("assets/vega.js", vega_bundle())
         assets = files("kagreport.site") / "assets"
-        for name in ("site.css", "site.js"):
+        for name in ("site.css", "site.js", "charts.js"):
             self.write(f"assets/{name}", (assets / name).read_bytes())
 
     # ------------------------------------------------------------------ notebooks

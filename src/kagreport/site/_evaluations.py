@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from kagreport._errors import SiteError
+from kagreport._errors import KagreportError, SiteError
+from kagreport._format import MISSING, fixed, is_missing, is_proportion, percent
 from kagreport.site._config import EvaluationSource
 from kagreport.site._json import dumps_json
 from kagreport.site._templates import Page
@@ -66,6 +67,9 @@ def _build_evaluation(site: Builder, source: EvaluationSource) -> None:
         "trimmed": trimmed,
         "metadata": dict(report.metadata),
         "source_path": None if source.path is None else source.path.name,
+        # The systems page comparing this report with others (site/_systems.py), if any.
+        "systems": site.systems.pages.get(source.name),
+        "retrieval_answer": site.systems.retrieval_answer.get(source.name),
     }
     kind, note, details = _details(site, report, slug)
     context.update(details)
@@ -77,6 +81,7 @@ def _build_evaluation(site: Builder, source: EvaluationSource) -> None:
         **context,
     )
     site.evaluations.append(Page(str(report.metadata.get("name") or source.name), href, note))
+    site.systems.evaluation_pages[source.name] = href
 
 
 def _details(
@@ -111,15 +116,8 @@ def _details(
         note = f"answer evaluation, {len(report.items)} items, {len(report.judges)} judge(s)"
         return "answers", note, context
     if isinstance(report, RetrievalEvaluation):
-        context = {
-            "metrics": [
-                {"name": k, "value": v, "coverage": report.coverage.get(k)}
-                for k, v in report.metrics.items()
-            ],
-            "errors": dict(report.errors),
-            "settings": dict(report.settings),
-            "charts": [],
-        }
+        context = _retrieval_context(report)
+        context["charts"] = []
         return "retrieval", f"retrieval evaluation, {len(report.items)} items", context
     raise TypeError(type(report).__name__)  # pragma: no cover - none of the three
 
@@ -161,32 +159,27 @@ def _read_evaluation(
 
 
 def _answer_context(report: AnswerEvaluation) -> dict[str, Any]:
-    coverage = report.coverage
-    usage = []
-    for judge, counts in sorted(report.usage.items()):
-        responses = int(counts.get("responses", 0))
-        cached = int(counts.get("cached_responses", 0))
-        usage.append(
-            {
-                "judge": judge,
-                "responses": responses,
-                "cached": cached,
-                "saved": cached / responses if responses else None,
-                "input_tokens": counts.get("input_tokens"),
-                "output_tokens": counts.get("output_tokens"),
-                "without_counts": counts.get("responses_without_token_counts"),
-            }
-        )
+    metrics = metric_rows(report)
+    judges, criteria = _judge_rows(report, metrics)
+    errors = _errors(report)
+    best = next((m for m in metrics if m["value"] is not None), None)
+    headline = [
+        ("Items", str(len(report.items))),
+        ("Judges", str(len(report.judges))),
+        ("Best metric", f"{best['name']}: {best['shown']}" if best else MISSING),
+        ("Errors", errors["summary"].removeprefix("errors: ")),
+    ]
+    headline += [
+        (f"Agreement, {criterion} (alpha)", fixed(alpha, 3))
+        for criterion, alpha in list(report.agreement.items())[:4]
+    ]
     return {
-        "metrics": [
-            {"name": k, "value": v, "coverage": coverage.get(k)} for k, v in report.metrics.items()
-        ],
-        "judges": [
-            {"name": name, "identity": dumps_json(identity)}
-            for name, identity in report.judges.items()
-        ],
-        "usage": usage,
-        "errors": dict(report.errors),
+        "headline": headline,
+        "metrics": metrics,
+        "judges": judges,
+        "criteria": criteria,
+        "usage": _usage(report),
+        "errors": errors,
         "agreement": [
             {
                 "criterion": criterion,
@@ -199,3 +192,181 @@ def _answer_context(report: AnswerEvaluation) -> dict[str, Any]:
         "n_items": len(report.items),
         "settings": dict(report.settings),
     }
+
+
+def _retrieval_context(report: RetrievalEvaluation) -> dict[str, Any]:
+    metrics = metric_rows(report)
+    by_name = {m["name"]: m for m in metrics}
+    key = [by_name[n] for n in headline_metrics(report.metrics) if n in by_name]
+    errors = _errors(report)
+    headline = [("Items", str(len(report.items)))]
+    headline += [(m["name"], m["shown_interval"]) for m in key]
+    headline.append(("Errors", errors["summary"].removeprefix("errors: ")))
+    return {
+        "headline": headline,
+        "metrics": metrics,
+        "errors": errors,
+        "settings": dict(report.settings),
+    }
+
+
+def headline_metrics(names: Any) -> list[str]:
+    """The retrieval metrics a headline shows: ``complete@k`` (fast-graphrag's "perfect
+    retrieval", first), ``hit@k`` and ``recall@k`` at their largest k, then ``mrr``, those
+    the report has."""
+    chosen = []
+    for family in ("complete", "hit", "recall"):
+        ks = cutoffs(names, family)
+        if ks:
+            chosen.append(f"{family}@{max(ks)}")
+    return [*chosen, "mrr"] if "mrr" in names else chosen
+
+
+def cutoffs(names: Any, family: str) -> list[int]:
+    """The k of each ``<family>@<k>`` among ``names`` (``hit@5`` -> 5)."""
+    prefix = f"{family}@"
+    return [
+        int(n[len(prefix) :]) for n in names if n.startswith(prefix) and n[len(prefix) :].isdigit()
+    ]
+
+
+def is_percent(name: str, values: Any = ()) -> bool:
+    """Whether a metric shows as a percentage (:func:`kagreport._format.is_proportion`, of
+    the name without its ``@k`` too: ``recall@5`` is a recall)."""
+    values = list(values)
+    return is_proportion(name, values) or is_proportion(name.partition("@")[0])
+
+
+def shown(value: Any, percent_: bool) -> str:
+    """A metric's value as its tables show it: percent for a proportion, else 4 decimals."""
+    return percent(value) if percent_ else fixed(value, 4)
+
+
+def metric_rows(report: AnswerEvaluation | RetrievalEvaluation) -> list[dict[str, Any]]:
+    """The report's metrics, highest mean first (undefined last, ties by name), each with
+    its 95% interval (:func:`kagreport.runs.metric_summaries`: Wilson for a proportion,
+    else the percentile bootstrap) and its cells' text."""
+    summaries = _summaries(report)
+    coverage = report.coverage
+    rows: list[dict[str, Any]] = []
+    for name, value in report.metrics.items():
+        pct = is_percent(name, (item.scores.get(name) for item in report.items))
+        summary = summaries.get(name)
+        low = None if summary is None or is_missing(summary.low) else summary.low
+        high = None if summary is None or is_missing(summary.high) else summary.high
+        text = shown(value, pct)
+        rows.append(
+            {
+                "name": name,
+                "value": None if is_missing(value) else float(value),
+                "percent": pct,
+                "shown": text,
+                "low": low,
+                "high": high,
+                "method": None if summary is None else summary.method,
+                "shown_interval": text
+                if low is None or high is None
+                else f"{text} [{shown(low, pct)}, {shown(high, pct)}]",
+                "coverage": coverage.get(name),
+            }
+        )
+    rows.sort(key=lambda r: (r["value"] is None, -(r["value"] or 0.0), r["name"]))
+    return rows
+
+
+def _summaries(report: AnswerEvaluation | RetrievalEvaluation) -> dict[str, Any]:
+    """Metric -> its :class:`kagreport.runs.MetricSummary`; none when the report cannot
+    be a run (an item held twice)."""
+    from kagreport.runs import Run, metric_summaries
+
+    if not report.items or not report.metrics:
+        return {}
+    try:
+        run = Run.from_evaluations([report], labels=["report"])
+    except KagreportError:
+        return {}
+    return {s.metric: s for s in metric_summaries(run, list(report.metrics))}
+
+
+def _judge_rows(
+    report: AnswerEvaluation, metrics: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """One row per judge with its metric per criterion (the judges' shared criteria as
+    columns), errors and responses; highest first on the first criterion."""
+    # The report's own metric order, so the criteria come in the judges' order.
+    by_name = {row["name"]: row for row in metrics}
+    by_name = {name: by_name[name] for name in report.metrics if name in by_name}
+    criteria: list[str] = []
+    rows = []
+    for judge, identity in report.judges.items():
+        own: dict[str, dict[str, Any]] = {}
+        for name, row in by_name.items():
+            if name == judge:
+                own["score"] = row
+            elif name.startswith(judge + ".") and name[len(judge) + 1 :] not in own:
+                own[name[len(judge) + 1 :]] = row
+        for criterion in own:
+            if criterion not in criteria:
+                criteria.append(criterion)
+        usage = report.usage.get(judge, {})
+        rows.append(
+            {
+                "name": judge,
+                "identity": dumps_json(identity),
+                "metrics": own,
+                "errors": int(report.errors.get(judge, 0)),
+                "responses": usage.get("responses"),
+            }
+        )
+    criteria = criteria[:8]  # first seen: the judges' own order
+    first = criteria[0] if criteria else None
+
+    def key(row: dict[str, Any]) -> tuple[bool, float, str]:
+        cell = row["metrics"].get(first) if first else None
+        value = None if cell is None else cell["value"]
+        return value is None, -(value or 0.0), row["name"]
+
+    rows.sort(key=key)
+    return rows, criteria
+
+
+def _usage(report: AnswerEvaluation) -> dict[str, Any]:
+    """The usage rows, and whether any count is recorded (not 0): all-zero usage
+    collapses into one line."""
+    rows = []
+    for judge, counts in sorted(report.usage.items()):
+        responses = int(counts.get("responses", 0))
+        cached = int(counts.get("cached_responses", 0))
+        rows.append(
+            {
+                "judge": judge,
+                "responses": responses,
+                "cached": cached,
+                "saved": cached / responses if responses else None,
+                "input_tokens": counts.get("input_tokens"),
+                "output_tokens": counts.get("output_tokens"),
+                "without_counts": counts.get("responses_without_token_counts"),
+            }
+        )
+    recorded = any(bool(v) for counts in report.usage.values() for v in counts.values())
+    if not rows:
+        summary = "usage: none recorded (rule-based or replayed judges)"
+    elif not recorded:
+        summary = f"usage: none recorded ({len(rows)} judges, no model called)"
+    else:
+        calls = sum(int(counts.get("responses", 0)) for counts in report.usage.values())
+        summary = f"usage: {calls} responses from {len(rows)} judges"
+    return {"rows": rows, "recorded": recorded, "summary": summary}
+
+
+def _errors(report: AnswerEvaluation | RetrievalEvaluation) -> dict[str, Any]:
+    """The error counts, non-zero first, and a one-line summary (``"errors: none"``)."""
+    counts = [(str(k), int(v)) for k, v in report.errors.items()]
+    failing = [(k, v) for k, v in counts if v]
+    total = sum(v for _, v in failing)
+    if not failing:
+        summary = "errors: none"
+    else:
+        summary = f"errors: {total} in {len(failing)} of {len(counts)} counts"
+    counts.sort(key=lambda kv: (-kv[1], kv[0]))
+    return {"rows": counts, "any": bool(failing), "summary": summary}

@@ -31,8 +31,10 @@ __all__ = ["RESPONSE_LIMIT", "build_run", "grade_run"]
 
 #: Characters of a response (or error message) kept on a setup page (PITFALLS.md B15).
 RESPONSE_LIMIT = 2000
-#: Characters of an MCQ option kept in the expected answer.
+#: Characters of an MCQ option kept in the expected answer and the options list.
 OPTION_LIMIT = 200
+#: Characters of a question's text kept beside its id.
+QUESTION_LIMIT = 1000
 #: Item columns inlined in setup pages (the order of each row's values).
 ITEM_COLUMNS = (
     "dataset",
@@ -44,6 +46,8 @@ ITEM_COLUMNS = (
     "error",
     "generation_secs",
     "retrieval_secs",
+    "question_text",
+    "options",
 )
 
 
@@ -344,6 +348,7 @@ class _ItemRows:
         self.question_names = np.array(table.question_names, dtype=object)
         self.lengths = np.asarray(texts.response_lengths, dtype=np.int64)
         self.expected_cache: dict[tuple[int, int], str | None] = {}
+        self.question_cache: dict[tuple[int, int], tuple[str | None, list[list[str]] | None]] = {}
 
     def expected(self, d: int, q: int) -> str | None:
         """The expected answer of dataset ``d``, question ``q`` (codes), looked up once."""
@@ -353,10 +358,21 @@ class _ItemRows:
             self.expected_cache[d, q] = found
         return self.expected_cache[d, q]
 
+    def question(self, d: int, q: int) -> tuple[str | None, list[list[str]] | None]:
+        """The text (cut to :data:`QUESTION_LIMIT`) and the ``[key, option]`` pairs of
+        dataset ``d``, question ``q`` (codes); None where the datasets lack them."""
+        if (d, q) not in self.question_cache:
+            table = self.table
+            self.question_cache[d, q] = _question(
+                self.truth, table.dataset_names[d], table.question_names[q]
+            )
+        return self.question_cache[d, q]
+
     def __call__(self, at: npt.NDArray[np.intp]) -> list[tuple[Any, ...]]:
         """The rows of the table rows ``at``, in that order."""
         texts, positions = self.texts, at.tolist()
         d, q = self.dataset_codes[at], self.question_codes[at]
+        questions = list(map(self.question, d.tolist(), q.tolist()))
         # Columns first (NumPy where it can), then rows: each row is an ITEM_COLUMNS tuple.
         return list(
             zip(
@@ -369,6 +385,8 @@ class _ItemRows:
                 [texts.errors[i] for i in positions],
                 [None if g < 0 else round(g / 1e9, 3) for g in self.generation[at].tolist()],
                 [None if r < 0 else round(r / 1e9, 3) for r in self.retrieval[at].tolist()],
+                [text for text, _ in questions],
+                [options for _, options in questions],
                 strict=True,
             )
         )
@@ -408,5 +426,19 @@ def _expected(truth: Any, dataset: str, question: str) -> str | None:
     option = entry.output.options.get(entry.answer)
     if option is None:
         return str(entry.answer)
-    cut = option[:OPTION_LIMIT] + ("…" if len(option) > OPTION_LIMIT else "")
-    return f"{entry.answer}: {cut}"
+    return f"{entry.answer}: {_cut(option, OPTION_LIMIT)}"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text[:limit] + ("…" if len(text) > limit else "")
+
+
+def _question(truth: Any, dataset: str, question: str) -> tuple[str | None, list[list[str]] | None]:
+    """A question's text and its MCQ options as ``[key, text]`` pairs, each cut."""
+    entry = truth.get(dataset, question) if truth is not None else None
+    if entry is None:
+        return None, None
+    text = _cut(entry.input, QUESTION_LIMIT) if entry.input else None
+    if entry.output is None or not entry.output.options:
+        return text, None
+    return text, [[k, _cut(v, OPTION_LIMIT)] for k, v in entry.output.options.items()]

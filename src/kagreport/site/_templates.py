@@ -64,8 +64,18 @@ def fmt_pct(value: Any, digits: int = 1) -> str:
 
 
 def fmt_num(value: Any, digits: int = 3) -> str:
-    """A number with ``digits`` significant digits; integers in full; a dash where undefined."""
-    return _format.significant(value, digits)
+    """A number with ``digits`` decimals (so a column's decimal points line up); integers
+    in full, bools as yes/no; a dash where undefined (:func:`kagreport._format.number`)."""
+    return _format.number(value, digits)
+
+
+def fmt_metric(value: Any, name: str, values: Any = (), digits: int = 4) -> str:
+    """A metric's value: a percentage when the metric is a proportion
+    (:func:`kagreport._format.is_proportion` of its name and per-item ``values``), else
+    ``digits`` decimals; a dash where undefined."""
+    if _format.is_proportion(name, values):
+        return _format.percent(value, 1)
+    return _format.number(value, digits)
 
 
 def fmt_fixed(value: Any, digits: int = 3) -> str:
@@ -129,6 +139,7 @@ class Templates:
         self.env.filters.update(
             pct=fmt_pct,
             num=fmt_num,
+            metric=fmt_metric,
             fixed=fmt_fixed,
             pvalue=fmt_p,
             p_method=method_label,

@@ -21,8 +21,9 @@ Each view is an ``ipywidgets.VBox``: display it, or drive its controls from Pyth
 
 Safety and size. Responses, errors and labels are untrusted: every one is
 HTML-escaped, and responses are cut to :data:`RESPONSE_LIMIT` characters with the
-full length stated (PITFALLS.md B15). Charts are drawn as inline SVG by
-vl-convert, with no JavaScript and no network (PITFALLS.md B13).
+full length stated (PITFALLS.md B15). Charts are live (:class:`ChartPane`: Altair's
+``JupyterChart`` with its offline bundle, redrawn in place when a control changes), with no
+network (PITFALLS.md B13); without ``anywidget`` they are inline SVG drawn by vl-convert.
 
 Static fallback. ``view._repr_mimebundle_()`` returns the widget's own bundle plus
 ``text/html``: a labelled snapshot of the view's current state (control values,
@@ -41,7 +42,7 @@ _NEEDS = ("ipywidgets", "pandas", "altair", "vl_convert")
 with optional(*_NEEDS):
     need(*_NEEDS)
     from kagreport.widgets._agreement import AgreementView
-    from kagreport.widgets._base import View
+    from kagreport.widgets._base import ChartPane, View
     from kagreport.widgets._compare import ComparisonView
     from kagreport.widgets._html import RESPONSE_LIMIT, chart_svg
     from kagreport.widgets._items import ItemBrowser
@@ -50,6 +51,7 @@ with optional(*_NEEDS):
 __all__ = [
     "RESPONSE_LIMIT",
     "AgreementView",
+    "ChartPane",
     "ComparisonView",
     "ItemBrowser",
     "StatsView",

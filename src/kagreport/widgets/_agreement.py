@@ -10,7 +10,7 @@ import pandas as pd
 
 from kagreport.evaluation import AnswerEvaluation
 from kagreport.frames import agreement_frame
-from kagreport.widgets._base import ChartResult, View, build_chart
+from kagreport.widgets._base import ChartPane, ChartResult, View, build_chart
 from kagreport.widgets._html import fmt_interval, html_table, message_html
 
 __all__ = ["AgreementView"]
@@ -42,7 +42,9 @@ class AgreementView(View):
         (built once per criterion).
     table_html : str
         The alpha table, escaped HTML; the current criterion is marked.
-    table_widget, chart_widget, pairwise_widget, message : ipywidgets.HTML
+    table_widget, message : ipywidgets.HTML
+    chart_widget, pairwise_widget : ChartPane
+        The charts, live and offline; each ``value`` is the inline SVG.
 
     Notes
     -----
@@ -66,8 +68,8 @@ class AgreementView(View):
         )
         self.frame: pd.DataFrame = agreement_frame(evaluation)
         self.table_widget = widgets.HTML()
-        self.chart_widget = widgets.HTML()
-        self.pairwise_widget = widgets.HTML()
+        self.chart_widget = ChartPane()
+        self.pairwise_widget = ChartPane()
         self.table_html = ""
         self._pairwise: dict[str, ChartResult] = {}
         self._chart = build_chart("agreement_chart", evaluation) if criteria else ChartResult()
@@ -80,7 +82,7 @@ class AgreementView(View):
             self.table_widget,
             widgets.HBox([self.chart_widget, self.pairwise_widget]),
         ]
-        self.chart_widget.value = self._chart.html
+        self.chart_widget.show(self._chart)
         self.refresh()
 
     def _changed(self, change: Mapping[str, Any]) -> None:
@@ -105,7 +107,7 @@ class AgreementView(View):
             self.pairwise_chart = None
             self.table_html = ""
             self.table_widget.value = ""
-            self.pairwise_widget.value = ""
+            self.pairwise_widget.clear()
             return
         row = self.frame[self.frame["criterion"] == criterion]
         judges = int(row["judges"].iloc[0]) if len(row) else 0
@@ -119,7 +121,7 @@ class AgreementView(View):
         self.pairwise_chart = result.chart
         self.table_html = self._table(criterion)
         self.table_widget.value = self.table_html
-        self.pairwise_widget.value = result.html
+        self.pairwise_widget.show(result)
 
     def _table(self, current: str) -> str:
         columns = [

@@ -1,4 +1,5 @@
-"""The base of every view: an ipywidgets ``VBox`` that also carries a static HTML fallback."""
+"""The base of every view: an ipywidgets ``VBox`` that also carries a static HTML fallback,
+and the pane where a view draws a chart live (:class:`ChartPane`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import ipywidgets as widgets
 
 from kagreport.widgets._html import chart_svg, message_html, snapshot_html
 
-__all__ = ["ChartResult", "View", "build_chart", "describe"]
+__all__ = ["ChartPane", "ChartResult", "View", "build_chart", "describe"]
 
 
 class ChartResult:
@@ -62,6 +63,64 @@ def build_chart(name: str, *args: Any, **kwargs: Any) -> ChartResult:
     except Exception as exc:
         return ChartResult(chart, error=f"cannot render the chart: {type(exc).__name__}: {exc}")
     return ChartResult(chart, svg)
+
+
+class ChartPane(widgets.Box):  # type: ignore[misc]  # ipywidgets is untyped
+    """Where a view shows its chart: live and offline in a notebook, redrawn in place.
+
+    A chart is drawn by one live widget (Altair's ``JupyterChart`` in offline mode,
+    :func:`kagreport.charts.live_chart`: tooltips, selections, the export menu, no
+    network); :meth:`show` of the next chart replaces the widget's chart, so the front end
+    redraws it where it is (no new output). Without a chart (an error, nothing to draw) or
+    without ``anywidget``, the pane holds an HTML widget with the inline SVG or the
+    escaped notice instead.
+
+    Attributes
+    ----------
+    live : altair.JupyterChart or None
+        The live widget, once a chart was shown with ``anywidget`` installed.
+    static : ipywidgets.HTML
+        The static form of what is shown (see :attr:`value`).
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.static = widgets.HTML(value="")
+        self.live: Any = None
+        self.children = (self.static,)
+
+    @property
+    def value(self) -> str:
+        """The static HTML of what is shown: the chart's inline SVG or the notice (escaped),
+        empty when nothing is; what the view's snapshot holds."""
+        return str(self.static.value)
+
+    def show(self, result: ChartResult) -> None:
+        """Show ``result``: its chart live when possible, else its static HTML."""
+        self.static.value = result.html
+        if result.chart is not None and result.error is None and self._draw_live(result.chart):
+            self.children = (self.live,)
+        else:
+            self.children = (self.static,)
+
+    def clear(self) -> None:
+        """Show nothing."""
+        self.show(ChartResult())
+
+    def _draw_live(self, chart: Any) -> bool:
+        try:
+            from kagreport.charts import live_chart
+            from kagreport.charts._live import live_available
+
+            if not live_available():
+                return False
+            if self.live is None:
+                self.live = live_chart(chart)
+            else:
+                self.live.chart = chart  # the front end re-embeds the new spec in place
+        except Exception:  # the static SVG is shown instead: a view never raises in a callback
+            return False
+        return True
 
 
 class View(widgets.VBox):  # type: ignore[misc]  # ipywidgets is untyped

@@ -29,7 +29,7 @@ from kagreport.frames import comparison_frame
 from kagreport.grading import ItemRow, Outcome, StatsReport
 from kagreport.kag import read_result
 from kagreport.runs import Run, SetupComparison, compare_setups
-from kagreport.widgets._base import ChartResult, View, build_chart
+from kagreport.widgets._base import ChartPane, ChartResult, View, build_chart
 from kagreport.widgets._html import (
     RESPONSE_LIMIT,
     fmt_number,
@@ -183,7 +183,7 @@ class ComparisonView(View):
         self.flips_html = ""
         self._chart = ChartResult()
         self.table_widget = widgets.HTML()
-        self.chart_widget = widgets.HTML()
+        self.chart_widget = ChartPane()
         self.flips_widget = widgets.HTML()
         for control in (self.candidate, self.baseline, self.metric):
             control.observe(self._changed, names="value")
@@ -236,7 +236,7 @@ class ComparisonView(View):
             self._compare(a, b)
         self.chart = self._chart.chart
         self.table_widget.value = self.table_html
-        self.chart_widget.value = self._chart.html
+        self.chart_widget.show(self._chart)
         self.flips_widget.value = self.flips_html
 
     def pair_run(self, a: str, b: str) -> tuple[Run, tuple[str, ...], int]:

@@ -23,7 +23,7 @@ from kagreport.frames import (
 )
 from kagreport.grading import StatsReport
 from kagreport.runs import COSTS, Run, cost_axis, cost_frontier, leaderboard, setup_metrics
-from kagreport.widgets._base import ChartResult, View, build_chart, describe
+from kagreport.widgets._base import ChartPane, ChartResult, View, build_chart, describe
 from kagreport.widgets._html import fmt_interval, fmt_number, html_table, message_html
 from kagreport.widgets._runs import lacks_note
 
@@ -105,8 +105,11 @@ class StatsView(View):
         says why).
     table_html : str
         The current table, escaped HTML.
-    table_widget, chart_widget, message : ipywidgets.HTML
-        What is displayed; the chart is inline SVG (no JavaScript, works offline).
+    table_widget, message : ipywidgets.HTML
+        What is displayed.
+    chart_widget : ChartPane
+        The chart, live and offline (redrawn in place when a control changes); its
+        ``value`` is the inline SVG.
 
     Raises
     ------
@@ -136,7 +139,7 @@ class StatsView(View):
         self.confidence = confidence
         self.metric: Any = None
         self.table_widget = widgets.HTML()
-        self.chart_widget = widgets.HTML()
+        self.chart_widget = ChartPane()
         self.frame: pd.DataFrame = pd.DataFrame()
         self.chart: Any = None
         self.table_html = ""
@@ -283,7 +286,7 @@ class StatsView(View):
         self.chart = None
         self._chart = ChartResult()
         self.table_widget.value = self.table_html
-        self.chart_widget.value = ""
+        self.chart_widget.clear()
 
     def _run_table(self, metric: str, cost: str | None) -> str:
         columns = [
@@ -352,7 +355,7 @@ class StatsView(View):
             self.table_html = self._table(*(COST_AXES[cost] if cost else (None, None)))
         self.chart = self._chart.chart
         self.table_widget.value = self.table_html
-        self.chart_widget.value = self._chart.html
+        self.chart_widget.show(self._chart)
 
     def _lacks_note(self) -> str:
         """What a run shown with kag's metrics does not record (empty for a kag tree's run)."""

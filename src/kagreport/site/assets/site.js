@@ -1,4 +1,4 @@
-/* kagreport site: charts and the item table. A classic script (no ES modules, no fetch),
+/* kagreport site: the item tables (assets/charts.js draws the charts). A classic script (no ES modules, no fetch),
    so every page works from file:// with no network. All data is read from
    <script type="application/json"> elements of the page itself. Text from result files is
    only ever put in the page with textContent, never parsed as HTML.
@@ -11,45 +11,14 @@
     return JSON.parse(element.textContent);
   }
 
-  function renderCharts() {
-    var specs = document.querySelectorAll("script.vega-spec");
-    for (var i = 0; i < specs.length; i++) {
-      var script = specs[i];
-      var target = script.previousElementSibling;
-      if (!target || !target.classList.contains("chart")) {
-        continue;
-      }
-      if (typeof window.vegaEmbed !== "function") {
-        target.textContent = "(charts need assets/vega.js)";
-        target.className += " chart-error";
-        continue;
-      }
-      (function (div, spec) {
-        // Export only: the source, compiled and editor actions would open other pages,
-        // and the editor is on the network.
-        var actions = { export: true, source: false, compiled: false, editor: false };
-        // Under the pages' Content-Security-Policy (no eval, no inline style): Vega's
-        // expression interpreter instead of compiled functions (ast), and no <style>
-        // elements from vega-embed or vega-tooltip (site.css styles their menu and tooltip;
-        // forceActionsMenu keeps the menu, which vega-embed drops with its style).
-        var options = {
-          actions: actions,
-          renderer: "svg",
-          ast: true,
-          defaultStyle: false,
-          forceActionsMenu: true,
-          tooltip: { disableDefaultStyle: true }
-        };
-        window.vegaEmbed(div, spec, options).catch(function (err) {
-          div.textContent = "This chart could not be drawn: " + err;
-          div.className += " chart-error";
-          if (window.console) {
-            window.console.error(err);
-          }
-        });
-      })(target, readJSON(script));
-    }
-  }
+  // ------------------------------------------------------------------ tables
+  // Every table.data scrolls sideways in its own box (never the page) and sorts by any
+  // column; a div.paged table (rows from inline JSON) also pages, filters by outcome,
+  // setup or dataset, and searches whole words.
+
+  var MISSING = "\u2014";
+  // Numbers inside text ("12", "item10") compare as numbers, so "item2" < "item10".
+  var COLLATOR = new Intl.Collator("en", { numeric: true, sensitivity: "base" });
 
   function cell(row, text, className) {
     var td = document.createElement("td");
@@ -61,11 +30,63 @@
     return td;
   }
 
-  function number(value) {
-    if (value === null || value === undefined) {
-      return "\u2014";
+  // Fixed decimals, as the pages' Python filter writes them (kagreport._format.number).
+  function number(value, digits) {
+    if (value === null || value === undefined || !isFinite(value)) {
+      return MISSING;
     }
-    return String(Number(value.toPrecision(3)));
+    return Number(value).toFixed(digits === undefined ? 3 : digits);
+  }
+
+  function responseCell(tr, response, length) {
+    var td = cell(tr, response === null ? MISSING : response, "text response");
+    // length counts code points (as Python does); so must the comparison (not UTF-16 units).
+    if (response !== null && length !== null && length > Array.from(response).length) {
+      var more = document.createElement("span");
+      more.className = "cut";
+      more.textContent = " \u2026 (" + length + " characters)";
+      td.appendChild(more);
+    }
+    return td;
+  }
+
+  // The question cell: its id, then its text and options when the dataset has them.
+  function questionCell(tr, id, text, options) {
+    var td = cell(tr, "", "question");
+    var code = document.createElement("span");
+    code.className = "qid";
+    code.textContent = id;
+    td.appendChild(code);
+    if (text) {
+      var body = document.createElement("div");
+      body.className = "qtext";
+      body.textContent = text;
+      td.appendChild(body);
+    }
+    if (options && options.length) {
+      var details = document.createElement("details");
+      details.className = "options";
+      var summary = document.createElement("summary");
+      summary.textContent = options.length + " options";
+      details.appendChild(summary);
+      var list = document.createElement("ul");
+      for (var i = 0; i < options.length; i++) {
+        var li = document.createElement("li");
+        var key = document.createElement("span");
+        key.className = "opt-key";
+        key.textContent = options[i][0];
+        li.appendChild(key);
+        li.appendChild(document.createTextNode(" " + options[i][1]));
+        list.appendChild(li);
+      }
+      details.appendChild(list);
+      td.appendChild(details);
+    }
+    return td;
+  }
+
+  function value(r, col, name) {
+    return col[name] === undefined ? null : r[col[name]];
   }
 
   // Row renderers of the paged tables, by the table's data-kind. Each gets the row (an
@@ -74,19 +95,10 @@
     items: function (r, col, tr) {
       tr.className = "outcome-" + r[col.outcome];
       cell(tr, r[col.dataset]);
-      cell(tr, r[col.question]);
-      cell(tr, r[col.outcome]);
-      cell(tr, r[col.expected] === null ? "\u2014" : r[col.expected]);
-      var response = r[col.response];
-      var td = cell(tr, response === null ? "\u2014" : response, "text");
-      var length = r[col.response_length];
-      // length counts code points (as Python does); so must the comparison (not UTF-16 units).
-      if (response !== null && length !== null && length > Array.from(response).length) {
-        var more = document.createElement("span");
-        more.className = "cut";
-        more.textContent = " \u2026 (" + length + " characters)";
-        td.appendChild(more);
-      }
+      questionCell(tr, r[col.question], value(r, col, "question_text"), value(r, col, "options"));
+      cell(tr, r[col.outcome], "outcome");
+      cell(tr, r[col.expected] === null ? MISSING : r[col.expected], "text expected");
+      responseCell(tr, r[col.response], r[col.response_length]);
       cell(tr, r[col.error] === null ? "" : r[col.error], "text");
       cell(tr, number(r[col.generation_secs]), "num");
       cell(tr, number(r[col.retrieval_secs]), "num");
@@ -94,19 +106,11 @@
     "run-items": function (r, col, tr) {
       tr.className = "outcome-" + r[col.outcome];
       cell(tr, r[col.dataset]);
-      cell(tr, r[col.question]);
-      cell(tr, r[col.outcome]);
+      questionCell(tr, r[col.question], value(r, col, "question_text"), value(r, col, "options"));
+      cell(tr, r[col.outcome], "outcome");
       cell(tr, r[col.metrics]);
-      var response = r[col.response];
-      var td = cell(tr, response === null ? "\u2014" : response, "text");
-      var length = r[col.response_length];
-      if (response !== null && length !== null && length > Array.from(response).length) {
-        var more = document.createElement("span");
-        more.className = "cut";
-        more.textContent = " \u2026 (" + length + " characters)";
-        td.appendChild(more);
-      }
-      cell(tr, r[col.reference] === null ? "\u2014" : r[col.reference], "text");
+      responseCell(tr, r[col.response], r[col.response_length]);
+      cell(tr, r[col.reference] === null ? MISSING : r[col.reference], "text");
       cell(tr, r[col.error] === null ? "" : r[col.error], "text");
     },
     flips: function (r, col, tr) {
@@ -117,59 +121,243 @@
     }
   };
 
+  // The JSON column each header of a paged table sorts by (a th's data-sort overrides).
+  var SORT_COLUMNS = {
+    items: ["dataset", "question", "outcome", "expected", "response", "error",
+      "generation_secs", "retrieval_secs"],
+    "run-items": ["dataset", "question", "outcome", "metrics", "response", "reference", "error"],
+    flips: ["item", "candidate", "baseline"]
+  };
+
+  // Columns a paged table can be filtered by, with their labels.
+  var FACETS = [
+    ["outcome", "Outcome"],
+    ["setup", "Setup"],
+    ["system", "System"],
+    ["dataset", "Dataset"]
+  ];
+  var OUTCOME_ORDER = ["correct", "incorrect", "error", "unknown"];
+
+  // ---------------------------------------------------------------- sorting
+
+  // A sort key: missing values (null, "", an em dash) apart, numbers before text.
+  function key(raw) {
+    if (raw === null || raw === undefined) {
+      return { missing: true };
+    }
+    if (typeof raw === "number") {
+      return isFinite(raw) ? { num: raw } : { missing: true };
+    }
+    var text = String(raw).trim();
+    if (text === "" || text === MISSING || text === "null") {
+      return { missing: true };
+    }
+    return { text: text };
+  }
+
+  // Orders two keys ascending (dir 1) or descending (dir -1); missing always last.
+  function compareKeys(a, b, dir) {
+    if (a.missing || b.missing) {
+      return (a.missing ? 1 : 0) - (b.missing ? 1 : 0);
+    }
+    var an = a.num !== undefined, bn = b.num !== undefined;
+    if (an && bn) {
+      return dir * (a.num - b.num);
+    }
+    if (an !== bn) {
+      return dir * (an ? -1 : 1);
+    }
+    return dir * COLLATOR.compare(a.text, b.text);
+  }
+
+  // Sorts items (each {key, index}) by key in dir; ties keep their index order (stable).
+  function sortItems(items, dir) {
+    items.sort(function (a, b) {
+      return compareKeys(a.key, b.key, dir) || a.index - b.index;
+    });
+    return items;
+  }
+
+  // The sort key of a static table's cell: its data-value (the raw number) when it has
+  // one, else the first number of a numeric cell's text, else its text.
+  function cellKey(td) {
+    if (!td) {
+      return { missing: true };
+    }
+    if (td.hasAttribute("data-value")) {
+      var raw = td.getAttribute("data-value");
+      if (/^\s*-?(\d|\.\d)/.test(raw) && isFinite(Number(raw))) {
+        return { num: Number(raw) };
+      }
+      return key(raw === "null" ? null : raw);
+    }
+    var text = td.textContent.trim();
+    if (td.classList.contains("num")) {
+      var found = /-?\d[\d,]*(\.\d+)?(e[-+]?\d+)?/i.exec(text);
+      return found ? { num: Number(found[0].replace(/,/g, "")) } : { missing: true };
+    }
+    return key(text);
+  }
+
+  // Puts a <button> in each header cell of table (the keyboard reaches it; aria-sort on
+  // the th says the order); onSort(column index, 1 or -1) reorders the rows.
+  function sortable(table, onSort) {
+    var head = table.tHead;
+    if (!head || !head.rows.length) {
+      return;
+    }
+    var cells = head.rows[head.rows.length - 1].cells;
+    var state = { index: -1, dir: 1 };
+    function click(index) {
+      var dir = state.index === index && state.dir === 1 ? -1 : 1;
+      state.index = index;
+      state.dir = dir;
+      for (var k = 0; k < cells.length; k++) {
+        if (k === index) {
+          cells[k].setAttribute("aria-sort", dir === 1 ? "ascending" : "descending");
+        } else {
+          cells[k].removeAttribute("aria-sort");
+        }
+      }
+      onSort(index, dir);
+    }
+    for (var i = 0; i < cells.length; i++) {
+      var th = cells[i];
+      if (th.getAttribute("data-sort") === "none" || th.querySelector("button")) {
+        continue;
+      }
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "sort";
+      while (th.firstChild) {
+        button.appendChild(th.firstChild);
+      }
+      var mark = document.createElement("span");
+      mark.className = "sort-mark";
+      mark.setAttribute("aria-hidden", "true");
+      button.appendChild(mark);
+      th.appendChild(button);
+      button.addEventListener("click", click.bind(null, i));
+    }
+    table.classList.add("sortable");
+  }
+
+  // A table whose rows are all in its HTML: rows sort in place; a total row stays last.
+  function setupStatic(table) {
+    var body = table.tBodies[0];
+    if (!body || body.rows.length < 2) {
+      return;
+    }
+    sortable(table, function (index, dir) {
+      var items = [], totals = [];
+      for (var i = 0; i < body.rows.length; i++) {
+        var tr = body.rows[i];
+        if (tr.classList.contains("total")) {
+          totals.push(tr);
+        } else {
+          items.push({ tr: tr, index: i, key: cellKey(tr.cells[index]) });
+        }
+      }
+      sortItems(items, dir);
+      var fragment = document.createDocumentFragment();
+      for (var j = 0; j < items.length; j++) {
+        fragment.appendChild(items[j].tr);
+      }
+      for (var t = 0; t < totals.length; t++) {
+        fragment.appendChild(totals[t]);
+      }
+      body.appendChild(fragment);
+    });
+  }
+
+  // ---------------------------------------------------------------- search
+
+  var WORD = "[\\p{L}\\p{N}_]";
+
+  // The query's terms: "quoted phrases" and single words, lower-cased; each must occur
+  // as whole words (so "correct" does not find "incorrect").
+  function parseQuery(query) {
+    var terms = [];
+    var pattern = /"([^"]*)"|(\S+)/g;
+    var found;
+    while ((found = pattern.exec(query)) !== null) {
+      var term = (found[1] !== undefined ? found[1] : found[2]).trim().toLowerCase();
+      if (term) {
+        var escaped = term.replace(/[.*+?^${}()|[\]\\\/]/g, "\\$&").replace(/\s+/g, "\\s+");
+        // A word boundary only where the term starts or ends with a word character.
+        var left = /^[\p{L}\p{N}_]/u.test(term) ? "(?<!" + WORD + ")" : "";
+        var right = /[\p{L}\p{N}_]$/u.test(term) ? "(?!" + WORD + ")" : "";
+        terms.push(new RegExp(left + escaped + right, "u"));
+      }
+    }
+    return terms;
+  }
+
+  // The lower-cased text of a row (strings, and lists of strings such as options).
+  function rowText(row) {
+    var parts = [];
+    function add(v) {
+      if (typeof v === "string") {
+        parts.push(v);
+      } else if (Array.isArray(v)) {
+        for (var k = 0; k < v.length; k++) {
+          add(v[k]);
+        }
+      }
+    }
+    for (var k = 0; k < row.length; k++) {
+      add(row[k]);
+    }
+    return parts.join("\n").toLowerCase();
+  }
+
+  // ---------------------------------------------------------------- paged tables
+
   // A table whose rows come from an inline JSON {columns, rows} document, shown a page at
-  // a time and filtered by a case-insensitive substring search over its text columns.
+  // a time, sorted by a header, filtered by facet selects and a whole-word search.
   // Markup: <div class="paged" data-source="<id of the JSON script>"> holding a
   // <table data-kind data-page-size> and the controls (.paged-search, .paged-prev,
-  // .paged-next, .paged-count, .paged-page).
+  // .paged-next, .paged-count, .paged-total, .paged-page, .paged-facets).
   function setupPaged(container) {
     var data = document.getElementById(container.getAttribute("data-source"));
     var table = container.querySelector("table");
-    var renderRow = table ? RENDERERS[table.getAttribute("data-kind")] : null;
+    var kind = table ? table.getAttribute("data-kind") : null;
+    var renderRow = kind ? RENDERERS[kind] : null;
     if (!data || !table || !renderRow) {
       return;
     }
     var source = readJSON(data);
-    var rows = source.rows;
     var col = {};
     for (var c = 0; c < source.columns.length; c++) {
       col[source.columns[c]] = c;
     }
+    // Each row with its place in the document (the stable order) and its search text.
+    var items = source.rows.map(function (row, index) {
+      return { row: row, index: index, text: null, key: null };
+    });
     var pageSize = parseInt(table.getAttribute("data-page-size"), 10) || 50;
     var body = table.tBodies[0];
     var search = container.querySelector(".paged-search");
     var prev = container.querySelector(".paged-prev");
     var next = container.querySelector(".paged-next");
     var count = container.querySelector(".paged-count");
+    var total = container.querySelector(".paged-total");
     var pageLabel = container.querySelector(".paged-page");
-    var haystack = null; // lower-cased text of each row, built on first search
-    var matches = rows;
+    var prefix = search.id.replace(/-search$/, "");
+    var facets = makeFacets(container, items, col, prefix);
+    var ordered = items;
+    var matches = items;
     var page = 0;
-
-    function text(row) {
-      var parts = [];
-      for (var k = 0; k < row.length; k++) {
-        if (row[k] !== null && typeof row[k] === "string") {
-          parts.push(row[k]);
-        }
-      }
-      return parts.join("\n").toLowerCase();
-    }
 
     function render() {
       var pages = Math.max(1, Math.ceil(matches.length / pageSize));
-      if (page >= pages) {
-        page = pages - 1;
-      }
-      if (page < 0) {
-        page = 0;
-      }
+      page = Math.min(Math.max(page, 0), pages - 1);
       var start = page * pageSize;
       var end = Math.min(matches.length, start + pageSize);
       var fragment = document.createDocumentFragment();
       for (var i = start; i < end; i++) {
         var tr = document.createElement("tr");
-        renderRow(matches[i], col, tr);
+        renderRow(matches[i].row, col, tr);
         fragment.appendChild(tr);
       }
       while (body.firstChild) {
@@ -177,31 +365,89 @@
       }
       body.appendChild(fragment);
       count.textContent = String(matches.length);
+      if (total) {
+        total.textContent = String(items.length);
+      }
       pageLabel.textContent = "page " + (page + 1) + " of " + pages;
       prev.disabled = page === 0;
       next.disabled = page >= pages - 1;
     }
 
-    function filter() {
-      var query = search.value.trim().toLowerCase();
-      if (!query) {
-        matches = rows;
-      } else {
-        if (haystack === null) {
-          haystack = rows.map(text);
+    function searched(terms, item) {
+      if (!terms.length) {
+        return true;
+      }
+      if (item.text === null) {
+        item.text = rowText(item.row);
+      }
+      for (var t = 0; t < terms.length; t++) {
+        if (!terms[t].test(item.text)) {
+          return false;
         }
-        matches = [];
-        for (var i = 0; i < rows.length; i++) {
-          if (haystack[i].indexOf(query) !== -1) {
-            matches.push(rows[i]);
+      }
+      return true;
+    }
+
+    function filter() {
+      var terms = parseQuery(search.value);
+      var chosen = facets.map(function (f) {
+        return f.select.value;
+      });
+      // Facet counts: the rows the search and the other facets let through.
+      var counts = facets.map(function () {
+        return {};
+      });
+      var totals = facets.map(function () {
+        return 0;
+      });
+      matches = [];
+      for (var i = 0; i < ordered.length; i++) {
+        var item = ordered[i];
+        if (!searched(terms, item)) {
+          continue;
+        }
+        var failed = -1, failures = 0;
+        for (var f = 0; f < facets.length; f++) {
+          if (chosen[f] !== "" && String(item.row[facets[f].column]) !== chosen[f]) {
+            failed = f;
+            failures += 1;
           }
         }
+        for (var g = 0; g < facets.length; g++) {
+          if (failures === 0 || (failures === 1 && failed === g)) {
+            var v = String(item.row[facets[g].column]);
+            counts[g][v] = (counts[g][v] || 0) + 1;
+            totals[g] += 1;
+          }
+        }
+        if (failures === 0) {
+          matches.push(item);
+        }
+      }
+      for (var h = 0; h < facets.length; h++) {
+        facets[h].show(counts[h], totals[h]);
       }
       page = 0;
       render();
     }
 
+    var sortColumns = SORT_COLUMNS[kind] || [];
+    sortable(table, function (index, dir) {
+      var th = table.tHead.rows[table.tHead.rows.length - 1].cells[index];
+      var name = th.getAttribute("data-sort") || sortColumns[index];
+      var at = col[name];
+      ordered = items.slice();
+      for (var i = 0; i < ordered.length; i++) {
+        ordered[i].key = at === undefined ? { missing: true } : key(ordered[i].row[at]);
+      }
+      sortItems(ordered, dir);
+      filter();
+    });
+
     search.addEventListener("input", filter);
+    for (var f = 0; f < facets.length; f++) {
+      facets[f].select.addEventListener("change", filter);
+    }
     prev.addEventListener("click", function () {
       page -= 1;
       render();
@@ -213,12 +459,107 @@
     filter();
   }
 
+  // A <select> for each facet column the table's rows hold (outcome always, the others
+  // when they take two values or more), put in the container's .paged-facets.
+  function makeFacets(container, items, col, prefix) {
+    var place = container.querySelector(".paged-facets");
+    var facets = [];
+    if (!place) {
+      return facets;
+    }
+    FACETS.forEach(function (facet) {
+      var column = col[facet[0]];
+      if (column === undefined) {
+        return;
+      }
+      var values = [];
+      var seen = {};
+      for (var i = 0; i < items.length; i++) {
+        var v = String(items[i].row[column]);
+        if (!seen[v]) {
+          seen[v] = true;
+          values.push(v);
+        }
+      }
+      if (values.length < (facet[0] === "outcome" ? 1 : 2)) {
+        return;
+      }
+      if (facet[0] === "outcome") {
+        values.sort(function (a, b) {
+          var i = OUTCOME_ORDER.indexOf(a), j = OUTCOME_ORDER.indexOf(b);
+          return (i < 0 ? 99 : i) - (j < 0 ? 99 : j) || COLLATOR.compare(a, b);
+        });
+      } else {
+        values.sort(COLLATOR.compare);
+      }
+      var id = prefix + "-" + facet[0];
+      var label = document.createElement("label");
+      label.htmlFor = id;
+      label.textContent = facet[1];
+      var select = document.createElement("select");
+      select.id = id;
+      select.className = "paged-facet";
+      select.setAttribute("data-facet", facet[0]);
+      var all = document.createElement("option");
+      all.value = "";
+      select.appendChild(all);
+      var options = values.map(function (v) {
+        var option = document.createElement("option");
+        option.value = v;
+        option.setAttribute("data-value", v);
+        select.appendChild(option);
+        return option;
+      });
+      var wrap = document.createElement("span");
+      wrap.className = "facet";
+      wrap.appendChild(label);
+      wrap.appendChild(select);
+      place.appendChild(wrap);
+      facets.push({
+        column: column,
+        select: select,
+        show: function (counts, sum) {
+          all.textContent = "all (" + sum + ")";
+          for (var k = 0; k < options.length; k++) {
+            var n = counts[values[k]] || 0;
+            options[k].textContent = values[k] + " (" + n + ")";
+            options[k].setAttribute("data-count", String(n));
+          }
+          all.setAttribute("data-count", String(sum));
+        }
+      });
+    });
+    return facets;
+  }
+
+  // Every data table in a box of its own that scrolls sideways (the page never does).
+  function wrapTables() {
+    var tables = document.querySelectorAll("table.data");
+    for (var i = 0; i < tables.length; i++) {
+      var table = tables[i];
+      var parent = table.parentNode;
+      if (parent && parent.classList && parent.classList.contains("table-scroll")) {
+        continue;
+      }
+      var box = document.createElement("div");
+      box.className = "table-scroll";
+      parent.insertBefore(box, table);
+      box.appendChild(table);
+    }
+  }
+
   function start() {
+    wrapTables();
     var paged = document.querySelectorAll("div.paged");
     for (var i = 0; i < paged.length; i++) {
       setupPaged(paged[i]);
     }
-    renderCharts();
+    var tables = document.querySelectorAll("table.data");
+    for (var j = 0; j < tables.length; j++) {
+      if (!tables[j].closest("div.paged")) {
+        setupStatic(tables[j]);
+      }
+    }
   }
 
   if (document.readyState === "loading") {

@@ -1,0 +1,169 @@
+"""A small booktabs writer: stacked headers, cells of several lines, a column or page wide.
+
+pandas' ``Styler.to_latex`` writes one physical row per frame row and one header row per
+column level, so an interval beside its value makes a table too wide for a paper's column
+(196 pt over \\columnwidth in issue #14). Here a cell is a tuple of lines: its value, then
+what goes beneath it (an interval, set smaller, as :class:`Sub`; or the rest of a long
+name). The writer turns each logical row into as many physical rows as its tallest cell,
+so every line stays right-aligned in its column, and needs only ``booktabs``.
+
+Everything given to the writer is LaTeX already: callers escape with :func:`latex_escape`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Column", "Sub", "latex_escape", "name_lines", "render"]
+
+_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "±": r"$\pm$",
+    "–": "--",
+    "—": "---",
+    "−": r"$-$",
+    "≤": r"$\leq$",
+    "≥": r"$\geq$",
+}
+
+
+def latex_escape(text: str) -> str:
+    """Escape text for LaTeX: the ten special characters, ``±`` as ``$\\pm$``, the real
+    minus sign (U+2212) as ``$-$``, dashes as ``--``/``---``."""
+    return "".join(_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+class Sub(str):
+    """A line of a cell set in the smaller size (an interval beneath its value)."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: its header lines (LaTeX, bottom-aligned) and ``"l"`` or ``"r"``."""
+
+    header: tuple[str, ...]
+    align: str = "r"
+
+
+#: A cell: its lines, top to bottom (LaTeX).
+Cell = tuple[str, ...]
+
+_BREAK_AFTER = re.compile(r"[^-_./ ]*[-_./ ]+|[^-_./ ]+")
+
+
+def name_lines(name: str, limit: int) -> tuple[str, ...]:
+    """A name cut into lines of at most ``limit`` characters, after ``-``, ``_``, ``.``,
+    ``/`` or a space where it can (a part longer than ``limit`` is cut where it must).
+
+    Returns the plain lines (escape them afterwards); ``("",)`` for an empty name.
+    """
+    parts: list[str] = []
+    for token in _BREAK_AFTER.findall(str(name)):
+        while len(token) > limit:
+            parts.append(token[:limit])
+            token = token[limit:]
+        parts.append(token)
+    lines: list[str] = []
+    for k, part in enumerate(parts):
+        # A last piece of three characters or fewer stays on its line ("llama-2-7b-hf").
+        room = limit + 3 if k == len(parts) - 1 and len(part) <= 3 else limit
+        if lines and len(lines[-1]) + len(part) <= room:
+            lines[-1] += part
+        else:
+            lines.append(part)
+    return tuple(line.rstrip() for line in lines) or ("",)
+
+
+def _line(cells: Sequence[str]) -> str:
+    return " & ".join(cells).rstrip() + r" \\"
+
+
+def render(
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[Cell]],
+    *,
+    caption: str | None = None,
+    label: str | None = None,
+    wide: bool = False,
+    note: str | None = None,
+) -> str:
+    """The LaTeX of a booktabs table.
+
+    Parameters
+    ----------
+    columns : sequence of Column
+    rows : sequence of sequences of Cell
+        One entry per logical row, one cell per column; a cell's :class:`Sub` lines are
+        set one size smaller.
+    caption, label : str, optional
+        LaTeX (escaped by the caller if it should be). With neither, a bare ``tabular``
+        in a group that sets the font size (for the caller's own float).
+    wide : bool
+        ``table*`` in ``\\small`` across both columns of a two-column paper; else
+        ``table`` in ``\\footnotesize`` with narrower column gaps, to fit one column.
+    note : str, optional
+        LaTeX set beneath the table in the smallest size (the meaning of marks).
+
+    Returns
+    -------
+    str
+        Ends with a newline. Needs ``\\usepackage{booktabs}``.
+    """
+    size, small = (r"\small", r"\footnotesize") if wide else (r"\footnotesize", r"\scriptsize")
+    height = max((len(c.header) for c in columns), default=1)
+    header = [
+        _line(
+            [
+                c.header[i - (height - len(c.header))] if i >= height - len(c.header) else ""
+                for c in columns
+            ]
+        )
+        for i in range(height)
+    ]
+    body: list[str] = []
+    tall = any(len(cell) > 1 for row in rows for cell in row)
+    for k, row in enumerate(rows):
+        if len(row) != len(columns):
+            raise ValueError(f"row {k} has {len(row)} cells for {len(columns)} columns")
+        if tall and k:
+            body.append(r"\addlinespace[2pt]")  # tell the logical rows apart
+        for i in range(max((len(cell) for cell in row), default=1)):
+            texts = []
+            for cell in row:
+                text = cell[i] if i < len(cell) else ""
+                texts.append(f"{{{small} {text}}}" if isinstance(text, Sub) and text else text)
+            body.append(_line(texts))
+    spec = "@{}" + "".join(c.align for c in columns) + "@{}"
+    tabular = [
+        f"\\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        *header,
+        r"\midrule",
+        *body,
+        r"\bottomrule",
+        r"\end{tabular}",
+    ]
+    setup = [size] if wide else [size, r"\setlength{\tabcolsep}{4pt}"]
+    after = [] if note is None else [rf"\par\smallskip{{\raggedright{small} {note}\par}}"]
+    if caption is None and label is None:
+        lines = [r"\begingroup", *setup, *tabular, *after, r"\endgroup"]
+    else:
+        env = "table*" if wide else "table"
+        lines = [f"\\begin{{{env}}}", r"\centering"]
+        lines += [] if caption is None else [f"\\caption{{{caption}}}"]
+        lines += [] if label is None else [f"\\label{{{label}}}"]
+        lines += [*setup, *tabular, *after, f"\\end{{{env}}}"]
+    return "\n".join(lines) + "\n"
