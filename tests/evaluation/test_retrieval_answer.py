@@ -102,3 +102,33 @@ def test_from_reports_pairs_by_identifier() -> None:
     assert table.counts == ((1, 1), (1, 0))
     assert table.left_out == 1
     assert table.retrieval_metric == "hit@1"
+
+
+def test_simulated_rag_pairs_retrieval_and_answers() -> None:
+    from kagreport.examples import SIMULATED_RAG_ATTRIBUTION, simulated_rag
+
+    first, again = simulated_rag(questions=30), simulated_rag(questions=30)
+    assert list(first) == ["SIMULATED RAG small", "SIMULATED RAG large"]
+    for setup, (retrieval, answers) in first.items():
+        assert retrieval.dumps("json") == again[setup][0].dumps("json")  # deterministic
+        assert answers.metadata["setup"] == retrieval.metadata["setup"] == setup
+        assert "SIMULATED" in SIMULATED_RAG_ATTRIBUTION
+        assert retrieval.metadata["attribution"] == SIMULATED_RAG_ATTRIBUTION
+        # By hand: a hit has both gold passages among the 5 retrieved; right = reference.
+        hits = [set(i.relevant) <= set(i.retrieved) for i in retrieval.items]
+        right = [i.answer == i.reference for i in answers.items]
+        table = retrieval_answer_from_reports(
+            retrieval, answers, retrieval_metric="complete@5", answer_metric="exact_match"
+        )
+        assert table.counts == (
+            (
+                sum(h and r for h, r in zip(hits, right, strict=True)),
+                sum(h and not r for h, r in zip(hits, right, strict=True)),
+            ),
+            (
+                sum(r and not h for h, r in zip(hits, right, strict=True)),
+                sum(not h and not r for h, r in zip(hits, right, strict=True)),
+            ),
+        )
+    with pytest.raises(ValueError, match="questions"):
+        simulated_rag(questions=-1)

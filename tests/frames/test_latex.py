@@ -217,3 +217,30 @@ def test_the_check_fails_on_a_table_too_wide(pdflatex: str, tmp_path: Path) -> N
     assert "Overfull \\hbox" in log
     ((_, width),) = _widths(log)
     assert width > _page(log)[0]
+
+
+def test_names_are_cut_after_a_separator() -> None:
+    from kagreport.frames._booktabs import name_lines
+
+    assert name_lines("meta-llama-3-1-70b-instruct", 12) == ("meta-llama-", "3-1-70b-", "instruct")
+    assert name_lines("llama-2-7b-hf", 12) == ("llama-2-7b-hf",)  # a tail of 3 stays
+    assert name_lines("a" * 30, 12) == ("a" * 12, "a" * 12, "a" * 6)  # no separator: cut
+    assert name_lines("rag_top_k_10", 12) == ("rag_top_k_10",)
+    assert name_lines("", 12) == ("",)
+
+
+def test_to_latex_refuses_what_it_cannot_show() -> None:
+    frame = pd.DataFrame({"x": [1.0]})
+    with pytest.raises(TypeError, match="`metric` ranks a Run"):
+        to_latex(frame, metric="correct")
+    with pytest.raises(TypeError, match="from list"):
+        to_latex([1, 2])  # type: ignore[arg-type]
+
+
+def test_a_metric_outside_holms_family_has_no_mark() -> None:
+    from kagreport.evaluation import EvaluationComparison
+
+    data = Path(__file__).parents[1] / "data" / "v1" / "comparison-v2.json"
+    latex = to_latex(EvaluationComparison.read(data))
+    assert r"complete@1 & 8 & 0.000 & 0.000 & 0.000 & --- \\" in latex  # no Holm p, no mark
+    assert r"$-$0.125" in latex  # 0.5 - 0.625, a real minus

@@ -442,6 +442,7 @@ STATISTIC = re.compile(
 DISPLAY_HELPERS = {
     ("frames/_latex.py", "_interval"): "formats a value and its bounds as LaTeX text",
     ("widgets/_html.py", "fmt_interval"): "formats a value and its bounds as HTML text",
+    ("widgets/_html.py", "fmt_percent_interval"): "formats a proportion and its bounds in %",
     ("widgets/_stats.py", "interval"): "a table column's formatter of given bounds",
 }
 

@@ -127,7 +127,7 @@ def retrieval_answer_chart(
         ),
     ]
     subtitle = [
-        "Share of the items where both are known; bars: Wilson 95% intervals; text: items.",
+        "Share of the items where both are known; lines: Wilson 95% intervals; numbers: items.",
     ]
     heading = "Retrieval against answer" if title is None else title
     chart = alt.LayerChart(

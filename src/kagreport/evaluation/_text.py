@@ -6,7 +6,15 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from kagreport._format import MISSING, fixed, p_value
+from kagreport._format import (
+    MISSING,
+    fixed,
+    is_proportion,
+    p_value,
+    percent,
+    points,
+    signed,
+)
 
 __all__ = [
     "family_label",
@@ -40,11 +48,38 @@ def _table(header: list[str], rows: list[list[str]], left: int = 1) -> list[str]
     return [line(header), *(line(r) for r in rows)]
 
 
+def _mean(evaluation: Any, name: str, value: Any) -> str:
+    """A metric's mean: in percent for a proportion (by name, or 0/1 items), else 4 decimals."""
+    per_item = getattr(evaluation, "per_item", None)
+    values = per_item(name) if per_item is not None and name in evaluation.metrics else ()
+    return percent(value) if is_proportion(name, values) else fixed(value)
+
+
+def _difference(name: str, m: Any) -> tuple[str, str, str, str]:
+    """Candidate and baseline means, their difference and its interval: in percent and
+    percentage points for a proportion (by name), else with 4 decimals."""
+    if is_proportion(name):
+        bounds = ", ".join(signed(None if x is None else 100 * x) for x in (m.ci_low, m.ci_high))
+        return (
+            percent(m.candidate_mean),
+            percent(m.baseline_mean),
+            points(m.mean_difference),
+            f"[{bounds}] pp",
+        )
+    return (
+        fixed(m.candidate_mean),
+        fixed(m.baseline_mean),
+        fixed(m.mean_difference),
+        f"[{fixed(m.ci_low)}, {fixed(m.ci_high)}]",
+    )
+
+
 def render_evaluation(evaluation: Any) -> str:
-    """Metrics (mean, items defined), errors, agreement and judge usage as text."""
+    """Metrics (mean, items defined), errors, agreement and judge usage as text; a
+    proportion's mean in percent."""
     coverage = evaluation.coverage
     rows = [
-        [name, fixed(value), str(coverage.get(name, 0))]
+        [name, _mean(evaluation, name, value), str(coverage.get(name, 0))]
         for name, value in evaluation.metrics.items()
     ]
     out = [f"{evaluation.n_items} items"]
@@ -108,6 +143,9 @@ def family_label(comparison: Any) -> str:
 def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
     """The paired sign-flip test per metric as a table; ``*`` marks Holm p < alpha.
 
+    A proportion's means are in percent, their difference and its interval in percentage
+    points (``+5.0 pp``, a real minus sign).
+
     Each row names how its p-value was computed (exact by enumeration or on a lattice,
     or Monte Carlo); the header names Holm's family, the metrics under test (the others
     have no Holm p-value).
@@ -119,10 +157,7 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
             [
                 name,
                 str(m.n_pairs),
-                fixed(m.candidate_mean),
-                fixed(m.baseline_mean),
-                fixed(m.mean_difference),
-                f"[{fixed(m.ci_low)}, {fixed(m.ci_high)}]",
+                *_difference(name, m),
                 p_value(m.p_value),
                 p_value(m.p_value_holm) + mark,
                 method_label(m),
@@ -186,7 +221,10 @@ def render_evaluation_html(evaluation: Any) -> str:
         + "</p>",
         _html_table(
             ["metric", "mean", "items"],
-            [[n, fixed(v), str(coverage.get(n, 0))] for n, v in evaluation.metrics.items()],
+            [
+                [n, _mean(evaluation, n, v), str(coverage.get(n, 0))]
+                for n, v in evaluation.metrics.items()
+            ],
         ),
     ]
     errors = {k: v for k, v in evaluation.errors.items() if v}
@@ -221,10 +259,7 @@ def render_comparison_html(comparison: Any, alpha: float = 0.05) -> str:
         [
             name,
             str(m.n_pairs),
-            fixed(m.candidate_mean),
-            fixed(m.baseline_mean),
-            fixed(m.mean_difference),
-            f"[{fixed(m.ci_low)}, {fixed(m.ci_high)}]",
+            *_difference(name, m),
             p_value(m.p_value),
             p_value(m.p_value_holm)
             + (" *" if m.p_value_holm is not None and m.p_value_holm < alpha else ""),

@@ -11,6 +11,8 @@
 - :func:`inspect_popularity`: REAL data. Two Inspect AI eval logs of the ``popularity``
   task (UKGovernmentBEIS/inspect_ai, MIT), copied unchanged.
 - :func:`kagreport.kag.simulate_run`: SIMULATED data, generated on demand.
+- :func:`simulated_rag`: SIMULATED data, generated on demand: retrieval and answers of the
+  same questions per setup (for retrieval against answer, which no real example records).
 """
 
 from __future__ import annotations
@@ -32,20 +34,28 @@ from kagreport.evaluation import (
     evaluate_answers,
     evaluate_retrieval,
 )
+from kagreport.examples._simulated_rag import (
+    SIMULATED_RAG_ATTRIBUTION,
+    SimulatedRagSetup,
+    simulated_rag,
+)
 
 __all__ = [
     "FAST_GRAPHRAG_ATTRIBUTION",
     "INSPECT_ATTRIBUTION",
     "LLMBAR_ATTRIBUTION",
     "MMLU_PRO_ATTRIBUTION",
+    "SIMULATED_RAG_ATTRIBUTION",
     "ExampleRun",
     "InspectLogs",
     "PublishedVerdicts",
+    "SimulatedRagSetup",
     "fast_graphrag_2wiki",
     "inspect_popularity",
     "llmbar_natural",
     "llmbar_published_statistics",
     "mmlu_pro_philosophy",
+    "simulated_rag",
 ]
 
 

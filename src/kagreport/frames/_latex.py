@@ -61,7 +61,7 @@ def _num(value: Any, digits: int) -> str:
 
 
 def _pct(value: Any, digits: int) -> str:
-    """A proportion in percent, without the sign (the header says ``(%)``)."""
+    """A proportion in percent, without a ``%`` (the header says ``(%)``)."""
     return latex_escape(MISSING) if is_missing(value) else latex_escape(signed(100 * value, digits))
 
 
@@ -151,7 +151,8 @@ def _comparison(
         if not is_missing(record["mean_difference"]):
             difference = latex_escape(signed(scale * record["mean_difference"], places, plus=True))
             difference += units[1]
-        mark = _DAGGER if record["p_value_holm"] < alpha else ""
+        holm = record["p_value_holm"]  # None or NaN for a metric outside Holm's family
+        mark = _DAGGER if not is_missing(holm) and float(holm) < alpha else ""
         rows.append(
             [
                 _names(record["metric"], wide),
@@ -178,9 +179,11 @@ def _comparison_note(
     methods = list(dict.fromkeys(method_label(m) for m in comparison.metrics.values()))
     methods = [m for m in methods if m != MISSING] or [MISSING]
     family = family_label(comparison) if family is None else family
+    confidence = comparison.settings.get("confidence", 0.95)
+    level = latex_escape(f"{100 * float(confidence):g}")
     return (
         f"Cand.: {_breakable(comparison.candidate)}; Base.: {_breakable(comparison.baseline)}; "
-        f"$n$: paired items; Diff.: Cand.\\ $-$ Base.\\ with its 95\\% bootstrap interval. "
+        f"$n$: paired items; Diff.: Cand.\\ $-$ Base.\\ with its {level}\\% bootstrap interval. "
         f"{'$p$, ' if wide else ''}$p_{{\\mathrm{{Holm}}}}$: paired sign-flip test, "
         f"{latex_escape('; '.join(methods))}. "
         f"$^{{\\dagger}}$ Holm-adjusted $p < {alpha}$; {latex_escape(family)}."
@@ -321,9 +324,15 @@ def to_latex(
     Raises
     ------
     TypeError
-        For any other object.
+        For any other object, a run without metrics, or ``metric`` with anything but a run.
+    KagreportError
+        For a ``metric`` the run does not have.
     """
     note = None
+    if metric is not None and not isinstance(table, Run):
+        raise TypeError(f"`metric` ranks a Run's systems; got a {type(table).__name__}")
+    if isinstance(table, Run) and not table.metrics:
+        raise TypeError("cannot make a LaTeX table from a Run without a metric")
     if isinstance(table, SetupComparison):
         family = f"Holm across the run's {table.family_size} hypotheses (pairs x metrics)"
         comparison = table.family_comparison()

@@ -317,7 +317,8 @@ class SiteConfig:
         """The bundled examples: the MMLU-Pro philosophy run, a SIMULATED kag run (the
         one with costs: retrieval time, context length, graph elements, so the
         accuracy-against-cost chart has data), the LLMBar judges, the fast-graphrag
-        retrievals and two Inspect AI logs.
+        retrievals, two Inspect AI logs and SIMULATED retrieval and answers of two setups
+        (:func:`kagreport.examples.simulated_rag`, for retrieval against answer).
 
         The simulated run is written by :func:`kagreport.kag.simulate_run` (fixed seed:
         the same bytes every time) into a temporary folder removed when the process
@@ -338,6 +339,7 @@ class SiteConfig:
             inspect_popularity,
             llmbar_natural,
             mmlu_pro_philosophy,
+            simulated_rag,
         )
 
         example = mmlu_pro_philosophy()
@@ -355,6 +357,12 @@ class SiteConfig:
                 retrieval, name=f"fast-graphrag {system}", attribution=FAST_GRAPHRAG_ATTRIBUTION
             )
             sources.append(EvaluationSource(f"fast-graphrag-{system}", report=report))
+        # SIMULATED: retrieval and answers of the same questions per setup, so that the
+        # site shows retrieval against answer (no real example records both).
+        for setup, (retrieval, answers) in simulated_rag().items():
+            slug = setup.lower().replace(" ", "-")
+            sources.append(EvaluationSource(f"{slug}-retrieval", report=retrieval))
+            sources.append(EvaluationSource(f"{slug}-answers", report=answers))
         found: Sequence[Path] = ()
         if notebooks:
             folder = (

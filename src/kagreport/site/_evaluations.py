@@ -1,4 +1,13 @@
-"""The page of an evaluation report: an answer or retrieval evaluation, or a comparison."""
+"""The page of an evaluation report: an answer or retrieval evaluation, or a comparison.
+
+An answer or retrieval page is compact: the headline numbers and the chart first; the
+metrics sorted by mean, highest first (proportions in percent, each with the 95% interval
+of :func:`kagreport.runs.metric_summaries`); for answers the judges table (one column per
+criterion, ``<table class="data sortable">`` with ``data-value`` on numeric cells for
+site.js's sorting); usage and error tables of all zeros collapsed into a ``<details>``
+whose summary says so in one line. Links to the systems page and the setup's retrieval
+against answer come from :mod:`kagreport.site._systems` (``site.systems``).
+"""
 
 from __future__ import annotations
 
@@ -19,7 +28,7 @@ if TYPE_CHECKING:
     )
     from kagreport.site._build import Builder
 
-__all__ = ["build_evaluation"]
+__all__ = ["build_evaluation", "cutoffs", "headline_metrics", "is_percent", "metric_rows", "shown"]
 
 #: Evaluation documents larger than this (bytes of JSON) are inlined without their items.
 INLINE_LIMIT = 2_000_000

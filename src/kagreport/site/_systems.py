@@ -14,7 +14,9 @@ on the retrieval report's page and as a chart. No statistic is computed here.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +24,7 @@ from kagreport._errors import KagreportError
 from kagreport._format import p_value, percent
 from kagreport.site._config import EvaluationSource
 from kagreport.site._evaluations import cutoffs, headline_metrics, is_percent, shown
+from kagreport.site._json import dumps_json
 from kagreport.site._templates import Page
 
 if TYPE_CHECKING:
@@ -152,7 +155,12 @@ def build_systems(site: Builder) -> None:
     """After the evaluation pages: write the systems page of each group ``site.systems``
     planned (:func:`plan_systems`)."""
     for group in site.systems.groups:
-        _build_group(site, group, site.systems.pairs)
+        try:
+            _build_group(site, group, site.systems.pairs)
+        except (KagreportError, ValueError) as exc:
+            # Reports of the same items that cannot be compared (no metric they share,
+            # none defined) still have their own pages; say why this one is missing.
+            site.warn(f"no systems page for {', '.join(_labels(group))}: {exc}")
 
 
 def _labels(group: _Group) -> list[str]:
@@ -226,6 +234,8 @@ def _build_group(site: Builder, group: _Group, pairs: list[dict[str, Any]]) -> N
     reports = [r for _, r in group.sources]
     run = Run.from_evaluations(reports, labels=labels)
     names = [m for m in reports[0].metrics if all(m in r.metrics for r in reports)]
+    if not names:
+        raise KagreportError("the reports share no metric")
     shown_metrics = headline_metrics(names) or names[:4]
     tested = [
         m for m in shown_metrics if m == "mrr" or m.partition("@")[0] in TESTED
@@ -241,7 +251,12 @@ def _build_group(site: Builder, group: _Group, pairs: list[dict[str, Any]]) -> N
             "method": summary.method,
         }
     first = shown_metrics[0]
-    order = sorted(labels, key=lambda s: (-(table[s][first]["value"]), labels.index(s)))
+
+    def rank(label: str) -> tuple[bool, float, int]:
+        value = table[label][first]["value"]
+        return math.isnan(value), 0.0 if math.isnan(value) else -value, labels.index(label)
+
+    order = sorted(labels, key=rank)
     comparisons = compare_setups(run, "all-pairs", metrics=tested)
     tests = []
     for c in comparisons:
@@ -287,6 +302,22 @@ def _build_group(site: Builder, group: _Group, pairs: list[dict[str, Any]]) -> N
                 "Retrieval against answer",
             )
         )
+    data = f"data/systems/{slug}.json"
+    site.write(
+        data,
+        dumps_json(
+            {
+                "systems": order,
+                "summaries": [dataclasses.asdict(summary) for summary in summaries],
+                "paired_tests": [
+                    {k: v for k, v in t.items() if not k.endswith("shown") and k != "interval"}
+                    for t in tests
+                ],
+                "family": {"adjust": "holm", "size": family_size, "metrics": tested},
+                "retrieval_answer": {p["setup"]: p["table"].to_dict() for p in mine},
+            }
+        ),
+    )
     title = "Retrieval systems side by side: " + ", ".join(labels)
     site.page(
         href,
@@ -307,6 +338,7 @@ def _build_group(site: Builder, group: _Group, pairs: list[dict[str, Any]]) -> N
         },
         retrieval_answer=mine,
         charts=charts,
+        data=data,
         n_items=len(reports[0].items),
         attribution=reports[0].metadata.get("attribution"),
     )

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from kagreport._errors import KagreportError
-from kagreport._format import MISSING, p_value
+from kagreport._format import MISSING, is_proportion, p_value
 from kagreport.evaluation import (
     AnswerEvaluation,
     EvaluationComparison,
@@ -32,7 +32,10 @@ from kagreport.runs import Run, SetupComparison, compare_setups
 from kagreport.widgets._base import ChartPane, ChartResult, View, build_chart
 from kagreport.widgets._html import (
     RESPONSE_LIMIT,
+    fmt_bounds,
     fmt_number,
+    fmt_percent,
+    fmt_points,
     html_table,
     message_html,
     truncated_html,
@@ -175,6 +178,8 @@ class ComparisonView(View):
         self.metric = widgets.Dropdown(options=options, value=default, description="Flips on")
         self.setup_comparison: SetupComparison | None = None
         self.comparison: EvaluationComparison | None = None
+        #: The compared metrics shown in percent (means) and percentage points (differences).
+        self._proportions: set[str] = set()
         self.frame = pd.DataFrame()
         self.flips = pd.DataFrame(columns=_FLIP_COLUMNS)
         self.dropped = 0
@@ -291,6 +296,9 @@ class ComparisonView(View):
             note + f"; {family_label(comparison)}; {self.n_resamples:,} resamples (Monte Carlo "
             f"only where no exact method applies), seed {self.seed}."
         )
+        self._proportions = {
+            name for name in comparison.metrics if is_proportion(name, run.metrics.get(name, ()))
+        }
         self.table_html = self._comparison_table()
         self._chart = build_chart("forest_plot", comparison)
         rows = self._flips(run, a, b)
@@ -311,14 +319,31 @@ class ComparisonView(View):
         ]
         metrics = self.comparison.metrics if self.comparison is not None else {}
         tests = {name: method_label(m) for name, m in metrics.items()}
+        share = self._proportions
+
+        def mean(key: str) -> Any:
+            return lambda r: fmt_percent(r[key]) if r["metric"] in share else fmt_number(r[key], 4)
+
         formatters = {
             "test": lambda r: tests.get(r["metric"], MISSING),
-            "ci": lambda r: f"[{fmt_number(r['ci_low'], 4)}, {fmt_number(r['ci_high'], 4)}]",
+            "candidate_mean": mean("candidate_mean"),
+            "baseline_mean": mean("baseline_mean"),
+            "ci": lambda r: (
+                fmt_bounds(r["ci_low"], r["ci_high"], 1, points=True)
+                if r["metric"] in share
+                else fmt_bounds(r["ci_low"], r["ci_high"], 4)
+            ),
             "p_value": lambda r: p_value(r["p_value"]),
             "p_value_holm": lambda r: p_value(r["p_value_holm"]),
-            "mean_difference": lambda r: fmt_number(r["mean_difference"], 4),
+            "mean_difference": lambda r: (
+                fmt_points(r["mean_difference"])
+                if r["metric"] in share
+                else fmt_number(r["mean_difference"], 4)
+            ),
         }
-        return html_table(self.frame.to_dict("records"), columns, formatters=formatters)
+        return html_table(
+            self.frame.to_dict("records"), columns, formatters=formatters, numeric=("ci",)
+        )
 
     def _flips(self, run: Run, a: str, b: str) -> dict[str, tuple[int, int]]:
         """Set :attr:`flips`; return each flipped item's (candidate row, baseline row)."""

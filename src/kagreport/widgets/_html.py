@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import html
 import itertools
+import numbers
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -19,8 +20,12 @@ __all__ = [
     "RESPONSE_LIMIT",
     "chart_svg",
     "esc",
+    "fmt_bounds",
     "fmt_interval",
     "fmt_number",
+    "fmt_percent",
+    "fmt_percent_interval",
+    "fmt_points",
     "html_table",
     "message_html",
     "snapshot_html",
@@ -33,6 +38,8 @@ RESPONSE_LIMIT = 2000
 _DASH = _format.MISSING
 _TABLE_STYLE = "border-collapse:collapse;font-size:12px;font-family:sans-serif;margin:4px 0;"
 _CELL_STYLE = "border:1px solid #ddd;padding:2px 6px;vertical-align:top;text-align:left"
+# Numbers line up: right-aligned, digits of one width, a value and its interval on one line.
+_NUMBER_STYLE = ";text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap"
 _PRE_STYLE = (
     "white-space:pre-wrap;word-break:break-word;margin:0;max-height:16em;overflow:auto;"
     "font-size:11px"
@@ -53,6 +60,39 @@ def fmt_number(value: object, digits: int = 3) -> str:
 def fmt_interval(value: object, low: object, high: object, digits: int = 3) -> str:
     """``value [low, high]``, or the value alone when the bounds are undefined."""
     return _format.interval(value, low, high, digits, grouping=True)
+
+
+def fmt_percent(value: object, digits: int = 1) -> str:
+    """A proportion in percent (``0.619`` gives ``61.9%``); the missing mark where undefined."""
+    return _format.percent(value, digits)
+
+
+def fmt_percent_interval(value: object, low: object, high: object, digits: int = 1) -> str:
+    """A proportion and its interval in percent: ``61.9% [57.6%, 66.0%]`` (the value alone
+    when a bound is undefined)."""
+    return _format.percent_interval(value, low, high, digits)
+
+
+def fmt_points(value: object, digits: int = 1) -> str:
+    """A difference of proportions in percentage points, signed, with a real minus:
+    ``−5.0 pp``."""
+    return _format.points(value, digits)
+
+
+def fmt_bounds(low: Any, high: Any, digits: int = 4, *, points: bool = False) -> str:
+    """``[low, high]`` of a difference with a real minus; ``points`` gives percentage
+    points (``[−9.1, −0.9] pp``). The missing mark for an undefined bound."""
+    scale = 100.0 if points else 1.0
+    shown = [
+        _format.MISSING if _format.is_missing(x) else _format.signed(scale * float(x), digits)
+        for x in (low, high)
+    ]
+    return f"[{shown[0]}, {shown[1]}]" + (" pp" if points else "")
+
+
+def _is_number(value: object) -> bool:
+    # A bool is no number here (yes/no); NumPy's bool is not a numbers.Real at all.
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def truncated_html(
@@ -84,6 +124,7 @@ def html_table(
     *,
     raw: Iterable[str] = (),
     formatters: Mapping[str, Callable[[Mapping[Any, Any]], str]] | None = None,
+    numeric: Iterable[str] = (),
 ) -> str:
     """An HTML table with every header and cell escaped.
 
@@ -100,11 +141,23 @@ def html_table(
         Key -> function of the row giving the cell text (escaped afterwards unless the key
         is in ``raw``). Other cells go through :func:`fmt_number` for numbers and
         :func:`esc` for everything.
+    numeric : iterable of str
+        Keys of columns of numbers that the rows do not hold as numbers (an interval built
+        by a formatter). They, and every column whose rows hold a number, are
+        right-aligned with tabular figures, so that digits line up.
     """
+    rows = list(rows)
     raw = set(raw)
     formatters = formatters or {}
+    numeric = set(numeric) | {
+        key for key, _ in columns if any(_is_number(row.get(key)) for row in rows)
+    }
+
+    def style(key: str) -> str:
+        return _CELL_STYLE + (_NUMBER_STYLE if key in numeric else "")
+
     head = "".join(
-        f'<th style="{_CELL_STYLE};background:#f4f4f4">{esc(h)}</th>' for _, h in columns
+        f'<th style="{style(key)};background:#f4f4f4">{esc(h)}</th>' for key, h in columns
     )
     body = []
     for row in rows:
@@ -115,7 +168,7 @@ def html_table(
             else:
                 value = row.get(key)
                 text = value if isinstance(value, str) else fmt_number(value)
-            cells.append(f'<td style="{_CELL_STYLE}">{text if key in raw else esc(text)}</td>')
+            cells.append(f'<td style="{style(key)}">{text if key in raw else esc(text)}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (
         f'<table style="{_TABLE_STYLE}"><thead><tr>{head}</tr></thead>'

@@ -13,6 +13,7 @@ import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 
+from kagreport._format import is_proportion
 from kagreport.frames import (
     COST_AXES,
     OVERALL,
@@ -24,7 +25,7 @@ from kagreport.frames import (
 from kagreport.grading import StatsReport
 from kagreport.runs import COSTS, Run, cost_axis, cost_frontier, leaderboard, setup_metrics
 from kagreport.widgets._base import ChartPane, ChartResult, View, build_chart, describe
-from kagreport.widgets._html import fmt_interval, fmt_number, html_table, message_html
+from kagreport.widgets._html import fmt_number, fmt_percent_interval, html_table, message_html
 from kagreport.widgets._runs import lacks_note
 
 __all__ = ["StatsView"]
@@ -93,7 +94,7 @@ class StatsView(View):
         The rows of the table (:func:`kagreport.frames.stats_frame` columns).
         ``dataset == OVERALL`` rows hold each setup's metrics over the *selected*
         datasets; ranks are among the selected setups. In the leaderboard view: setup,
-        dataset, rank, mean, n_items, n_defined, n_errors
+        dataset, rank, mean, n_items, n_defined, n_errors, low, high
         (:class:`kagreport.runs.LeaderboardRow`), cost and on_frontier
         (:class:`kagreport.runs.FrontierPoint`; NaN and False without a cost column).
     selection : StatsReport or Run
@@ -303,8 +304,11 @@ class StatsView(View):
         records = self.frame.to_dict("records")
         if not records:
             return message_html("No rows.")
-        formatters = {"mean": lambda r: fmt_number(r["mean"], 4)}
-        return html_table(records, columns, formatters=formatters)
+        if is_proportion(metric, self._run.metrics[metric]):  # in percent, with Wilson's bounds
+            formatters = {"mean": lambda r: fmt_percent_interval(r["mean"], r["low"], r["high"])}
+        else:
+            formatters = {"mean": lambda r: fmt_number(r["mean"], 4)}
+        return html_table(records, columns, formatters=formatters, numeric=("mean",))
 
     def refresh(self) -> None:
         """Rebuild the frame, table and chart from the controls (called on every change)."""
@@ -389,8 +393,8 @@ class StatsView(View):
         for record, at_zero in zip(records, zero.tolist(), strict=True):
             record["_no_retrieval"] = at_zero
 
-        def interval(name: str) -> Any:
-            return lambda r: fmt_interval(r[name], r[f"{name}_low"], r[f"{name}_high"])
+        def interval(name: str) -> Any:  # a proportion in percent, its Wilson bounds beside
+            return lambda r: fmt_percent_interval(r[name], r[f"{name}_low"], r[f"{name}_high"])
 
         columns = [
             ("setup", "setup"),
@@ -445,6 +449,8 @@ def _run_rows(run: Run, dataset: str, metric: str, cost: str | None) -> list[dic
                 "n_items": row.n_items,
                 "n_defined": row.n_defined,
                 "n_errors": row.n_errors,
+                "low": row.low,
+                "high": row.high,
                 "cost": math.nan if point is None else point.cost,
                 "on_frontier": False if point is None else point.on_frontier,
             }
