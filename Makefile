@@ -64,7 +64,8 @@ tex:
 			texlive-latex-base texlive-latex-recommended
 
 # JupyterLab on this machine only and offline: no news feed, no update check and no extension
-# manager asking PyPI (tests/browser/test_jupyterlab.py starts JupyterLab with these flags).
+# manager asking PyPI; etc/jupyter turns off the front end's news prompt (tests/browser/
+# test_jupyterlab.py starts JupyterLab with these flags and that folder).
 LAB_FLAGS := --ServerApp.ip=127.0.0.1 --LabApp.news_url=None \
 	--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate --LabApp.extension_manager=readonly
 LAB_PORT ?= 8888
@@ -78,6 +79,7 @@ $(STAMP_LAB): $(STAMP_RUN)
 lab: $(STAMP_LAB)
 	@ROOT=; [ "$$(id -u)" != 0 ] || ROOT=--allow-root; \
 		OPEN=--no-browser; [ -z "$$DISPLAY$$WAYLAND_DISPLAY" ] || OPEN=; [ "$$(uname)" != Darwin ] || OPEN=; \
+		JUPYTER_CONFIG_PATH="$(CURDIR)/etc/jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
 		$(BIN)/jupyter lab $$ROOT $$OPEN $(LAB_FLAGS) --ServerApp.port=$(LAB_PORT) --ServerApp.root_dir=notebooks
 
 ## bench: speed and memory measurements (not part of the tests)

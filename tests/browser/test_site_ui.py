@@ -96,12 +96,16 @@ def _page_types(site: Path) -> dict[str, Path]:
     sources = sorted(p for p in (site / "sources").glob("*.html") if "--" not in p.stem)
     systems = sorted(p for p in (site / "sources").glob("*.html") if "--" in p.stem)
     notebooks = sorted((site / "notebooks").glob("*.html"))
+    systems_pages = sorted((site / "systems").glob("*.html"))
+    # MMLU-Pro's setup pages first: their questions have text and options.
+    setups.sort(key=lambda p: (not p.stem.startswith("mmlu-pro"), p.name))
     for name, pages in (
         ("setup", setups),
         ("comparison", comparisons),
         ("source", sources),
         ("source-system", systems),
         ("notebook", notebooks),
+        ("systems", systems_pages),
     ):
         if pages:
             found[name] = pages[0]
@@ -124,6 +128,7 @@ PAGE_TYPES = (
     "source",
     "source-system",
     "notebook",
+    "systems",
 )
 
 
@@ -189,8 +194,8 @@ def test_page_types_fit_a_phone_and_screenshots(
     readable; no console error at either width; a full-page screenshot of each."""
     pages = _page_types(site)
     if kind not in pages:
-        assert kind == "notebook", f"the bundled site has no {kind} page"
-        pytest.skip("the site was built without notebooks (no nbconvert)")
+        assert kind in ("notebook", "systems"), f"the bundled site has no {kind} page"
+        pytest.skip(f"the site was built without {kind} pages")
     path = pages[kind]
     for width in (DESKTOP, PHONE):
         with _open(browser, path, width) as (page, log):
@@ -250,25 +255,43 @@ def _stable_sorted(
     return ordered + missing
 
 
+def _run_reports(site: Path) -> dict[str, dict[str, Any]]:
+    """Each kag run's kag stats JSON, by the run's slug (``data/runs/<slug>/report.json``,
+    or ``data/report.json`` for a site of one run)."""
+    found = {
+        p.parent.name: json.loads(p.read_text(encoding="utf-8"))
+        for p in sorted((site / "data" / "runs").glob("*/report.json"))
+    }
+    if not found:
+        index = (site / "index.html").read_text(encoding="utf-8")
+        slug = re.search(r'id="leaderboard-([^"]+)"', index)
+        assert slug is not None
+        found[slug.group(1)] = json.loads((site / "data" / "report.json").read_text("utf-8"))
+    return found
+
+
 def test_leaderboard_sorts_by_a_numeric_header(browser: Browser, site: Path) -> None:
-    """The leaderboard's Correct column: ascending, then descending, as report.json says."""
-    report = json.loads((site / "data" / "report.json").read_text(encoding="utf-8"))
-    correct = {s["setup"]: s["overall"]["correct"] for s in report["setups"]}
-    ranked = [s["setup"] for s in report["setups"]]  # the page's first order (kag's rank)
-    assert len(set(correct.values())) > 2, "the example's setups tie: nothing to sort"
+    """Each run's leaderboard by its Correct column: ascending, then descending, as the
+    run's report.json says (ties in rank order), and from the keyboard."""
+    reports = _run_reports(site)
+    assert reports
     with _open(browser, site / "index.html", DESKTOP) as (page, log):
-        table = "table.leaderboard"
-        assert _order(page, table, "data-setup") == ranked
-        _click_header(page, table, "Correct")
-        assert _aria_sort(page, table, "Correct") == "ascending"
-        assert _order(page, table, "data-setup") == _stable_sorted(ranked, correct, False)
-        _click_header(page, table, "Correct")
-        assert _aria_sort(page, table, "Correct") == "descending"
-        assert _order(page, table, "data-setup") == _stable_sorted(ranked, correct, True)
-        # Keyboard: the header is a button; Enter on it sorts again (ascending).
-        page.locator(f"{table} thead th button.sort", has_text="Correct").first.focus()
-        page.keyboard.press("Enter")
-        assert _aria_sort(page, table, "Correct") == "ascending"
+        for slug, report in reports.items():
+            correct = {s["setup"]: s["overall"]["correct"] for s in report["setups"]}
+            ranked = [s["setup"] for s in report["setups"]]  # the page's first order
+            assert len(set(correct.values())) > 2, "the setups tie: nothing to sort"
+            table = f"#leaderboard-{slug}"
+            assert _order(page, table, "data-setup") == ranked
+            _click_header(page, table, "Correct")
+            assert _aria_sort(page, table, "Correct") == "ascending"
+            assert _order(page, table, "data-setup") == _stable_sorted(ranked, correct, False)
+            _click_header(page, table, "Correct")
+            assert _aria_sort(page, table, "Correct") == "descending"
+            assert _order(page, table, "data-setup") == _stable_sorted(ranked, correct, True)
+            # Keyboard: the header is a button; Enter on it sorts again (ascending).
+            page.locator(f"{table} thead th button.sort", has_text="Correct").first.focus()
+            page.keyboard.press("Enter")
+            assert _aria_sort(page, table, "Correct") == "ascending"
         assert not log.problems(), log.problems()
 
 
@@ -276,9 +299,9 @@ def test_static_table_sort_matches_data_values(browser: Browser, site: Path) -> 
     """The index's comparisons sorted by p (Holm): the order of their data-value numbers,
     read from the HTML before the click and sorted here (ties keep their order)."""
     with _open(browser, site / "index.html", DESKTOP) as (page, log):
-        table = "table.comparisons"
+        table = "#comparisons-mmlu-pro-philosophy"
         cells = page.evaluate(
-            "() => Array.from(document.querySelectorAll('table.comparisons tbody tr'))"
+            "() => Array.from(document.querySelectorAll('#comparisons-mmlu-pro-philosophy tbody tr'))"
             ".map((tr, i) => { tr.setAttribute('data-test-row', String(i));"
             " const td = tr.querySelector('td[data-key=\"p_value_holm_across_run\"]');"
             " return td.getAttribute('data-value'); })"
@@ -353,24 +376,26 @@ def _facet_counts(page: Any, facet: str) -> dict[str, int]:
 def test_outcome_filter_counts_match_report(browser: Browser, site: Path) -> None:
     """Every setup page's outcome filter counts what report.json counts; choosing an
     outcome shows that many rows, all of that outcome, and "n of N items"."""
-    report = json.loads((site / "data" / "report.json").read_text(encoding="utf-8"))
-    pages = sorted((site / "setups").glob("*.html"))
-    assert len(pages) == len(report["setups"])
-    by_title: dict[str, dict[str, int]] = {}
-    for s in report["setups"]:
-        o = s["overall"]
-        by_title[s["setup"]] = {
-            "": o["total"],
-            "correct": o["correct"],
-            "incorrect": o["incorrect"],
-            "error": o["errors"],
-        }
-    for path in pages:
+    by_title: dict[tuple[str, str], dict[str, int]] = {}
+    pages: list[tuple[str, Path]] = []
+    for slug, report in _run_reports(site).items():
+        mine = sorted((site / "setups").glob(f"{slug}--*.html"))
+        assert len(mine) == len(report["setups"])
+        pages += [(slug, p) for p in mine]
+        for s in report["setups"]:
+            o = s["overall"]
+            by_title[slug, s["setup"]] = {
+                "": o["total"],
+                "correct": o["correct"],
+                "incorrect": o["incorrect"],
+                "error": o["errors"],
+            }
+    for slug, path in pages:
         with _open(browser, path, DESKTOP) as (page, log):
             setup = page.evaluate(
                 "() => document.querySelector('h1').firstChild.textContent.trim()"
             )
-            expected = {k: v for k, v in by_title[setup].items() if v or k == ""}
+            expected = {k: v for k, v in by_title[slug, setup].items() if v or k == ""}
             assert _facet_counts(page, "outcome") == expected, (path.name, setup)
             status = page.evaluate("() => document.querySelector('.paged-status').textContent")
             total = expected[""]
@@ -476,4 +501,315 @@ def test_items_show_question_text_and_options(browser: Browser, site: Path) -> N
         )
         assert shown["text"] == first[col["question_text"]]
         assert shown["options"] == len(first[col["options"]])
+        assert not log.problems(), log.problems()
+
+
+def test_sort_rules_on_a_fixture_table(browser: Browser, site: Path, tmp_path: Path) -> None:
+    """site.js's sort on a table made here: numbers by data-value (not their text), missing
+    values last in both directions, ties in document order, text with numbers naturally,
+    a total row kept last; the header's button works from the keyboard."""
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "assets" / "site.js").write_bytes((site / "assets" / "site.js").read_bytes())
+    (tmp_path / "assets" / "site.css").write_bytes((site / "assets" / "site.css").read_bytes())
+    # (name, data-value, shown text): the texts would sort differently from the values.
+    rows = [
+        ("a", "0.5", "50%"),
+        ("b", "null", "—"),
+        ("c", "10", "9 (ten)"),
+        ("d", "0.5", "50.0%"),
+        ("e", "-2", "minus two"),
+        ("f", "null", "—"),
+        ("g", "2", "2"),
+    ]
+    body = "".join(
+        f'<tr data-name="{n}"><td>item{10 - i}</td><td class="num" data-value="{v}">{t}</td></tr>'
+        for i, (n, v, t) in enumerate(rows)
+    )
+    html = (
+        '<!DOCTYPE html><html><head><meta charset="utf-8">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "script-src 'self'; style-src 'self'\">"
+        '<link rel="stylesheet" href="assets/site.css"></head><body>'
+        '<table class="data" id="t"><thead><tr><th>Name</th><th>Value</th></tr></thead>'
+        f'<tbody>{body}<tr class="total" data-name="total"><td>All</td><td class="num" '
+        'data-value="99">99</td></tr></tbody></table>'
+        '<script src="assets/site.js"></script></body></html>'
+    )
+    path = tmp_path / "fixture.html"
+    path.write_text(html, encoding="utf-8")
+    with _open(browser, path, DESKTOP) as (page, log):
+        order = lambda: _order(page, "#t", "data-name")  # noqa: E731
+        _click_header(page, "#t", "Value")
+        assert order() == ["e", "a", "d", "g", "c", "b", "f", "total"]
+        _click_header(page, "#t", "Value")
+        assert order() == ["c", "g", "a", "d", "e", "b", "f", "total"]
+        assert _aria_sort(page, "#t", "Value") == "descending"
+        assert _aria_sort(page, "#t", "Name") is None
+        # Names item10 .. item4: natural order puts item4 first, item10 last.
+        page.locator("#t thead th button.sort", has_text="Name").focus()
+        page.keyboard.press("Enter")
+        assert order() == ["g", "f", "e", "d", "c", "b", "a", "total"]
+        page.keyboard.press("Space")
+        assert order() == ["a", "b", "c", "d", "e", "f", "g", "total"]
+        assert _aria_sort(page, "#t", "Name") == "descending"
+        assert _aria_sort(page, "#t", "Value") is None
+        assert not log.problems(), log.problems()
+
+
+def test_setup_and_outcome_filters_with_search(
+    browser: Browser, site: Path, tmp_path: Path
+) -> None:
+    """A paged table of several setups gets a setup filter beside the outcome filter; the
+    two and the search combine, each filter counting the rows the others let through."""
+    (tmp_path / "assets").mkdir()
+    for name in ("site.js", "site.css"):
+        (tmp_path / "assets" / name).write_bytes((site / "assets" / name).read_bytes())
+    columns = ["dataset", "setup", "question", "outcome", "metrics", "response"]
+    columns += ["response_length", "reference", "error"]
+    outcomes = ("correct", "incorrect", "error")
+    rows = [
+        [
+            "d",
+            f"setup-{s}",
+            f"q{i}",
+            outcomes[(i * (s + 1)) % 3],
+            "",
+            "the answer is correct" if i % 4 == 0 else "incorrectly so",
+            None,
+            None,
+            None,
+        ]
+        for s in range(3)
+        for i in range(40)
+    ]
+    document = json.dumps({"columns": columns, "rows": rows}).replace("<", "\\u003c")
+    html = (
+        '<!DOCTYPE html><html><head><meta charset="utf-8">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "script-src 'self'; style-src 'self'\">"
+        '<link rel="stylesheet" href="assets/site.css"></head><body>'
+        '<div class="paged" data-source="rows"><div class="items-controls">'
+        '<span class="paged-facets"></span><input id="item-search" class="paged-search">'
+        '<button class="paged-prev">p</button><span class="paged-page"></span>'
+        '<button class="paged-next">n</button><span class="paged-status">'
+        '<span id="items-count" class="paged-count"></span> of '
+        '<span class="paged-total"></span> items</span></div>'
+        '<table class="data items" id="items" data-kind="run-items" data-page-size="25">'
+        "<thead><tr><th>Dataset</th><th>Question</th><th>Outcome</th><th>Metrics</th>"
+        "<th>Response</th><th>Reference</th><th>Error</th></tr></thead><tbody></tbody>"
+        f'</table></div><script type="application/json" id="rows">{document}</script>'
+        '<script src="assets/site.js"></script></body></html>'
+    )
+    path = tmp_path / "paged.html"
+    path.write_text(html, encoding="utf-8")
+
+    def expected(setup: str, outcome: str, word: bool) -> int:
+        return sum(
+            (not setup or r[1] == setup)
+            and (not outcome or r[3] == outcome)
+            and (not word or _word_match(str(r[5]), "correct"))
+            for r in rows
+        )
+
+    def wait(n: int) -> None:
+        page.wait_for_function(
+            "(n) => document.getElementById('items-count').textContent === String(n)", arg=n
+        )
+
+    with _open(browser, path, DESKTOP) as (page, log):
+        assert page.locator("select[data-facet='dataset']").count() == 0  # one dataset only
+        setups = _facet_counts(page, "setup")
+        assert setups == {"": 120, "setup-0": 40, "setup-1": 40, "setup-2": 40}
+        assert _facet_counts(page, "outcome") == {
+            "": 120,
+            **{o: expected("", o, False) for o in outcomes},
+        }
+        page.select_option("#item-setup", "setup-1")
+        wait(expected("setup-1", "", False))
+        assert _facet_counts(page, "outcome") == {
+            "": 40,
+            **{o: expected("setup-1", o, False) for o in outcomes},
+        }
+        page.select_option("#item-outcome", "incorrect")
+        wait(expected("setup-1", "incorrect", False))
+        assert _facet_counts(page, "setup")["setup-2"] == expected("setup-2", "incorrect", False)
+        page.fill("#item-search", "correct")
+        n = expected("setup-1", "incorrect", True)
+        wait(n)
+        assert 0 < n < expected("setup-1", "incorrect", False)
+        status = page.evaluate("() => document.querySelector('.paged-status').textContent")
+        assert re.sub(r"\s+", " ", status).strip() == f"{n} of 120 items"
+        shown = page.evaluate(
+            "() => Array.from(document.querySelectorAll('#items tbody tr')).map("
+            "(tr) => [tr.querySelector('td.outcome').textContent,"
+            " tr.querySelector('td.response').textContent])"
+        )
+        assert len(shown) == n
+        assert all(o == "incorrect" and "the answer is correct" in r for o, r in shown)
+        assert not log.problems(), log.problems()
+
+
+NUMBERS_JS = """
+() => Array.from(document.querySelectorAll('#metrics-table tbody tr')).map((tr) => {
+  const td = tr.cells[1], style = getComputedStyle(td);
+  return {name: tr.cells[0].textContent, text: td.textContent.trim(),
+          align: style.textAlign, numeric: style.fontVariantNumeric};
+})
+"""
+
+
+def test_numbers_are_aligned_fixed_and_percent(browser: Browser, site: Path) -> None:
+    """LLMBar's judge accuracies (0/1 verdicts) show as percentages with one decimal, its
+    ratings with 4 decimals, right aligned in tabular figures (values and verdicts read
+    from the evaluation's JSON file)."""
+    pages = _page_types(site)
+    data = json.loads(
+        (site / "data" / "evaluations" / "llmbar-natural.json").read_text(encoding="utf-8")
+    )
+    with _open(browser, pages["evaluation"], DESKTOP) as (page, log):
+        cells = page.evaluate(NUMBERS_JS)
+        for cell in cells:  # the mean, without its interval
+            cell["text"] = cell["text"].split(" [")[0]
+        assert len(cells) == len(data["metrics"])
+        percent = 0
+        for cell in cells:
+            name = cell["name"]
+            value = data["metrics"][name]
+            scores = [i["scores"][name] for i in data["items"] if name in (i["scores"] or {})]
+            if scores and all(v in (0, 1) for v in scores):  # verdicts: a proportion
+                percent += 1
+                assert cell["text"] == f"{100 * value:.1f}%", cell
+            else:  # a rating: 4 decimals
+                assert cell["text"] == f"{value:.4f}", cell
+            assert cell["align"] == "right"
+            assert "tabular-nums" in cell["numeric"]
+        assert percent > 10, "LLMBar's judges give 0/1 verdicts"
+        assert not log.problems(), log.problems()
+    # A setup page's per-dataset seconds: fixed decimals, not significant figures.
+    html = pages["setup"].read_text(encoding="utf-8")
+    found = re.findall(r'data-key="avg_generation_secs" data-value="([^"]*)">([^<]*)<', html)
+    assert found
+    for raw, shown in found:
+        assert shown == ("—" if raw == "null" else f"{float(raw):.3f}"), (raw, shown)
+
+
+def test_phone_width_without_javascript(browser: Browser, site: Path) -> None:
+    """With scripts off (no table wrapper from site.js) no page type scrolls sideways at
+    375 px either: site.css lets each table scroll as a block of its own."""
+    context = browser.browser.new_context(
+        viewport={"width": PHONE, "height": 900}, java_script_enabled=False
+    )
+    blocked: list[str] = []
+
+    def route(r: Any) -> None:
+        if r.request.url.startswith("file:"):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    wide: dict[str, tuple[int, int]] = {}
+    try:
+        for kind, path in _page_types(site).items():
+            page = context.new_page()
+            page.goto(path.as_uri(), wait_until="load", timeout=LOAD_TIMEOUT_MS)
+            scroll, inner = page.evaluate(
+                "() => [document.scrollingElement.scrollWidth, window.innerWidth]"
+            )
+            if scroll > inner:
+                wide[kind] = (scroll, inner)
+            page.close()
+    finally:
+        context.close()
+    assert not wide, wide
+    assert not blocked, blocked
+
+
+ROW_KEYS_JS = """
+() => Array.from(document.querySelectorAll('#items tbody tr')).map((tr) =>
+  tr.cells[0].textContent + '/' + tr.querySelector('td.question .qid').textContent)
+"""
+
+
+def test_simulated_run_sorts_by_seconds_and_filters_by_dataset(
+    browser: Browser, site: Path
+) -> None:
+    """The SIMULATED kag run records generation seconds (some missing): sorted ascending
+    and descending over all pages, missing values last both ways; its datasets get a
+    filter whose counts are report.json's per-dataset totals."""
+    reports = _run_reports(site)
+    slug = next((s for s in reports if s.startswith("simulated")), None)
+    if slug is None:
+        pytest.skip("the default site has no simulated kag run")
+    path = sorted((site / "setups").glob(f"{slug}--*.html"))[0]
+    with _open(browser, path, DESKTOP) as (page, log):
+        setup = page.evaluate("() => document.querySelector('h1').firstChild.textContent.trim()")
+        data = _items(page)
+        col = {c: i for i, c in enumerate(data["columns"])}
+        rows = data["rows"]
+        keys = [f"{r[col['dataset']]}/{r[col['question']]}" for r in rows]
+        secs = [r[col["generation_secs"]] for r in rows]
+        assert any(s is None for s in secs)
+        assert len({s for s in secs if s is not None}) > 10
+
+        def every_page() -> list[str]:
+            page.evaluate(
+                "() => { while (!document.querySelector('#items-prev').disabled)"
+                " document.querySelector('#items-prev').click(); }"
+            )
+            shown = page.evaluate(ROW_KEYS_JS)
+            while not page.evaluate("() => document.querySelector('#items-next').disabled"):
+                page.click("#items-next")
+                shown += page.evaluate(ROW_KEYS_JS)
+            return shown
+
+        present = [i for i, s in enumerate(secs) if s is not None]
+        missing = [keys[i] for i, s in enumerate(secs) if s is None]
+        for descending in (False, True):
+            _click_header(page, "#items", "Generation")
+            # Python's sort is stable, also with reverse=True: ties keep the page's order.
+            order = sorted(present, key=lambda i: secs[i], reverse=descending)
+            assert every_page() == [keys[i] for i in order] + missing, descending
+        report = reports[slug]
+        per = next(s for s in report["setups"] if s["setup"] == setup)["per_dataset"]
+        assert len(per) >= 2
+        counts = _facet_counts(page, "dataset")
+        assert counts == {"": len(rows), **{d: m["total"] for d, m in per.items()}}
+        assert not log.problems(), log.problems()
+
+
+def test_flipped_items_filter_by_candidate_outcome(browser: Browser, site: Path) -> None:
+    """A comparison's flipped items filter by the candidate's outcome: "correct" is the
+    items the candidate gained, counted here from the page's inline JSON."""
+    best: tuple[int, Path, list[Any]] | None = None
+    for path in sorted((site / "comparisons").glob("*.html")):
+        found = re.search(
+            r'<script type="application/json" id="flips-data">(.*?)</script>',
+            path.read_text(encoding="utf-8"),
+            re.S,
+        )
+        if found:
+            rows = json.loads(found.group(1))["rows"]
+            if best is None or len(rows) > best[0]:
+                best = (len(rows), path, rows)
+    assert best is not None
+    _, path, rows = best
+    gained = sum(r[1] == "correct" for r in rows)
+    assert 0 < gained < len(rows)
+    with _open(browser, path, DESKTOP) as (page, log):
+        counts = _facet_counts(page, "candidate")
+        assert counts[""] == len(rows)
+        assert counts["correct"] == gained
+        assert sum(v for k, v in counts.items() if k) == len(rows)
+        page.select_option("#flip-candidate", "correct")
+        page.wait_for_function(
+            "(n) => document.getElementById('flips-count').textContent === String(n)", arg=gained
+        )
+        shown = page.evaluate(
+            "() => Array.from(document.querySelectorAll('#flipped tbody tr')).map("
+            "(tr) => tr.cells[1].textContent)"
+        )
+        assert set(shown) == {"correct"}
+        assert len(shown) == min(50, gained)
         assert not log.problems(), log.problems()

@@ -130,8 +130,9 @@ class _Build:
         while not ready():
             self.watch()
             if self.process.poll() is not None:
-                pytest.fail(f"the build ended before {what}: {self.process.communicate()}")
-            assert time.monotonic() < deadline, f"the build never reached {what}"
+                pytest.fail(f"the build ended before {what}: {self.reap()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"the build never reached {what}: {self.reap()}")
             time.sleep(0.02)
         self.watch()
 
@@ -144,10 +145,27 @@ class _Build:
         try:
             out, err = self.process.communicate(timeout=STOP_BOUND)
         except subprocess.TimeoutExpired:
-            self.process.kill()
-            out, err = self.process.communicate()
-            pytest.fail(f"the build did not stop within {STOP_BOUND} s: {err[-2000:]}")
+            pytest.fail(f"the build did not stop within {STOP_BOUND} s: {self.reap()[1][-2000:]}")
         return self.process.returncode, out, err, time.monotonic() - sent
+
+    def reap(self) -> tuple[str, str]:
+        """Kill the build and everything it started, then read its output (stdout, stderr).
+
+        A failing test must not wait on its own: a kernel left running holds the pipes open,
+        and ``communicate()`` without a bound would wait for it (up to its 600 s sleep)."""
+        self.watch()
+        alive = [
+            pid for pid, started in self.seen.items() if (_stat(pid) or ("", 0, ""))[2] == started
+        ]
+        for pid in [self.process.pid, *alive]:  # only the very processes seen (no reused pid)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        try:
+            return self.process.communicate(timeout=STOP_BOUND)
+        except subprocess.TimeoutExpired:
+            return "", "(its output could not be read: a process still holds its pipes)"
 
 
 def _assert_clean_stop(

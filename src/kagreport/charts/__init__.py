@@ -22,7 +22,8 @@ that charts can be layered or concatenated.
   screen (as wide as its container) and back for paper.
 - :func:`live_chart`: a chart as a live, offline widget (Altair's ``JupyterChart``) whose
   selections Python can read; importing this module makes every chart displayed in a notebook
-  live and offline, with a static SVG kept in the saved notebook (:func:`enable_notebook_renderer`).
+  live and offline, with a static SVG kept in the saved notebook (:func:`enable_notebook_renderer`);
+  :func:`live_available` tells whether this environment can show one.
 
 Importing this module loads pandas, Altair and vl-convert.
 """
@@ -52,7 +53,7 @@ with optional(*_NEEDS):
     )
     from kagreport.charts._forest import forest_data, forest_plot
     from kagreport.charts._latency import latency_bins, latency_chart, latency_summary
-    from kagreport.charts._live import live_chart
+    from kagreport.charts._live import live_available, live_chart
     from kagreport.charts._outcomes import (
         dataset_heatmap,
         heatmap_data,
@@ -109,6 +110,7 @@ __all__ = [
     "latency_bins",
     "latency_chart",
     "latency_summary",
+    "live_available",
     "live_chart",
     "missing_glyphs",
     "outcomes_chart",

@@ -90,4 +90,8 @@ def live_spec(spec: dict[str, Any], *, embed_options: dict[str, Any] | None = No
     renderers receive. The widget's ``selections`` and ``params`` are not wired to Python
     (selections still work in the chart itself).
     """
-    return _offline_class()(None, spec=spec, embed_options=_options(embed_options))
+    widget = _offline_class()(None, embed_options=_options(embed_options))
+    # Set after construction: JupyterChart's observer of ``chart`` clears a spec given with
+    # ``chart=None``. The update reaches the front end before the output that shows it.
+    widget.spec = spec
+    return widget

@@ -438,7 +438,8 @@ def _question(truth: Any, dataset: str, question: str) -> tuple[str | None, list
     entry = truth.get(dataset, question) if truth is not None else None
     if entry is None:
         return None, None
-    text = _cut(entry.input, QUESTION_LIMIT) if entry.input else None
+    stripped = entry.input.strip() if entry.input else ""
+    text = _cut(stripped, QUESTION_LIMIT) if stripped else None
     if entry.output is None or not entry.output.options:
         return text, None
     return text, [[k, _cut(v, OPTION_LIMIT)] for k, v in entry.output.options.items()]

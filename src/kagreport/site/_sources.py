@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kagreport._errors import KagreportError, SiteError
+from kagreport._format import is_proportion
 from kagreport.runs import COSTS, CostAxis, Run, compare_setups, leaderboard
 from kagreport.site._config import SourceConfig
 from kagreport.site._slugs import setup_slugs
@@ -63,6 +64,7 @@ class SiteSource:
     document: str
     tool: str
     metric: str | None  # the leaderboard's metric: "correct", else the run's first
+    percent: bool = False  # whether the metric is a proportion (shown as a percentage)
     baseline: str | None = None
     leaderboard: list[dict[str, Any]] = field(default_factory=list)
     comparisons: list[dict[str, Any]] = field(default_factory=list)
@@ -112,6 +114,8 @@ def build_source(site: Builder, config: SourceConfig, run: Run) -> None:
         str(run.metadata.get("tool") or config.format or "kagreport.run"),
         metric,
     )
+    if metric is not None:
+        source.percent = is_proportion(metric, run.metrics[metric].tolist())
     site.write(source.document, run.dumps())
     source.system_hrefs = {
         s: f"sources/{slug}--{t}.html" for s, t in setup_slugs(list(run.systems)).items()

@@ -130,12 +130,16 @@
   };
 
   // Columns a paged table can be filtered by, with their labels.
+  // A flipped-items table's candidate and baseline columns hold outcomes too.
   var FACETS = [
     ["outcome", "Outcome"],
     ["setup", "Setup"],
     ["system", "System"],
-    ["dataset", "Dataset"]
+    ["dataset", "Dataset"],
+    ["candidate", "Candidate"],
+    ["baseline", "Baseline"]
   ];
+  var OUTCOME_COLUMNS = { outcome: true, candidate: true, baseline: true };
   var OUTCOME_ORDER = ["correct", "incorrect", "error", "unknown"];
 
   // ---------------------------------------------------------------- sorting
@@ -242,12 +246,32 @@
     table.classList.add("sortable");
   }
 
+  // Right-aligns the header of each column whose cells are all numbers (td.num).
+  function numericHeaders(table, body) {
+    var head = table.tHead;
+    if (!head || !head.rows.length) {
+      return;
+    }
+    var cells = head.rows[head.rows.length - 1].cells;
+    for (var i = 0; i < cells.length; i++) {
+      var numeric = true;
+      for (var r = 0; r < body.rows.length && numeric; r++) {
+        var td = body.rows[r].cells[i];
+        numeric = !td || td.classList.contains("num");
+      }
+      if (numeric) {
+        cells[i].classList.add("num");
+      }
+    }
+  }
+
   // A table whose rows are all in its HTML: rows sort in place; a total row stays last.
   function setupStatic(table) {
     var body = table.tBodies[0];
     if (!body || body.rows.length < 2) {
       return;
     }
+    numericHeaders(table, body);
     sortable(table, function (index, dir) {
       var items = [], totals = [];
       for (var i = 0; i < body.rows.length; i++) {
@@ -484,7 +508,7 @@
       if (values.length < (facet[0] === "outcome" ? 1 : 2)) {
         return;
       }
-      if (facet[0] === "outcome") {
+      if (OUTCOME_COLUMNS[facet[0]]) {
         values.sort(function (a, b) {
           var i = OUTCOME_ORDER.indexOf(a), j = OUTCOME_ORDER.indexOf(b);
           return (i < 0 ? 99 : i) - (j < 0 ? 99 : j) || COLLATOR.compare(a, b);
