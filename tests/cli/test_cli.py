@@ -111,6 +111,7 @@ def test_demo_prints_the_mmlu_pro_table() -> None:
     assert "TIGER-AI-Lab/MMLU-Pro" in done.stdout
     assert "Datasets: 1 | Scorable questions: 499 | Skipped files: 0" in done.stdout
     assert "gemini-1-5-pro-002" in done.stdout
+    assert "a SIMULATED kag run" in done.stdout  # the one the demo site adds
 
 
 def test_simulate_writes_a_complete_tree_or_nothing(tmp_path: Path) -> None:

@@ -228,6 +228,17 @@ def test_unparsable_files_are_listed_with_the_reason(pages: dict[str, Any]) -> N
     assert "missing required field `stats`" in rows[1][1]
     # The simulated run had none: nothing listed.
     assert 'id="unparsable-tiny-sim"' not in index
+    # Each setup's page lists its own.
+    for setup, path in (
+        ("plain-cand", "d1/q4/plain-cand.json"),
+        ("kag-base", "d1/q5/kag-base.json"),
+    ):
+        page = _text(site / f"setups/known--{setup}.html")
+        listed = re.findall(
+            r"<tr><td><code>([^<]+)</code></td>", page[page.index('id="unparsable"') :]
+        )
+        assert listed == [path], setup
+    assert 'id="unparsable"' not in _text(site / "setups/tiny-sim--kag-large.html")
 
 
 def test_reasons_are_kept_but_kag_output_is_unchanged(pages: dict[str, Any]) -> None:

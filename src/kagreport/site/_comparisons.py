@@ -25,6 +25,9 @@ __all__ = ["N_RESAMPLES", "SiteComparison", "comparison_pages", "run_comparisons
 
 #: Resamples of the paired sign-flip test between setups.
 N_RESAMPLES = 10_000
+#: Flipped items a comparison page shows side by side (the first, by item); every flip is
+#: in its table. Each shows two responses of up to RESPONSE_LIMIT characters.
+SIDE_BY_SIDE_LIMIT = 500
 
 
 @dataclass
@@ -63,12 +66,15 @@ def run_comparisons(site: Builder, run: SiteRun, model: Run) -> None:
         run.skipped.append(note)
         site.warn(f"run {run.name!r}: {note}")
     # Imported here: _runs imports this module (the setup pages' expected answers).
-    from kagreport.site._runs import _expected
+    from kagreport.site._runs import _expected, _question
 
     truth = run.report.ground_truth
 
     def expected(dataset: str, question: str) -> str | None:
         return _expected(truth, dataset, question)
+
+    def question_text(dataset: str, question: str) -> str | None:
+        return _question(truth, dataset, question)[0]
 
     slugs = run.setup_slugs
     for found_c in found.comparisons:
@@ -88,7 +94,12 @@ def run_comparisons(site: Builder, run: SiteRun, model: Run) -> None:
         )
         c.comparison = _with_context(c, found_c.family_comparison(), list(found.family))
         c.details = flip_details(
-            model, run.report, candidate, baseline, [f[0] for f in c.flips], expected
+            model,
+            candidate,
+            baseline,
+            [f[0] for f in c.flips[:SIDE_BY_SIDE_LIMIT]],
+            question_text,
+            expected,
         )
         run.comparisons.append(c)
 

@@ -11,14 +11,13 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kagreport.runs import OUTCOMES
 
 if TYPE_CHECKING:
-    from kagreport.grading import StatsReport
     from kagreport.runs import Run
 
 __all__ = ["FLIP_COSTS", "FlipDetail", "FlipSide", "Segment", "flip_details", "word_diff"]
@@ -135,11 +134,11 @@ def _value(run: Run, name: str, row: int) -> float | None:
 
 def flip_details(
     run: Run,
-    report: StatsReport,
     candidate: str,
     baseline: str,
     items: Sequence[str],
-    expected: Any,
+    question: Callable[[str, str], str | None],
+    expected: Callable[[str, str], str | None],
 ) -> list[FlipDetail]:
     """The side-by-side records of ``items`` (``"dataset/question"`` labels of
     :meth:`kagreport.runs.Run.item_label`) of ``candidate`` and ``baseline``.
@@ -148,14 +147,13 @@ def flip_details(
     ----------
     run : Run
         The run model (responses kept, as the site grades with ``keep_text``).
-    report : StatsReport
-        Its report, for the questions of its datasets file.
     candidate, baseline : str
         Setup names.
     items : sequence of str
         The flipped items, in the order shown.
-    expected : callable
-        ``expected(dataset, question)``: the expected answer as the setup pages show it.
+    question, expected : callable
+        ``question(dataset, question)`` and ``expected(dataset, question)``: the
+        question's text and its expected answer as the setup pages show them.
 
     Returns
     -------
@@ -167,7 +165,6 @@ def flip_details(
         found, _ = run.rows_of(setup)
         rows[setup] = {run.item_label(r): r for r in found.tolist()}
     responses, errors = run.responses, run.errors
-    truth = report.ground_truth
     details = []
     for item in items:
         c, b = rows[candidate].get(item), rows[baseline].get(item)
@@ -176,8 +173,7 @@ def flip_details(
         texts = [responses[r] if responses is not None else None for r in (b, c)]
         left, right = word_diff(texts[0] or "", texts[1] or "")
         dataset = run.dataset_names[run.dataset[c]]
-        question = run.question_names[run.question[c]]
-        entry = truth.get(dataset, question) if truth is not None else None
+        name = run.question_names[run.question[c]]
         sides = []
         for setup, row, segments in ((baseline, b, left), (candidate, c, right)):
             code = int(run.outcome[row])
@@ -193,8 +189,8 @@ def flip_details(
         details.append(
             FlipDetail(
                 item,
-                None if entry is None else entry.input,
-                expected(dataset, question),
+                question(dataset, name),
+                expected(dataset, name),
                 sides[0],
                 sides[1],
             )

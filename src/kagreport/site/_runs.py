@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from kagreport._errors import SiteError
 from kagreport.grading import Outcome, StatsReport, grade
+from kagreport.kag import setup_name
 from kagreport.runs import Run, recorded_costs
 from kagreport.site._comparisons import SiteComparison, comparison_pages, run_comparisons
 from kagreport.site._config import RunConfig
@@ -76,7 +77,7 @@ class SiteRun:
 
 def unparsable_files(report: StatsReport) -> list[tuple[str, str]]:
     """The result files of ``report`` that did not parse, as (path relative to the results
-    root, with ``/``; reason), sorted by path."""
+    root, with ``/``, UTF-8 text; reason), sorted by path."""
     import os
 
     root = report.results
@@ -84,7 +85,10 @@ def unparsable_files(report: StatsReport) -> list[tuple[str, str]]:
     found = []
     for path, reason in zip(report.unparsable_files, reasons, strict=True):
         shown = os.path.relpath(path, root) if root is not None else path
-        found.append((shown.replace(os.sep, "/"), reason or "did not parse"))
+        # A name that is not UTF-8 (surrogate escapes) is shown with U+FFFD, as written.
+        shown = os.fsencode(shown).decode("utf-8", "replace").replace(os.sep, "/")
+        reason = reason.encode("utf-8", "replace").decode("utf-8")
+        found.append((shown, reason or "did not parse"))
     return sorted(found)
 
 
@@ -328,6 +332,11 @@ def setup_pages(
             page_size=PAGE_SIZE,
             response_limit=RESPONSE_LIMIT,
             comparisons_of=[c for c in run.comparisons if name in (c.candidate, c.baseline)],
+            unparsable=[
+                (path, reason)
+                for path, reason in run.unparsable
+                if setup_name(path.rsplit("/", 1)[-1], report.prefix) == name
+            ],
         )
 
 
