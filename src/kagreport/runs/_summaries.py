@@ -18,12 +18,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kagreport._errors import KagreportError
 from kagreport.runs._model import Run
+from kagreport.runs._views import _metric
 
 if TYPE_CHECKING:
-    import numpy.typing as npt
-
     from kagreport.evaluation import RetrievalAnswerTable
 
 __all__ = ["MetricSummary", "metric_summaries", "retrieval_answer_tables"]
@@ -61,15 +59,6 @@ class MetricSummary:
     proportion: bool
 
 
-def _column(run: Run, metric: str) -> npt.NDArray[np.float64]:
-    try:
-        return run.metrics[metric]
-    except KeyError:
-        raise KagreportError(
-            f"the run has no metric {metric!r}; metrics: {', '.join(run.metrics) or 'none'}"
-        ) from None
-
-
 def metric_summaries(
     run: Run,
     metrics: Sequence[str] | None = None,
@@ -99,7 +88,7 @@ def metric_summaries(
     from kagreport.stats import bootstrap_mean_interval, wilson_interval
 
     names = list(run.metrics) if metrics is None else list(metrics)
-    columns = {m: _column(run, m) for m in names}
+    columns = {m: _metric(run, m) for m in names}
     out = []
     for system in run.systems:
         # Rows in (dataset, question) name order: the bootstrap resamples the same values
@@ -145,7 +134,7 @@ def retrieval_answer_tables(
     """
     from kagreport.evaluation import retrieval_answer_table
 
-    hits, right = _column(run, retrieval_metric), _column(run, answer_metric)
+    hits, right = _metric(run, retrieval_metric), _metric(run, answer_metric)
     tables = {}
     for system in run.systems:
         rows, _ = run.rows_of(system)
