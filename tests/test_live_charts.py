@@ -18,6 +18,7 @@ import pytest
 
 from kagreport import grade
 from kagreport.charts import RENDERER_NAME, enable_notebook_renderer, live_chart
+from kagreport.charts._renderer import notebook_spec
 from kagreport.kag import simulate_run
 from kagreport.widgets import ChartPane, StatsView
 from kagreport.widgets._base import ChartResult
@@ -77,7 +78,10 @@ def test_a_displayed_chart_is_a_live_offline_widget_with_a_static_svg() -> None:
     assert bundle["image/svg+xml"].lstrip().startswith("<svg")
     assert "s1" in bundle["image/svg+xml"]  # an axis label, drawn by vl-convert
     widget = _widget(bundle[WIDGET_VIEW]["model_id"])
-    assert widget.spec == chart.to_dict()
+    # On screen as wide as the output area; the paper figure is kept for export.
+    assert widget.spec["width"] == "container"
+    assert widget.spec["usermeta"]["kagreport"]["paper"]["width"] == 237.6  # 3.3 in
+    assert widget.spec == notebook_spec(chart.to_dict())
     # Offline: the front-end code imports nothing (no CDN); Vega comes bundled.
     assert "esm.sh" not in widget._esm
     assert not [line for line in widget._esm.splitlines() if line.startswith("import ")]
@@ -112,14 +116,14 @@ def test_chart_pane_redraws_the_same_widget_in_place() -> None:
     assert pane.value == "<svg>one</svg>"
     pane.show(ChartResult(second, "<svg>two</svg>"))
     assert pane.live is widget  # the same widget: the front end redraws where it is
-    assert widget.spec == second.to_dict()
+    assert widget.spec == notebook_spec(second.to_dict())
     assert pane.value == "<svg>two</svg>"
     pane.show(ChartResult(error="cannot draw the chart: <b>no</b>"))
     assert pane.children == (pane.static,)
     assert "&lt;b&gt;no&lt;/b&gt;" in pane.value
     pane.show(ChartResult(first, "<svg>one</svg>"))
     assert pane.children == (widget,)
-    assert widget.spec == first.to_dict()
+    assert widget.spec == notebook_spec(first.to_dict())
 
 
 def test_stats_view_redraws_its_live_chart_when_the_cost_changes(tmp_path: Path) -> None:
@@ -127,11 +131,26 @@ def test_stats_view_redraws_its_live_chart_when_the_cost_changes(tmp_path: Path)
     view = StatsView(grade(run.datasets_path, run.results_path))
     widget = view.chart_widget.live
     assert widget is not None
-    assert widget.spec == view.chart.to_dict()
+    assert widget.spec == notebook_spec(view.chart.to_dict())
     before = widget.spec
     view.cost.value = "generation"
     assert view.chart_widget.live is widget
-    assert widget.spec == view.chart.to_dict()
+    assert widget.spec == notebook_spec(view.chart.to_dict())
     assert widget.spec != before
     assert "<svg" in view.chart_widget.value  # the static form, for the snapshot
     assert "<svg" in view.to_html()
+
+
+def test_small_multiples_in_a_notebook_are_laid_out_for_its_width(tmp_path: Path) -> None:
+    from kagreport.charts import accuracy_cost_chart
+    from kagreport.charts._renderer import NOTEBOOK_WIDTH
+
+    run = simulate_run(tmp_path / "sim", questions=10, datasets=3)
+    chart = accuracy_cost_chart(grade(run.datasets_path, run.results_path), per_dataset=True)
+    paper = chart.to_dict()
+    screen = notebook_spec(paper)
+    # Three panels of 860 px less the axis: a row of three, each wider than on paper.
+    assert screen["columns"] == 3
+    assert screen["spec"]["width"] == (NOTEBOOK_WIDTH - 80) // 3 - 1
+    assert screen["spec"]["width"] > paper["spec"]["width"]
+    assert screen["usermeta"]["kagreport"]["paper"]["cell_width"] == paper["spec"]["width"]

@@ -294,7 +294,10 @@ VEGA_STATE_JS = """
   const cell = el.closest('.jp-Cell');
   const cells = Array.from(document.querySelectorAll('.jp-Notebook .jp-Cell'));
   return {cell: cells.indexOf(cell), marks, symbols: svg ? svg.querySelectorAll('g.mark-symbol path').length : 0,
-          axisTitles, actions, tag: el.dataset.kagreportTest || ''};
+          axisTitles, actions, tag: el.dataset.kagreportTest || '',
+          width: svg ? svg.getBoundingClientRect().width : 0,
+          area: el.closest('.jp-OutputArea-output').getBoundingClientRect().width,
+          title: svg ? Array.from(svg.querySelectorAll('.role-title-text text')).map((t) => t.textContent).join(' ') : ''};
 })
 """
 
@@ -384,6 +387,10 @@ def test_jupyterlab_draws_the_readme_cells_live_and_offline(
 
     view = _wait_for_live_chart(page, network, 0)
     assert view["marks"] >= view["symbols"] > 0
+    # As wide as the output area, not the 238 px paper figure (the static SVG keeps that).
+    assert view["width"] >= 0.9 * view["area"] > 600, view
+    # The README's tree is a SIMULATED run: the chart says so wherever it is shown.
+    assert view["title"].startswith("SIMULATED"), view["title"]
     assert any("SVG" in a for a in view["actions"]), view["actions"]  # the export menu
     assert any("PNG" in a for a in view["actions"]), view["actions"]
     assert not any("Editor" in a for a in view["actions"])  # would post the data to a site

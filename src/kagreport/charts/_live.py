@@ -45,14 +45,83 @@ def live_available() -> bool:
     return hasattr(JupyterChart, "enable_offline")
 
 
+#: A widget's element is a block as wide as the output area (vega-embed makes it an inline
+#: block as wide as its content: 38 px for the actions button, so a chart of width "container"
+#: was drawn 0 px wide). Lumino widgets in JupyterLab and Notebook 7; VS Code's output cells.
+_CSS = """
+.lm-Widget.vega-embed,
+.cell-output-ipywidget-background .vega-embed {
+    display: block;
+    width: 100%;
+    box-sizing: border-box;
+}
+"""
+
+_classes: dict[str, Any] = {}
+
+
 def _offline_class() -> Any:
-    """Altair's ``JupyterChart`` class in offline mode (its bundle is built once per process,
-    about 2 s)."""
+    """Altair's ``JupyterChart``, in offline mode and as wide as its output area (its bundle
+    is built once per process, about 2 s)."""
     from altair import JupyterChart
 
     with _lock:  # enable_offline sets class attributes; two threads would bundle twice
-        JupyterChart.enable_offline()
-    return JupyterChart
+        cls = _classes.get("live")
+        if cls is None:
+            cls = _classes["live"] = type(
+                "KagreportChart", (JupyterChart,), {"_css": JupyterChart._css + _CSS}
+            )
+        if not getattr(cls, "_is_offline", False):
+            _enable_offline(cls)
+    return cls
+
+
+#: Put after the chart is embedded (Altair's ``finalize = api.finalize;``): Vega-Lite sizes a
+#: chart of width "container" when it is drawn, before the widget's element is on the page
+#: (0 px wide), and again only on a window resize; so one is sent whenever the element's
+#: width changes.
+_RESIZE_ANCHOR = "finalize = api.finalize;"
+_RESIZE_JS = """
+        if (typeof ResizeObserver !== "undefined" && spec.width === "container") {
+            let drawnWidth = -1;
+            const resized = new ResizeObserver(() => {
+                const width = el.clientWidth;
+                if (width > 0 && width !== drawnWidth) {
+                    drawnWidth = width;
+                    window.dispatchEvent(new Event("resize"));
+                }
+            });
+            resized.observe(el);
+            const finalizeChart = finalize;
+            finalize = () => { resized.disconnect(); finalizeChart(); };
+        }
+"""
+
+
+def _enable_offline(cls: Any) -> None:
+    """Offline mode, with the chart following its element's width (:data:`_RESIZE_JS`).
+
+    Altair's ``enable_offline`` bundles its widget's JavaScript with vl-convert's Vega; this
+    does the same with the resize observer added. Where Altair's source has changed shape
+    (the anchor is gone) or its helpers moved, Altair's own offline mode is used as it is.
+    """
+    try:
+        import vl_convert
+        from altair.jupyter.jupyter_chart import load_js_src
+        from altair.utils._importers import vl_version_for_vl_convert
+
+        source = load_js_src()
+        if _RESIZE_ANCHOR not in source:
+            raise LookupError(_RESIZE_ANCHOR)
+        source = source.replace(_RESIZE_ANCHOR, _RESIZE_ANCHOR + _RESIZE_JS, 1)
+        # The CDN imports go (vl-convert's bundle provides vegaEmbed and lodashDebounce).
+        lines = [line for line in source.split("\n") if not line.startswith("import ")]
+        cls._esm = vl_convert.javascript_bundle(
+            "\n".join(lines), vl_version=vl_version_for_vl_convert()
+        )
+        cls._is_offline = True
+    except (ImportError, LookupError, AttributeError, ValueError):
+        cls.enable_offline()
 
 
 def _options(embed_options: dict[str, Any] | None) -> dict[str, Any]:

@@ -5,7 +5,8 @@ exported notebook: PITFALLS.md B13), and Altair 6's Vega-Lite mimetype (v6) is n
 JupyterLab 4. This renderer's display bundle holds:
 
 - the view of a live, offline :func:`~kagreport.charts._live.live_spec` widget (Altair's
-  ``JupyterChart``), which JupyterLab 4, Notebook 7 and VS Code draw interactively;
+  ``JupyterChart``), which JupyterLab 4, Notebook 7 and VS Code draw interactively, as wide
+  as the output area (:func:`notebook_spec`);
 - ``image/svg+xml`` drawn by vl-convert: the static figure kept in the saved notebook for
   nbconvert, GitHub and any front end without the widget;
 - the Vega-Lite spec itself, which the report site draws with its own script;
@@ -21,10 +22,63 @@ from __future__ import annotations
 from typing import Any
 
 from kagreport.charts._live import WIDGET_VIEW, live_available, live_spec
+from kagreport.charts._theme import fit_container, is_faceted
 
-__all__ = ["RENDERER_NAME", "enable_by_default", "enable_notebook_renderer", "render_bundle"]
+__all__ = [
+    "NOTEBOOK_WIDTH",
+    "RENDERER_NAME",
+    "enable_by_default",
+    "enable_notebook_renderer",
+    "notebook_spec",
+    "render_bundle",
+]
 
 RENDERER_NAME = "kagreport"
+
+#: Width, CSS pixels, that small multiples are laid out for in a notebook: the live view
+#: cannot measure its output area from Python (a single view fills it: width "container").
+NOTEBOOK_WIDTH = 860
+#: Narrowest panel of small multiples on screen (as the report site's script lays them out).
+_MIN_PANEL = 200
+#: What lies beside a facet's panels (axis, labels, spacing), pixels.
+_FACET_OVERHEAD = 80
+
+
+#: Characters a title or subtitle line holds on screen (lines were cut for a paper column).
+_SCREEN_LINE = 110
+
+
+def _unwrap_title(spec: dict[str, Any]) -> None:
+    """Join a title's lines (and its subtitle's) cut for paper, and cut them for a screen."""
+    import textwrap
+
+    title = spec.get("title")
+    if not isinstance(title, dict):
+        return
+    for key in ("text", "subtitle"):
+        lines = title.get(key)
+        if isinstance(lines, list) and all(isinstance(line, str) for line in lines):
+            wrapped = textwrap.wrap(" ".join(lines), _SCREEN_LINE, break_on_hyphens=False)
+            title[key] = wrapped[0] if key == "text" and len(wrapped) == 1 else wrapped
+
+
+def notebook_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """The screen spec of a chart in a notebook's live view.
+
+    A single or layered view fills the output area (:func:`~kagreport.charts.fit_container`:
+    width ``"container"``, screen text sizes); small multiples get as many panels a row as
+    :data:`NOTEBOOK_WIDTH` holds. The paper figure stays in its ``usermeta`` (what the
+    static SVG and :func:`~kagreport.charts.save_figure` draw).
+    """
+    screen = fit_container(spec)
+    _unwrap_title(screen)
+    if is_faceted(screen):
+        meta = screen.get("usermeta", {}).get("kagreport", {})
+        panels = int(meta.get("panels") or 1)
+        columns = max(1, min(panels, NOTEBOOK_WIDTH // _MIN_PANEL))
+        screen["columns"] = columns
+        screen["spec"]["width"] = max(60, (NOTEBOOK_WIDTH - _FACET_OVERHEAD) // columns - 1)
+    return screen
 
 
 def render_bundle(
@@ -57,7 +111,8 @@ def render_bundle(
     except Exception as exc:  # the live view may still draw it; say why there is no figure
         plain = f"<kagreport chart: no static SVG ({type(exc).__name__}: {exc})>"
     if live and live_available():
-        widget_bundle = live_spec(spec, embed_options=embed_options)._repr_mimebundle_()
+        widget = live_spec(notebook_spec(spec), embed_options=embed_options)
+        widget_bundle = widget._repr_mimebundle_()
         if isinstance(widget_bundle, tuple):  # (data, metadata)
             widget_bundle = widget_bundle[0]
         if widget_bundle and WIDGET_VIEW in widget_bundle:

@@ -197,6 +197,8 @@ def fit_container(
     ``width`` (the figure's, pixels: the preset's, or the chart's own fixed width),
     ``height``, ``cell_width`` and ``padding`` where set, and ``config`` (the paper text
     sizes), so that :func:`kagreport.charts.paper_spec` and the site's export restore it.
+    The title becomes the spec's ``description`` (unless it has one): what Vega gives screen
+    readers as the chart's label.
 
     Returns
     -------
@@ -236,7 +238,22 @@ def fit_container(
         paper["config"] = merged
     meta["paper"] = paper
     text_sizes(spec, "screen")
+    if (
+        "description" not in spec
+    ):  # Vega's ARIA label of the drawn chart (else "Vega visualization")
+        description = _title_text(spec.get("title"))
+        if description:
+            spec["description"] = description
     return spec
+
+
+def _title_text(title: Any) -> str:
+    """A chart title as one line of plain text ("" without one)."""
+    if isinstance(title, Mapping):
+        title = title.get("text")
+    if isinstance(title, list):
+        return " ".join(str(line) for line in title)
+    return title if isinstance(title, str) else ""
 
 
 def _register() -> None:

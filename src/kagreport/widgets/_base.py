@@ -109,14 +109,18 @@ class ChartPane(widgets.Box):  # type: ignore[misc]  # ipywidgets is untyped
 
     def _draw_live(self, chart: Any) -> bool:
         try:
-            from kagreport.charts import live_available, live_chart
+            from kagreport.charts import live_available
+            from kagreport.charts._live import live_spec
+            from kagreport.charts._renderer import notebook_spec
 
             if not live_available():
                 return False
+            # As wide as the output area (the static SVG keeps the paper figure).
+            spec = notebook_spec(chart.to_dict())
             if self.live is None:
-                self.live = live_chart(chart)
+                self.live = live_spec(spec)
             else:
-                self.live.chart = chart  # the front end re-embeds the new spec in place
+                self.live.spec = spec  # the front end re-embeds the new spec in place
         except Exception:  # the static SVG is shown instead: a view never raises in a callback
             return False
         return True
