@@ -43,6 +43,7 @@ with optional(*_NEEDS):
         pairwise_agreement_chart,
         pairwise_agreement_data,
     )
+    from kagreport.charts._data import SIMULATED, label_title
     from kagreport.charts._export import (
         FORMATS,
         MissingGlyphWarning,
@@ -94,6 +95,7 @@ __all__ = [
     "PAPER_CONFIG",
     "PRESETS",
     "RENDERER_NAME",
+    "SIMULATED",
     "THEME_NAME",
     "MissingGlyphWarning",
     "accuracy_cost_chart",
@@ -107,6 +109,7 @@ __all__ = [
     "forest_data",
     "forest_plot",
     "heatmap_data",
+    "label_title",
     "latency_bins",
     "latency_chart",
     "latency_summary",

@@ -20,6 +20,7 @@ import pandas as pd
 from kagreport._errors import KagreportError
 from kagreport.charts._data import (
     inline_data,
+    is_simulated_source,
     require_columns,
     sorted_setups,
     stats_rows,
@@ -409,6 +410,7 @@ def accuracy_cost_chart(
         )
     name = re.sub(r"\s*\(.*\)$", "", axis_title).lower()
     heading = f"Accuracy against {name}" if title is None else title
+    simulated = is_simulated_source(report_or_frame)
 
     tooltip = [
         alt.Tooltip("setup:N", title="Setup"),
@@ -490,7 +492,7 @@ def accuracy_cost_chart(
         chart: alt.LayerChart | alt.FacetChart = alt.LayerChart(
             data=values,
             layer=layers,
-            title=title_params(heading, subtitle),
+            title=title_params(heading, subtitle, simulated=simulated),
             width=COLUMN_WIDTH,
             height=max(160, 14 * min(len(setups), 12)),
         )
@@ -503,7 +505,7 @@ def accuracy_cost_chart(
         spec=inner,
         facet=alt.Facet("dataset:N", title=None, sort=sorted(set(data["dataset"]))),
         columns=columns,
-        title=title_params(heading, subtitle, wide=True),
+        title=title_params(heading, subtitle, wide=True, simulated=simulated),
         # Vega-Lite fits only single and layered views to a width; a facet is sized by its
         # panels (kagreport.charts.paper_spec fits them to the preset).
         autosize=alt.AutoSizeParams(type="pad", contains="padding"),

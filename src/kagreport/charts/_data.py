@@ -15,7 +15,36 @@ from kagreport.frames import stats_frame
 from kagreport.grading import StatsReport
 from kagreport.runs import Run
 
-__all__ = ["inline_data", "require_columns", "sorted_setups", "stats_rows", "title_params"]
+__all__ = [
+    "SIMULATED",
+    "inline_data",
+    "is_simulated_source",
+    "label_title",
+    "require_columns",
+    "sorted_setups",
+    "stats_rows",
+    "title_params",
+]
+
+#: The word a chart title of SIMULATED data starts with.
+SIMULATED = "SIMULATED"
+
+
+def label_title(title: str) -> str:
+    """``title`` starting with ``SIMULATED: `` (unchanged when it already says so)."""
+    return title if title.upper().startswith(SIMULATED) else f"{SIMULATED}: {title}"
+
+
+def is_simulated_source(source: Any) -> bool:
+    """Whether a chart's source holds SIMULATED data: a report of a tree ``kagreport
+    simulate`` wrote, its run, or a frame of either (``frame.attrs["simulated"]``)."""
+    if isinstance(source, StatsReport):
+        return source.simulated
+    if isinstance(source, Run):
+        return bool(source.metadata.get("simulated"))
+    if isinstance(source, pd.DataFrame):
+        return bool(source.attrs.get("simulated"))
+    return False
 
 
 def _plain(value: Any) -> Any:
@@ -91,17 +120,21 @@ def _wrap(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width, break_on_hyphens=False) or [""]
 
 
-def title_params(title: str, subtitle: list[str], *, wide: bool = False) -> alt.TitleParams | str:
+def title_params(
+    title: str, subtitle: list[str], *, wide: bool = False, simulated: bool = False
+) -> alt.TitleParams | str:
     """A title with subtitle lines, wrapped to fit a paper column (one Vega line per element).
 
     With ``wide``, lines are twice as long: the figure spans both columns of the paper.
+    With ``simulated``, the title starts with ``SIMULATED:`` (:func:`label_title`), so the
+    figure is never taken for a measurement wherever it ends up.
 
     Lines are cut at spaces after :data:`TITLE_CHARACTERS` (title) or
     :data:`SUBTITLE_CHARACTERS` (subtitle) characters, so no line runs past a 238 px (3.3 in)
     figure.
     """
     factor = 2 if wide else 1
-    heading = _wrap(title, factor * TITLE_CHARACTERS)
+    heading = _wrap(label_title(title) if simulated else title, factor * TITLE_CHARACTERS)
     lines = [
         part for line in subtitle if line for part in _wrap(line, factor * SUBTITLE_CHARACTERS)
     ]

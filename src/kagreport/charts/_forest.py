@@ -219,6 +219,8 @@ def forest_plot(
         "mean_difference:Q",
         title="Mean difference (candidate − baseline)",
         axis=alt.Axis(format="%") if percent else alt.Undefined,
+        # 0 (no difference) always inside the plot, on a tick, never at its edge.
+        scale=alt.Scale(zero=True, nice=True, padding=6),
     )
     tooltip = [
         alt.Tooltip("metric:N", title="Metric"),
@@ -268,6 +270,7 @@ def forest_plot(
         layer=layers,
         title=title_params(heading if title is None else title, subtitle),
         width=COLUMN_WIDTH,
-        height=alt.Step(16),
+        # A plot of one or two rows keeps room for its bars (16 px a row beyond).
+        height=alt.Step(16) if len(metrics) > 2 else 48,
     )
     return apply_theme(chart) if theme else chart

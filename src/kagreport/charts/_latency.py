@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from kagreport._errors import KagreportError
-from kagreport.charts._data import inline_data, require_columns, title_params
+from kagreport.charts._data import inline_data, is_simulated_source, require_columns, title_params
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.frames import items_frame
 from kagreport.grading import StatsReport
@@ -261,7 +261,7 @@ def latency_chart(
     heading = f"{kind.capitalize()} time per item" if title is None else title
     chart = alt.LayerChart(
         layer=[strip, medians],
-        title=title_params(heading, subtitle),
+        title=title_params(heading, subtitle, simulated=is_simulated_source(report_or_items)),
         width=COLUMN_WIDTH,
         height=alt.Step(16),
     )

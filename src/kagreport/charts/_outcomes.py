@@ -10,6 +10,7 @@ import pandas as pd
 
 from kagreport.charts._data import (
     inline_data,
+    is_simulated_source,
     require_columns,
     sorted_setups,
     stats_rows,
@@ -129,7 +130,11 @@ def outcomes_chart(
             ],
         )
         .properties(
-            title=title_params("Outcomes per setup" if title is None else title, []),
+            title=title_params(
+                "Outcomes per setup" if title is None else title,
+                [],
+                simulated=is_simulated_source(report_or_frame),
+            ),
             width=COLUMN_WIDTH,
             height=alt.Step(14),
         )
@@ -309,7 +314,7 @@ def dataset_heatmap(
     subtitle = ["Grey cells with “–”: undefined."] if not data["defined"].all() else []
     chart = alt.LayerChart(
         layer=layers,
-        title=title_params(heading, subtitle),
+        title=title_params(heading, subtitle, simulated=is_simulated_source(report_or_frame)),
         width=COLUMN_WIDTH,
         height=alt.Step(18),
     )

@@ -223,7 +223,15 @@ def stats_frame(
             cost_values(overall_rows, "retrieval"), overall_rows["accuracy"].to_numpy(dtype=float)
         )
     frame["pareto"] = front
+    if _simulated(report):
+        frame.attrs["simulated"] = True  # the charts of it say SIMULATED
     return frame
+
+
+def _simulated(report: StatsReport | Run) -> bool:
+    if isinstance(report, Run):
+        return bool(report.metadata.get("simulated"))
+    return bool(getattr(report, "simulated", False))
 
 
 def _add_tool_costs(frame: pd.DataFrame, run: Run) -> None:

@@ -21,6 +21,7 @@ from kagreport.grading._rule import grade_response
 from kagreport.kag import (
     Datasets,
     QuestionDir,
+    is_simulated,
     iter_question_dirs,
     iter_result_files,
     load_datasets,
@@ -71,6 +72,9 @@ class StatsReport:
         Why each of ``unparsable_files`` did not parse (the parser's message, with the
         line and column of a byte offset it names), in the same order; for the views,
         never part of the kag JSON or table.
+    simulated : bool
+        The tree was written by ``kagreport simulate`` (:func:`kagreport.kag.is_simulated`):
+        its numbers are synthetic, and every chart of it says SIMULATED.
     results : str or None
         The results root that was graded.
     prefix : str
@@ -89,6 +93,7 @@ class StatsReport:
     prefix: str = ""
     ground_truth: Datasets | None = field(default=None, repr=False, compare=False)
     unparsable_reasons: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    simulated: bool = field(default=False, repr=False, compare=False)
 
     def __getitem__(self, setup: str) -> SetupReport:
         for report in self.setups:
@@ -355,4 +360,5 @@ def grade(
         prefix=prefix,
         ground_truth=truth,
         unparsable_reasons=tuple(reasons),
+        simulated=is_simulated(root),
     )

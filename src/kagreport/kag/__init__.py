@@ -16,8 +16,10 @@ from kagreport.kag._records import (
     read_result,
 )
 from kagreport.kag._simulate import (
+    SIMULATED_MARKER,
     SimulatedRun,
     SimulatedSetup,
+    is_simulated,
     simulate_run,
     write_simulated_run,
 )
@@ -34,6 +36,7 @@ from kagreport.kag._walk import (
 
 __all__ = [
     "MCQ",
+    "SIMULATED_MARKER",
     "Datasets",
     "Question",
     "QuestionDir",
@@ -47,6 +50,7 @@ __all__ = [
     "dumps_pretty",
     "format_float",
     "is_component_name",
+    "is_simulated",
     "iter_find_candidates",
     "iter_find_entries",
     "iter_question_dirs",

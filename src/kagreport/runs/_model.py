@@ -239,7 +239,8 @@ class Run(Document):
             responses=None if texts is None else tuple(texts.responses),
             references=_references(report),
             errors=None if texts is None else tuple(texts.errors),
-            metadata={"source": "kag", "prefix": table.prefix},
+            metadata={"source": "kag", "prefix": table.prefix}
+            | ({"simulated": True} if report.simulated else {}),
         )
 
     def select(self, systems: Sequence[str], datasets: Sequence[str] | None = None) -> Run:

@@ -6,24 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SIMULATED", "label_spec", "label_title", "simulated_notice"]
+from kagreport.charts import SIMULATED, label_title
+from kagreport.kag import is_simulated
 
-#: The word every label starts with.
-SIMULATED = "SIMULATED"
+__all__ = ["SIMULATED", "label_spec", "label_title", "simulated_notice"]
 
 
 def simulated_notice(results: Path) -> str:
     """The notice of a run written by ``kagreport simulate`` (it leaves SIMULATED.md in the
     run's folder, beside ``results``); ``""`` for any other run."""
-    for folder in (results, results.parent):
-        if (folder / "SIMULATED.md").is_file():
-            return "SIMULATED data: no model was run (SIMULATED.md beside its results says how)."
+    if is_simulated(results):
+        return "SIMULATED data: no model was run (SIMULATED.md beside its results says how)."
     return ""
-
-
-def label_title(title: str) -> str:
-    """``title`` starting with ``SIMULATED: `` (unchanged when it already says so)."""
-    return title if title.upper().startswith(SIMULATED) else f"{SIMULATED}: {title}"
 
 
 def label_spec(spec: dict[str, Any]) -> dict[str, Any]:
