@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kagreport._errors import KagreportError
-from kagreport._format import p_value, percent
+from kagreport._format import fixed, p_value, percent, points
 from kagreport.site._config import EvaluationSource
 from kagreport.site._evaluations import cutoffs, headline_metrics, is_percent, shown
 from kagreport.site._json import dumps_json
@@ -270,8 +270,10 @@ def _build_group(site: Builder, group: _Group, pairs: list[dict[str, Any]]) -> N
                     "metric": metric,
                     "n_pairs": m.n_pairs,
                     "difference": m.mean_difference,
-                    "shown": shown(m.mean_difference, pct),
-                    "interval": f"[{shown(m.ci_low, pct)}, {shown(m.ci_high, pct)}]",
+                    "shown": points(m.mean_difference) if pct else fixed(m.mean_difference, 4),
+                    "interval": f"[{points(m.ci_low, unit=False)}, {points(m.ci_high, unit=False)}]"
+                    if pct
+                    else f"[{fixed(m.ci_low, 4)}, {fixed(m.ci_high, 4)}]",
                     "p_value": m.p_value,
                     "p_shown": p_value(m.p_value),
                     "p_family": c.p_values_family[metric],

@@ -63,6 +63,12 @@ def fmt_pct(value: Any, digits: int = 1) -> str:
     return _format.percent(value, digits)
 
 
+def fmt_pp(value: Any, digits: int = 1, unit: bool = True) -> str:
+    """A difference of two proportions in percentage points with a real minus (``"−5.0 pp"``;
+    ``unit=False``: ``"−5.0"``, for an interval's bounds); a dash where undefined."""
+    return _format.points(value, digits, unit=unit)
+
+
 def fmt_num(value: Any, digits: int = 3) -> str:
     """A number with ``digits`` decimals (so a column's decimal points line up); integers
     in full, bools as yes/no; a dash where undefined (:func:`kagreport._format.number`)."""
@@ -138,6 +144,7 @@ class Templates:
         self.env.globals["content_security_policy"] = PAGE_CSP
         self.env.filters.update(
             pct=fmt_pct,
+            pp=fmt_pp,
             num=fmt_num,
             metric=fmt_metric,
             fixed=fmt_fixed,
