@@ -813,3 +813,72 @@ def test_flipped_items_filter_by_candidate_outcome(browser: Browser, site: Path)
         assert set(shown) == {"correct"}
         assert len(shown) == min(50, gained)
         assert not log.problems(), log.problems()
+
+
+def test_long_unbroken_names_and_texts_wrap_at_phone_width(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """A valid 250-character setup name, a 3,000-character option and a 500-character error
+    without a space wrap where they are shown (the adversarial trial of #14 found the
+    comparison page 5,014 px wide and a setup page 2,904 px at 375 px)."""
+    from kagreport.site import RunConfig, SiteConfig, build_site
+
+    long_setup = "s" * 250
+    truth = {
+        "ds": {
+            "q1": {
+                "input": "Q" * 600,
+                "output": {"type": "MCQ", "options": {"A": "o" * 3000, "B": "b"}, "answer": "A"},
+            }
+        }
+    }
+    results = tmp_path / "results" / "ds" / "q1"
+    results.mkdir(parents=True)
+    (tmp_path / "datasets.json").write_text(json.dumps(truth), encoding="utf-8")
+    ok = {
+        "ok": {
+            "result": "A",
+            "stats": {
+                "prompt": "p",
+                "retrieval": None,
+                "config": {
+                    "augmented_generation": None,
+                    "provider": "x",
+                    "model": "m",
+                    "temperature": 0.0,
+                    "tokens": None,
+                },
+                "time": {"secs": 1, "nanos": 0},
+            },
+        }
+    }
+    (results / f"{long_setup}.json").write_text(json.dumps(ok), encoding="utf-8")
+    (results / "beta.json").write_text(json.dumps({"error": "boom " + "E" * 500}), encoding="utf-8")
+    config = SiteConfig(
+        title="T" * 300,
+        runs=(
+            RunConfig(
+                "run " + "R" * 200,
+                tmp_path / "datasets.json",
+                tmp_path / "results",
+                compare="all-pairs",
+            ),
+        ),
+    )
+    out = tmp_path / "site"
+    build_site(config, out)
+    pages = [
+        out / "index.html",
+        *sorted((out / "setups").glob("*.html")),
+        *sorted((out / "comparisons").glob("*.html")),
+    ]
+    assert len(pages) >= 4
+    wide = {}
+    for path in pages:
+        with _open(browser, path, PHONE) as (page, _log):
+            scroll, inner = page.evaluate(
+                "() => [document.scrollingElement.scrollWidth, window.innerWidth]"
+            )
+            if scroll > inner:
+                wide[path.name] = scroll
+    assert not wide, wide

@@ -244,3 +244,24 @@ def test_a_metric_outside_holms_family_has_no_mark() -> None:
     latex = to_latex(EvaluationComparison.read(data))
     assert r"complete@1 & 8 & 0.000 & 0.000 & 0.000 & --- \\" in latex  # no Holm p, no mark
     assert r"$-$0.125" in latex  # 0.5 - 0.625, a real minus
+
+
+@pytest.mark.slow
+def test_hostile_text_compiles(pdflatex: str, tmp_path: Path) -> None:
+    """What a model or a user may put in names and cells (the adversarial trial of #14): a
+    blank line, control characters, and the characters OT1 would set as other glyphs."""
+    hostile = 'l1\n\nl2 <a> |b| "c" \x00\x1b\x0b\x7f \\ & % $ # _ { } ~ ^'
+    frame = pd.DataFrame({hostile: [0.5], "x": [hostile]}, index=[hostile])
+    latex = to_latex(frame, caption=hostile, label="tab:hostile")
+    assert r"\textless{}a\textgreater{} \textbar{}b\textbar{} ''c''" in latex
+    assert not any(ch in latex for ch in "\x00\x1b\x0b\x7f")
+    assert "\n\n" not in latex
+    _compile(pdflatex, tmp_path, "a4paper", latex)  # fails the test if pdflatex stops
+
+
+def test_a_label_that_is_not_a_latex_key_is_refused() -> None:
+    frame = pd.DataFrame({"x": [1.0]})
+    for label in ("a_b & c % d", "tab a", "x{y}", "a#1"):
+        with pytest.raises(ValueError, match="`label` must be"):
+            to_latex(frame, label=label)
+    assert r"\label{tab:a_b-1.x/y}" in to_latex(frame, label="tab:a_b-1.x/y")

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from kagreport._format import fixed
-from kagreport.charts._data import inline_data, require_columns, title_params
+from kagreport.charts._data import inline_data, require_columns, rows_height, title_params
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.evaluation import AnswerEvaluation, pairwise_agreement
 from kagreport.frames import agreement_frame
@@ -157,7 +157,10 @@ def agreement_chart(
     ]
     heading = "Agreement between judges" if title is None else title
     chart = alt.LayerChart(
-        layer=layers, title=title_params(heading, subtitle), width=COLUMN_WIDTH, height=alt.Step(18)
+        layer=layers,
+        title=title_params(heading, subtitle),
+        width=COLUMN_WIDTH,
+        height=rows_height(18, len(labels)),
     )
     return apply_theme(chart) if theme else chart
 

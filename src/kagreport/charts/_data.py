@@ -21,6 +21,7 @@ __all__ = [
     "is_simulated_source",
     "label_title",
     "require_columns",
+    "rows_height",
     "sorted_setups",
     "stats_rows",
     "title_params",
@@ -98,6 +99,17 @@ def stats_rows(
         "expected a StatsReport (from kagreport.grade), a kagreport.runs.Run or a DataFrame "
         f"from kagreport.frames.stats_frame, not {type(report_or_frame).__name__}"
     )
+
+
+def rows_height(step: float, rows: int) -> float:
+    """The plot height of ``rows`` bands of ``step`` pixels, as a number.
+
+    Vega-Lite sizes a band scale of ``n`` bands to ``step * n`` pixels with its default
+    padding, as ``height=alt.Step(step)`` would; a discrete height with the theme's
+    ``fit-x`` autosize makes Vega-Lite warn on every page that draws the chart ("Dropping
+    fit-y because spec has discrete height").
+    """
+    return float(step * max(rows, 1))
 
 
 def sorted_setups(frame: pd.DataFrame) -> list[str]:

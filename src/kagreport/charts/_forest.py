@@ -10,7 +10,7 @@ import pandas as pd
 
 from kagreport._errors import KagreportError
 from kagreport.charts._accuracy import RING
-from kagreport.charts._data import inline_data, require_columns, title_params
+from kagreport.charts._data import inline_data, require_columns, rows_height, title_params
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.evaluation import EvaluationComparison
 from kagreport.frames import comparison_frame
@@ -271,6 +271,6 @@ def forest_plot(
         title=title_params(heading if title is None else title, subtitle),
         width=COLUMN_WIDTH,
         # A plot of one or two rows keeps room for its bars (16 px a row beyond).
-        height=alt.Step(16) if len(metrics) > 2 else 48,
+        height=rows_height(16, len(metrics)) if len(metrics) > 2 else 48.0,
     )
     return apply_theme(chart) if theme else chart

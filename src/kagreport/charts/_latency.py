@@ -9,7 +9,13 @@ import numpy as np
 import pandas as pd
 
 from kagreport._errors import KagreportError
-from kagreport.charts._data import inline_data, is_simulated_source, require_columns, title_params
+from kagreport.charts._data import (
+    inline_data,
+    is_simulated_source,
+    require_columns,
+    rows_height,
+    title_params,
+)
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.frames import items_frame
 from kagreport.grading import StatsReport
@@ -263,6 +269,6 @@ def latency_chart(
         layer=[strip, medians],
         title=title_params(heading, subtitle, simulated=is_simulated_source(report_or_items)),
         width=COLUMN_WIDTH,
-        height=alt.Step(16),
+        height=rows_height(16, len(order)),
     )
     return apply_theme(chart) if theme else chart

@@ -12,6 +12,7 @@ from kagreport.charts._data import (
     inline_data,
     is_simulated_source,
     require_columns,
+    rows_height,
     sorted_setups,
     stats_rows,
     title_params,
@@ -136,7 +137,7 @@ def outcomes_chart(
                 simulated=is_simulated_source(report_or_frame),
             ),
             width=COLUMN_WIDTH,
-            height=alt.Step(14),
+            height=rows_height(14, len(setups)),
         )
     )
     return apply_theme(chart) if theme else chart
@@ -316,6 +317,6 @@ def dataset_heatmap(
         layer=layers,
         title=title_params(heading, subtitle, simulated=is_simulated_source(report_or_frame)),
         width=COLUMN_WIDTH,
-        height=alt.Step(18),
+        height=rows_height(18, len(setups)),
     )
     return apply_theme(chart) if theme else chart

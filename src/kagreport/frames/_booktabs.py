@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Column", "Sub", "latex_escape", "name_lines", "render"]
+__all__ = ["Column", "Sub", "check_label", "latex_escape", "name_lines", "render"]
 
 _SPECIAL = {
     "\\": r"\textbackslash{}",
@@ -35,13 +35,40 @@ _SPECIAL = {
     "−": r"$-$",
     "≤": r"$\leq$",
     "≥": r"$\geq$",
+    # In the default OT1 encoding these print as other glyphs (¡ ¿ — and a closing quote).
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+    '"': "''",
 }
+# A line break in a cell (a blank line would end the paragraph inside a tabular: fatal),
+# and C0/C1 control characters, which TeX refuses ("invalid character"), become a space.
+_SPECIAL.update({chr(c): " " for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))})
 
 
 def latex_escape(text: str) -> str:
-    """Escape text for LaTeX: the ten special characters, ``±`` as ``$\\pm$``, the real
-    minus sign (U+2212) as ``$-$``, dashes as ``--``/``---``."""
+    """Escape text for LaTeX: the ten special characters, ``< > | "`` (which OT1 sets as
+    other glyphs), ``±`` as ``$\\pm$``, the real minus sign (U+2212) as ``$-$``, dashes as
+    ``--``/``---``; line breaks and control characters become spaces."""
     return "".join(_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+_LABEL = re.compile(r"[A-Za-z0-9:._/-]+")
+
+
+def check_label(label: str) -> str:
+    """``label`` if it is safe as a ``\\label`` key (letters, digits, ``: . _ / -``).
+
+    Raises
+    ------
+    ValueError
+        Otherwise (a space, ``&``, ``%``, ``#``, a brace would break the document).
+    """
+    if not _LABEL.fullmatch(label):
+        raise ValueError(
+            f"`label` must be letters, digits and ': . _ / -' only (a LaTeX key), not {label!r}"
+        )
+    return label
 
 
 class Sub(str):
@@ -164,6 +191,6 @@ def render(
         env = "table*" if wide else "table"
         lines = [f"\\begin{{{env}}}", r"\centering"]
         lines += [] if caption is None else [f"\\caption{{{caption}}}"]
-        lines += [] if label is None else [f"\\label{{{label}}}"]
+        lines += [] if label is None else [f"\\label{{{check_label(label)}}}"]
         lines += [*setup, *tabular, *after, f"\\end{{{env}}}"]
     return "\n".join(lines) + "\n"

@@ -58,6 +58,14 @@ def _missing(value: Any) -> bool:
     return _format.is_missing(value)
 
 
+def _no_nul(value: Any) -> Any:
+    """Every value a page shows, with U+0000 as U+FFFD: HTML forbids the character (a
+    browser drops it, grep takes the page for binary), and a response may hold one."""
+    if isinstance(value, str) and "\x00" in value:
+        return value.replace("\x00", "\ufffd")
+    return value
+
+
 def fmt_pct(value: Any, digits: int = 1) -> str:
     """A proportion as a percentage (``"72.3%"``); a dash where undefined."""
     return _format.percent(value, digits)
@@ -140,6 +148,7 @@ class Templates:
             keep_trailing_newline=True,
             trim_blocks=True,
             lstrip_blocks=True,
+            finalize=_no_nul,
         )
         self.env.globals["content_security_policy"] = PAGE_CSP
         self.env.filters.update(

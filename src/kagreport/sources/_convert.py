@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kagreport._errors import UsageError
+from kagreport._errors import KagreportError, UsageError
 from kagreport.sources._eee_write import check_output, write_eee
 from kagreport.sources._registry import read_run
 
@@ -63,7 +63,8 @@ def convert_run(
         folder; if ``output`` is the input itself, inside an input folder, or (EEE) a
         folder holding the input; raised before anything is read.
     KagreportError
-        As :func:`read_run`.
+        As :func:`read_run`; if ``output``'s folder does not exist or ``output`` cannot be
+        written (the old one, if any, is then whole).
     """
     source, target = Path(path), Path(output)
     eee = output_format(target, to) == "eee"
@@ -80,9 +81,14 @@ def convert_run(
         raise UsageError(f"{target} holds the run being read ({source}): choose another output")
     if eee:
         check_output(target)
+    if not target.absolute().parent.is_dir():
+        raise KagreportError(f"cannot write {target}: its folder does not exist", path=target)
     run = read_run(source, format=format)
-    if eee:
-        write_eee(run, target)
-    else:
-        run.write(target)
+    try:
+        if eee:
+            write_eee(run, target)
+        else:
+            run.write(target)
+    except OSError as exc:  # a name too long for the file system, a full disk, ...
+        raise KagreportError(f"cannot write {target}: {exc.strerror or exc}", path=target) from None
     return run

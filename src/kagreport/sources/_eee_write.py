@@ -237,7 +237,6 @@ def write_eee(run: Run, path: str | os.PathLike[str], timestamp: float | None = 
     stamp = f"{time.time() if timestamp is None else timestamp:.0f}"
     name = run.metadata.get("name")
     collection = name if isinstance(name, str) and name else "kagreport"
-    target.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     old = target.with_name(f".{target.name}.old-{os.getpid()}")
     shutil.rmtree(old, ignore_errors=True)  # left by a crash of an earlier write

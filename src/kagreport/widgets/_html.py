@@ -236,6 +236,10 @@ def snapshot_html(title: str, controls: Mapping[str, str], sections: Sequence[st
         f"kernel)" + (f"<br>{state}" if state else "") + "</div>"
     )
     return (
+        # A long option or response wraps anywhere rather than widen the page it is put in.
         '<div class="kagreport-widget-snapshot" style="border:1px solid #ccc;padding:6px;'
-        'font-family:sans-serif">' + header + "".join(sections) + "</div>"
+        'font-family:sans-serif;overflow-wrap:anywhere;max-width:100%;overflow-x:auto">'
+        + header
+        + "".join(sections)
+        + "</div>"
     )
