@@ -19,7 +19,8 @@ that charts can be layered or concatenated.
 - :func:`retrieval_answer_chart`: retrieval hit/miss by answer right/wrong, per setup.
 - :func:`save_figure`: SVG, PNG (300 dpi), PDF (or HTML) with vl-convert, at a paper
   :data:`PRESETS` width; :func:`fit_container` / :func:`paper_spec`: a chart's spec for a
-  screen (as wide as its container) and back for paper.
+  screen (as wide as its container) and back for paper; :func:`notebook_spec`: the screen
+  spec of a notebook's live view.
 - :func:`live_chart`: a chart as a live, offline widget (Altair's ``JupyterChart``) whose
   selections Python can read; importing this module makes every chart displayed in a notebook
   live and offline, with a static SVG kept in the saved notebook (:func:`enable_notebook_renderer`);
@@ -61,7 +62,7 @@ with optional(*_NEEDS):
         outcomes_chart,
         outcomes_data,
     )
-    from kagreport.charts._renderer import RENDERER_NAME, enable_notebook_renderer
+    from kagreport.charts._renderer import RENDERER_NAME, enable_notebook_renderer, notebook_spec
     from kagreport.charts._renderer import enable_by_default as _enable_by_default
     from kagreport.charts._retrieval_answer import (
         CELL_LABELS,
@@ -116,6 +117,7 @@ __all__ = [
     "live_available",
     "live_chart",
     "missing_glyphs",
+    "notebook_spec",
     "outcomes_chart",
     "outcomes_data",
     "pairwise_agreement_chart",

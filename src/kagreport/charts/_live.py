@@ -133,8 +133,10 @@ def live_chart(chart: Any, *, embed_options: dict[str, Any] | None = None) -> An
 
     Parameters
     ----------
-    chart : altair chart
-        Any top-level chart (layered, concatenated, faceted).
+    chart : altair chart or dict
+        Any top-level chart (layered, concatenated, faceted), or its Vega-Lite spec as a
+        dict (e.g. from :func:`notebook_spec`), sent as it is; a spec's widget does not wire
+        ``selections`` and ``params`` to Python (they still work in the chart itself).
     embed_options : dict, optional
         vega-embed options; default :data:`EMBED_OPTIONS`.
 
@@ -149,6 +151,8 @@ def live_chart(chart: Any, *, embed_options: dict[str, Any] | None = None) -> An
     ImportError
         Without the ``anywidget`` package (see :func:`live_available`).
     """
+    if isinstance(chart, dict):
+        return live_spec(chart, embed_options=embed_options)
     return _offline_class()(chart, embed_options=_options(embed_options))
 
 

@@ -109,16 +109,14 @@ class ChartPane(widgets.Box):  # type: ignore[misc]  # ipywidgets is untyped
 
     def _draw_live(self, chart: Any) -> bool:
         try:
-            from kagreport.charts import live_available
-            from kagreport.charts._live import live_spec
-            from kagreport.charts._renderer import notebook_spec
+            from kagreport.charts import live_available, live_chart, notebook_spec
 
             if not live_available():
                 return False
             # As wide as the output area (the static SVG keeps the paper figure).
             spec = notebook_spec(chart.to_dict())
             if self.live is None:
-                self.live = live_spec(spec)
+                self.live = live_chart(spec)
             else:
                 self.live.spec = spec  # the front end re-embeds the new spec in place
         except Exception:  # the static SVG is shown instead: a view never raises in a callback
