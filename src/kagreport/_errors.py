@@ -14,6 +14,7 @@ The tree (all in this module; the public ones are re-exported where users import
     ├── ResultFileError                kagreport
     ├── NotUTF8Error
     ├── WorkerDiedError                kagreport
+    ├── StoreError                     kagreport.grading
     ├── MissingExtraError              kagreport._optional
     ├── ConfigError                    kagreport.evaluation
     ├── JudgeCacheError                kagreport.evaluation
@@ -48,6 +49,7 @@ __all__ = [
     "ResultFileError",
     "ResultTreeError",
     "SiteError",
+    "StoreError",
     "UsageError",
     "WorkerDiedError",
     "decode_utf8",
@@ -159,6 +161,11 @@ class WorkerDiedError(KagreportError):
 
     The report is not written: a chunk of result files was never graded.
     """
+
+
+class StoreError(KagreportError):
+    """A grade store that cannot be used: another tree's, in use by another grade, damaged,
+    or not writable."""
 
 
 class MissingExtraError(KagreportError):

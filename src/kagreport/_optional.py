@@ -8,7 +8,10 @@ The rest comes with extras (pyproject.toml)::
     [llm]       openai, Jinja2, tqdm                      LLM judges, progress bars
     [formats]   PyYAML, tomli-w                           YAML and TOML documents
     [zstd]      zstandard                                 zstd .eval logs (Python < 3.14)
-    [all]       all of the above
+    [store]     pyarrow                                   grade stores (--store, --watch)
+    [cloud]     fsspec, s3fs, gcsfs, adlfs                s3://, gs://, az:// result trees
+    [dask]      dask.distributed (and [store])            stats --engine dask
+    [all]       [notebook,site,llm,formats,zstd,store]
 
 A missing one raises :class:`~kagreport._errors.MissingExtraError`, one line naming the extra.
 """
@@ -40,6 +43,13 @@ EXTRAS = {
     "tomli_w": "formats",
     "yaml": "formats",
     "zstandard": "zstd",  # zstd-compressed Inspect AI .eval logs, before Python 3.14
+    "pyarrow": "store",
+    "fsspec": "cloud",
+    "s3fs": "cloud",
+    "gcsfs": "cloud",
+    "adlfs": "cloud",
+    "dask": "dask",
+    "distributed": "dask",
 }
 
 

@@ -22,15 +22,12 @@ import pytest
 
 from kagreport.grading import _engine
 from kagreport.kag import SimulatedRun, simulate_run
+from processes import BOUND, assert_group_gone, children, wait_for_handlers
 
 pytestmark = [
     pytest.mark.signals,
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork pool, /proc"),
 ]
-
-#: Generous bound on the time from the signal to the command's exit (the requirement is 2 s;
-#: CI's loaded 2-core machines are slow).
-BOUND = 15.0
 
 
 @pytest.fixture(scope="module")
@@ -57,54 +54,6 @@ def _start(
             command, stdout=o, stderr=e, start_new_session=True  # its own process group
         )  # fmt: skip
     return proc, stdout, stderr
-
-
-def _processes() -> list[tuple[int, int, int, str]]:
-    """(pid, parent pid, process group, state) of every process, from /proc."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as file:
-                stat = file.read().decode("ascii", "replace")
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        found.append((int(name), int(fields[1]), int(fields[2]), fields[0]))
-    return found
-
-
-def _children(pid: int) -> list[int]:
-    return [p for p, parent, _, state in _processes() if parent == pid and state != "Z"]
-
-
-def _assert_group_gone(pgid: int) -> None:
-    # Poll, bounded: processes that were just killed take a moment to be reaped.
-    deadline = time.monotonic() + BOUND
-    while True:
-        alive = [p for p, _, group, state in _processes() if group == pgid and state != "Z"]
-        if not alive:
-            return
-        assert time.monotonic() < deadline, f"processes of the group survived: {alive}"
-        time.sleep(0.02)
-
-
-def _wait_for_handlers(proc: subprocess.Popen[bytes]) -> None:
-    """Wait until the command catches SIGTERM and SIGINT (before that, Python's defaults apply:
-    the interpreter starting and ``import kagreport``, about 0.1 s)."""
-    wanted = (1 << (signal.SIGTERM - 1)) | (1 << (signal.SIGINT - 1))
-    deadline = time.monotonic() + BOUND
-    while proc.poll() is None:
-        try:
-            with open(f"/proc/{proc.pid}/status") as file:
-                caught = next(line for line in file if line.startswith("SigCgt:"))
-        except (OSError, StopIteration):
-            return
-        if int(caught.split()[1], 16) & wanted == wanted:
-            return
-        assert time.monotonic() < deadline, "the command never installed its handlers"
-        time.sleep(0.002)
 
 
 def _finish(proc: subprocess.Popen[bytes], since: float) -> tuple[int, float]:
@@ -135,7 +84,7 @@ def test_group_signal_at_random_moments_ends_the_command(
 ) -> None:
     # The reference output, to check runs the signal came too late for.
     proc, stdout, _ = _start(run, tmp_path)
-    _wait_for_handlers(proc)
+    wait_for_handlers(proc)
     returned, busy = _finish(proc, time.monotonic())
     assert returned == 0
     expected = stdout.read_bytes()
@@ -143,12 +92,12 @@ def test_group_signal_at_random_moments_ends_the_command(
     slowest, stopped = 0.0, 0
     for attempt in range(10):
         proc, stdout, stderr = _start(run, tmp_path)
-        _wait_for_handlers(proc)
+        wait_for_handlers(proc)
         if attempt % 2:
             time.sleep(rng.uniform(0.0, 0.8 * busy))
         else:  # while the pool runs: as soon as workers exist, then a little later
             deadline = time.monotonic() + BOUND
-            while not _children(proc.pid) and proc.poll() is None:
+            while not children(proc.pid) and proc.poll() is None:
                 assert time.monotonic() < deadline
                 time.sleep(0.002)
             time.sleep(rng.uniform(0.0, 0.02))
@@ -159,7 +108,7 @@ def test_group_signal_at_random_moments_ends_the_command(
         slowest = max(slowest, took)
         err = stderr.read_text()
         assert "Traceback" not in err, err
-        _assert_group_gone(proc.pid)
+        assert_group_gone(proc.pid)
         if stdout.read_bytes() == expected:
             # The signal came after the report: while the interpreter exits, Python's
             # default actions are back (a signal then kills it, silently).
@@ -182,7 +131,7 @@ def test_a_killed_worker_is_one_error_line(run: SimulatedRun, tmp_path: Path) ->
     for _ in range(8):
         proc, stdout, stderr = _start(run, tmp_path)
         deadline = time.monotonic() + BOUND
-        while not (workers := _children(proc.pid)) and proc.poll() is None:
+        while not (workers := children(proc.pid)) and proc.poll() is None:
             assert time.monotonic() < deadline, "no worker process appeared"
             time.sleep(0.002)
         time.sleep(rng.uniform(0.0, 0.05))
@@ -193,7 +142,7 @@ def test_a_killed_worker_is_one_error_line(run: SimulatedRun, tmp_path: Path) ->
         slowest = max(slowest, took)
         err = stderr.read_text()
         assert "Traceback" not in err, err
-        _assert_group_gone(proc.pid)
+        assert_group_gone(proc.pid)
         if returned == 0:  # the worker had finished its share: the report is whole
             assert stdout.read_text().endswith("}\n")
             continue
@@ -212,12 +161,12 @@ def test_workers_die_with_a_killed_parent(run: SimulatedRun, tmp_path: Path) -> 
     # SIGKILL gives the parent no chance to stop its workers: they must not go on alone.
     proc, _, _ = _start(run, tmp_path)
     deadline = time.monotonic() + BOUND
-    while not _children(proc.pid) and proc.poll() is None:
+    while not children(proc.pid) and proc.poll() is None:
         assert time.monotonic() < deadline, "no worker process appeared"
         time.sleep(0.002)
     proc.kill()
     assert proc.wait(timeout=BOUND) == -signal.SIGKILL
-    _assert_group_gone(proc.pid)
+    assert_group_gone(proc.pid)
 
 
 def _dispositions(pid: int) -> tuple[bool, bool, bool] | None:
@@ -247,11 +196,11 @@ def test_workers_take_the_default_sigterm_and_ignore_sigint(
     # dispositions are set or the command ends; the run is repeated if no worker was seen.
     for _attempt in range(5):
         proc, _, stderr = _start(run, tmp_path)
-        _wait_for_handlers(proc)
+        wait_for_handlers(proc)
         parent = _dispositions(proc.pid)
         settled: dict[int, tuple[bool, bool, bool]] = {}
         while proc.poll() is None:
-            for worker in _children(proc.pid):
+            for worker in children(proc.pid):
                 seen = _dispositions(worker)
                 if seen is not None and settled.get(worker) != (False, False, True):
                     settled[worker] = seen
@@ -275,7 +224,7 @@ def test_sigterm_while_a_site_build_grades(run: SimulatedRun, tmp_path: Path) ->
             stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
         )  # fmt: skip
     deadline = time.monotonic() + 4 * BOUND
-    while not _children(proc.pid):
+    while not children(proc.pid):
         assert proc.poll() is None, "the site build graded without worker processes"
         assert time.monotonic() < deadline, "no worker process appeared"
         time.sleep(0.002)
@@ -287,13 +236,13 @@ def test_sigterm_while_a_site_build_grades(run: SimulatedRun, tmp_path: Path) ->
     assert returned == 143, stderr
     assert "Traceback" not in stderr, stderr
     assert stderr.splitlines()[-1] == "kagreport: terminated"
-    _assert_group_gone(proc.pid)
+    assert_group_gone(proc.pid)
     assert not out.exists()
 
 
 def _when_workers_run(proc: subprocess.Popen[bytes], rng: random.Random) -> list[int]:
     deadline = time.monotonic() + BOUND
-    while not (workers := _children(proc.pid)) and proc.poll() is None:
+    while not (workers := children(proc.pid)) and proc.poll() is None:
         assert time.monotonic() < deadline, "no worker process appeared"
         time.sleep(0.002)
     time.sleep(rng.uniform(0.0, 0.02))
@@ -308,7 +257,7 @@ def test_find_killed_worker_and_group_sigterm(run: SimulatedRun, tmp_path: Path)
     outcomes: dict[str, int] = {"killed": 0, "terminated": 0}
     for attempt in range(8):
         proc, stdout, stderr = _start(run, tmp_path, find=True)
-        _wait_for_handlers(proc)
+        wait_for_handlers(proc)
         workers = _when_workers_run(proc, rng)
         sent = time.monotonic()
         with contextlib.suppress(ProcessLookupError, IndexError):  # it had finished
@@ -319,7 +268,7 @@ def test_find_killed_worker_and_group_sigterm(run: SimulatedRun, tmp_path: Path)
         returned, took = _finish(proc, sent)
         err = stderr.read_text()
         assert "Traceback" not in err, err
-        _assert_group_gone(proc.pid)
+        assert_group_gone(proc.pid)
         if stdout.read_bytes().endswith(b"}\n"):  # the signal came after the search
             assert returned in (0, 143, -signal.SIGTERM), (attempt, returned, err)
             continue

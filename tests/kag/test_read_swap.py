@@ -21,7 +21,7 @@ _CHILD = textwrap.dedent(
     """
     import json, sys
     from kagreport.grading._find import FindChunk, search_chunk
-    from kagreport.kag import _walk, read_bytes
+    from kagreport.kag import _tree, read_bytes
     from kagreport import grade
 
     datasets, results, fifo, good = sys.argv[1:]
@@ -31,7 +31,7 @@ _CHILD = textwrap.dedent(
     except OSError as exc:
         read = exc.strerror
     found = search_chunk("hello", FindChunk([fifo, good], bytearray([1, 1])))
-    _walk._is_file = lambda entry: True  # the walk saw a regular file there
+    _tree._kind = lambda entry: _tree.DIR if entry.is_dir(follow_symlinks=False) else _tree.FILE  # the walk saw a regular file there
     report = grade(datasets, results, workers=1)
     print(json.dumps({
         "read": read,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import shlex
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,7 +23,7 @@ from kagreport.cli._output import write_json, write_lossily
 from kagreport.cli._site import add_parsers as add_site_parsers
 from kagreport.cli._site import run_site
 from kagreport.cli._stop import restore_stop_handlers, stopped, terminate_as_interrupt
-from kagreport.grading import FindReport, compile_pattern, find, grade
+from kagreport.grading import ENGINES, FindReport, StatsReport, compile_pattern, find, grade, watch
 from kagreport.kag import write_simulated_run
 
 __all__ = ["main"]
@@ -107,7 +109,8 @@ def _tree_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         type=_path_value,
         metavar="DIR",
         default=default("."),
-        help="results root written by `kag benchmark` (default: .)",
+        help="results root written by `kag benchmark`: a folder or an fsspec URL "
+        "(s3://bucket/run, gs://, az://; default: .)",
     )
     parser.add_argument(
         "--prefix",
@@ -122,6 +125,32 @@ def _tree_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         choices=("text", "json"),
         default=default("text"),
         help="text table (default) or JSON",
+    )
+    parser.add_argument(
+        "--engine",
+        action=_Once,
+        choices=ENGINES,
+        default=default("local"),
+        help="where files are read and graded: this machine's processes (local, default) "
+        "or a Dask cluster (dask: pip install 'kagreport[dask]')",
+    )
+    parser.add_argument(
+        "--scheduler",
+        action=_Once,
+        metavar="ADDRESS",
+        default=default(None),
+        help="with --engine dask: the scheduler (tcp://host:8786); default a LocalCluster "
+        "of this machine's cores",
+    )
+    parser.add_argument(
+        "--storage-option",
+        action="append",
+        type=_storage_option,
+        metavar="KEY=VALUE",
+        dest="storage_options",
+        default=default([]),
+        help="an fsspec option for URLs (endpoint_url=http://127.0.0.1:9000, anon=true, "
+        "profile=NAME); repeatable; a VALUE that is JSON (true, 3) is read as such",
     )
     # clap reads a word that looks like a negative number as an option, never as a value
     # (`--prefix -1`, `-r -1`, `find -1`: usage errors in kag; `--prefix=-1`, `find -- -1` are
@@ -156,6 +185,24 @@ def build_parser() -> argparse.ArgumentParser:
         type=_path_value,
         metavar="FILE",
         help="datasets file (ground truth); required unless `find` is used",
+    )
+    stats.add_argument(
+        "--store",
+        action=_Once,
+        type=_path_value,
+        metavar="DIR",
+        help="keep graded files in DIR (made if missing) so that a rerun reads only new "
+        "or changed ones (pip install 'kagreport[store]')",
+    )
+    stats.add_argument(
+        "--watch",
+        action=_Once,
+        nargs="?",
+        type=_seconds,
+        const=2.0,
+        metavar="SECS",
+        help="grade again every SECS seconds (default 2) as a running benchmark adds "
+        "files, printing the report each time it changes; Ctrl-C stops",
     )
     _tree_options(stats, suppress=False)
     stats.set_defaults(parser=stats)
@@ -220,6 +267,27 @@ def _add_simulate_parser(commands: Any, verbosity: argparse.ArgumentParser) -> N
     simulate.add_argument("--prefix", default="", help="file-name prefix of the run (none)")
 
 
+def _storage_option(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, not {text!r}")
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = value
+    return key, parsed if isinstance(parsed, bool | int | float) or parsed is None else value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
+    return value
+
+
 def _non_negative(text: str) -> int:
     try:
         value = int(text)
@@ -263,28 +331,80 @@ def _end_progress(progress: Callable[[int], None] | None) -> None:
         sys.stderr.flush()
 
 
+def _engine(args: argparse.Namespace) -> dict[str, Any]:
+    """The engine options of ``stats`` and ``find`` as keyword arguments of the library."""
+    if args.scheduler is not None and args.engine != "dask":
+        raise UsageError("--scheduler needs --engine dask")
+    return {
+        "engine": args.engine,
+        "client": args.scheduler,
+        "storage_options": dict(args.storage_options) or None,
+    }
+
+
 def _run_stats(args: argparse.Namespace, level: int) -> int:
     if args.datasets is None:
         raise UsageError(
             "the following argument is required: -d/--datasets (unless `find` is used)"
         )
+    options = _engine(args)
+    if args.watch is not None:
+        return _watch_stats(args, level, options)
     progress = _progress(level)
     logger.debug("grading %s against %s (prefix %r)", args.results, args.datasets, args.prefix)
     try:
-        report = grade(args.datasets, args.results, args.prefix, progress=progress)
+        report = grade(
+            args.datasets, args.results, args.prefix, progress=progress, store=args.store,
+            **options,
+        )  # fmt: skip
     finally:
         _end_progress(progress)
+    _log_graded(report)
+    _print_report(report, args.format)
+    _hint_skipped(report.unparsable_files, level, "did not parse")
+    return 0
+
+
+def _log_graded(report: StatsReport) -> None:
     logger.debug(
         "graded %d result files of %d setups; %d did not parse",
         len(report.items),
         len(report.setups),
         len(report.unparsable_files),
     )
-    if args.format == "json":
+    logger.info("read %d result file(s)", report.files_read)
+
+
+def _print_report(report: StatsReport, format: str) -> None:
+    if format == "json":
         write_json(report.to_json())
     else:
         sys.stdout.write(report.to_text())
-    _hint_skipped(report.unparsable_files, level, "did not parse")
+
+
+def _watch_stats(args: argparse.Namespace, level: int, options: dict[str, Any]) -> int:
+    # Runs until Ctrl-C or SIGTERM (exit 130 / 143, as any stopped command).
+    screen = args.format == "text" and sys.stdout.isatty()
+    first = True
+    for report in watch(
+        args.datasets, args.results, args.prefix, interval=args.watch, store=args.store,
+        **options,
+    ):  # fmt: skip
+        _log_graded(report)
+        if screen:
+            sys.stdout.write("\033[H\033[2J")  # a terminal shows the latest report only
+        elif not first and args.format == "text":
+            sys.stdout.write("\n")
+        first = False
+        _print_report(report, args.format)
+        if screen:
+            sys.stdout.write(
+                f"\nkagreport: {time.strftime('%H:%M:%S')}: watching {args.results} every "
+                f"{args.watch:g} s ({report.files_read} file(s) read in the last pass); "
+                "Ctrl-C stops.\n"
+            )
+        sys.stdout.flush()
+        _hint_skipped(report.unparsable_files, level, "did not parse")
     return 0
 
 
@@ -299,9 +419,16 @@ def _hint_skipped(paths: Sequence[str], level: int, what: str) -> None:
 
 def _run_find(args: argparse.Namespace, level: int) -> int:
     pattern = compile_pattern(args.regex)
+    options = _engine(args)
     progress = _progress(level)
     try:
-        report = find(pattern, args.results, args.prefix, progress=progress)
+        report = find(
+            args.regex if options["engine"] == "dask" else pattern,
+            args.results,
+            args.prefix,
+            progress=progress,
+            **options,
+        )
     finally:
         _end_progress(progress)
     if args.format == "json":

@@ -3,12 +3,17 @@
 >>> from kagreport.grading import grade
 >>> report = grade("datasets.json", "results")  # doctest: +SKIP
 >>> print(report.to_text())  # doctest: +SKIP
+
+A tree on object storage, graded on a Dask cluster, again reading only what changed:
+
+>>> grade("s3://bucket/datasets.json", "s3://bucket/run", engine="dask",
+...       store="grades/")  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from kagreport.grading._find import FindMatch, FindReport, compile_pattern, find
-from kagreport.grading._grade import SetupReport, StatsReport, grade
+from kagreport.grading._grade import ENGINES, SetupReport, StatsReport, grade
 from kagreport.grading._items import ItemRow, ItemTable, ItemTexts, Outcome
 from kagreport.grading._metrics import (
     Metrics,
@@ -18,12 +23,16 @@ from kagreport.grading._metrics import (
 )
 from kagreport.grading._render import render_text
 from kagreport.grading._rule import WHITE_SPACE, grade_response
+from kagreport.grading._store import GradeStore, StoreError
+from kagreport.grading._watch import watch
 from kagreport.kag._jsonfmt import dumps_pretty, format_float
 
 __all__ = [
+    "ENGINES",
     "WHITE_SPACE",
     "FindMatch",
     "FindReport",
+    "GradeStore",
     "ItemRow",
     "ItemTable",
     "ItemTexts",
@@ -32,6 +41,7 @@ __all__ = [
     "RetrievalMetrics",
     "SetupReport",
     "StatsReport",
+    "StoreError",
     "compile_pattern",
     "dumps_pretty",
     "duration_div_secs",
@@ -41,4 +51,5 @@ __all__ = [
     "grade",
     "grade_response",
     "render_text",
+    "watch",
 ]

@@ -37,9 +37,18 @@ from typing import Any, NamedTuple
 from kagreport._errors import NotRegularFileError, WorkerDiedError
 from kagreport._signals import STOP_SIGNALS
 from kagreport.grading._rule import grade_response
-from kagreport.kag import decode_result, iter_result_files, read_bytes
+from kagreport.grading._store import ChunkKnown, identity_hash
+from kagreport.kag import decode_result
+from kagreport.kag._tree import LocalTree, ResultTree
+from kagreport.kag._walk import result_files
 
-__all__ = ["ChunkRunner", "GradedChunk", "PendingChunk", "grade_chunk"]
+__all__ = [
+    "ChunkRunner",
+    "GradedChunk",
+    "PendingChunk",
+    "chunk_arguments",
+    "grade_chunk",
+]
 
 #: Question folders per chunk (a few result files each).
 CHUNK_QUESTIONS = 64
@@ -49,15 +58,22 @@ _INT64_MAX = 2**63 - 1
 
 
 class PendingChunk:
-    """Question folders waiting to be graded, with their answers and name codes."""
+    """Question folders waiting to be graded, with their answers and name codes.
 
-    __slots__ = ("answers", "datasets", "paths", "questions")
+    ``store``: a grade store takes the result: each file's identity is listed and
+    returned. ``known``: what the store holds for these folders (set just before the
+    chunk is submitted); a file whose identity is unchanged is not read again.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("answers", "datasets", "known", "paths", "questions", "store")
+
+    def __init__(self, store: bool = False) -> None:
         self.paths: list[str] = []
         self.answers: list[str] = []
         self.datasets: list[int] = []
         self.questions: list[int] = []
+        self.store = store
+        self.known: ChunkKnown | None = None
 
     def add(self, path: str, answer: str, dataset: int, question: int) -> None:
         self.paths.append(path)
@@ -87,6 +103,13 @@ class GradedChunk(NamedTuple):
     parser's message, the reason shown to people: the message with the line and column
     of a byte offset it names). ``io_error``: (path, message) of the first folder or
     file that could not be read; grading stops there.
+
+    With identities asked for (a grade store): ``identities`` holds each row's file
+    identity; ``unparsable_keys`` (question index, setup, identity) of each unparsable
+    file; ``kept``, per folder with known files, a byte per known setup, 1 where the
+    file is still there with the same identity (it was not read); ``exact``, the exact
+    six measurements of a row (by index) where one is beyond int64 (clamped in
+    ``columns``).
     """
 
     rows: tuple[array[int], array[int]]
@@ -96,6 +119,10 @@ class GradedChunk(NamedTuple):
     unparsable: list[tuple[str, str, str]]
     io_error: tuple[str, str] | None
     texts: ChunkTexts | None = None
+    identities: list[str] | None = None
+    unparsable_keys: list[tuple[int, str, str]] | None = None
+    kept: list[bytes | None] | None = None
+    exact: dict[int, tuple[int, ...]] | None = None
 
 
 _BYTE_OFFSET = re.compile(r"\(byte (\d+)\)$")
@@ -123,6 +150,53 @@ def _cut(text: str | None, limit: int | None) -> str | None:
     return text if text is None or limit is None else text[:limit]
 
 
+def _listed(
+    tree: ResultTree,
+    paths: list[str],
+    prefix: str,
+    identities: bool,
+) -> tuple[list[list[tuple[str, str, str]]], tuple[str, str] | None]:
+    """Each folder's result files, up to the first folder that cannot be listed (and that
+    folder's error). A remote tree lists the chunk's folders at once."""
+    from kagreport._errors import ResultTreeError
+
+    try:
+        if tree.remote:
+            listings = tree.list_dirs(paths, identity=identities)
+            return [
+                result_files(e, p, prefix, tree) for e, p in zip(listings, paths, strict=True)
+            ], None
+    except ResultTreeError:
+        pass  # one at a time below, to find the first folder that fails
+    out: list[list[tuple[str, str, str]]] = []
+    for folder in paths:
+        try:
+            entries = tree.list_dir(folder, identity=identities)
+        except ResultTreeError as exc:
+            return out, (exc.path or folder, exc.message)
+        out.append(result_files(entries, folder, prefix, tree))
+    return out, None
+
+
+def _unchanged(
+    files: list[tuple[str, str, str]], known: ChunkKnown, folder: int, codes: dict[str, int]
+) -> tuple[list[tuple[str, str, str]], bytes]:
+    """The files of folder ``folder`` to read (new or changed) and, per stored entry of
+    the folder, 1 if its file is still there with the same identity."""
+    start, end = int(known.bounds[folder]), int(known.bounds[folder + 1])
+    position = {int(code): k for k, code in enumerate(known.setups[start:end])}
+    stored = known.identities[start:end]
+    kept = bytearray(end - start)
+    fresh = []
+    for result_file in files:
+        k = position.get(codes.get(result_file[0], -1))
+        if k is not None and int(stored[k]) == identity_hash(result_file[2]):
+            kept[k] = 1
+        else:
+            fresh.append(result_file)
+    return fresh, bytes(kept)
+
+
 # Long (over 80 lines): the per-file loop is the hot path of `kagreport stats`, kept
 # inline (no function call per result file).
 def grade_chunk(
@@ -131,14 +205,19 @@ def grade_chunk(
     datasets: list[int],
     prefix: str,
     keep_text: bool | int = False,
+    tree: ResultTree | None = None,
+    known: ChunkKnown | None = None,
+    with_identity: bool = False,
 ) -> GradedChunk:
     """List each question folder's result files, read, decode and grade them.
 
     ``keep_text``: False keeps no text; True keeps each response and error message
-    whole; a positive int keeps that many characters of each.
+    whole; a positive int keeps that many characters of each. ``tree``: where the
+    folders are (default: local paths). ``with_identity``: list and return each
+    file's identity (for a grade store); ``known``: what the store holds for these
+    folders: unchanged files are not read.
     """
-    from kagreport._errors import ResultTreeError
-
+    tree = _LOCAL if tree is None else tree
     question_index, setup_index = rows = (array("I"), array("I"))
     outcome, gen, ret, vertices, relationships, properties, context = columns = (
         array("B"),
@@ -152,78 +231,112 @@ def grade_chunk(
     if keep_text is not False:
         texts = ([], array("q"), [])
     limit = None if keep_text is True else int(keep_text)
+    identities: list[str] | None = [] if with_identity else None
+    unparsable_keys: list[tuple[int, str, str]] | None = [] if with_identity else None
+    kept: list[bytes | None] | None = [] if with_identity else None
+    exact: dict[int, tuple[int, ...]] | None = {} if with_identity else None
+
+    listed, list_error = _listed(tree, paths, prefix, with_identity)
+    jobs: list[tuple[int, tuple[str, str, str]]] = []
+    codes = {name: code for code, name in enumerate(known.setup_names)} if known else {}
+    for index, files in enumerate(listed):
+        if known is not None:
+            files, mask = _unchanged(files, known, index, codes)
+            kept.append(mask)  # type: ignore[union-attr]
+        elif kept is not None:
+            kept.append(None)
+        jobs.extend((index, result_file) for result_file in files)
 
     def done(error: tuple[str, str] | None = None) -> GradedChunk:
-        return GradedChunk(rows, setups, columns, sums, unparsable, error, texts)
+        return GradedChunk(
+            rows, setups, columns, sums, unparsable, error, texts,
+            identities, unparsable_keys, kept, exact,
+        )  # fmt: skip
 
-    for index, folder in enumerate(paths):
-        answer = answers[index]
-        try:
-            files = list(iter_result_files(folder, prefix))
-        except ResultTreeError as exc:
-            return done((exc.path or folder, exc.message))
-        for result_file in files:
-            path = result_file.path
-            try:
-                data = read_bytes(path)
-            except NotRegularFileError:  # swapped for a FIFO or device since the walk
+    datas = tree.iter_read([path for _, (_, path, _) in jobs])
+    for (index, (setup_name, path, identity)), data in zip(jobs, datas, strict=True):
+        if isinstance(data, OSError):
+            if isinstance(data, NotRegularFileError):  # swapped for a FIFO since the walk
                 continue  # skipped, as the walk skips what is not a regular file
-            except OSError as exc:
-                return done((path, f"cannot read the result file {path}: {exc.strerror or exc}"))
-            try:
-                record = decode_result(data)
-            except ValueError as exc:
-                unparsable.append((path, str(exc), parse_reason(data, str(exc))))
-                continue
-            setup = setup_codes.get(result_file.setup)
-            if setup is None:
-                setup = setup_codes[result_file.setup] = len(setups)
-                setups.append(result_file.setup)
-            key = (setup, datasets[index])
-            total = sums.get(key)
-            if total is None:
-                total = sums[key] = [0] * 11
-            question_index.append(index)
-            setup_index.append(setup)
-            if texts is not None:
-                texts[0].append(_cut(record.result, limit))
-                texts[1].append(-1 if record.result is None else len(record.result))
-                texts[2].append(_cut(record.error, limit))
-            if record.result is None:
-                total[2] += 1
-                outcome.append(2)
-                for column in (gen, ret, vertices, relationships, properties, context):
-                    column.append(-1)
-                continue
-            if grade_response(record.result, answer):
-                total[0] += 1
-                outcome.append(0)
-            else:
-                total[1] += 1
-                outcome.append(1)
-            gen_ns = record.generation_ns or 0
-            size = record.context_bytes or 0
-            total[3] += gen_ns
-            total[4] += 1
-            total[5] += size
-            gen.append(min(gen_ns, _INT64_MAX))
-            context.append(size)
-            sample = record.retrieval
-            if sample is None:
-                for column in (ret, vertices, relationships, properties):
-                    column.append(-1)
-            else:
-                total[6] += sample.time_ns
-                total[7] += sample.vertices
-                total[8] += sample.relationships
-                total[9] += sample.properties
-                total[10] += 1
-                # Values beyond int64 cannot be real; clamp in the table, keep exact sums.
-                ret.append(min(sample.time_ns, _INT64_MAX))
-                vertices.append(min(sample.vertices, _INT64_MAX))
-                relationships.append(min(sample.relationships, _INT64_MAX))
-                properties.append(min(sample.properties, _INT64_MAX))
-    return done()
+            return done((path, f"cannot read the result file {path}: {data.strerror or data}"))
+        try:
+            record = decode_result(data)
+        except ValueError as exc:
+            unparsable.append((path, str(exc), parse_reason(data, str(exc))))
+            if unparsable_keys is not None:
+                unparsable_keys.append((index, setup_name, identity))
+            continue
+        setup = setup_codes.get(setup_name)
+        if setup is None:
+            setup = setup_codes[setup_name] = len(setups)
+            setups.append(setup_name)
+        key = (setup, datasets[index])
+        total = sums.get(key)
+        if total is None:
+            total = sums[key] = [0] * 11
+        question_index.append(index)
+        setup_index.append(setup)
+        if identities is not None:
+            identities.append(identity)
+        if texts is not None:
+            texts[0].append(_cut(record.result, limit))
+            texts[1].append(-1 if record.result is None else len(record.result))
+            texts[2].append(_cut(record.error, limit))
+        if record.result is None:
+            total[2] += 1
+            outcome.append(2)
+            for column in (gen, ret, vertices, relationships, properties, context):
+                column.append(-1)
+            continue
+        if grade_response(record.result, answers[index]):
+            total[0] += 1
+            outcome.append(0)
+        else:
+            total[1] += 1
+            outcome.append(1)
+        gen_ns = record.generation_ns or 0
+        size = record.context_bytes or 0
+        total[3] += gen_ns
+        total[4] += 1
+        total[5] += size
+        gen.append(min(gen_ns, _INT64_MAX))
+        context.append(min(size, _INT64_MAX))
+        sample = record.retrieval
+        if sample is None:
+            for column in (ret, vertices, relationships, properties):
+                column.append(-1)
+            measured: tuple[int, ...] = (gen_ns, -1, -1, -1, -1, size)
+        else:
+            total[6] += sample.time_ns
+            total[7] += sample.vertices
+            total[8] += sample.relationships
+            total[9] += sample.properties
+            total[10] += 1
+            # Values beyond int64 cannot be real; clamp in the table, keep exact sums.
+            ret.append(min(sample.time_ns, _INT64_MAX))
+            vertices.append(min(sample.vertices, _INT64_MAX))
+            relationships.append(min(sample.relationships, _INT64_MAX))
+            properties.append(min(sample.properties, _INT64_MAX))
+            measured = (
+                gen_ns, sample.time_ns, sample.vertices, sample.relationships,
+                sample.properties, size,
+            )  # fmt: skip
+        if exact is not None and max(measured) > _INT64_MAX:
+            exact[len(outcome) - 1] = measured
+    return done(list_error)
+
+
+_LOCAL = LocalTree("")
+
+
+def chunk_arguments(
+    chunk: PendingChunk, prefix: str, keep_text: bool | int, tree: ResultTree | None
+) -> tuple[Any, ...]:
+    """The arguments of :func:`grade_chunk` for ``chunk``."""
+    return (
+        chunk.paths, chunk.answers, chunk.datasets, prefix, keep_text, tree, chunk.known,
+        chunk.store,
+    )  # fmt: skip
 
 
 def _default_workers() -> int:
@@ -287,9 +400,6 @@ def _describe_exit(code: int | None) -> str:
     return f"exit status {code}"
 
 
-_ChunkArgs = tuple[list[str], list[str], list[int], str, "bool | int"]
-
-
 class ChunkRunner:
     """Grades submitted chunks in order and hands each result to ``merge``.
 
@@ -318,6 +428,7 @@ class ChunkRunner:
         *,
         task: Callable[[Any], Any] | None = None,
         parallel_after: int = PARALLEL_AFTER,
+        tree: ResultTree | None = None,
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be >= 1, not {workers}")
@@ -326,6 +437,9 @@ class ChunkRunner:
         self._keep_text = keep_text
         self._merge = merge
         self._task = task
+        self._tree = tree
+        #: Question folders per chunk.
+        self.chunk_folders = CHUNK_QUESTIONS
         self._parallel_after = parallel_after
         self._submitted = 0
         self._pool: ProcessPoolExecutor | None = None
@@ -335,10 +449,7 @@ class ChunkRunner:
     def _call(self, chunk: Any) -> tuple[Callable[..., Any], tuple[Any, ...]]:
         if self._task is not None:
             return self._task, (chunk,)
-        args: _ChunkArgs = (
-            chunk.paths, chunk.answers, chunk.datasets, self._prefix, self._keep_text
-        )  # fmt: skip
-        return grade_chunk, args
+        return grade_chunk, chunk_arguments(chunk, self._prefix, self._keep_text, self._tree)
 
     def submit(self, chunk: Any) -> None:
         self._submitted += len(chunk.paths)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple
@@ -17,8 +17,9 @@ from kagreport._errors import UsageError
 from kagreport.grading._engine import CHUNK_QUESTIONS, PARALLEL_AFTER, ChunkRunner
 from kagreport.grading._grade import ProgressCallback
 from kagreport.grading._rule import WHITE_SPACE
-from kagreport.kag import decode_result, iter_find_entries, read_bytes
+from kagreport.kag import decode_result, iter_find_candidates, iter_find_entries, read_bytes
 from kagreport.kag._jsonfmt import dumps_pretty
+from kagreport.kag._tree import ResultTree, open_tree
 
 __all__ = ["FindMatch", "FindReport", "Pattern", "compile_pattern", "find"]
 
@@ -177,11 +178,41 @@ class FoundChunk(NamedTuple):
 _compiled: dict[str, Any] = {}
 
 
-def search_chunk(pattern: str | Any, chunk: FindChunk) -> FoundChunk:
+def _read_local(chunk: FindChunk) -> Iterator[bytes | OSError]:
+    for path, regular in zip(chunk.paths, chunk.regular, strict=True):
+        try:
+            # The folder entry's type says "regular file" without a stat; a
+            # symlink is followed. A FIFO or device: kag would block on it, or
+            # read without end.
+            if not regular and not stat.S_ISREG(os.stat(path).st_mode):
+                raise OSError(0, "not a regular file")
+            yield read_bytes(path)
+        except OSError as exc:
+            yield exc
+
+
+def _candidates(tree: ResultTree, prefix: str) -> Iterator[tuple[str, bool]]:
+    """Each file ``find`` searches and whether its folder entry says "regular file"."""
+    if tree.remote:
+        for path in iter_find_candidates(tree, prefix):
+            yield path, True
+        return
+    for entry in iter_find_entries(tree.root, prefix):
+        try:
+            regular = entry.is_file(follow_symlinks=False)
+        except OSError:  # no type in the entry and no lstat: the worker stats it
+            regular = False
+        yield entry.path, regular
+
+
+def search_chunk(
+    pattern: str | Any, chunk: FindChunk, tree: ResultTree | None = None
+) -> FoundChunk:
     """Read, decode and search each file of ``chunk`` (in a worker process, or not).
 
     ``pattern`` is the pattern string (the compiled ``ry`` regex does not pickle:
     it is compiled here, once per process) or an already compiled pattern object.
+    ``tree``: a remote tree the files are read from (many at a time); default local.
     """
     if isinstance(pattern, str):
         search = _compiled.get(pattern)
@@ -191,16 +222,10 @@ def search_chunk(pattern: str | Any, chunk: FindChunk) -> FoundChunk:
         search = pattern.search
     matches: list[tuple[str, str]] = []
     skipped: list[tuple[str, str, str]] = []
-    for path, regular in zip(chunk.paths, chunk.regular, strict=True):
-        try:
-            # The folder entry's type says "regular file" without a stat; a
-            # symlink is followed. A FIFO or device: kag would block on it, or
-            # read without end.
-            if not regular and not stat.S_ISREG(os.stat(path).st_mode):
-                raise OSError(0, "not a regular file")
-            data = read_bytes(path)
-        except OSError as exc:
-            skipped.append((path, "read", str(exc.strerror or exc)))
+    datas = _read_local(chunk) if tree is None or not tree.remote else tree.iter_read(chunk.paths)
+    for path, data in zip(chunk.paths, datas, strict=True):
+        if isinstance(data, OSError):
+            skipped.append((path, "read", str(data.strerror or data)))
             continue
         try:
             result = decode_result(data).result
@@ -220,6 +245,9 @@ def find(
     *,
     progress: ProgressCallback | None = None,
     workers: int | None = None,
+    engine: str = "local",
+    client: Any = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> FindReport:
     """Find the result files whose response matches ``pattern``.
 
@@ -239,6 +267,10 @@ def find(
         most 8), as :func:`grade`: Linux only, from a single-threaded caller,
         after :data:`FIND_PARALLEL_AFTER` files. The report and the order of the
         warnings are the same whatever the number.
+    engine, client, storage_options
+        As :func:`grade`: ``engine="dask"`` searches in tasks of a few thousand files
+        on a Dask cluster (``pattern`` must then be a string); ``results`` may be any
+        fsspec URL, walked with its folders listed many at a time.
 
     Returns
     -------
@@ -263,6 +295,10 @@ def find(
     Paths are ``results`` joined with each file's relative path.
     """
     compiled = compile_pattern(pattern)
+    if engine not in ("local", "dask"):
+        raise ValueError(f"`engine` must be 'local' or 'dask', not {engine!r}")
+    tree = open_tree(results, storage_options)
+    remote = tree if tree.remote else None
     # Workers get the pattern string (compiled there); another search object stays here.
     if isinstance(compiled, Pattern):
         # Seeded here, the cache spares the serial path a second compile, and forked
@@ -270,9 +306,11 @@ def find(
         if len(_compiled) >= 32:
             _compiled.clear()
         _compiled[compiled.pattern] = compiled.search
-        task = partial(search_chunk, compiled.pattern)
+        task = partial(search_chunk, compiled.pattern, tree=remote)
     else:
-        task = partial(search_chunk, compiled)
+        if engine == "dask":
+            raise ValueError("engine='dask' needs the pattern as a string (it is sent to workers)")
+        task = partial(search_chunk, compiled, tree=remote)
         workers = 1
     matches: list[FindMatch] = []
     skipped: list[str] = []
@@ -287,22 +325,23 @@ def find(
             skipped.append(path)
         matches.extend(FindMatch(path, result) for path, result in found.matches)
 
-    runner = ChunkRunner(
-        workers, prefix, merge, task=task, parallel_after=FIND_PARALLEL_AFTER
-    )  # fmt: skip
+    runner: Any
+    if engine == "dask":
+        from kagreport.grading._dask import DaskRunner
+
+        runner = DaskRunner(client, prefix, merge, task=task)
+    else:
+        runner = ChunkRunner(workers, prefix, merge, task=task, parallel_after=FIND_PARALLEL_AFTER)
+    size = getattr(runner, "chunk_files", FIND_CHUNK_FILES)
     try:
         chunk = FindChunk([], bytearray())
-        for entry in iter_find_entries(results, prefix):
+        for path, regular in _candidates(tree, prefix):
             total += 1
             if progress is not None and total % 1000 == 0:
                 progress(total)
-            chunk.paths.append(entry.path)
-            try:
-                regular = entry.is_file(follow_symlinks=False)
-            except OSError:  # no type in the entry and no lstat: the worker stats it
-                regular = False
+            chunk.paths.append(path)
             chunk.regular.append(regular)
-            if len(chunk.paths) >= FIND_CHUNK_FILES:
+            if len(chunk.paths) >= size:
                 runner.submit(chunk)
                 chunk = FindChunk([], bytearray())
         if chunk.paths:

@@ -5,19 +5,21 @@ Source: kag ``src/subcommand/stats/mod.rs`` and ``KAG_STATS_SPEC.md``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import operator
 import os
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kagreport._errors import ResultTreeError
 from kagreport.grading._engine import ChunkRunner, GradedChunk, PendingChunk
 from kagreport.grading._items import ItemTable, ItemTableBuilder, Outcome
 from kagreport.grading._metrics import Metrics, RetrievalMetrics
 from kagreport.grading._rule import grade_response
+from kagreport.grading._store import GradeStore, NewRows, StoredRows, identity_hash
 from kagreport.kag import (
     Datasets,
     QuestionDir,
@@ -27,8 +29,13 @@ from kagreport.kag import (
     load_datasets,
 )
 from kagreport.kag._jsonfmt import dumps_pretty
+from kagreport.kag._tree import ResultTree, open_tree
 
-__all__ = ["SetupReport", "StatsReport", "grade", "grade_response"]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["ENGINES", "SetupReport", "StatsReport", "grade", "grade_response"]
 
 logger = logging.getLogger("kagreport.grading")
 
@@ -75,6 +82,9 @@ class StatsReport:
     simulated : bool
         The tree was written by ``kagreport simulate`` (:func:`kagreport.kag.is_simulated`):
         its numbers are synthetic, and every chart of it says SIMULATED.
+    files_read : int
+        Result files read and decoded by this grade; with a grade store, the files
+        that were new or changed (the others' rows came from the store).
     results : str or None
         The results root that was graded.
     prefix : str
@@ -94,6 +104,7 @@ class StatsReport:
     ground_truth: Datasets | None = field(default=None, repr=False, compare=False)
     unparsable_reasons: tuple[str, ...] = field(default=(), repr=False, compare=False)
     simulated: bool = field(default=False, repr=False, compare=False)
+    files_read: int = field(default=0, repr=False, compare=False)
 
     def __getitem__(self, setup: str) -> SetupReport:
         for report in self.setups:
@@ -206,85 +217,65 @@ def setup_reports(by_setup: Mapping[str, Mapping[str, Sequence[int]]]) -> list[S
     return reports
 
 
-# Long (over 80 lines): merge() runs once per graded chunk, in order, and shares the item
-# table and the group sums with the walk that submits the chunks.
-def grade(
-    datasets: Datasets | str | os.PathLike[str],
-    results: str | os.PathLike[str] = ".",
-    prefix: str = "",
-    *,
-    progress: ProgressCallback | None = None,
-    workers: int | None = None,
-    keep_text: bool | int = False,
-) -> StatsReport:
-    """Grade a kag result tree as ``kag stats`` does.
+class _Collector:
+    """Merges graded chunks, in order, into the item table, the group sums and the
+    unparsable list; with a store, also what the store keeps and what it gets."""
 
-    Parameters
-    ----------
-    datasets : Datasets or path
-        The ground truth, or the path of the datasets file.
-    results : path, default "."
-        The results root: ``<results>/<dataset>/<question>/<prefix><setup>.json``.
-    prefix : str, default ""
-        The file-name prefix of the run to grade (``kag benchmark --prefix``).
-    progress : callable, optional
-        Called with the number of result files read so far, about every 1,000 files
-        and once at the end.
-    workers : int, optional
-        Processes that read and decode result files. Default: the CPU count
-        (at most 8); large trees only, and only where ``fork`` is safe (Linux,
-        a single-threaded caller). ``1`` grades in this process. The report is
-        the same whatever the value.
-    keep_text : bool or int, default False
-        Also keep each graded file's response and error message in
-        ``report.items.texts`` (:class:`ItemTexts`), read in the same pass:
-        True keeps them whole, a positive int keeps that many characters of each
-        (the full response length is kept either way).
+    def __init__(
+        self,
+        keep_text: bool | int,
+        stored: StoredRows | None,
+        store: bool,
+        tree: ResultTree,
+        prefix: str,
+        progress: ProgressCallback | None,
+    ) -> None:
+        self.items = ItemTableBuilder(keep_text)
+        self.tree = tree
+        self.prefix = prefix
+        self.group_ids: dict[tuple[int, int], int] = {}
+        self.group_sums: list[list[int]] = []
+        self.unparsable: list[str] = []
+        self.reasons: list[str] = []
+        self.done = 0
+        self.read = 0
+        self.stored = stored
+        self.store = store
+        self.kept: list[npt.NDArray[np.int64]] = []
+        self.new = NewRows([], [], [], [], [], [], [], [], [], ([], [], []) if keep_text else None)
+        self.trace = logger.isEnabledFor(5)
+        self.progress = progress
 
-    Returns
-    -------
-    StatsReport
+    def add_sums(self, setup_code: int, dataset: int, sums: list[int]) -> None:
+        key = (setup_code, dataset)
+        group = self.group_ids.get(key)
+        if group is None:
+            self.group_ids[key] = len(self.group_sums)
+            self.group_sums.append(list(sums))
+            return
+        into = self.group_sums[group]
+        for k, value in enumerate(sums):
+            into[k] += value
 
-    Raises
-    ------
-    DatasetsError
-        If the datasets file cannot be read or is invalid.
-    ResultTreeError
-        If the results root is missing, or a folder or file cannot be read.
-    KagreportError
-        If a worker process died (killed by a signal: the out-of-memory killer, say);
-        the message names the signal.
-    ValueError
-        If ``workers`` or ``keep_text`` is out of range.
-
-    Notes
-    -----
-    Result files that do not parse are logged as warnings, skipped and
-    listed in :attr:`StatsReport.unparsable_files`; kag counts them nowhere.
-    """
-    keep_text = _check_keep_text(keep_text)
-    truth = datasets if isinstance(datasets, Datasets) else load_datasets(datasets)
-    root = os.fspath(results)
-    logger.debug("ground truth: %d questions, %d scorable", len(truth), truth.scorable_questions)
-    trace = logger.isEnabledFor(5)
-    items = ItemTableBuilder(keep_text)
-    group_ids: dict[tuple[int, int], int] = {}
-    group_sums: list[list[int]] = []
-    seen_datasets = 0
-    skipped = 0
-    unparsable: list[str] = []
-    reasons: list[str] = []
-    done = 0
-
-    def merge(chunk: PendingChunk, graded: GradedChunk) -> None:
-        nonlocal done
-        for path, message, reason in graded.unparsable:
+    def merge(self, chunk: PendingChunk, graded: GradedChunk) -> None:
+        unparsable = list(graded.unparsable)
+        kept_rows = None
+        if graded.kept is not None and self.stored is not None and graded.io_error is None:
+            kept_rows = self._kept(chunk, graded.kept)
+            self.kept.append(kept_rows)
+            # Stored files that did not parse still do not: said again, in path order.
+            for i in kept_rows[~self.stored.parsed[kept_rows]].tolist():
+                message, reason = self.stored.message[i]
+                unparsable.append((self._path(i), message, reason))
+            unparsable.sort()
+        for path, message, reason in unparsable:
             logger.warning("failed to parse result file %s: %s", path, message)
-            unparsable.append(path)
-            reasons.append(reason)
+            self.unparsable.append(path)
+            self.reasons.append(reason)
         if graded.io_error is not None:
             path, message = graded.io_error
             raise ResultTreeError(message, path=path)
+        items = self.items
         setup_codes = [items.setups.code(name) for name in graded.setups]
         question_index, setup_index = graded.rows
         codes = (
@@ -294,31 +285,336 @@ def grade(
         )
         items.extend(codes, graded.columns, graded.texts)
         for (setup, dataset), sums in graded.sums.items():
-            key = (setup_codes[setup], dataset)
-            group = group_ids.get(key)
-            if group is None:
-                group = group_ids[key] = len(group_sums)
-                group_sums.append(sums)
-                continue
-            into = group_sums[group]
-            for k, value in enumerate(sums):
-                into[k] += value
-        if trace:
+            self.add_sums(setup_codes[setup], dataset, sums)
+        if self.store:
+            self._record_new(chunk, graded)
+        if self.trace:
             names = items.setups.names, items.datasets.names, items.questions.names
             for s, d, q, o in zip(*codes, graded.columns[0], strict=True):
                 logger.log(
                     5, "[%s/%s] setup %r graded as %s", names[1][d], names[2][q], names[0][s],
                     Outcome(o).label,
                 )  # fmt: skip
-        done += len(question_index) + len(graded.unparsable)
-        if progress is not None:
-            progress(done)
+        read = len(question_index) + len(graded.unparsable)
+        self.read += read
+        self.done += read + (0 if kept_rows is None else len(kept_rows))
+        if self.progress is not None:
+            self.progress(self.done)
 
-    # With -vvvv, per-file traces come from the walk too: keep them in one process, in order.
-    runner = ChunkRunner(1 if trace else workers, prefix, merge, keep_text)
+    def _kept(self, chunk: PendingChunk, masks: list[bytes | None]) -> npt.NDArray[np.int64]:
+        import numpy as np
+
+        assert self.stored is not None
+        rows = self.stored.known_rows(self.keys(chunk))
+        flags = np.frombuffer(b"".join(m for m in masks if m is not None), dtype=np.uint8)
+        return rows[flags.astype(bool)] if len(rows) else rows
+
+    def keys(self, chunk: PendingChunk) -> list[tuple[str, str, str]]:
+        """(dataset, question, answer) of each folder of ``chunk``."""
+        datasets, questions = self.items.datasets.names, self.items.questions.names
+        return [
+            (datasets[d], questions[q], a)
+            for d, q, a in zip(chunk.datasets, chunk.questions, chunk.answers, strict=True)
+        ]
+
+    def _path(self, row: int) -> str:
+        """The file of a stored row, as the walk names it."""
+        assert self.stored is not None
+        stored, join = self.stored, self.tree.join
+        folder = join(
+            join(self.tree.root, stored.dataset_names[stored.dataset[row]]),
+            stored.question_names[stored.question[row]],
+        )
+        return join(folder, f"{self.prefix}{stored.setup_names[stored.setup[row]]}.json")
+
+    def _record_new(self, chunk: PendingChunk, graded: GradedChunk) -> None:
+        new = self.new
+        datasets, questions = self.items.datasets.names, self.items.questions.names
+        identities = graded.identities or []
+        exact = graded.exact or {}
+        columns = graded.columns
+        for row, (q, s) in enumerate(zip(*graded.rows, strict=True)):
+            new.dataset.append(datasets[chunk.datasets[q]])
+            new.question.append(questions[chunk.questions[q]])
+            new.setup.append(graded.setups[s])
+            new.answer.append(chunk.answers[q])
+            new.identity.append(identity_hash(identities[row]))
+            new.parsed.append(True)
+            new.outcome.append(columns[0][row])
+            new.measures.append(exact.get(row) or tuple(columns[k][row] for k in range(1, 7)))
+            new.message.append(None)
+        if new.texts is not None and graded.texts is not None:
+            new.texts[0].extend(graded.texts[0])
+            new.texts[1].extend(graded.texts[1])
+            new.texts[2].extend(graded.texts[2])
+        for (_, message, reason), (q, setup, identity) in zip(
+            graded.unparsable, graded.unparsable_keys or [], strict=True
+        ):
+            new.dataset.append(datasets[chunk.datasets[q]])
+            new.question.append(questions[chunk.questions[q]])
+            new.setup.append(setup)
+            new.answer.append(chunk.answers[q])
+            new.identity.append(identity_hash(identity))
+            new.parsed.append(False)
+            new.outcome.append(255)
+            new.measures.append((-1,) * 6)
+            new.message.append((message, reason))
+            if new.texts is not None:
+                new.texts[0].append(None)
+                new.texts[1].append(-1)
+                new.texts[2].append(None)
+
+    def add_kept(self) -> npt.NDArray[np.int64]:
+        """Append the stored rows that were kept (parsed ones) and add their sums."""
+        import numpy as np
+
+        from kagreport.grading._shards import MEASURES
+
+        stored = self.stored
+        kept = np.concatenate(self.kept) if self.kept else np.zeros(0, dtype=np.int64)
+        if stored is None or not len(kept):
+            return kept
+        rows = kept[stored.parsed[kept]]
+        items = self.items
+        setups = np.array([items.setups.code(n) for n in stored.setup_names], dtype=np.int64)
+        datasets = np.array([items.datasets.code(n) for n in stored.dataset_names], dtype=np.int64)
+        questions = np.array(
+            [items.questions.code(n) for n in stored.question_names], dtype=np.int64
+        )
+        codes = (
+            setups[stored.setup[rows]],
+            datasets[stored.dataset[rows]],
+            questions[stored.question[rows]],
+        )
+        measures = [stored.measures[m][rows] for m in MEASURES]
+        texts = None
+        if stored.texts is not None and items.keep_text:
+            positions = rows.tolist()
+            texts = (
+                [stored.texts[0][i] for i in positions],
+                stored.texts[1][rows].tolist(),
+                [stored.texts[2][i] for i in positions],
+            )
+        items.extend_arrays(codes, [stored.outcome[rows], *measures], texts)
+        exact = {i: stored.exact[r] for i, r in enumerate(rows.tolist()) if r in stored.exact}
+        for (setup, dataset), sums in _group_sums(
+            codes[0], codes[1], stored.outcome[rows], measures, exact
+        ).items():
+            self.add_sums(setup, dataset, sums)
+        return kept
+
+
+def _group_sums(
+    setups: npt.NDArray[np.int64],
+    datasets: npt.NDArray[np.int64],
+    outcome: npt.NDArray[np.uint8],
+    measures: Sequence[npt.NDArray[np.int64]],
+    exact: Mapping[int, tuple[int, ...]],
+) -> dict[tuple[int, int], list[int]]:
+    """The 11 sums of each (setup, dataset) group of stored rows, exactly (Python ints
+    where int64 could overflow, and each clamped value replaced by its exact one)."""
+    import numpy as np
+
+    gen, ret, vertices, relationships, properties, context = measures
+    answered = outcome < 2
+    retrieved = answered & (ret >= 0)
+    parts = (
+        outcome == 0,
+        outcome == 1,
+        outcome == 2,
+        np.where(answered, gen, 0),
+        answered,
+        np.where(answered, context, 0),
+        np.where(retrieved, ret, 0),
+        np.where(retrieved, vertices, 0),
+        np.where(retrieved, relationships, 0),
+        np.where(retrieved, properties, 0),
+        retrieved,
+    )
+    key = setups * (int(datasets.max(initial=0)) + 1) + datasets
+    groups, inverse = np.unique(key, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    starts = np.searchsorted(inverse[order], np.arange(len(groups)))
+    sums = []
+    for part in parts:
+        values = part.astype(np.int64)[order]
+        # int64 is exact unless the column's total could pass 2**63.
+        if float(np.abs(values).sum(dtype=np.float64)) < 2.0**62:
+            sums.append(np.add.reduceat(values, starts).tolist() if len(values) else [])
+        else:
+            sums.append([int(sum(v)) for v in np.split(values.astype(object), starts[1:])])
+    out = {}
+    width = int(datasets.max(initial=0)) + 1
+    for g, group in enumerate(groups.tolist()):
+        out[(group // width, group % width)] = [int(column[g]) for column in sums]
+    clamp = np.iinfo(np.int64).max
+    for row, values in exact.items():  # the exact value in place of the clamped one
+        group_sums = out[(int(setups[row]), int(datasets[row]))]
+        gen_ns, ret_ns, v, r, p, ctx = values
+        for k, value, clamped in (
+            (3, gen_ns, gen[row]), (5, ctx, context[row]), (6, ret_ns, ret[row]),
+            (7, v, vertices[row]), (8, r, relationships[row]), (9, p, properties[row]),
+        ):  # fmt: skip
+            if value > clamp and (k in (3, 5) or ret_ns >= 0):
+                group_sums[k] += value - int(clamped)
+    return out
+
+
+# Long (over 80 lines): the walk that submits chunks, and the report built from them.
+def grade(
+    datasets: Datasets | str | os.PathLike[str],
+    results: str | os.PathLike[str] = ".",
+    prefix: str = "",
+    *,
+    progress: ProgressCallback | None = None,
+    workers: int | None = None,
+    keep_text: bool | int = False,
+    engine: str = "local",
+    client: Any = None,
+    store: GradeStore | str | os.PathLike[str] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> StatsReport:
+    """Grade a kag result tree as ``kag stats`` does.
+
+    Parameters
+    ----------
+    datasets : Datasets or path or URL
+        The ground truth, or the path or fsspec URL of the datasets file.
+    results : path or URL, default "."
+        The results root: ``<results>/<dataset>/<question>/<prefix><setup>.json``;
+        a local path, a ``file://`` URL or any fsspec URL (``s3://bucket/run``,
+        ``gs://``, ``az://``: ``pip install 'kagreport[cloud]'``).
+    prefix : str, default ""
+        The file-name prefix of the run to grade (``kag benchmark --prefix``).
+    progress : callable, optional
+        Called with the number of result files done so far, about every chunk
+        and once at the end.
+    workers : int, optional
+        Local engine: processes that read and decode result files. Default: the
+        CPU count (at most 8); large local trees only, and only where ``fork`` is
+        safe (Linux, a single-threaded caller). ``1`` grades in this process.
+    keep_text : bool or int, default False
+        Also keep each graded file's response and error message in
+        ``report.items.texts`` (:class:`ItemTexts`), read in the same pass:
+        True keeps them whole, a positive int keeps that many characters of each
+        (the full response length is kept either way).
+    engine : {"local", "dask"}, default "local"
+        ``"dask"`` grades on a Dask cluster (``pip install 'kagreport[dask]'``):
+        each task lists and reads a batch of question folders (over 1,000 files),
+        workers return compact columns, the report is merged here.
+    client : distributed.Client or str, optional
+        With ``engine="dask"``: the client, or a scheduler address. Default: a
+        ``LocalCluster`` on this machine, closed afterwards.
+    store : GradeStore or path, optional
+        Where graded files are kept between runs (a folder, made if missing; needs
+        ``pip install 'kagreport[store]'``): a rerun reads only files that are new or
+        changed. The report is the same as without it.
+    storage_options : mapping, optional
+        fsspec options for URLs (``endpoint_url``, ``anon``, ``profile``, ...).
+
+    Returns
+    -------
+    StatsReport
+        Items in (dataset, question, setup) name order.
+
+    Raises
+    ------
+    DatasetsError
+        If the datasets file cannot be read or is invalid.
+    ResultTreeError
+        If the results root is missing, or a folder or file cannot be read (an
+        object that vanished since it was listed, credentials missing, ...).
+    KagreportError
+        If a worker process died (killed by a signal: the out-of-memory killer, say),
+        or a Dask cluster lost its workers; the message says which.
+    StoreError
+        If ``store`` is for another tree or prefix, in use, or damaged.
+    MissingExtraError
+        If the engine's, the store's or the URL's packages are not installed.
+    ValueError
+        If ``workers``, ``keep_text`` or ``engine`` is out of range.
+
+    Notes
+    -----
+    Result files that do not parse are logged as warnings, skipped and
+    listed in :attr:`StatsReport.unparsable_files`; kag counts them nowhere.
+    """
+    keep_text = _check_keep_text(keep_text)
+    if engine not in ENGINES:
+        raise ValueError(f"`engine` must be one of {', '.join(map(repr, ENGINES))}, not {engine!r}")
+    if isinstance(store, str | os.PathLike):
+        store = GradeStore(store)
+    truth = datasets if isinstance(datasets, Datasets) else load_datasets(datasets, storage_options)
+    tree = open_tree(results, storage_options)
+    root = tree.root
+    logger.debug("ground truth: %d questions, %d scorable", len(truth), truth.scorable_questions)
+    with store.locked() if store is not None else contextlib.nullcontext():
+        stored = store.load(root, prefix, keep_text) if store is not None else None
+        collected = _Collector(keep_text, stored, store is not None, tree, prefix, progress)
+        counts = _walk_and_grade(
+            truth, tree, prefix, collected, keep_text, workers, engine, client, stored
+        )
+        kept = collected.add_kept()
+        if store is not None:
+            store.save(root, prefix, keep_text, stored, kept, collected.new)
+    if progress is not None:
+        progress(collected.done)
+    items = collected.items
+    if stored is not None:
+        items.sort()
+    reports = _ranked_setups(
+        collected.group_ids, collected.group_sums, items.setups.names, items.datasets.names
+    )
+    if collected.unparsable:
+        logger.info("%d result file(s) did not parse", len(collected.unparsable))
+    return StatsReport(
+        datasets=counts[0],
+        scorable_questions=truth.scorable_questions,
+        skipped_files=counts[1],
+        setups=tuple(reports),
+        items=items.build(results=root, prefix=prefix),
+        unparsable_files=tuple(collected.unparsable),
+        results=root,
+        prefix=prefix,
+        ground_truth=truth,
+        unparsable_reasons=tuple(collected.reasons),
+        simulated=is_simulated(root, tree),
+        files_read=collected.read,
+    )
+
+
+#: The grading engines: this machine's processes, or a Dask cluster.
+ENGINES = ("local", "dask")
+
+
+def _walk_and_grade(
+    truth: Datasets,
+    tree: ResultTree,
+    prefix: str,
+    collected: _Collector,
+    keep_text: bool | int,
+    workers: int | None,
+    engine: str,
+    client: Any,
+    stored: StoredRows | None,
+) -> tuple[int, int]:
+    """Walk the tree, submit its scorable question folders in chunks; (datasets, skipped)."""
+    items = collected.items
+    runner: Any
+    if engine == "dask":
+        from kagreport.grading._dask import DaskRunner
+
+        runner = DaskRunner(client, prefix, collected.merge, keep_text, tree=tree)
+    else:
+        # With -vvvv, per-file traces come from the walk too: keep them in one process.
+        runner = ChunkRunner(
+            1 if collected.trace else workers, prefix, collected.merge, keep_text, tree=tree
+        )
+    with_store = collected.store
+    seen_datasets = skipped = 0
     try:
-        chunk = PendingChunk()
-        for entry in iter_question_dirs(root):
+        chunk = PendingChunk(with_store)
+        for entry in iter_question_dirs(tree):
             if not isinstance(entry, QuestionDir):
                 seen_datasets += 1
                 continue
@@ -327,7 +623,7 @@ def grade(
                 continue  # unknown or free-form: nothing counted
             answer = question.output.answer
             if answer is None:
-                skipped += sum(1 for _ in iter_result_files(entry.path, prefix))
+                skipped += sum(1 for _ in iter_result_files(entry.path, prefix, tree=tree))
                 continue
             chunk.add(
                 entry.path,
@@ -335,30 +631,21 @@ def grade(
                 items.datasets.code(entry.dataset),
                 items.questions.code(entry.question),
             )
-            if chunk.full:
-                runner.submit(chunk)
-                chunk = PendingChunk()
+            if len(chunk.paths) >= runner.chunk_folders:
+                runner.submit(_with_known(chunk, stored, collected))
+                chunk = PendingChunk(with_store)
         if chunk.paths:
-            runner.submit(chunk)
+            runner.submit(_with_known(chunk, stored, collected))
         runner.finish()
     finally:
         runner.close()
-    if progress is not None:
-        progress(done)
+    return seen_datasets, skipped
 
-    reports = _ranked_setups(group_ids, group_sums, items.setups.names, items.datasets.names)
-    if unparsable:
-        logger.info("%d result file(s) did not parse", len(unparsable))
-    return StatsReport(
-        datasets=seen_datasets,
-        scorable_questions=truth.scorable_questions,
-        skipped_files=skipped,
-        setups=tuple(reports),
-        items=items.build(results=root, prefix=prefix),
-        unparsable_files=tuple(unparsable),
-        results=root,
-        prefix=prefix,
-        ground_truth=truth,
-        unparsable_reasons=tuple(reasons),
-        simulated=is_simulated(root),
-    )
+
+def _with_known(
+    chunk: PendingChunk, stored: StoredRows | None, collected: _Collector
+) -> PendingChunk:
+    """``chunk`` with what the store holds for its folders (one array set per chunk)."""
+    if chunk.store and stored is not None:
+        chunk.known = stored.known(collected.keys(chunk))
+    return chunk

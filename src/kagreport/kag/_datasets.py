@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from kagreport._errors import DatasetsError, NotUTF8Error, decode_utf8
+from kagreport._errors import DatasetsError, NotUTF8Error, ResultTreeError, decode_utf8
 from kagreport._io import read_regular_file
 from kagreport.kag._jsonscan import (
     ANY,
@@ -30,6 +30,7 @@ from kagreport.kag._jsonscan import (
 )
 from kagreport.kag._names import is_component_name
 from kagreport.kag._records import BOM_MESSAGE, starts_with_bom
+from kagreport.kag._tree import open_tree
 
 __all__ = ["MCQ", "Datasets", "Question", "load_datasets", "parse_datasets"]
 
@@ -110,13 +111,17 @@ class Datasets:
         return sum(1 for _, _, entry in self if entry.answer is not None)
 
 
-def load_datasets(path: str | os.PathLike[str]) -> Datasets:
+def load_datasets(
+    path: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None
+) -> Datasets:
     """Read and validate a kag datasets file.
 
     Parameters
     ----------
     path : str or os.PathLike
-        The JSON datasets file.
+        The JSON datasets file: a local path, or an fsspec URL (``s3://bucket/d.json``).
+    storage_options : mapping, optional
+        fsspec options for a URL (see :func:`~kagreport.kag.open_tree`).
 
     Returns
     -------
@@ -134,7 +139,10 @@ def load_datasets(path: str | os.PathLike[str]) -> Datasets:
     """
     name = os.fspath(path)
     try:
-        data = read_regular_file(name)
+        tree = open_tree(name, storage_options)
+        data = read_regular_file(tree.root) if not tree.remote else tree.read(tree.root)
+    except ResultTreeError as exc:  # the location itself: its filesystem, credentials
+        raise DatasetsError(exc.message, path=name) from None
     except OSError as exc:
         raise DatasetsError(
             f"cannot read the datasets file {name}: {exc.strerror or exc}", path=name

@@ -41,14 +41,17 @@ NOTICE = (
 SIMULATED_MARKER = "SIMULATED.md"
 
 
-def is_simulated(results: str | os.PathLike[str]) -> bool:
-    """Whether the result tree at ``results`` (a local folder) was written by ``kagreport
-    simulate``: :data:`SIMULATED_MARKER` in it or in its parent folder. Its numbers are
-    then synthetic, and every view of them says SIMULATED."""
-    folder = os.path.abspath(os.fspath(results))
-    return any(
-        os.path.isfile(os.path.join(f, SIMULATED_MARKER)) for f in (folder, os.path.dirname(folder))
-    )
+def is_simulated(results: str | os.PathLike[str], tree: Any = None) -> bool:
+    """Whether the result tree at ``results`` was written by ``kagreport simulate``:
+    :data:`SIMULATED_MARKER` in it or in its parent folder. Its numbers are then
+    synthetic, and every view of them says SIMULATED. ``tree``: the
+    :class:`~kagreport.kag.open_tree` it is in (default: a local folder)."""
+    if tree is None:
+        from kagreport.kag._tree import LocalTree
+
+        tree = LocalTree(os.fspath(results))
+    folder = os.fspath(results)
+    return any(tree.is_file(tree.join(f, SIMULATED_MARKER)) for f in (folder, tree.parent(folder)))
 
 
 _TOPICS = ("geography", "history", "biology", "physics", "literature", "chemistry")

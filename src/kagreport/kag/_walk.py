@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from kagreport._errors import ResultTreeError
 from kagreport.kag._names import is_component_name
+from kagreport.kag._tree import DIR, FILE, LocalTree, RemoteTree, ResultTree, TreeEntry, open_tree
 
 __all__ = [
     "QuestionDir",
@@ -48,10 +50,15 @@ class QuestionDir:
 
 @dataclass(frozen=True, slots=True)
 class ResultFile:
-    """A level-three result file: the setup it belongs to and its path."""
+    """A level-three result file: the setup it belongs to, its path and its identity.
+
+    ``identity`` changes when the file does (see :class:`~kagreport.kag.TreeEntry`);
+    ``""`` when the listing did not ask for it.
+    """
 
     setup: str
     path: str
+    identity: str = ""
 
 
 def setup_name(file_name: str, prefix: str = "") -> str | None:
@@ -80,22 +87,9 @@ def _scandir(path: str) -> list[os.DirEntry[str]]:
         ) from None
 
 
-def _stat_error(entry: os.DirEntry[str], exc: OSError) -> ResultTreeError:
-    return ResultTreeError(f"cannot stat {entry.path}: {exc.strerror or exc}", path=entry.path)
-
-
 def _is_dir(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir(follow_symlinks=False)
-    except OSError as exc:
-        raise ResultTreeError(
-            f"cannot stat {entry.path}: {exc.strerror or exc}", path=entry.path
-        ) from None
-
-
-def _is_file(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_file(follow_symlinks=False)
     except OSError as exc:
         raise ResultTreeError(
             f"cannot stat {entry.path}: {exc.strerror or exc}", path=entry.path
@@ -125,77 +119,145 @@ def check_root(root: str | os.PathLike[str]) -> str:
     return name
 
 
-def iter_question_dirs(root: str | os.PathLike[str]) -> Iterator[QuestionDir | str]:
-    """Walk levels one and two of a result tree.
+def _tree(
+    root: str | os.PathLike[str] | ResultTree, storage_options: Mapping[str, Any] | None
+) -> ResultTree:
+    if isinstance(root, LocalTree | RemoteTree):
+        return root
+    return open_tree(root, storage_options)
+
+
+def iter_question_dirs(
+    root: str | os.PathLike[str] | ResultTree,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> Iterator[QuestionDir | str]:
+    """Walk levels one and two of a result tree, in name order.
 
     Yields each valid dataset name (a ``str``) when its folder is entered,
     then one :class:`QuestionDir` per valid question folder inside it.
     Invalid names are logged as warnings and skipped; anything that is not
-    a directory (symlinks included) is skipped silently.
+    a directory (symlinks included) is skipped silently. ``root`` is a local
+    path, an fsspec URL (``s3://bucket/run``) or a tree from
+    :func:`~kagreport.kag.open_tree`; on a remote tree the dataset folders are
+    listed many at a time.
 
     Raises
     ------
     ResultTreeError
         If the root is missing or a folder cannot be read.
     """
-    top = check_root(root)
-    for dataset_entry in _scandir(top):
-        if not _is_dir(dataset_entry):
+    tree = _tree(root, storage_options)
+    tree.check()
+    top = tree.root
+    datasets = []
+    for entry in tree.list_dir(top):
+        if entry[1] != DIR:
             continue
-        dataset = dataset_entry.name
-        if not is_component_name(dataset):
-            logger.warning("ignoring directory with invalid dataset name: %r", dataset)
+        if not is_component_name(entry[0]):
+            logger.warning("ignoring directory with invalid dataset name: %r", entry[0])
             continue
+        datasets.append(entry[0])
+    # A remote tree lists its dataset folders at once; a local one as it goes.
+    listed = tree.list_dirs([tree.join(top, d) for d in datasets]) if tree.remote else None
+    for index, dataset in enumerate(datasets):
+        folder = tree.join(top, dataset)
         yield dataset
-        for question_entry in _scandir(dataset_entry.path):
-            if not _is_dir(question_entry):
+        entries = listed[index] if listed is not None else tree.list_dir(folder)
+        for name, kind, _ in entries:
+            if kind != DIR:
                 continue
-            question = question_entry.name
-            if not is_component_name(question):
+            if not is_component_name(name):
                 logger.warning(
-                    "ignoring directory with invalid question name: %r (in %s)",
-                    question,
-                    dataset_entry.path,
+                    "ignoring directory with invalid question name: %r (in %s)", name, folder
                 )
                 continue
-            yield QuestionDir(dataset, question, question_entry.path)
+            yield QuestionDir(dataset, name, tree.join(folder, name))
 
 
-def iter_result_files(question_dir: str, prefix: str = "") -> Iterator[ResultFile]:
-    """Yield the result files of one question folder (level three).
+def result_files(
+    entries: Iterable[TreeEntry], folder: str, prefix: str, tree: ResultTree
+) -> list[tuple[str, str, str]]:
+    """The result files among one question folder's entries: ``(setup, path, identity)``
+    tuples sorted by setup name (plain tuples: the grader makes one per file).
+
+    Only regular files (not symlinks) whose name gives a valid setup (see
+    :func:`setup_name`) are kept; others are logged at the trace level.
+    """
+    files = []
+    join = tree.join
+    for name, kind, identity in entries:
+        if kind != FILE:
+            continue
+        setup = setup_name(name, prefix)
+        if setup is None:
+            logger.log(5, "ignoring non-result entry: %r", join(folder, name))
+            continue
+        files.append((setup, join(folder, name), identity))
+    files.sort()
+    return files
+
+
+def iter_result_files(
+    question_dir: str,
+    prefix: str = "",
+    *,
+    tree: ResultTree | None = None,
+) -> Iterator[ResultFile]:
+    """Yield the result files of one question folder (level three), sorted by setup name.
 
     Only regular files (not symlinks) whose name gives a valid setup (see
     :func:`setup_name`) are yielded; others are logged at the trace level.
+    ``tree`` is the tree the folder belongs to (default: a local folder, or the
+    URL's filesystem).
 
     Raises
     ------
     ResultTreeError
         If the folder cannot be read.
     """
-    for entry in _scandir(question_dir):
-        if not _is_file(entry):
-            continue
-        setup = setup_name(entry.name, prefix)
-        if setup is None:
-            logger.log(5, "ignoring non-result entry: %r", entry.path)
-            continue
-        yield ResultFile(setup, entry.path)
+    if tree is None:
+        tree = open_tree(question_dir)
+    for setup, path, identity in result_files(
+        tree.list_dir(question_dir), question_dir, prefix, tree
+    ):
+        yield ResultFile(setup, path, identity)
 
 
-def iter_find_candidates(root: str | os.PathLike[str], prefix: str = "") -> Iterator[str]:
+def iter_find_candidates(
+    root: str | os.PathLike[str] | ResultTree,
+    prefix: str = "",
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> Iterator[str]:
     """Yield, at any depth, the files whose name starts with ``prefix`` and ends with ``.json``.
 
     This is ``kag stats find``'s notion of a result file: no name
     validation. Paths are ``root`` joined with the path relative to it.
-    Symlinked folders are not followed.
+    Symlinked folders are not followed. On a remote tree (an fsspec URL) the
+    folders of each level are listed many at a time, in name order.
 
     Raises
     ------
     ResultTreeError
         If the root is missing or a folder cannot be read.
     """
-    for entry in iter_find_entries(root, prefix):
-        yield entry.path
+    tree = _tree(root, storage_options)
+    if not tree.remote:
+        for entry in iter_find_entries(tree.root, prefix):
+            yield entry.path
+        return
+    tree.check()
+    level = [tree.root]
+    while level:
+        deeper = []
+        for folder, entries in zip(level, tree.list_dirs(level), strict=True):
+            for name, kind, _ in entries:
+                if kind == DIR:
+                    deeper.append(tree.join(folder, name))
+                elif name.endswith(".json") and name.startswith(prefix):
+                    yield tree.join(folder, name)
+        level = deeper
 
 
 def iter_find_entries(root: str | os.PathLike[str], prefix: str = "") -> Iterator[os.DirEntry[str]]:

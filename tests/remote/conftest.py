@@ -1,0 +1,124 @@
+"""A real S3 endpoint on 127.0.0.1 (moto's server, in its own process) and a Dask
+``LocalCluster`` of two single-threaded worker processes, shared by the tests of this folder.
+
+Nothing here reaches the network: the S3 client is pointed at the local server, with
+throw-away credentials, and botocore's instance-metadata lookup is off.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("s3fs")
+pytest.importorskip("moto")
+pytest.importorskip("distributed")
+pytest.importorskip("pyarrow")
+
+#: What the S3 client needs to talk to the local server and nothing else.
+AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+    "AWS_CONFIG_FILE": os.devnull,
+}
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """The URL of a moto S3 server on 127.0.0.1 (a free port), stopped after the session."""
+    saved = {k: os.environ.get(k) for k in AWS_ENV}
+    os.environ.update(AWS_ENV)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    drain = None
+    try:
+        deadline = time.monotonic() + 60
+        url = None
+        assert proc.stdout is not None
+        while url is None:
+            line = proc.stdout.readline()
+            if not line:
+                pytest.fail(f"moto's server ended before it listened (exit {proc.poll()})")
+            found = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+            if found:
+                url = found.group(0)
+            elif time.monotonic() > deadline:
+                pytest.fail("moto's server did not start within 60 s")
+        # Keep reading its request log: a full pipe would stop the server mid-test.
+        drain = threading.Thread(target=proc.stdout.read, daemon=True)
+        drain.start()
+        yield url
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+        if drain is not None:
+            drain.join(timeout=30)
+        if proc.stdout is not None:
+            proc.stdout.close()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@pytest.fixture(scope="session")
+def storage_options(s3_endpoint: str) -> dict[str, Any]:
+    return {"endpoint_url": s3_endpoint}
+
+
+@pytest.fixture(scope="session")
+def s3(storage_options: dict[str, Any]) -> Any:
+    import s3fs
+
+    return s3fs.S3FileSystem(skip_instance_cache=True, **storage_options)
+
+
+_buckets = iter(range(1_000_000))
+
+
+def upload(s3: Any, local: Path, bucket: str | None = None) -> str:
+    """Copy a local folder into a new bucket; return its ``s3://`` URL."""
+    name = bucket or f"kagreport-test-{os.getpid()}-{next(_buckets)}"
+    s3.mkdir(name)
+    files = {
+        f"{name}/{path.relative_to(local).as_posix()}": path.read_bytes()
+        for path in sorted(local.rglob("*"))
+        if path.is_file() and not path.is_symlink()
+    }
+    s3.pipe(files)
+    return f"s3://{name}"
+
+
+@pytest.fixture(scope="session")
+def dask_client(s3_endpoint: str) -> Iterator[Any]:
+    """A Dask client of a LocalCluster: 2 worker processes of 1 thread (the S3 variables
+    are set before it starts, so its workers inherit them)."""
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address="127.0.0.1:0", silence_logs=50,
+    )  # fmt: skip
+    client = Client(cluster, set_as_default=False)
+    try:
+        yield client
+    finally:
+        client.close(timeout=10)
+        cluster.close(timeout=10)
