@@ -8,11 +8,6 @@ throw-away credentials, and botocore's instance-metadata lookup is off.
 from __future__ import annotations
 
 import os
-import re
-import subprocess
-import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,58 +19,17 @@ pytest.importorskip("moto")
 pytest.importorskip("distributed")
 pytest.importorskip("pyarrow")
 
-#: What the S3 client needs to talk to the local server and nothing else.
-AWS_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_EC2_METADATA_DISABLED": "true",
-    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
-    "AWS_CONFIG_FILE": os.devnull,
-}
+from s3server import moto_server
 
 
 @pytest.fixture(scope="session")
 def s3_endpoint() -> Iterator[str]:
     """The URL of a moto S3 server on 127.0.0.1 (a free port), stopped after the session."""
-    saved = {k: os.environ.get(k) for k in AWS_ENV}
-    os.environ.update(AWS_ENV)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    drain = None
     try:
-        deadline = time.monotonic() + 60
-        url = None
-        assert proc.stdout is not None
-        while url is None:
-            line = proc.stdout.readline()
-            if not line:
-                pytest.fail(f"moto's server ended before it listened (exit {proc.poll()})")
-            found = re.search(r"http://127\.0\.0\.1:(\d+)", line)
-            if found:
-                url = found.group(0)
-            elif time.monotonic() > deadline:
-                pytest.fail("moto's server did not start within 60 s")
-        # Keep reading its request log: a full pipe would stop the server mid-test.
-        drain = threading.Thread(target=proc.stdout.read, daemon=True)
-        drain.start()
-        yield url
-    finally:
-        proc.kill()
-        proc.wait(timeout=30)
-        if drain is not None:
-            drain.join(timeout=30)
-        if proc.stdout is not None:
-            proc.stdout.close()
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        with moto_server() as url:
+            yield url
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="session")

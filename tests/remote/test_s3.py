@@ -16,8 +16,9 @@ import pytest
 from conftest import Tree, mcq, run_cli
 from kagreport import KagreportError, ResultTreeError, find, grade
 from kagreport.kag import simulate_run
+from s3server import AWS_ENV
 
-from .conftest import AWS_ENV, upload
+from .conftest import upload
 
 pytestmark = pytest.mark.slow
 

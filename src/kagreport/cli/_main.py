@@ -310,6 +310,11 @@ def _configure_logging(args: argparse.Namespace) -> int:
     root.handlers[:] = [handler]
     root.setLevel(level)
     root.propagate = False
+    # Dask's own logs (a closed connection after a stop, with its traceback) are not
+    # for the terminal: failures reach it as one kagreport line; -vv shows them. Dask
+    # sets its loggers' levels from its config when imported, later.
+    if level > logging.INFO:
+        os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "critical")
     return level
 
 

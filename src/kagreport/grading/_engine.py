@@ -105,11 +105,11 @@ class GradedChunk(NamedTuple):
     file that could not be read; grading stops there.
 
     With identities asked for (a grade store): ``identities`` holds each row's file
-    identity; ``unparsable_keys`` (question index, setup, identity) of each unparsable
-    file; ``kept``, per folder with known files, a byte per known setup, 1 where the
-    file is still there with the same identity (it was not read); ``exact``, the exact
-    six measurements of a row (by index) where one is beyond int64 (clamped in
-    ``columns``).
+    identity (``identity_hash`` of the grade store); ``unparsable_keys`` (question
+    index, setup, identity) of each unparsable file; ``kept``, per folder with known
+    files, a byte per known setup, 1 where the file is still there with the same
+    identity (it was not read); ``exact``, the exact six measurements of a row (by
+    index) where one is beyond int64 (clamped in ``columns``).
     """
 
     rows: tuple[array[int], array[int]]
@@ -119,8 +119,8 @@ class GradedChunk(NamedTuple):
     unparsable: list[tuple[str, str, str]]
     io_error: tuple[str, str] | None
     texts: ChunkTexts | None = None
-    identities: list[str] | None = None
-    unparsable_keys: list[tuple[int, str, str]] | None = None
+    identities: array[int] | None = None
+    unparsable_keys: list[tuple[int, str, int]] | None = None
     kept: list[bytes | None] | None = None
     exact: dict[int, tuple[int, ...]] | None = None
 
@@ -179,19 +179,21 @@ def _listed(
 
 
 def _unchanged(
-    files: list[tuple[str, str, str]], known: ChunkKnown, folder: int, codes: dict[str, int]
-) -> tuple[list[tuple[str, str, str]], bytes]:
+    files: list[tuple[str, str, int]], known: ChunkKnown, folder: int, codes: dict[str, int]
+) -> tuple[list[tuple[str, str, int]], bytes]:
     """The files of folder ``folder`` to read (new or changed) and, per stored entry of
     the folder, 1 if its file is still there with the same identity."""
     start, end = int(known.bounds[folder]), int(known.bounds[folder + 1])
-    position = {int(code): k for k, code in enumerate(known.setups[start:end])}
-    stored = known.identities[start:end]
+    stored = dict(
+        zip(known.setups[start:end].tolist(), known.identities[start:end].tolist(), strict=True)
+    )
+    position = {int(code): k for k, code in enumerate(known.setups[start:end].tolist())}
     kept = bytearray(end - start)
     fresh = []
     for result_file in files:
-        k = position.get(codes.get(result_file[0], -1))
-        if k is not None and int(stored[k]) == identity_hash(result_file[2]):
-            kept[k] = 1
+        code = codes.get(result_file[0], -1)
+        if stored.get(code) == result_file[2]:
+            kept[position[code]] = 1
         else:
             fresh.append(result_file)
     return fresh, bytes(kept)
@@ -231,15 +233,18 @@ def grade_chunk(
     if keep_text is not False:
         texts = ([], array("q"), [])
     limit = None if keep_text is True else int(keep_text)
-    identities: list[str] | None = [] if with_identity else None
-    unparsable_keys: list[tuple[int, str, str]] | None = [] if with_identity else None
+    identities: array[int] | None = array("q") if with_identity else None
+    unparsable_keys: list[tuple[int, str, int]] | None = [] if with_identity else None
     kept: list[bytes | None] | None = [] if with_identity else None
     exact: dict[int, tuple[int, ...]] | None = {} if with_identity else None
 
     listed, list_error = _listed(tree, paths, prefix, with_identity)
-    jobs: list[tuple[int, tuple[str, str, str]]] = []
+    jobs: list[tuple[int, tuple[str, str, Any]]] = []
     codes = {name: code for code, name in enumerate(known.setup_names)} if known else {}
-    for index, files in enumerate(listed):
+    for index, listing in enumerate(listed):
+        files: list[tuple[str, str, Any]] = listing
+        if with_identity:
+            files = [(setup, path, identity_hash(ident)) for setup, path, ident in listing]
         if known is not None:
             files, mask = _unchanged(files, known, index, codes)
             kept.append(mask)  # type: ignore[union-attr]

@@ -19,7 +19,7 @@ from kagreport.grading._engine import ChunkRunner, GradedChunk, PendingChunk
 from kagreport.grading._items import ItemTable, ItemTableBuilder, Outcome
 from kagreport.grading._metrics import Metrics, RetrievalMetrics
 from kagreport.grading._rule import grade_response
-from kagreport.grading._store import GradeStore, NewRows, StoredRows, identity_hash
+from kagreport.grading._store import GradeStore, NewRows, StoredRows
 from kagreport.kag import (
     Datasets,
     QuestionDir,
@@ -242,7 +242,7 @@ class _Collector:
         self.stored = stored
         self.store = store
         self.kept: list[npt.NDArray[np.int64]] = []
-        self.new = NewRows([], [], [], [], [], [], [], [], [], ([], [], []) if keep_text else None)
+        self.new = NewRows(texts=([], array("q"), []) if keep_text is not False else None)
         self.trace = logger.isEnabledFor(5)
         self.progress = progress
 
@@ -305,7 +305,7 @@ class _Collector:
         import numpy as np
 
         assert self.stored is not None
-        rows = self.stored.known_rows(self.keys(chunk))
+        rows, _ = self.stored.known_rows(self.keys(chunk))
         flags = np.frombuffer(b"".join(m for m in masks if m is not None), dtype=np.uint8)
         return rows[flags.astype(bool)] if len(rows) else rows
 
@@ -330,19 +330,20 @@ class _Collector:
     def _record_new(self, chunk: PendingChunk, graded: GradedChunk) -> None:
         new = self.new
         datasets, questions = self.items.datasets.names, self.items.questions.names
-        identities = graded.identities or []
-        exact = graded.exact or {}
-        columns = graded.columns
-        for row, (q, s) in enumerate(zip(*graded.rows, strict=True)):
-            new.dataset.append(datasets[chunk.datasets[q]])
-            new.question.append(questions[chunk.questions[q]])
-            new.setup.append(graded.setups[s])
-            new.answer.append(chunk.answers[q])
-            new.identity.append(identity_hash(identities[row]))
-            new.parsed.append(True)
-            new.outcome.append(columns[0][row])
-            new.measures.append(exact.get(row) or tuple(columns[k][row] for k in range(1, 7)))
-            new.message.append(None)
+        folders = graded.rows[0]
+        base = len(new)
+        # Column by column (one pass each), not row by row: this is per file read.
+        new.dataset.extend([datasets[chunk.datasets[q]] for q in folders])
+        new.question.extend([questions[chunk.questions[q]] for q in folders])
+        new.setup.extend([graded.setups[s] for s in graded.rows[1]])
+        new.answer.extend([chunk.answers[q] for q in folders])
+        new.identity.extend(graded.identities or array("q"))
+        new.parsed.extend(array("B", [1]) * len(folders))
+        new.outcome.extend(graded.columns[0])
+        for measure, values in zip(new.measures, graded.columns[1:], strict=True):
+            measure.extend(values)
+        for row, exact in (graded.exact or {}).items():
+            new.exact[base + row] = exact
         if new.texts is not None and graded.texts is not None:
             new.texts[0].extend(graded.texts[0])
             new.texts[1].extend(graded.texts[1])
@@ -350,15 +351,16 @@ class _Collector:
         for (_, message, reason), (q, setup, identity) in zip(
             graded.unparsable, graded.unparsable_keys or [], strict=True
         ):
+            new.message[len(new)] = (message, reason)
             new.dataset.append(datasets[chunk.datasets[q]])
             new.question.append(questions[chunk.questions[q]])
             new.setup.append(setup)
             new.answer.append(chunk.answers[q])
-            new.identity.append(identity_hash(identity))
-            new.parsed.append(False)
+            new.identity.append(identity)
+            new.parsed.append(0)
             new.outcome.append(255)
-            new.measures.append((-1,) * 6)
-            new.message.append((message, reason))
+            for column in new.measures:
+                column.append(-1)
             if new.texts is not None:
                 new.texts[0].append(None)
                 new.texts[1].append(-1)

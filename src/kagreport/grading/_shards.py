@@ -129,7 +129,7 @@ def merged(
     parts = []
     if stored is not None and len(kept):
         parts.append(table_of_rows(stored, keep_text, kept))
-    if new.identity:
+    if len(new):
         parts.append(table_of_new(new, keep_text))
     if not parts:
         return None
@@ -145,29 +145,34 @@ def _exact_text(values: tuple[int, ...] | None) -> str | None:
 def table_of_new(new: NewRows, keep_text: bool | int) -> Any:
     import pyarrow as pa
 
-    clamp = np.iinfo(np.int64).max
-    measures = np.array(
-        [[min(v, clamp) for v in m] for m in new.measures] or np.zeros((0, 6)), dtype=np.int64
-    ).reshape(-1, 6)
+    n = len(new)
+
+    def sparse(values: dict[int, Any]) -> list[Any]:
+        column: list[Any] = [None] * n
+        for row, value in values.items():
+            column[row] = value
+        return column
+
+    messages = sparse(new.message)
     columns: dict[str, Any] = {
         "dataset": pa.array(new.dataset, pa.string()).dictionary_encode(),
         "question": pa.array(new.question, pa.string()).dictionary_encode(),
         "setup": pa.array(new.setup, pa.string()).dictionary_encode(),
         "answer": pa.array(new.answer, pa.string()).dictionary_encode(),
-        "identity": pa.array(new.identity, pa.int64()),
-        "parsed": pa.array(new.parsed, pa.bool_()),
-        "outcome": pa.array(new.outcome, pa.uint8()),
+        "identity": pa.array(np.frombuffer(new.identity, dtype=np.int64), pa.int64()),
+        "parsed": pa.array(np.frombuffer(new.parsed, dtype=np.uint8).astype(bool), pa.bool_()),
+        "outcome": pa.array(np.frombuffer(new.outcome, dtype=np.uint8), pa.uint8()),
     }
-    for k, name in enumerate(MEASURES):
-        columns[name] = pa.array(measures[:, k], pa.int64())
+    for name, values in zip(MEASURES, new.measures, strict=True):
+        columns[name] = pa.array(np.frombuffer(values, dtype=np.int64), pa.int64())
     columns["exact"] = pa.array(
-        [_exact_text(m) if max(m) > clamp else None for m in new.measures], pa.string()
+        sparse({row: _exact_text(m) for row, m in new.exact.items()}), pa.string()
     )
-    columns["message"] = pa.array([m and m[0] for m in new.message], pa.string())
-    columns["reason"] = pa.array([m and m[1] for m in new.message], pa.string())
+    columns["message"] = pa.array([m and m[0] for m in messages], pa.string())
+    columns["reason"] = pa.array([m and m[1] for m in messages], pa.string())
     if keep_text is not False and new.texts is not None:
         columns["response"] = pa.array(new.texts[0], pa.string())
-        columns["response_length"] = pa.array(new.texts[1], pa.int64())
+        columns["response_length"] = pa.array(np.frombuffer(new.texts[1], dtype=np.int64))
         columns["error"] = pa.array(new.texts[2], pa.string())
     return pa.table(columns)
 

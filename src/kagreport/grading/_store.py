@@ -24,13 +24,15 @@ as it was, or with an unlisted shard that the next write removes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
 import os
 import re
+from array import array
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kagreport import __version__
@@ -103,58 +105,67 @@ class StoredRows:
     def __len__(self) -> int:
         return len(self.identity)
 
-    def known(self, keys: Sequence[tuple[str, str, str]]) -> ChunkKnown:
-        """What the store holds for each (dataset, question, answer) folder of a chunk.
+    @functools.cached_property
+    def _answer_codes(self) -> dict[str, int]:
+        return {name: code for code, name in enumerate(self.answer_names)}
+
+    def known_rows(
+        self, keys: Sequence[tuple[str, str, str]]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The stored rows of each (dataset, question, answer) folder of a chunk, in
+        folder order, and the bounds of each folder's rows (``len(keys) + 1`` offsets).
 
         A stored row counts only if it was graded against the same answer.
         """
         import numpy as np
 
-        answer_codes = {name: code for code, name in enumerate(self.answer_names)}
-        pieces = []
+        answer_codes = self._answer_codes
+        spans = [self.folders.get((dataset, question), (0, 0)) for dataset, question, _ in keys]
+        starts = np.array([span[0] for span in spans], dtype=np.int64)
+        lengths = np.array([span[1] - span[0] for span in spans], dtype=np.int64)
+        wanted = np.array([answer_codes.get(answer, -1) for _, _, answer in keys], dtype=np.int64)
+        folder = np.repeat(np.arange(len(keys)), lengths)
+        ends = np.cumsum(lengths)
+        total = int(ends[-1]) if len(ends) else 0
+        rows = np.repeat(starts - (ends - lengths), lengths) + np.arange(total)
+        same = self.answer[rows] == wanted[folder]
         bounds = np.zeros(len(keys) + 1, dtype=np.int64)
-        for i, (dataset, question, answer) in enumerate(keys):
-            span = self.folders.get((dataset, question))
-            if span is None:
-                bounds[i + 1] = bounds[i]
-                continue
-            rows = np.arange(span[0], span[1])
-            rows = rows[self.answer[rows] == answer_codes.get(answer, -1)]
-            pieces.append(rows)
-            bounds[i + 1] = bounds[i] + len(rows)
-        rows = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
-        return ChunkKnown(
-            self.setup_names, self.setup[rows], self.identity[rows], bounds
-        )  # fmt: skip
+        np.cumsum(np.bincount(folder[same], minlength=len(keys)), out=bounds[1:])
+        return rows[same], bounds
 
-    def known_rows(self, keys: Sequence[tuple[str, str, str]]) -> npt.NDArray[np.int64]:
-        """The row indices :meth:`known` describes, in the same order."""
-        import numpy as np
-
-        answer_codes = {name: code for code, name in enumerate(self.answer_names)}
-        pieces = []
-        for dataset, question, answer in keys:
-            span = self.folders.get((dataset, question))
-            if span is not None:
-                rows = np.arange(span[0], span[1])
-                pieces.append(rows[self.answer[rows] == answer_codes.get(answer, -1)])
-        return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+    def known(self, keys: Sequence[tuple[str, str, str]]) -> ChunkKnown:
+        """What the store holds for each (dataset, question, answer) folder of a chunk."""
+        rows, bounds = self.known_rows(keys)
+        return ChunkKnown(self.setup_names, self.setup[rows], self.identity[rows], bounds)
 
 
 @dataclass
 class NewRows:
-    """Rows graded by one run, to append to the store (parallel lists and arrays)."""
+    """Rows graded by one run, to append to the store, as columns.
 
-    dataset: list[str]
-    question: list[str]
-    setup: list[str]
-    answer: list[str]
-    identity: list[int]
-    parsed: list[bool]
-    outcome: list[int]
-    measures: list[tuple[int, ...]]
-    message: list[tuple[str, str] | None]
-    texts: tuple[list[str | None], list[int], list[str | None]] | None
+    ``identity``: :func:`identity_hash` of each file; ``parsed`` 1 for a file that
+    parsed; ``outcome`` 255 for one that did not; ``measures``: six int64 columns in
+    :data:`~kagreport.grading._shards.MEASURES` order, clamped to int64 (-1: absent),
+    with the exact values of a row beyond int64 in ``exact`` and the message and
+    reason of a file that did not parse in ``message`` (both by row).
+    """
+
+    dataset: list[str] = field(default_factory=list)
+    question: list[str] = field(default_factory=list)
+    setup: list[str] = field(default_factory=list)
+    answer: list[str] = field(default_factory=list)
+    identity: array[int] = field(default_factory=lambda: array("q"))
+    parsed: array[int] = field(default_factory=lambda: array("B"))
+    outcome: array[int] = field(default_factory=lambda: array("B"))
+    measures: tuple[array[int], ...] = field(
+        default_factory=lambda: tuple(array("q") for _ in range(6))
+    )
+    exact: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    message: dict[int, tuple[str, str]] = field(default_factory=dict)
+    texts: tuple[list[str | None], array[int], list[str | None]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.identity)
 
 
 class GradeStore:
@@ -337,8 +348,8 @@ class GradeStore:
         )
         shards: list[str] = [] if fresh or manifest is None else list(manifest["shards"])
         stored_rows = int(manifest.get("stored_rows", 0)) if manifest and not fresh else 0
-        live = len(kept) + len(new.identity)
-        rewrite = len(shards) >= MAX_SHARDS or stored_rows + len(new.identity) > 2 * live
+        live = len(kept) + len(new)
+        rewrite = len(shards) >= MAX_SHARDS or stored_rows + len(new) > 2 * live
         try:
             if rewrite:
                 rows = merged(stored, kept, new, keep_text)
@@ -347,9 +358,9 @@ class GradeStore:
                 else:
                     shards = [self._write_shard(table_of_rows(rows, keep_text), shards)]
                 stored_rows = live
-            elif new.identity:
+            elif len(new):
                 shards.append(self._write_shard(table_of_new(new, keep_text), shards))
-                stored_rows += len(new.identity)
+                stored_rows += len(new)
             document = {
                 "schema": SCHEMA,
                 "schema_version": SCHEMA_VERSION,

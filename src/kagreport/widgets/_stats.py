@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 import numpy as np
@@ -27,6 +29,11 @@ from kagreport.runs import COSTS, Run, cost_axis, cost_frontier, leaderboard, se
 from kagreport.widgets._base import ChartPane, ChartResult, View, build_chart, describe
 from kagreport.widgets._html import fmt_number, fmt_percent_interval, html_table, message_html
 from kagreport.widgets._runs import lacks_note
+
+if TYPE_CHECKING:
+    from kagreport.grading import GradeStore
+    from kagreport.kag import Datasets
+    from kagreport.widgets._follow import Follower
 
 __all__ = ["StatsView"]
 
@@ -139,6 +146,11 @@ class StatsView(View):
         super().__init__()
         self.confidence = confidence
         self.metric: Any = None
+        self.status = widgets.HTML()
+        self._follower: Follower | None = None
+        # A followed run's thread updates the view while a person uses its controls.
+        self._lock = threading.RLock()
+        self._quiet = False
         self.table_widget = widgets.HTML()
         self.chart_widget = ChartPane()
         self.frame: pd.DataFrame = pd.DataFrame()
@@ -190,18 +202,131 @@ class StatsView(View):
         self.refresh()
 
     def _changed(self, change: Mapping[str, Any]) -> None:
-        self.refresh()
+        if not self._quiet:
+            self.refresh()
 
-    def _kag_cost(self, cost: str | None) -> Any:
-        """The cost dropdown over the axes the source has (all four for a kag tree)."""
+    # -- following a running benchmark ---------------------------------------------
+
+    @classmethod
+    def follow(
+        cls,
+        datasets: Datasets | str | os.PathLike[str],
+        results: str | os.PathLike[str] = ".",
+        prefix: str = "",
+        *,
+        interval: float = 2.0,
+        store: GradeStore | str | os.PathLike[str] | None = None,
+        engine: str = "local",
+        client: Any = None,
+        storage_options: Mapping[str, Any] | None = None,
+        workers: int | None = None,
+        cost: str | None = None,
+        confidence: float = 0.95,
+    ) -> StatsView:
+        """A view of a running benchmark: graded now, then again every ``interval``
+        seconds on a background thread, reading only the files that are new or changed
+        (:func:`kagreport.grading.watch`), the view updated in place when the report
+        changes (:meth:`update`). :meth:`stop` ends it.
+
+        Parameters are those of :func:`kagreport.grading.watch` (``store``: a folder lets
+        a later ``kagreport stats --store`` start where this stopped) and of the view.
+        A later pass that fails is said in :attr:`status`, and the next one tries again.
+
+        Raises
+        ------
+        KagreportError
+            As :func:`kagreport.grade`, from the first pass.
+        ValueError
+            For a non-positive ``interval`` or a ``cost`` the report does not have.
+        """
+        from kagreport.widgets._follow import Follower
+
+        holder: list[StatsView] = []
+        lines: list[str] = []
+
+        def status(line: str) -> None:  # before the view exists: kept for it
+            if holder:
+                holder[0].status.value = line
+            else:
+                lines.append(line)
+
+        args = {
+            "datasets": datasets, "results": results, "prefix": prefix, "interval": interval,
+            "store": store, "engine": engine, "client": client,
+            "storage_options": storage_options, "workers": workers,
+        }  # fmt: skip
+        follower = Follower(args, lambda report: holder[0].update(report), status)
+        view = cls(follower.first(), cost=cost, confidence=confidence)
+        view._follower = follower
+        holder.append(view)
+        view.status.value = lines[-1] if lines else ""
+        view.children = [view.status, *view.children]
+        follower.start()
+        return view
+
+    @property
+    def following(self) -> bool:
+        """Whether the view is following a running benchmark (:meth:`follow`)."""
+        return self._follower is not None and self._follower.running
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop following (after the pass under way; waits up to ``timeout`` s). The view
+        keeps its last report. Nothing happens for a view that does not follow."""
+        if self._follower is not None:
+            self._follower.stop(timeout)
+
+    def update(self, report: StatsReport) -> None:
+        """Show a newer report of the same run, keeping the selection: setups and
+        datasets that were selected stay so, new ones are selected, the cost axis stays
+        (when the report still has it).
+
+        Raises
+        ------
+        TypeError
+            If the view is not of a ``StatsReport`` or ``report`` is not one.
+        """
+        if self.report is None or not isinstance(report, StatsReport):
+            raise TypeError("StatsView.update takes a StatsReport, for a view of one")
+        with self._lock:
+            self.report, self.selection = report, report
+            self._run = run = Run.from_stats(report)
+            self._quiet = True
+            try:
+                _reselect(self.setups, list(run.systems))
+                datasets = sorted(set(run.dataset_names))
+                _reselect(self.datasets, datasets)
+                options, value = self._kag_cost_options(
+                    self.cost.value if self.cost.value in self._offered() else None
+                )
+                if list(self.cost.options) != options:
+                    self.cost.options = options
+                self.cost.value = value
+            finally:
+                self._quiet = False
+            self.refresh()
+
+    # -- controls ------------------------------------------------------------------
+
+    def _offered(self) -> list[str]:
+        """The cost axes the source has (one per column set: "latency" is "generation"
+        under another title)."""
         missing = _missing(self._run)
-        # One entry per column set: "latency" is "generation" under another title.
         firsts = {COSTS[n].columns: n for n in reversed(COST_AXES)}
-        offered = [
+        return [
             name
             for name, columns in missing.items()
             if not columns and firsts[COSTS[name].columns] == name
         ]
+
+    def _kag_cost(self, cost: str | None) -> Any:
+        """The cost dropdown over the axes the source has (all four for a kag tree)."""
+        options, value = self._kag_cost_options(cost)
+        return widgets.Dropdown(options=options, value=value, description="Cost")
+
+    def _kag_cost_options(self, cost: str | None) -> tuple[list[tuple[str, str | None]], Any]:
+        """The cost dropdown's options and value (``cost``, else the default axis)."""
+        missing = _missing(self._run)
+        offered = self._offered()
         if cost is None:
             retrieves = any(s.overall.retrieval is not None for s in setup_metrics(self._run))
             order = ["retrieval", "generation"] if retrieves else ["generation"]
@@ -217,9 +342,7 @@ class StatsView(View):
                     f"cost {cost!r}; its cost columns: {', '.join(self._run.costs) or 'none'}"
                 )
         options: list[tuple[str, str | None]] = [(COST_AXES[n][1], n) for n in offered]
-        return widgets.Dropdown(
-            options=options or [("(none)", None)], value=cost, description="Cost"
-        )
+        return options or [("(none)", None)], cost
 
     def _init_board(self, cost: str | None, metric: str | None) -> None:
         """The metric and cost controls of the leaderboard view (a run without outcomes)."""
@@ -312,6 +435,10 @@ class StatsView(View):
 
     def refresh(self) -> None:
         """Rebuild the frame, table and chart from the controls (called on every change)."""
+        with self._lock:
+            self._refresh()
+
+    def _refresh(self) -> None:
         if not self._kag:
             self._refresh_board()
             return
@@ -458,3 +585,12 @@ def _run_rows(run: Run, dataset: str, metric: str, cost: str | None) -> list[dic
             }
         )
     return rows
+
+
+def _reselect(control: Any, names: list[str]) -> None:
+    """New options for a multi-select: what was selected stays so, new names are selected."""
+    before, selected = set(control.options), set(control.value)
+    value = tuple(n for n in names if n in selected or n not in before)
+    if list(control.options) != names:
+        control.options = names
+    control.value = value
