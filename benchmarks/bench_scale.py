@@ -134,8 +134,8 @@ def main(argv: list[str]) -> int:
         root = _tree(files)
         _remove_added(root)
         datasets, results = str(root / "datasets.json"), str(root / "results")
-        # The local engine first, with no cluster in this process: with other threads
-        # alive it grades in this process only (fork is unsafe then).
+        # The local engine first, with no cluster in this process (its threads would
+        # have the workers start from a fork server: measured apart, not mixed in).
         grade(datasets, results)  # untimed: the page cache warm for every engine alike
         local, local_s = _timed(grade, datasets, results)
         with tempfile.TemporaryDirectory() as store:

@@ -52,7 +52,59 @@ def _failing_open(victim: str) -> Any:
     return failing_open
 
 
+def _alone(test: str) -> bool:
+    """Run ``test`` of this file in a fresh interpreter if this one has other threads;
+    True if it did (and it passed). With other threads alive the workers are forked from
+    a fork server, which does not inherit this process's patches; and earlier tests of a
+    whole run leave threads behind (tqdm's monitor, a stub server's request threads)."""
+    import subprocess
+    import sys
+    import threading
+
+    if threading.active_count() == 1:
+        return False
+    assert os.environ.get("KAGREPORT_FRESH_INTERPRETER") != "1", threading.enumerate()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"{__file__}::{test}"],
+        env={**os.environ, "KAGREPORT_FRESH_INTERPRETER": "1"},
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    return True
+
+
+def test_a_threaded_caller_grades_with_workers_of_a_fork_server(
+    big_run, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
+    # A Jupyter kernel, a Dask client or a followed view has other threads: forking from
+    # it is unsafe, so the workers come from a fork server; the report is the same.
+    import threading
+
+    serial = grade(big_run.datasets_path, big_run.results_path, workers=1)
+    caplog.set_level(logging.DEBUG, logger="kagreport.grading")
+    reports: list[Any] = []
+    thread = threading.Thread(
+        target=lambda: reports.append(
+            grade(big_run.datasets_path, big_run.results_path, workers=2, keep_text=True)
+        )
+    )
+    thread.start()
+    thread.join(timeout=300)
+    assert reports, "the grade in a thread did not finish"
+    assert "reading with 2 worker processes (forkserver)" in caplog.text
+    assert reports[0].to_json() == serial.to_json()
+    assert reports[0].unparsable_files == serial.unparsable_files
+    assert list(reports[0].items) == list(serial.items)
+    import multiprocessing
+
+    # The pool's workers are gone; the server stays, idle, for the next grade.
+    names = [p.name for p in multiprocessing.active_children()]
+    assert not [n for n in names if "SpawnProcess" in n or "ForkProcess" in n], names
+
+
 def test_io_error_in_a_worker_is_reported(big_run, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    if _alone("test_io_error_in_a_worker_is_reported"):
+        return
     victim = os.path.join(big_run.results_path, "sim-biology", "q00100", "kag-large.json")
     assert Path(victim).is_file()
     failing_open = _failing_open(victim)
@@ -107,24 +159,9 @@ def _find_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
 def test_find_gives_identical_reports_and_warnings_whatever_the_workers(
     big_run, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
-    import subprocess
-    import sys
-    import threading
-
     from kagreport.grading import _find
 
-    if threading.active_count() > 1:
-        # The pool forks only while the caller is the one thread, and earlier tests of a
-        # whole run leave threads behind (tqdm's monitor, a stub server's request threads):
-        # run this test alone in a fresh interpreter, where the pool is used.
-        assert os.environ.get("KAGREPORT_FRESH_INTERPRETER") != "1", threading.enumerate()
-        test = f"{__file__}::test_find_gives_identical_reports_and_warnings_whatever_the_workers"
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
-            env={**os.environ, "KAGREPORT_FRESH_INTERPRETER": "1"},
-            capture_output=True, text=True, timeout=600, check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    if _alone("test_find_gives_identical_reports_and_warnings_whatever_the_workers"):
         return
     results = big_run.results_path
     # One unreadable file (in a worker too: forked workers inherit the patch; tests run as

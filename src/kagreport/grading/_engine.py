@@ -348,10 +348,25 @@ def _default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-def _fork_is_safe() -> bool:
-    # fork() copies one thread only: with other threads alive (a Jupyter kernel),
-    # a lock held elsewhere could deadlock the child.
-    return sys.platform.startswith("linux") and threading.active_count() == 1
+def _pool_context() -> multiprocessing.context.BaseContext | None:
+    """How worker processes start: forked from this process when it has one thread;
+    else (a Jupyter kernel, a Dask client, a view following a run) forked from a fork
+    server, a fresh single-threaded process (fork() copies one thread only: a lock held
+    by another thread here could deadlock a child forked from here). None off Linux:
+    grading stays in this process."""
+    if not sys.platform.startswith("linux"):
+        return None
+    if threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("forkserver")
+    # Imported once in the server, not in each worker; its workers ignore Ctrl-C at once.
+    context.set_forkserver_preload(["kagreport.grading._forkserver"])
+    from multiprocessing import forkserver
+
+    # Started here, with the stop signals not blocked (it and its workers inherit the
+    # mask); it ends when this process does.
+    forkserver.ensure_running()
+    return context
 
 
 #: How long the parent waits for a result before it checks again (its signal handlers
@@ -378,13 +393,20 @@ def _load_prctl() -> Callable[..., int] | None:
 _prctl: Callable[..., int] | None = None
 
 
-def _worker_start(parent: int) -> None:
-    """Pool initializer, run first in each forked worker (its stop signals still blocked)."""
+def _worker_start(parent: int | None) -> None:
+    """Pool initializer, run first in each forked worker (its stop signals still blocked).
+
+    ``parent``: the grading process, or None for a worker of the fork server (whose
+    death ends the server, and so the worker).
+    """
     # The command line's Python handlers were inherited: a SIGTERM must kill at once (a
     # Python handler only sets a flag that a blocking wait never looks at), and Ctrl-C,
     # which reaches the whole group, is the parent's to act on (no worker traceback).
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if parent is None:
+        parent = os.getppid()
+        _load_prctl()
     if _prctl is not None:  # die with the parent, even if it is SIGKILLed
         _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
@@ -409,8 +431,9 @@ class ChunkRunner:
     """Grades submitted chunks in order and hands each result to ``merge``.
 
     Starts in-process; once :data:`PARALLEL_AFTER` question folders have been
-    submitted, and if allowed, moves to a pool of forked workers with a bounded
-    number of chunks in flight (memory stays bounded on any tree size).
+    submitted, moves (on Linux) to a pool of workers forked from this process, or from
+    a fork server when this process has other threads, with a bounded number of chunks
+    in flight (memory stays bounded on any tree size).
 
     With ``task``, each chunk (any picklable object with a ``paths`` list) is
     handed to ``task(chunk)`` instead of :func:`grade_chunk`, and the pool starts
@@ -450,6 +473,7 @@ class ChunkRunner:
         self._pool: ProcessPoolExecutor | None = None
         self._processes: list[multiprocessing.process.BaseProcess] = []
         self._pending: deque[tuple[Any, Future[Any]]] = deque()
+        self._in_process = False
 
     def _call(self, chunk: Any) -> tuple[Callable[..., Any], tuple[Any, ...]]:
         if self._task is not None:
@@ -463,13 +487,18 @@ class ChunkRunner:
             self._pool is None
             and self._workers > 1
             and self._submitted > self._parallel_after
-            and _fork_is_safe()
+            and not self._in_process
         ):
-            logging.getLogger("kagreport.grading").debug(
-                "large tree: reading with %d worker processes", self._workers
-            )
-            self._start_pool(chunk, function, args)
-            return
+            context = _pool_context()
+            if context is None:
+                self._in_process = True
+            else:
+                logging.getLogger("kagreport.grading").debug(
+                    "large tree: reading with %d worker processes (%s)",
+                    self._workers, context.get_start_method(),
+                )  # fmt: skip
+                self._start_pool(chunk, function, args, context)
+                return
         if self._pool is None:
             self._merge(chunk, function(*args))
             return
@@ -480,8 +509,23 @@ class ChunkRunner:
         except BrokenProcessPool:
             raise self._died() from None
         self._pending.append((chunk, future))
+        self._track()
 
-    def _start_pool(self, chunk: Any, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    def _track(self) -> None:
+        # All workers start at the first submit with fork; with a fork server, one more
+        # at each submit until there are enough: close() and _died() need every one.
+        known = {id(p) for p in self._processes}
+        for process in (getattr(self._pool, "_processes", None) or {}).values():
+            if id(process) not in known:
+                self._processes.append(process)
+
+    def _start_pool(
+        self,
+        chunk: Any,
+        function: Callable[..., Any],
+        args: tuple[Any, ...],
+        context: multiprocessing.context.BaseContext,
+    ) -> None:
         # The first submit forks the workers and starts the executor's threads. With the
         # stop signals blocked meanwhile, the workers start with them blocked (until their
         # initializer has set their dispositions), and so do those threads, for good:
@@ -489,15 +533,15 @@ class ChunkRunner:
         _load_prctl()
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:
+            forked = context.get_start_method() == "fork"
             self._pool = ProcessPoolExecutor(
                 self._workers,
-                mp_context=multiprocessing.get_context("fork"),
+                mp_context=context,
                 initializer=_worker_start,
-                initargs=(os.getpid(),),
+                initargs=(os.getpid() if forked else None,),
             )
             self._pending.append((chunk, self._pool.submit(function, *args)))
-            processes = getattr(self._pool, "_processes", None) or {}
-            self._processes = list(processes.values())
+            self._track()
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 

@@ -264,7 +264,7 @@ def find(
         Called with the number of files found so far, every 1,000 files.
     workers : int, optional
         Processes that read and search a large tree (default: the CPU count, at
-        most 8), as :func:`grade`: Linux only, from a single-threaded caller,
+        most 8), as :func:`grade`: Linux only (forked, or from a fork server),
         after :data:`FIND_PARALLEL_AFTER` files. The report and the order of the
         warnings are the same whatever the number.
     engine, client, storage_options

@@ -493,8 +493,9 @@ def grade(
         and once at the end.
     workers : int, optional
         Local engine: processes that read and decode result files. Default: the
-        CPU count (at most 8); large local trees only, and only where ``fork`` is
-        safe (Linux, a single-threaded caller). ``1`` grades in this process.
+        CPU count (at most 8); large local trees only, on Linux (forked from this
+        process, or from a fork server when it has other threads: a Jupyter kernel).
+        ``1`` grades in this process.
     keep_text : bool or int, default False
         Also keep each graded file's response and error message in
         ``report.items.texts`` (:class:`ItemTexts`), read in the same pass:

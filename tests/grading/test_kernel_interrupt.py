@@ -1,0 +1,83 @@
+"""grade() in a real Jupyter kernel (which always has other threads): its workers come from
+a fork server, and an interrupt at any moment stops it at once with no worker left behind
+and the kernel still usable."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kagreport import grade
+from kagreport.kag import simulate_run
+from processes import BOUND, children
+
+jupyter_client = pytest.importorskip("jupyter_client")
+pytest.importorskip("ipykernel")
+
+
+def _workers(pid: int) -> list[str]:
+    """The command lines of the processes under ``pid`` but multiprocessing's fork server
+    and resource tracker (which stay, idle, for the next grade)."""
+    found, todo = [], [pid]
+    while todo:
+        for child in children(todo.pop()):
+            todo.append(child)
+            try:
+                line = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if "forkserver" not in line and "resource_tracker" not in line:
+                found.append(f"{child}: {line}")
+    return found
+
+
+def _run(kc: Any, code: str) -> dict[str, Any]:
+    """Execute ``code``; its reply's content (raises on a kernel that does not answer)."""
+    reply = kc.execute_interactive(code, timeout=BOUND * 4, output_hook=lambda msg: None)
+    content: dict[str, Any] = reply["content"]
+    return content
+
+
+@pytest.mark.signals
+def test_an_interrupted_grade_in_a_kernel_leaves_no_worker_and_the_kernel_works(
+    tmp_path: Path,
+) -> None:
+    run = simulate_run(tmp_path / "sim", questions=150, datasets=3, vector_dim=256, seed=12)
+    expected = grade(run.datasets_path, run.results_path, workers=1).to_json()
+    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="python3")
+    try:
+        kernel = km.provisioner.process.pid
+        setup = (
+            "import threading, kagreport\n"
+            f"D, R = {str(run.datasets_path)!r}, {str(run.results_path)!r}\n"
+            "assert threading.active_count() > 1\n"
+        )
+        assert _run(kc, setup)["status"] == "ok"
+        first = _run(kc, f"print(kagreport.grade(D, R, workers=2).to_json() == {expected!r})")
+        assert first["status"] == "ok", first
+        stopped = 0
+        for delay in (0.0, 0.05, 0.15, 0.3, 0.6):
+            kc.execute("report = kagreport.grade(D, R, workers=2)")
+            time.sleep(delay)
+            km.interrupt_kernel()
+            reply = kc.get_shell_msg(timeout=BOUND * 4)["content"]
+            if reply["status"] == "error":
+                assert reply["ename"] == "KeyboardInterrupt", reply
+                stopped += 1
+            else:
+                assert reply["status"] == "ok", reply
+            # No worker left (the fork server stays, idle, for the next grade).
+            deadline = time.monotonic() + BOUND
+            while _workers(kernel):
+                assert time.monotonic() < deadline, _workers(kernel)
+                time.sleep(0.05)
+            # The kernel still grades, and gets the same report.
+            check = _run(kc, f"assert kagreport.grade(D, R, workers=2).to_json() == {expected!r}")
+            assert check["status"] == "ok", check
+        assert stopped >= 1  # some interrupts came mid-grade
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
