@@ -102,6 +102,33 @@ def test_a_threaded_caller_grades_with_workers_of_a_fork_server(
     assert not [n for n in names if "SpawnProcess" in n or "ForkProcess" in n], names
 
 
+def test_a_threaded_script_without_a_main_guard_runs_once(big_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Workers of a fork server would import the caller's main module again (multiprocessing
+    # does, for spawn and forkserver): an unguarded script would run in every worker.
+    import subprocess
+    import sys
+
+    marker = tmp_path / "runs"
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import logging, sys, threading, time\n"
+        "import kagreport\n"
+        f"open({str(marker)!r}, 'a').write('ran\\n')\n"
+        "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+        "logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)\n"
+        f"print(kagreport.grade({str(big_run.datasets_path)!r}, {str(big_run.results_path)!r},"
+        " workers=2).to_json(), end='')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "reading with 2 worker processes (forkserver)" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert marker.read_text() == "ran\n"
+    assert done.stdout == grade(big_run.datasets_path, big_run.results_path, workers=1).to_json()
+
+
 def test_io_error_in_a_worker_is_reported(big_run, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     if _alone("test_io_error_in_a_worker_is_reported"):
         return

@@ -7,6 +7,7 @@ throw-away credentials, and botocore's instance-metadata lookup is off.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,15 +61,15 @@ def upload(s3: Any, local: Path, bucket: str | None = None) -> str:
     return f"s3://{name}"
 
 
-@pytest.fixture(scope="session")
-def dask_client(s3_endpoint: str) -> Iterator[Any]:
-    """A Dask client of a LocalCluster: 2 worker processes of 1 thread (the S3 variables
-    are set before it starts, so its workers inherit them)."""
+@contextlib.contextmanager
+def local_cluster(workers: int, **kwargs: Any) -> Iterator[Any]:
+    """A Dask client of a LocalCluster of ``workers`` single-threaded worker processes on
+    127.0.0.1 (no dashboard port clash), closed afterwards."""
     from distributed import Client, LocalCluster
 
     cluster = LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-        dashboard_address="127.0.0.1:0", silence_logs=50,
+        n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address="127.0.0.1:0", silence_logs=50, **kwargs,
     )  # fmt: skip
     client = Client(cluster, set_as_default=False)
     try:
@@ -76,3 +77,11 @@ def dask_client(s3_endpoint: str) -> Iterator[Any]:
     finally:
         client.close(timeout=10)
         cluster.close(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def dask_client(s3_endpoint: str) -> Iterator[Any]:
+    """A Dask client of a LocalCluster: 2 worker processes of 1 thread (the S3 variables
+    are set before it starts, so its workers inherit them)."""
+    with local_cluster(2) as client:
+        yield client

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from kagreport.grading import _dask
 from kagreport.kag import SimulatedRun, simulate_run
 from processes import BOUND, assert_group_gone, children, wait_for_handlers
 
-from .conftest import upload
+from .conftest import local_cluster, upload
 
 pytestmark = pytest.mark.slow
 
@@ -116,22 +116,6 @@ def test_the_command_line_with_a_scheduler_address(run: SimulatedRun, dask_clien
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in gone.stderr
 
 
-@contextlib.contextmanager
-def _cluster(workers: int, **kwargs: Any) -> Iterator[Any]:
-    from distributed import Client, LocalCluster
-
-    cluster = LocalCluster(
-        n_workers=workers, threads_per_worker=1, host="127.0.0.1",
-        dashboard_address="127.0.0.1:0", silence_logs=50, **kwargs,
-    )  # fmt: skip
-    client = Client(cluster, set_as_default=False)
-    try:
-        yield client
-    finally:
-        client.close(timeout=10)
-        cluster.close(timeout=10)
-
-
 def _hold_tasks(folder: str) -> Callable[[], int]:
     """A function for ``client.run``: from then on, each grading task on that worker says it
     started (a file named by the worker's pid) and waits until ``folder/release`` exists."""
@@ -159,7 +143,7 @@ def test_a_worker_killed_mid_task_costs_a_retry_not_the_report(
     run: SimulatedRun, tmp_path: Path, small_tasks: None
 ) -> None:
     expected = grade(run.datasets_path, run.results_path)
-    with _cluster(2) as client, ThreadPoolExecutor(1) as pool:
+    with local_cluster(2) as client, ThreadPoolExecutor(1) as pool:
         pids = client.run(_hold_tasks(str(tmp_path)))
         assert len(pids) == 2
         grading = pool.submit(
@@ -184,7 +168,7 @@ def test_a_cluster_without_workers_is_an_error_not_a_wait(
     run: SimulatedRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_dask, "NO_WORKER_SECS", 0.5)
-    with _cluster(0) as client:
+    with local_cluster(0) as client:
         started = time.monotonic()
         with pytest.raises(WorkerDiedError, match="no worker for 0 s"):
             grade(run.datasets_path, run.results_path, engine="dask", client=client)

@@ -130,6 +130,7 @@ def test_an_object_that_vanishes_after_listing_is_named(
         grade(f"{url}/datasets.json", f"{url}/results", storage_options=storage_options)
     message = str(raised.value)
     assert gone in message
+    assert "vanished after its folder was listed" in message
     assert "\n" not in message
     assert raised.value.path == gone
 
@@ -141,8 +142,24 @@ def test_a_missing_bucket_or_prefix_is_one_line(
     for results in ("s3://no-such-bucket-kagreport/run", "s3://no-such-bucket-kagreport"):
         with pytest.raises(ResultTreeError, match="does not exist"):
             grade(tree.datasets_path, results, storage_options=storage_options)
-    with pytest.raises(KagreportError, match="cannot read the datasets file s3://"):
+    with pytest.raises(KagreportError, match="cannot read the datasets file s3://") as raised:
         grade("s3://no-such-bucket-kagreport/d.json", tree.results, storage_options=storage_options)
+    assert "vanished" not in str(raised.value)  # nothing was listed: it never was there
+
+
+def test_a_storage_option_the_filesystem_does_not_take_is_one_line(
+    storage_options: dict[str, Any], tree: Tree
+) -> None:
+    tree.question("ds", "q1", mcq("A"))
+    with pytest.raises(KagreportError) as raised:
+        grade(
+            "s3://some-bucket/d.json", tree.results,
+            storage_options={**storage_options, "bogus_option": "1"},
+        )  # fmt: skip
+    message = str(raised.value)
+    assert "bogus_option" in message
+    assert "a storage option this filesystem does not take" in message
+    assert "\n" not in message
 
 
 def test_missing_credentials_are_one_line(s3_endpoint: str, tmp_path: Path) -> None:

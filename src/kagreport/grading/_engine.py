@@ -263,7 +263,10 @@ def grade_chunk(
         if isinstance(data, OSError):
             if isinstance(data, NotRegularFileError):  # swapped for a FIFO since the walk
                 continue  # skipped, as the walk skips what is not a regular file
-            return done((path, f"cannot read the result file {path}: {data.strerror or data}"))
+            reason = data.strerror or str(data)
+            if isinstance(data, FileNotFoundError):  # listed a moment ago
+                reason += " (it vanished after its folder was listed)"
+            return done((path, f"cannot read the result file {path}: {reason}"))
         try:
             record = decode_result(data)
         except ValueError as exc:
@@ -348,6 +351,22 @@ def _default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
+#: The name prefix of the grading workers a fork server starts (see ``_forkserver``).
+WORKER_NAME = "kagreport-grader"
+
+
+class _GraderProcess(multiprocessing.context.ForkServerProcess):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.name = f"{WORKER_NAME}-{self.name}"
+
+
+class _GraderContext(multiprocessing.context.ForkServerContext):
+    """The fork server's context, its processes named as grading workers."""
+
+    Process = _GraderProcess
+
+
 def _pool_context() -> multiprocessing.context.BaseContext | None:
     """How worker processes start: forked from this process when it has one thread;
     else (a Jupyter kernel, a Dask client, a view following a run) forked from a fork
@@ -358,8 +377,9 @@ def _pool_context() -> multiprocessing.context.BaseContext | None:
         return None
     if threading.active_count() == 1:
         return multiprocessing.get_context("fork")
-    context = multiprocessing.get_context("forkserver")
-    # Imported once in the server, not in each worker; its workers ignore Ctrl-C at once.
+    context = _GraderContext()
+    # The server's preload: its workers ignore Ctrl-C from the start, and do not import the
+    # caller's main module again (a script without a __main__ guard would run again).
     context.set_forkserver_preload(["kagreport.grading._forkserver"])
     from multiprocessing import forkserver
 

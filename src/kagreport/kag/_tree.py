@@ -414,7 +414,7 @@ def _entry(info: Mapping[str, Any]) -> TreeEntry:
 def _os_error(exc: BaseException) -> OSError:
     if isinstance(exc, OSError):
         if not exc.strerror and isinstance(exc, FileNotFoundError):
-            return FileNotFoundError(2, "No such file or directory (it vanished since listing)")
+            return FileNotFoundError(2, "No such file or directory")
         return exc
     return OSError(0, _one_line(exc))
 
@@ -427,6 +427,8 @@ def _one_line(exc: BaseException) -> str:
             f"{text} (set credentials in the environment or a profile, or pass "
             "storage options, e.g. --storage-option anon=true)"
         )
+    if isinstance(exc, TypeError) and "keyword argument" in text:
+        text += " (a storage option this filesystem does not take)"
     return text if name in text else f"{name}: {text}"
 
 
