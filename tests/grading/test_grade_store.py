@@ -104,3 +104,58 @@ def test_watch_yields_a_report_each_time_files_arrive(tmp_path: Path) -> None:
     _same(seen[-1], grade(run.datasets_path, run.results_path))
     with pytest.raises(ValueError, match="interval"):
         next(iter(watch(run.datasets_path, run.results_path, interval=0)))
+
+
+def test_a_damaged_store_is_one_line_never_a_wrong_report(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from kagreport import KagreportError
+
+    run = simulate_run(tmp_path / "sim", questions=6, datasets=1, vector_dim=8, seed=4)
+    fresh = grade(run.datasets_path, run.results_path)
+    store = tmp_path / "store"
+    manifest = store / "manifest.json"
+
+    def make() -> tuple[dict[str, Any], Path]:
+        if store.exists():
+            for path in store.iterdir():
+                path.unlink()
+        grade(run.datasets_path, run.results_path, store=store)
+        document = json.loads(manifest.read_text())
+        return document, store / document["shards"][0]
+
+    def rewrite_shard(shard: Path, name: str, values: Any) -> None:
+        table = pq.read_table(shard)
+        column = pa.array(values, table.schema.field(name).type)
+        pq.write_table(table.set_column(table.schema.get_field_index(name), name, column), shard)
+
+    damages = {
+        "manifest without grader": lambda d, s: manifest.write_text(
+            json.dumps({k: v for k, v in d.items() if k != "grader"})
+        ),
+        "stored_rows not a count": lambda d, s: manifest.write_text(
+            json.dumps({**d, "stored_rows": "abc"})
+        ),
+        "deeply nested manifest": lambda d, s: manifest.write_text("[" * 100_000),
+        "shard deleted": lambda d, s: s.unlink(),
+        "outcome out of range": lambda d, s: rewrite_shard(
+            s, "outcome", [99] * pq.read_table(s).num_rows
+        ),
+        "null setup": lambda d, s: rewrite_shard(s, "setup", [None] * pq.read_table(s).num_rows),
+        "exact not six numbers": lambda d, s: rewrite_shard(
+            s, "exact", ["5"] * pq.read_table(s).num_rows
+        ),
+    }
+    for what, damage in damages.items():
+        document, shard = make()
+        damage(document, shard)
+        with pytest.raises(KagreportError) as raised:
+            grade(run.datasets_path, run.results_path, store=store)
+        message = str(raised.value)
+        assert "delete the folder to grade afresh" in message, (what, message)
+        assert "\n" not in message, what
+    # Deleted, as the message says: a fresh store, the fresh report.
+    for path in store.iterdir():
+        path.unlink()
+    _same(grade(run.datasets_path, run.results_path, store=store), fresh)

@@ -73,18 +73,18 @@ def test_an_interrupted_grade_in_a_kernel_leaves_no_worker_and_the_kernel_works(
         assert _run(kc, setup)["status"] == "ok"
         first = _run(kc, f"print(kagreport.grade(D, R, workers=2).to_json() == {expected!r})")
         assert first["status"] == "ok", first
-        stopped = 0
         for delay in (0.0, 0.05, 0.15, 0.3, 0.6):
-            msg_id = kc.execute("print('grading', flush=True)\nreport = kagreport.grade(D, R)")
+            # Grades again and again (tens of seconds): the interrupt lands in the cell's code,
+            # never after it (ipykernel loses a reply interrupted while it is being sent).
+            msg_id = kc.execute(
+                "print('grading', flush=True)\nfor _ in range(200):\n    kagreport.grade(D, R)"
+            )
             _started(kc, msg_id)  # an interrupt before that is the kernel's, not the grade's
             time.sleep(delay)
             km.interrupt_kernel()
             reply = kc.get_shell_msg(timeout=BOUND * 4)["content"]
-            if reply["status"] == "error":
-                assert reply["ename"] == "KeyboardInterrupt", reply
-                stopped += 1
-            else:
-                assert reply["status"] == "ok", reply
+            assert reply["status"] == "error", reply
+            assert reply["ename"] == "KeyboardInterrupt", reply
             # No worker left (the fork server stays, idle, for the next grade).
             deadline = time.monotonic() + BOUND
             while _workers(kernel):
@@ -93,7 +93,6 @@ def test_an_interrupted_grade_in_a_kernel_leaves_no_worker_and_the_kernel_works(
             # The kernel still grades, and gets the same report.
             check = _run(kc, f"assert kagreport.grade(D, R, workers=2).to_json() == {expected!r}")
             assert check["status"] == "ok", check
-        assert stopped >= 1  # some interrupts came mid-grade
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)

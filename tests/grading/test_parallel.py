@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +129,49 @@ def test_a_threaded_script_without_a_main_guard_runs_once(big_run, tmp_path: Pat
     assert "Traceback" not in done.stderr
     assert marker.read_text() == "ran\n"
     assert done.stdout == grade(big_run.datasets_path, big_run.results_path, workers=1).to_json()
+
+
+@pytest.mark.signals
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM])
+def test_fork_server_workers_end_with_their_caller(big_run, tmp_path: Path, signum: int) -> None:  # type: ignore[no-untyped-def]
+    # Only the caller is killed (not its group): its fork server and that server's workers
+    # (whose parent is the server) must not outlive it.
+    import subprocess
+    import sys
+    import time
+
+    from processes import assert_group_gone
+
+    script = tmp_path / "loop.py"
+    script.write_text(
+        "import logging, sys, threading, time\n"
+        "import kagreport\n"
+        "if __name__ == '__main__':\n"
+        "    threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
+        "    logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)\n"
+        "    while True:\n"
+        f"        kagreport.grade({str(big_run.datasets_path)!r}, "
+        f"{str(big_run.results_path)!r}, workers=2, keep_text=True)\n"
+    )
+    for delay in (0.0, 0.05, 0.15):  # after the workers start: mid-grade
+        err = tmp_path / f"err-{delay}"
+        with open(err, "wb") as stderr:
+            proc = subprocess.Popen(
+                [sys.executable, str(script)], stderr=stderr, start_new_session=True
+            )
+        try:
+            deadline = time.monotonic() + 120
+            while "worker processes (forkserver)" not in err.read_text():
+                assert proc.poll() is None, err.read_text()[-3000:]
+                assert time.monotonic() < deadline, "the workers never started"
+                time.sleep(0.005)
+            time.sleep(delay)
+            os.kill(proc.pid, signum)
+            proc.wait(timeout=60)
+            assert_group_gone(proc.pid)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
 
 
 def test_io_error_in_a_worker_is_reported(big_run, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]

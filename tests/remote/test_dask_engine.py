@@ -250,3 +250,20 @@ def test_a_killed_client_leaves_no_worker_behind(run: SimulatedRun, tmp_path: Pa
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=BOUND)
     assert_group_gone(proc.pid)
+
+
+@pytest.mark.parametrize(
+    "address", ["garbage", "", "tcp://", "tcp://host:notaport", "tcp://[::1", "inproc://x",
+                "tls://127.0.0.1:1", "file:///etc/passwd"],
+)  # fmt: skip
+def test_a_malformed_scheduler_address_is_one_line_at_once(run: SimulatedRun, address: str) -> None:
+    started = time.monotonic()
+    done = run_cli(
+        "stats", "-d", run.datasets_path, "-r", run.results_path, "--engine", "dask",
+        "--scheduler", address,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "not a Dask scheduler address" in done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stdout == ""
+    assert time.monotonic() - started < BOUND

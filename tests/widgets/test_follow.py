@@ -119,3 +119,12 @@ def test_following_refuses_what_grade_refuses_at_once(tmp_path: Path) -> None:
     view.update(grade(run.datasets_path, run.results_path))
     with pytest.raises(TypeError, match="StatsReport"):
         view.update("not a report")  # type: ignore[arg-type]
+
+
+def test_closing_a_followed_view_stops_its_thread(tmp_path: Path) -> None:
+    run = simulate_run(tmp_path / "sim", questions=2, datasets=1, vector_dim=8, seed=8)
+    view = StatsView.follow(run.datasets_path, run.results_path, interval=INTERVAL, workers=1)
+    assert view.following
+    view.close()  # what a notebook does with a widget it is done with
+    _until(lambda: not view.following)
+    assert not [t for t in threading.enumerate() if t.name == "kagreport-follow"]

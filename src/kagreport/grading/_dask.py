@@ -72,7 +72,7 @@ def dask_client(client: Any = None) -> tuple[Any, Callable[[], None] | None]:
     if isinstance(client, distributed.Client):
         return client, None
     if client is not None:
-        address = str(client)
+        address = _scheduler_address(str(client))
         try:
             made = distributed.Client(  # type: ignore[no-untyped-call]
                 address, timeout="10s", set_as_default=False
@@ -114,6 +114,32 @@ def dask_client(client: Any = None) -> tuple[Any, Callable[[], None] | None]:
         _quietly(cluster.close, 2)
 
     return made, close
+
+
+def _scheduler_address(address: str) -> str:
+    """``address`` if it names a scheduler by TCP (``tcp://HOST:PORT`` or ``HOST:PORT``).
+
+    Raises
+    ------
+    KagreportError
+        For anything else (other transports need a ``distributed.Client`` made by the
+        caller, with its security settings).
+    """
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address, strict=False)
+        host, port = parse_host_port(location)
+        ok = scheme == "tcp" and bool(host) and 0 < int(port) < 65536
+    except (ValueError, TypeError):
+        ok = False
+    if not ok:
+        raise KagreportError(
+            f"not a Dask scheduler address: {address!r} (expected tcp://HOST:PORT; for "
+            "another transport, pass a distributed.Client)",
+            path=None,
+        )
+    return address
 
 
 def _start_resource_tracker() -> None:

@@ -413,25 +413,45 @@ def _load_prctl() -> Callable[..., int] | None:
 _prctl: Callable[..., int] | None = None
 
 
-def _worker_start(parent: int | None) -> None:
-    """Pool initializer, run first in each forked worker (its stop signals still blocked).
+def _worker_start(parent: int, forked: bool = True) -> None:
+    """Pool initializer, run first in each worker (its stop signals still blocked).
 
-    ``parent``: the grading process, or None for a worker of the fork server (whose
-    death ends the server, and so the worker).
+    ``parent``: the grading process. A worker forked from it dies with it (the kernel's
+    parent-death signal); one of a fork server (``forked`` False), whose parent is the
+    server, watches the grading process and ends when it ends (else the server, kept
+    alive by the workers' copies of its pipe, and they, would outlive it for good).
     """
     # The command line's Python handlers were inherited: a SIGTERM must kill at once (a
     # Python handler only sets a flag that a blocking wait never looks at), and Ctrl-C,
     # which reaches the whole group, is the parent's to act on (no worker traceback).
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if parent is None:
-        parent = os.getppid()
-        _load_prctl()
+    if not forked:
+        _watch_parent(parent)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+        return
     if _prctl is not None:  # die with the parent, even if it is SIGKILLed
         _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     if os.getppid() != parent:  # the parent died before prctl
         os._exit(1)
+
+
+def _watch_parent(parent: int) -> None:
+    """End this process as soon as process ``parent`` has ended (a daemon thread waiting
+    on a pidfd; Linux 5.3)."""
+    try:
+        pidfd = os.pidfd_open(parent)
+    except ProcessLookupError:  # it has ended already
+        os._exit(1)
+
+    def wait() -> None:
+        import select
+
+        select.select([pidfd], [], [])
+        os._exit(1)
+
+    threading.Thread(target=wait, name="kagreport-parent-watch", daemon=True).start()
 
 
 def _describe_exit(code: int | None) -> str:
@@ -553,12 +573,11 @@ class ChunkRunner:
         _load_prctl()
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:
-            forked = context.get_start_method() == "fork"
             self._pool = ProcessPoolExecutor(
                 self._workers,
                 mp_context=context,
                 initializer=_worker_start,
-                initargs=(os.getpid() if forked else None,),
+                initargs=(os.getpid(), context.get_start_method() == "fork"),
             )
             self._pending.append((chunk, self._pool.submit(function, *args)))
             self._track()

@@ -47,10 +47,40 @@ def _ranked(codes: npt.NDArray[np.int32], names: list[str]) -> npt.NDArray[np.in
 
 
 # Over 60 lines: one pass from the concatenated shards to the sorted live table.
+def _check(table: Any) -> None:
+    """Raise ValueError unless every column a stored row needs is whole and in range (a
+    shard rewritten by hand or by another program must not make a wrong report)."""
+    import pyarrow.compute as pc
+
+    needed = ("dataset", "question", "setup", "answer", "identity", "parsed", "outcome")
+    for name in (*needed, *MEASURES):
+        if table.column(name).null_count:
+            raise ValueError(f"column {name!r} has missing values")
+    outcome = table.column("outcome").to_numpy(zero_copy_only=False).astype(np.int64)
+    if not np.isin(outcome, (0, 1, 2, 255)).all():
+        raise ValueError("column 'outcome' holds a value that is not an outcome")
+    parsed = table.column("parsed").to_numpy(zero_copy_only=False).astype(bool)
+    if ((outcome == 255) == parsed).any():
+        raise ValueError("columns 'parsed' and 'outcome' disagree")
+    for name in MEASURES:
+        if len(table) and pc.min(table.column(name)).as_py() < -1:
+            raise ValueError(f"column {name!r} holds a negative measurement")
+    for value in table.column("exact").to_pylist():
+        if value is not None:
+            values = json.loads(value)
+            if not (
+                isinstance(values, list)
+                and len(values) == len(MEASURES)
+                and all(type(v) is int and v >= -1 for v in values)
+            ):
+                raise ValueError("column 'exact' holds something other than six measurements")
+
+
 def live_rows(table: Any, keep_text: bool | int) -> StoredRows | None:
     """The newest row of each (dataset, question, setup), sorted by name."""
     if len(table) == 0:
         return None
+    _check(table)
     table = table.unify_dictionaries()
     names = {}
     codes = {}

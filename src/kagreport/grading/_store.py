@@ -55,6 +55,13 @@ GRADER_VERSION = 1
 #: More shards than this and the live rows are rewritten as one.
 MAX_SHARDS = 16
 _SHARD = re.compile(r"shard-(\d{6})\.parquet")
+#: How to recover from a damaged store, said with each refusal (a store only saves work).
+_AFRESH = "; delete the folder to grade afresh"
+
+
+def _count(value: object) -> bool:
+    """Whether ``value`` is a non-negative int (not a bool) of a sane size."""
+    return type(value) is int and 0 <= value < 2**62
 
 
 def identity_hash(identity: str) -> int:
@@ -230,9 +237,10 @@ class GradeStore:
                 manifest = json.loads(file.read())
         except FileNotFoundError:
             return None
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
             raise StoreError(
-                f"cannot read the grade store manifest {name}: {exc}", path=name
+                f"cannot read the grade store manifest {name}: {reason}{_AFRESH}", path=name
             ) from None
         ok = (
             isinstance(manifest, dict)
@@ -241,9 +249,12 @@ class GradeStore:
             and all(isinstance(s, str) and _SHARD.fullmatch(s) for s in manifest["shards"])
             and isinstance(manifest.get("results"), str)
             and isinstance(manifest.get("prefix"), str)
+            and _count(manifest.get("grader"))
+            and (manifest.get("keep_text") is False or _count(manifest.get("keep_text")))
+            and _count(manifest.get("stored_rows", 0))
         )
         if not ok:
-            raise StoreError(f"{name} is not a kagreport grade store manifest", path=name)
+            raise StoreError(f"{name} is not a kagreport grade store manifest{_AFRESH}", path=name)
         if manifest.get("schema_version") != SCHEMA_VERSION:
             raise StoreError(
                 f"{name} is grade store version {manifest.get('schema_version')!r}; "
@@ -266,8 +277,9 @@ class GradeStore:
             try:
                 table = pq.read_table(name)
             except (OSError, pa.ArrowException) as exc:
+                reason = getattr(exc, "strerror", None) or str(exc)
                 raise StoreError(
-                    f"cannot read the grade store shard {name}: {exc}", path=name
+                    f"cannot read the grade store shard {name}: {reason}{_AFRESH}", path=name
                 ) from None
             tables.append(table.append_column("shard", pa.array([order] * len(table), pa.int32())))
         if not tables:
@@ -277,9 +289,10 @@ class GradeStore:
         try:
             table = pa.concat_tables(tables, promote_options="permissive")
             return live_rows(table, keep_text)
-        except (KeyError, pa.ArrowException, ValueError) as exc:
+        except (KeyError, IndexError, TypeError, ValueError, pa.ArrowException) as exc:
             raise StoreError(
-                f"the grade store {self.path} is damaged: {exc}", path=self.path
+                f"the grade store {self.path} is damaged ({type(exc).__name__}: {exc}){_AFRESH}",
+                path=self.path,
             ) from None
 
     # -- writing -------------------------------------------------------------------

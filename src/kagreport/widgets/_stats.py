@@ -275,6 +275,13 @@ class StatsView(View):
         if self._follower is not None:
             self._follower.stop(timeout)
 
+    def close(self) -> None:
+        """Stop following (without waiting for the pass under way), then close the widget
+        (ipywidgets keeps every open widget: one never closed is never collected)."""
+        if self._follower is not None:
+            self._follower.stop(timeout=0)
+        super().close()
+
     def update(self, report: StatsReport) -> None:
         """Show a newer report of the same run, keeping the selection: setups and
         datasets that were selected stay so, new ones are selected, the cost axis stays
