@@ -159,3 +159,18 @@ def test_a_damaged_store_is_one_line_never_a_wrong_report(tmp_path: Path) -> Non
     for path in store.iterdir():
         path.unlink()
     _same(grade(run.datasets_path, run.results_path, store=store), fresh)
+
+
+def test_a_store_knows_a_local_tree_by_its_real_path(tmp_path: Path, monkeypatch: Any) -> None:
+    run = simulate_run(tmp_path / "sim", questions=4, datasets=1, vector_dim=8, seed=9)
+    store = GradeStore(tmp_path / "store")
+    first = grade(run.datasets_path, run.results_path, store=store)
+    monkeypatch.chdir(Path(run.results_path).parent)
+    for spelling in ("results", "./results", "results/", str(Path(run.results_path).resolve())):
+        again = grade(run.datasets_path, spelling, store=store)
+        assert again.files_read == 0, spelling
+        assert again.to_json() == first.to_json()
+    other = simulate_run(tmp_path / "other", questions=4, datasets=1, vector_dim=8, seed=10)
+    monkeypatch.chdir(Path(other.results_path).parent)  # "results" now names another tree
+    with pytest.raises(StoreError, match="holds"):
+        grade(other.datasets_path, "results", store=store)

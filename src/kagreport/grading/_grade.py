@@ -552,14 +552,17 @@ def grade(
     root = tree.root
     logger.debug("ground truth: %d questions, %d scorable", len(truth), truth.scorable_questions)
     with store.locked() if store is not None else contextlib.nullcontext():
-        stored = store.load(root, prefix, keep_text) if store is not None else None
+        # The store knows a local tree by its real path (``./r``, ``r/`` and the absolute
+        # path are one tree; the same relative text from another folder is not).
+        where = root if tree.remote else os.path.realpath(root)
+        stored = store.load(where, prefix, keep_text) if store is not None else None
         collected = _Collector(keep_text, stored, store is not None, tree, prefix, progress)
         counts = _walk_and_grade(
             truth, tree, prefix, collected, keep_text, workers, engine, client, stored
         )
         kept = collected.add_kept()
         if store is not None:
-            store.save(root, prefix, keep_text, stored, kept, collected.new)
+            store.save(where, prefix, keep_text, stored, kept, collected.new)
     if progress is not None:
         progress(collected.done)
     items = collected.items
