@@ -41,7 +41,7 @@ if typing.TYPE_CHECKING:
     )
     from kagreport.grading import FindReport, Metrics, Outcome, StatsReport, find, grade
     from kagreport.kag import load_datasets
-    from kagreport.sources import read_run
+    from kagreport.sources import as_run, read_run
 
 # A library logs; the application decides where logs go (the CLI sets a handler).
 logging.getLogger("kagreport").addHandler(logging.NullHandler())
@@ -57,6 +57,7 @@ _LAZY = {
     ),
     "load_datasets": "kagreport.kag",
     "read_run": "kagreport.sources",
+    "as_run": "kagreport.sources",
     **dict.fromkeys(
         (
             "AnswerEvaluation",
@@ -91,6 +92,7 @@ __all__ = [
     "UsageError",
     "WorkerDiedError",
     "__version__",
+    "as_run",
     "evaluate_answers",
     "evaluate_retrieval",
     "evaluation_from_stats",

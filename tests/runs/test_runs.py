@@ -216,7 +216,7 @@ def test_order_does_not_change_the_results(run: Run) -> None:
 def test_json_round_trip(run: Run, tmp_path: Any) -> None:
     text = run.dumps()
     document = json.loads(text)
-    assert (document["schema"], document["version"]) == ("kagreport.run", 1)
+    assert (document["schema"], document["version"]) == ("kagreport.run", 2)
     again = Run.loads(text)
     assert again == run
     assert again.systems == run.systems
@@ -249,7 +249,7 @@ def _small() -> Run:
     ("field", "value", "named"),
     [
         ("schema", "other", "schema"),
-        ("version", 2, "version"),
+        ("version", 3, "version"),
         ("kind", "x", "kind"),
         ("systems", [1], "systems"),
         ("system", [0, 0, 1, 1, 2, 9], "system"),

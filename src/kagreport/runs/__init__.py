@@ -12,10 +12,12 @@ interval of each mean cost; :data:`OUTCOMES` names the outcome codes.
 from __future__ import annotations
 
 from kagreport.runs._costs import COSTS, CostAxis, cost_axis, recorded_costs
+from kagreport.runs._flips import FlippedItem, FlippedSide, flipped_items
 from kagreport.runs._intervals import CostInterval, cost_intervals
 from kagreport.runs._metrics import setup_metrics
 from kagreport.runs._model import OUTCOMES, Run
 from kagreport.runs._summaries import MetricSummary, metric_summaries, retrieval_answer_tables
+from kagreport.runs._texts import LazyTexts
 from kagreport.runs._views import (
     FrontierPoint,
     LeaderboardRow,
@@ -31,7 +33,10 @@ __all__ = [
     "OUTCOMES",
     "CostAxis",
     "CostInterval",
+    "FlippedItem",
+    "FlippedSide",
     "FrontierPoint",
+    "LazyTexts",
     "LeaderboardRow",
     "MetricSummary",
     "Run",
@@ -41,6 +46,7 @@ __all__ = [
     "cost_axis",
     "cost_frontier",
     "cost_intervals",
+    "flipped_items",
     "leaderboard",
     "metric_summaries",
     "recorded_costs",

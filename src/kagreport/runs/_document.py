@@ -1,7 +1,10 @@
-"""The run's document: ``{"schema": "kagreport.run", "version": 1, ...}``, compact JSON.
+"""The run's document: ``{"schema": "kagreport.run", "version": 2, ...}``, compact JSON.
 
 Columns are stored whole (codes as integers, metrics and costs as numbers with ``null`` for
-NaN), so a document reads back to an equal run. The shape is checked by
+NaN), so a document reads back to an equal run. The texts of an item (its question text
+and options) are stored once per item under ``item_texts``, not once per system; the texts
+of a row (responses, references, explanations, errors) per row. Version 1 (no question
+texts, options or explanations) still reads. The shape is checked by
 :func:`kagreport._document.convert`: a bad field raises
 :class:`~kagreport._document.DocumentError` naming its path (``metrics.correct[4]``).
 """
@@ -9,27 +12,35 @@ NaN), so a document reads back to an equal run. The shape is checked by
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal, Protocol
 
 import msgspec
 import numpy as np
+import numpy.typing as npt
 
 from kagreport._document import convert, jsonable
 from kagreport._errors import DocumentError
 from kagreport._format import json_safe
+from kagreport.runs._columns import ITEM_TEXTS, ROW_TEXTS
 
-if TYPE_CHECKING:
-    from kagreport.runs._model import Run
-
-__all__ = ["SCHEMA", "VERSION", "fields_of", "to_dict"]
+__all__ = ["READABLE", "SCHEMA", "VERSION", "fields_of", "to_dict"]
 
 SCHEMA = "kagreport.run"
-VERSION = 1
-_TEXTS = ("responses", "references", "errors")
+VERSION = 2
+#: The versions this kagreport reads.
+READABLE = (1, 2)
 
 _Code = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
 _Outcome = Annotated[int, msgspec.Meta(ge=-1, le=2)]
+_Options = list[tuple[str, str]] | None
+
+
+class _ItemTexts(msgspec.Struct, forbid_unknown_fields=True):
+    dataset: list[_Code]
+    question: list[_Code]
+    question_texts: list[str | None] | None = None
+    options: list[_Options] | None = None
 
 
 class _RunShape(msgspec.Struct):
@@ -45,19 +56,82 @@ class _RunShape(msgspec.Struct):
     costs: dict[str, list[float | None]]
     responses: list[str | None] | None = None
     references: list[str | None] | None = None
+    explanations: list[str | None] | None = None
     errors: list[str | None] | None = None
     metadata: dict[str, Any] = {}
+    item_texts: _ItemTexts | None = None
+
+
+class RunColumns(Protocol):
+    """What :func:`to_dict` reads of a run (the fields of :class:`kagreport.runs.Run`)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def systems(self) -> tuple[str, ...]: ...
+    @property
+    def dataset_names(self) -> tuple[str, ...]: ...
+    @property
+    def question_names(self) -> tuple[str, ...]: ...
+    @property
+    def system(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def dataset(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def question(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def outcome(self) -> npt.NDArray[np.int8]: ...
+    @property
+    def metrics(self) -> Mapping[str, npt.NDArray[np.float64]]: ...
+    @property
+    def costs(self) -> Mapping[str, npt.NDArray[np.float64]]: ...
+    @property
+    def metadata(self) -> Mapping[str, Any]: ...
 
 
 def _floats(values: np.ndarray[Any, Any]) -> list[float | None]:
     return [None if math.isnan(v) else v for v in values.tolist()]
 
 
-def to_dict(run: Run, *, plain: bool = False) -> dict[str, Any]:
-    """``run`` as a version-1 document mapping, keys in a fixed order: NaN kept as NaN, or
+def _first_rows(run: RunColumns) -> npt.NDArray[np.intp]:
+    """The first row of each item (dataset, question), in row order."""
+    if not len(run.system):
+        return np.zeros(0, dtype=np.intp)
+    key = run.dataset.astype(np.int64) * max(1, len(run.question_names)) + run.question
+    _, first = np.unique(key, return_index=True)
+    return np.sort(first).astype(np.intp)
+
+
+def _item_texts(run: RunColumns) -> dict[str, Any] | None:
+    columns = {name: getattr(run, name) for name in ITEM_TEXTS}
+    if all(column is None for column in columns.values()):
+        return None
+    first = _first_rows(run).tolist()
+    found: dict[str, Any] = {
+        "dataset": run.dataset[first].tolist(),
+        "question": run.question[first].tolist(),
+    }
+    for name, column in columns.items():
+        if column is None:
+            found[name] = None
+        elif name == "options":
+            chosen = [column[i] for i in first]
+            found[name] = [None if o is None else [list(p) for p in o] for o in chosen]
+        else:
+            found[name] = [column[i] for i in first]
+    return found
+
+
+def to_dict(run: RunColumns, *, plain: bool = False) -> dict[str, Any]:
+    """``run`` as a version-2 document mapping, keys in a fixed order: NaN kept as NaN, or
     as JSON holds it with ``plain`` (NaN as None; built column by column, faster than
-    :func:`~kagreport._format.json_safe` walking a million values)."""
+    :func:`~kagreport._format.json_safe` walking a million values). Lazy text columns are
+    read whole."""
     column = _floats if plain else (lambda values: values.tolist())
+    texts: dict[str, Any] = {}
+    for name in ROW_TEXTS:
+        values = getattr(run, name)
+        texts[name] = None if values is None else list(values)
     return {
         "schema": SCHEMA,
         "version": VERSION,
@@ -71,16 +145,15 @@ def to_dict(run: Run, *, plain: bool = False) -> dict[str, Any]:
         "outcome": run.outcome.tolist(),
         "metrics": {k: column(v) for k, v in run.metrics.items()},
         "costs": {k: column(v) for k, v in run.costs.items()},
-        **{
-            name: None if getattr(run, name) is None else list(getattr(run, name))
-            for name in _TEXTS
-        },
+        **texts,
         "metadata": json_safe(run.metadata) if plain else jsonable(run.metadata),
+        "item_texts": _item_texts(run),
     }
 
 
 def fields_of(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The :class:`Run` fields of a version-1 document mapping (schema already checked).
+    """The :class:`Run` fields of a version-1 or version-2 document mapping (schema and
+    version already checked).
 
     Raises
     ------
@@ -88,20 +161,57 @@ def fields_of(data: Mapping[str, Any]) -> dict[str, Any]:
         If a field is missing or malformed: ``not a valid Run: <path>: <what>``.
     """
     shape = convert(data, _RunShape, "Run")
-    return {
+    dataset = np.array(shape.dataset, dtype=np.int32)
+    question = np.array(shape.question, dtype=np.int32)
+    fields: dict[str, Any] = {
         "kind": shape.kind,
         "systems": tuple(shape.systems),
         "dataset_names": tuple(shape.dataset_names),
         "question_names": tuple(shape.question_names),
         "system": np.array(shape.system, dtype=np.int32),
-        "dataset": np.array(shape.dataset, dtype=np.int32),
-        "question": np.array(shape.question, dtype=np.int32),
+        "dataset": dataset,
+        "question": question,
         "outcome": np.array(shape.outcome, dtype=np.int8),
         "metrics": _columns(shape.metrics, "metrics"),
         "costs": _columns(shape.costs, "costs"),
-        **{name: _texts(getattr(shape, name)) for name in _TEXTS},
+        **{name: _texts(getattr(shape, name)) for name in ROW_TEXTS},
         "metadata": shape.metadata,
     }
+    if shape.item_texts is not None:
+        fields.update(_per_row(shape.item_texts, dataset, question))
+    return fields
+
+
+def _per_row(
+    items: _ItemTexts, dataset: npt.NDArray[np.int32], question: npt.NDArray[np.int32]
+) -> dict[str, Any]:
+    """The item texts of the document, one value per row."""
+    if len(items.dataset) != len(items.question):
+        raise DocumentError(
+            f"not a valid Run: item_texts: {len(items.dataset)} datasets for "
+            f"{len(items.question)} questions"
+        )
+    at = {key: k for k, key in enumerate(zip(items.dataset, items.question, strict=True))}
+    found: dict[str, Any] = {}
+    for name in ITEM_TEXTS:
+        values: Sequence[Any] | None = getattr(items, name)
+        if values is None:
+            continue
+        if len(values) != len(at):
+            raise DocumentError(
+                f"not a valid Run: item_texts.{name}: {len(values)} values for {len(at)} items"
+            )
+        if name == "options":
+            values = [None if o is None else tuple((k, t) for k, t in o) for o in values]
+        try:
+            found[name] = tuple(
+                values[at[key]] for key in zip(dataset.tolist(), question.tolist(), strict=True)
+            )
+        except KeyError as exc:
+            raise DocumentError(
+                f"not a valid Run: item_texts: no entry for the item (dataset, question) {exc}"
+            ) from None
+    return found
 
 
 def _columns(group: dict[str, list[float | None]], key: str) -> dict[str, np.ndarray[Any, Any]]:

@@ -1,4 +1,5 @@
-"""A run from evaluations of the same items: :meth:`kagreport.runs.Run.from_evaluations`.
+"""The columns of a run from evaluations of the same items: :func:`evaluation_fields`,
+the body of :meth:`kagreport.runs.Run.from_evaluations`.
 
 One pass over the items fills every column; an item's dataset and question come from the
 kag bridge's metadata (else ``("", identifier)``), its costs from the metadata keys it
@@ -14,28 +15,27 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kagreport._errors import KagreportError
-from kagreport.runs._model import _KAG_COSTS, Run
+from kagreport.runs._columns import KAG_COSTS
 
 if TYPE_CHECKING:
     from kagreport.evaluation import AnswerEvaluation, RetrievalEvaluation
 
-__all__ = ["ITEM_COSTS", "run_from_evaluations"]
+__all__ = ["ITEM_COSTS", "evaluation_fields"]
 
 #: Per-item costs taken from an item's metadata when it records them (the kag bridge
 #: records the retrieval ones; other sources tokens, money).
-ITEM_COSTS = (*_KAG_COSTS[1:], "input_tokens", "output_tokens", "cost_usd")
+ITEM_COSTS = (*KAG_COSTS[1:], "input_tokens", "output_tokens", "cost_usd")
 
 
 # Over 80 lines: one pass over the items fills every column (a split would pass them all).
-def run_from_evaluations(
-    cls: type[Run],
+def evaluation_fields(
     evaluations: Sequence[AnswerEvaluation | RetrievalEvaluation],
     labels: Sequence[str] | None,
     metadata: Mapping[str, Any] | None,
     *,
     same_items: bool,
-) -> Run:
-    """The body of :meth:`Run.from_evaluations` (its docstring has the parameters)."""
+) -> dict[str, Any]:
+    """The run fields of :meth:`Run.from_evaluations` (its docstring has the parameters)."""
     kind, names = _check_evaluations(evaluations, labels, same_items=same_items)
     datasets: dict[str, int] = {}
     questions: dict[str, int] = {}
@@ -45,6 +45,7 @@ def run_from_evaluations(
     latency: list[float] = []
     item_costs: dict[str, list[float]] = {c: [] for c in ITEM_COSTS}
     recorded: set[str] = set()  # the costs some item's metadata names (None: unknown)
+    question_texts: list[str | None] = []
     responses: list[str | None] = []
     references: list[str | None] = []
     errors: list[str | None] = []
@@ -70,11 +71,12 @@ def run_from_evaluations(
             for name, column in item_costs.items():
                 column.append(_number(item.metadata.get(name)))
             recorded.update(name for name in ITEM_COSTS if name in item.metadata)
+            question_texts.append(getattr(item, "question", None) or None)
             responses.append(getattr(item, "answer", None))
             references.append(getattr(item, "reference", None))
             errors.append(item.error)
     codes = np.array(rows, dtype=np.int64).reshape(-1, 4)
-    return cls(
+    return dict(
         kind=kind,
         systems=tuple(names),
         dataset_names=tuple(datasets),
@@ -92,6 +94,7 @@ def run_from_evaluations(
                 if name in recorded
             },
         },
+        question_texts=tuple(question_texts),
         responses=tuple(responses),
         references=tuple(references),
         errors=tuple(errors),

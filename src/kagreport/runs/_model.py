@@ -21,7 +21,11 @@ import numpy.typing as npt
 from kagreport._document import Document
 from kagreport._errors import DocumentError, KagreportError, ReportError
 from kagreport._format import json_safe
-from kagreport.runs._document import SCHEMA, VERSION, fields_of, to_dict
+from kagreport.runs._columns import OUTCOMES, TEXTS
+from kagreport.runs._document import READABLE, SCHEMA, VERSION, fields_of, to_dict
+from kagreport.runs._evaluations import evaluation_fields
+from kagreport.runs._kag import stats_fields
+from kagreport.runs._texts import take_texts
 
 if TYPE_CHECKING:
     from kagreport.evaluation import AnswerEvaluation, RetrievalEvaluation
@@ -29,17 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = ["OUTCOMES", "Run"]
 
-#: Outcome labels by code; code -1 is an unknown outcome.
-OUTCOMES = ("correct", "incorrect", "error")
-#: Cost columns a kag run records (seconds, element counts, bytes).
-_KAG_COSTS = (
-    "generation_secs",
-    "retrieval_secs",
-    "vertices",
-    "relationships",
-    "properties",
-    "context_bytes",
-)
+#: A text column: a tuple, or a lazy column (:class:`kagreport.runs.LazyTexts`).
+Texts = Sequence[str | None]
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,10 +62,28 @@ class Run(Document):
         ``context_bytes`` (bytes), ``vertices``/``relationships``/``properties``
         (graph elements), ``input_tokens``/``output_tokens``, ``cost_usd``; only the
         columns a source records; NaN where unknown.
-    responses, references, errors : tuple of (str or None), length n, or None
-        Row texts for the views; None when the source kept none.
+    question_texts : sequence of (str or None), length n, or None
+        The question (or input) text of each row's item, the same on every system's row
+        of it.
+    options : sequence of (tuple of (str, str) or None), length n, or None
+        The multiple-choice options of each row's item as (key, text) pairs, in the
+        question's order; None for an item that has none.
+    responses : sequence of (str or None), length n, or None
+        What the system answered.
+    references : sequence of (str or None), length n, or None
+        The gold answer (target) of the row's item: an option key for a multiple-choice
+        question, else the reference text.
+    explanations : sequence of (str or None), length n, or None
+        How the row was scored, where the tool recorded it (a scorer's explanation, a
+        judge's verdict, a failed assertion's reason).
+    errors : sequence of (str or None), length n, or None
+        The system's error message where it failed.
     metadata : mapping
         JSON-compatible run metadata.
+
+    Each text column is None when the source kept none. It may be a tuple or a lazy
+    column (:class:`kagreport.runs.LazyTexts`, a ``Sequence`` read on demand: a kag
+    tree's responses are read from its result files only when shown).
 
     Raises
     ------
@@ -81,10 +94,10 @@ class Run(Document):
 
     Notes
     -----
-    Serialised as compact JSON, ``{"schema": "kagreport.run", "version": 1, ...}`` with
-    NaN as ``null`` (:meth:`dumps`, :meth:`write`, :meth:`read`, :meth:`loads`,
-    :meth:`from_dict`); equality is NaN-aware, so ``Run.read(path) == run`` after
-    ``run.write(path)``.
+    Serialised as compact JSON, ``{"schema": "kagreport.run", "version": 2, ...}`` with
+    NaN as ``null``, the item texts once per item (:meth:`dumps`, :meth:`write`,
+    :meth:`read`, :meth:`loads`, :meth:`from_dict`; version 1 still reads); equality is
+    NaN-aware, so ``Run.read(path) == run`` after ``run.write(path)``.
     """
 
     kind: str
@@ -97,10 +110,13 @@ class Run(Document):
     outcome: npt.NDArray[np.int8]
     metrics: Mapping[str, npt.NDArray[np.float64]]
     costs: Mapping[str, npt.NDArray[np.float64]] = field(default_factory=dict)
-    responses: tuple[str | None, ...] | None = None
-    references: tuple[str | None, ...] | None = None
-    errors: tuple[str | None, ...] | None = None
+    responses: Texts | None = None
+    references: Texts | None = None
+    errors: Texts | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    question_texts: Texts | None = None
+    options: Sequence[tuple[tuple[str, str], ...] | None] | None = None
+    explanations: Texts | None = None
 
     def __post_init__(self) -> None:
         n = len(self.system)
@@ -115,7 +131,7 @@ class Run(Document):
                     raise KagreportError(
                         f"run column {group}.{name} has shape {values.shape}, not ({n},)"
                     )
-        for name in ("responses", "references", "errors"):
+        for name in TEXTS:
             texts = getattr(self, name)
             if texts is not None and len(texts) != n:
                 raise KagreportError(f"run texts {name!r} hold {len(texts)} rows, not {n}")
@@ -203,45 +219,21 @@ class Run(Document):
     # ------------------------------------------------------------------ constructors
 
     @classmethod
-    def from_stats(cls, report: StatsReport) -> Run:
+    def from_stats(
+        cls, report: StatsReport, *, storage_options: Mapping[str, Any] | None = None
+    ) -> Run:
         """The run of a graded kag tree, from ``report.items`` (no file is read again).
 
         Metric ``correct`` is 1 for a correct record and 0 otherwise (errors count as
-        wrong, as kag's accuracy does); the costs are the item table's; responses and
-        errors are kept when the report was graded with ``keep_text``; references are
-        the datasets file's answer keys (as :func:`kagreport.evaluation.evaluation_from_stats`
-        gives them), None without a datasets file.
+        wrong, as kag's accuracy does); the costs are the item table's. Texts: the
+        question text, options and answer key (``references``) of each item from the
+        datasets file the tree was graded against; responses and errors as grading kept
+        them (``keep_text``), else read lazily from the result files when a view shows
+        them (``storage_options`` for a tree on object storage). Metadata: ``source``
+        ``"kag"``, ``tool``, ``convention``, ``prefix`` and ``simulated`` for a run
+        ``kagreport simulate`` wrote (no local path: a run's document may be published).
         """
-        table = report.items
-        setup_codes = table.codes("setup").astype(np.int32)
-        # Rank order of the report, not first appearance.
-        remap = np.array(
-            [
-                report.setup_names.index(s) if s in report.setup_names else -1
-                for s in table.setup_names
-            ]
-            or [0],
-            dtype=np.int32,
-        )
-        outcome = table.codes("outcome").astype(np.int8)
-        texts = table.texts
-        return cls(
-            kind="answers",
-            systems=tuple(report.setup_names),
-            dataset_names=tuple(table.dataset_names),
-            question_names=tuple(table.question_names),
-            system=remap[setup_codes] if len(setup_codes) else setup_codes,
-            dataset=table.codes("dataset").astype(np.int32),
-            question=table.codes("question").astype(np.int32),
-            outcome=outcome,
-            metrics={"correct": (outcome == 0).astype(np.float64)},
-            costs={name: table.column(name) for name in _KAG_COSTS},
-            responses=None if texts is None else tuple(texts.responses),
-            references=_references(report),
-            errors=None if texts is None else tuple(texts.errors),
-            metadata={"source": "kag", "prefix": table.prefix}
-            | ({"simulated": True} if report.simulated else {}),
-        )
+        return cls(**stats_fields(report, storage_options))
 
     def select(self, systems: Sequence[str], datasets: Sequence[str] | None = None) -> Run:
         """The rows of this run whose system is one of ``systems`` (in that order, which
@@ -271,9 +263,7 @@ class Run(Document):
             keep &= np.isin(self.dataset, wanted)
         rows = np.flatnonzero(keep)
 
-        def texts(column: tuple[str | None, ...] | None) -> tuple[str | None, ...] | None:
-            return None if column is None else tuple(column[i] for i in rows.tolist())
-
+        texts: dict[str, Any] = {name: take_texts(getattr(self, name), rows) for name in TEXTS}
         return dataclasses.replace(
             self,
             systems=tuple(systems),
@@ -283,9 +273,7 @@ class Run(Document):
             outcome=self.outcome[rows],
             metrics={name: values[rows] for name, values in self.metrics.items()},
             costs={name: values[rows] for name, values in self.costs.items()},
-            responses=texts(self.responses),
-            references=texts(self.references),
-            errors=texts(self.errors),
+            **texts,
         )
 
     @classmethod
@@ -321,24 +309,23 @@ class Run(Document):
             If there is no evaluation, they mix kinds, labels repeat or do not match,
             or one evaluation holds an item twice.
         """
-        from kagreport.runs._evaluations import run_from_evaluations
-
-        return run_from_evaluations(cls, evaluations, labels, metadata, same_items=same_items)
+        return cls(**evaluation_fields(evaluations, labels, metadata, same_items=same_items))
 
     # ------------------------------------------------------------------ serialisation
     # The Document base gives dumps(), write(path), read(path), from_dict and equality.
 
     SCHEMA: ClassVar[str] = SCHEMA
     SCHEMA_VERSION: ClassVar[int] = VERSION
+    READABLE_VERSIONS: ClassVar[tuple[int, ...]] = READABLE
     VERSION_KEY: ClassVar[str] = "version"
     WRITES: ClassVar[tuple[str, ...]] = ("json",)  # columns: one line of JSON, embedded as is
     COMPACT: ClassVar[bool] = True
     NOUN: ClassVar[str] = "document"
 
     def to_dict(self) -> dict[str, Any]:
-        """The run as a ``kagreport.run`` version-1 mapping (NaN kept; :meth:`dumps` writes
+        """The run as a ``kagreport.run`` version-2 mapping (NaN kept; :meth:`dumps` writes
         it as ``null``): names, then the code columns, metrics and costs by column name,
-        the texts (or None) and the metadata."""
+        the row texts (or None), the metadata and the item texts (once per item)."""
         return to_dict(self)
 
     def _plain(self) -> dict[str, Any]:
@@ -378,23 +365,6 @@ class Run(Document):
                 f"cannot read run document {os.fspath(path)}: {exc.strerror or exc}", path=path
             ) from None
         return decode_utf8(data, path, "the run document", bom=True)
-
-
-def _references(report: StatsReport) -> tuple[str | None, ...] | None:
-    """Each row's answer key from the datasets file, looked up once per question."""
-    truth = report.ground_truth
-    if truth is None:
-        return None
-    table = report.items
-    keys: dict[tuple[int, int], str | None] = {}
-    found = []
-    for d, q in zip(table.codes("dataset").tolist(), table.codes("question").tolist(), strict=True):
-        if (d, q) not in keys:
-            entry = truth.get(table.dataset_names[d], table.question_names[q])
-            answer = None if entry is None else entry.answer
-            keys[d, q] = None if answer is None else str(answer)
-        found.append(keys[d, q])
-    return tuple(found)
 
 
 def _item_keys(run: Run) -> npt.NDArray[np.int64]:

@@ -18,8 +18,10 @@ import numpy as np
 
 from kagreport._errors import KagreportError
 from kagreport._format import p_value
+from kagreport.runs._columns import OUTCOMES
 from kagreport.runs._costs import cost_axis, item_costs
-from kagreport.runs._model import OUTCOMES, Run
+from kagreport.runs._flips import flip_rows
+from kagreport.runs._model import Run
 from kagreport.stats import holm_adjust, pareto_front, wilson_interval
 
 if TYPE_CHECKING:
@@ -314,11 +316,10 @@ def compare_setups(
             baseline_label=base,
             metrics=list(metrics),
         )
-        found.append((candidate, base, comparison, (rows_c, rows_b), only_c, only_b))
+        found.append((candidate, base, comparison, None, only_c, only_b))
     family_p = holm_adjust([c.metrics[m].p_value for _, _, c, _, _, _ in found for m in metrics])
-    first = columns[metrics[0]]
     comparisons = []
-    for k, (candidate, base, comparison, (rows_c, rows_b), only_c, only_b) in enumerate(found):
+    for k, (candidate, base, comparison, _, only_c, only_b) in enumerate(found):
         p_family = dict(
             zip(metrics, family_p[k * len(metrics) : (k + 1) * len(metrics)], strict=True)
         )
@@ -328,7 +329,7 @@ def compare_setups(
                 base,
                 comparison,
                 p_family,
-                _flips(run, first, rows_c, rows_b),
+                _flips(run, metrics[0], candidate, base),
                 only_c,
                 only_b,
                 len(family_p),
@@ -344,27 +345,15 @@ def compare_setups(
 
 
 def _flips(
-    run: Run,
-    values: np.ndarray[Any, Any],
-    rows_c: np.ndarray[Any, Any],
-    rows_b: np.ndarray[Any, Any],
+    run: Run, metric: str, candidate: str, baseline: str
 ) -> tuple[tuple[str, str | None, str | None], ...]:
-    """The items whose value differs (both defined), labelled with the two outcomes."""
-    a, b = values[rows_c], values[rows_b]
-    flipped = np.flatnonzero((a != b) & ~np.isnan(a) & ~np.isnan(b))
+    """(item, candidate outcome, baseline outcome) of the items whose ``metric`` differs
+    (both defined), ordered by item: the rows of :func:`kagreport.runs.flipped_items`."""
+    rows_c, rows_b, _, _ = flip_rows(run, metric, candidate, baseline)
     labels = [*OUTCOMES, None]  # code -1 picks the last: unknown
     return tuple(
-        sorted(
-            (
-                (
-                    run.item_label(r),
-                    labels[run.outcome[r]],
-                    labels[run.outcome[s]],
-                )
-                for r, s in zip(rows_c[flipped].tolist(), rows_b[flipped].tolist(), strict=True)
-            ),
-            key=lambda f: (f[0], f[1] or "", f[2] or ""),
-        )
+        (run.item_label(r), labels[run.outcome[r]], labels[run.outcome[s]])
+        for r, s in zip(rows_c.tolist(), rows_b.tolist(), strict=True)
     )
 
 

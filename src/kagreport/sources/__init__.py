@@ -9,6 +9,7 @@ writes a run as Every Eval Ever files, :func:`convert_run` as either format.
 
 from __future__ import annotations
 
+from kagreport.sources._coerce import as_run
 from kagreport.sources._compare import compare_files, join_runs
 from kagreport.sources._convert import TARGETS, convert_run
 from kagreport.sources._eee_write import write_eee
@@ -19,6 +20,7 @@ __all__ = [
     "FORMATS",
     "TARGETS",
     "SourceFormat",
+    "as_run",
     "compare_files",
     "convert_run",
     "detect_format",

@@ -114,6 +114,7 @@ class _Reader:
         self.texts["responses"].append(line.response)
         self.texts["references"].append("\n".join(reference) if reference else None)
         self.texts["errors"].append(line.error)
+        self.texts["question_texts"].append(line.input.raw or None)
         for name, value in _costs(line, hints).items():
             self.costs.setdefault(name, {})[row] = value
         return row
@@ -278,6 +279,11 @@ def read_eee(path: Path) -> Run:
         responses=tuple(reader.texts["responses"]) if "responses" in texts else None,
         references=tuple(reader.texts["references"]) if "references" in texts else None,
         errors=tuple(reader.texts["errors"]) if "errors" in texts else None,
+        question_texts=(
+            tuple(reader.texts["question_texts"])
+            if "question_texts" in texts and any(reader.texts["question_texts"])
+            else None
+        ),
         metadata={
             "tool": "every_eval_ever",
             "schema_version": SCHEMA_VERSION,

@@ -34,7 +34,7 @@ __all__ = [
 
 #: Run.outcome labels by code (kagreport.runs.OUTCOMES), and the Run's text columns.
 OUTCOMES = ("correct", "incorrect", "error")
-TEXTS = ("responses", "references", "errors")
+TEXTS = ("responses", "references", "errors", "question_texts")
 #: The schema version kagreport writes; it reads any 0.3.x.
 SCHEMA_VERSION = "0.3.0"
 _VERSION = re.compile(r"0\.3(\.\d+)?")

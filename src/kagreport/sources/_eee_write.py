@@ -144,6 +144,7 @@ def _lines(
     outcome = int(run.outcome[row])
     response = run.responses[row] if run.responses is not None else None
     reference = run.references[row] if run.references is not None else None
+    question = run.question_texts[row] if run.question_texts is not None else None
     costs = {name: float(values[row]) for name, values in run.costs.items()}
     known = {name: value for name, value in costs.items() if math.isfinite(value)}
     performance: dict[str, Any] = {"additional_details": {k: repr(v) for k, v in known.items()}}
@@ -156,7 +157,7 @@ def _lines(
         "evaluation_name": run.dataset_names[d],
         "sample_id": run.question_names[int(run.question[row])],
         "interaction_type": "single_turn",
-        "input": {"raw": "", "reference": [] if reference is None else [reference]},
+        "input": {"raw": question or "", "reference": [] if reference is None else [reference]},
         "output": {"raw": [] if response is None else [response]},
         "answer_attribution": [],
         "performance": performance,

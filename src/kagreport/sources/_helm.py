@@ -82,8 +82,13 @@ class _Reference(msgspec.Struct):
     tags: list[str]
 
 
+class _Input(msgspec.Struct):
+    text: str = ""
+
+
 class _Instance(msgspec.Struct):
     references: list[_Reference]
+    input: _Input | None = None
     id: str | None = None
     split: str | None = None
     perturbation: dict[str, Any] | None = None
@@ -236,6 +241,8 @@ def _attach_requests(state_file: Path, items: dict[tuple[str, str], Item]) -> No
         if not result.success:
             item.any_failed = True
             item.failed = item.failed or result.error or "request failed"
+        if item.question_text is None and instance.input is not None and instance.input.text:
+            item.question_text = instance.input.text
         if item.reference is None:
             correct = [r.output.text for r in instance.references if "correct" in r.tags]
             item.reference = "\n".join(correct)

@@ -45,6 +45,7 @@ class Item:
     any_failed: bool = False
     response: str | None = None
     reference: str | None = None
+    question_text: str | None = None
 
     def metrics(self) -> dict[str, float]:
         """Each stat's value, the mean over the train trials when there are several."""
@@ -203,6 +204,7 @@ def _assemble(
         costs=costs,
         responses=tuple(i.response for i in items) if with_requests else None,
         references=tuple(i.reference for i in items) if with_requests else None,
+        question_texts=tuple(i.question_text for i in items) if with_requests else None,
         errors=tuple(i.failed for i in items) if with_requests else None,
         metadata=metadata,
     )

@@ -130,6 +130,32 @@ def _text(content: Any) -> str | None:
     return str(content)
 
 
+def _input(sample: Sample) -> str | None:
+    """The sample's input as a text: the string, or its user messages' text."""
+    given = sample.input
+    if isinstance(given, list):
+        parts = [
+            _text(m.get("content"))
+            for m in given
+            if isinstance(m, dict) and m.get("role", "user") == "user"
+        ]
+        return "\n\n".join(p for p in parts if p) or None
+    return _text(given)
+
+
+def _options(sample: Sample) -> tuple[tuple[str, str], ...] | None:
+    """A multiple-choice sample's choices, lettered A, B, ... as Inspect letters them."""
+    if not sample.choices:
+        return None
+    return tuple((chr(ord("A") + k), str(c)) for k, c in enumerate(sample.choices[:26]))
+
+
+def _explanation(sample: Sample) -> str | None:
+    """The first scorer's explanation of the sample, as Inspect's viewer shows it."""
+    first = next(iter((sample.scores or {}).values()), None)
+    return None if first is None else first.explanation
+
+
 def _error(sample: Sample) -> str | None:
     error = sample.error
     if isinstance(error, dict):
@@ -356,10 +382,15 @@ def _build(
         if any(name in c for c in costs_of)
     }
     texts = all(log.texts for log in logs)
-    responses = None
+    responses = question_texts = options = None
     if texts:
         responses = tuple(_response(row[3].epochs[0]) for row in rows)
+        question_texts = tuple(_input(row[3].epochs[0]) for row in rows)
+        options = tuple(_options(row[3].epochs[0]) for row in rows)
+        if all(o is None for o in options):
+            options = None
     references = tuple(_reference(row[3].epochs[0].target) for row in rows)
+    explanations = tuple(_explanation(row[3].epochs[0]) for row in rows)
     return Run(
         kind="answers",
         systems=systems,
@@ -375,6 +406,9 @@ def _build(
         references=references,
         errors=tuple(errors) if any(e is not None for e in errors) else None,
         metadata=metadata,
+        question_texts=question_texts,
+        options=options,
+        explanations=explanations if any(e is not None for e in explanations) else None,
     )
 
 

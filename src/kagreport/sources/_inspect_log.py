@@ -67,6 +67,8 @@ class Sample(msgspec.Struct):
 
     id: int | str
     epoch: int
+    input: Any = None  # a string, or the chat messages given to the model
+    choices: list[str] | None = None  # a multiple-choice sample's options
     target: str | list[str] = ""
     scores: dict[str, Score] | None = None
     output: _Output | None = None

@@ -60,6 +60,7 @@ class _Sample(msgspec.Struct):
     metrics: list[str]
     target: Any = None
     filtered_resps: list[Any] | None = None
+    arguments: Any = None  # the requests: the first one's arg_0 is the prompt
 
 
 def _results_files(path: Path) -> list[Path]:
@@ -153,7 +154,7 @@ def read_lmeval(path: Path) -> Run:
     if not files:
         raise DocumentError(f"{path}: no results_*.json file")
     systems: list[str] = []
-    rows: list[tuple[int, str, int, dict[str, float], str | None, str | None]] = []
+    rows: list[tuple[int, str, int, dict[str, float], str | None, str | None, str | None]] = []
     metric_names: dict[str, None] = {}
     metadata: dict[str, Any] = {
         "tool": "lm-evaluation-harness",
@@ -180,16 +181,16 @@ def read_lmeval(path: Path) -> Run:
             samples_file = file.parent / f"samples_{task}_{date}.jsonl"
             if not samples_file.is_file():
                 continue  # a group's row, or a run without --log_samples for it
-            for doc_id, values, response, reference in _read_task(samples_file):
+            for doc_id, values, response, reference, prompt in _read_task(samples_file):
                 metric_names.update(dict.fromkeys(values))
-                rows.append((system, task, doc_id, values, response, reference))
+                rows.append((system, task, doc_id, values, response, reference, prompt))
     return _build(systems, rows, list(metric_names), metadata)
 
 
 def _read_task(
     samples_file: Path,
-) -> list[tuple[int, dict[str, float], str | None, str | None]]:
-    """One task's documents: (doc_id, metrics, response, reference)."""
+) -> list[tuple[int, dict[str, float], str | None, str | None, str | None]]:
+    """One task's documents: (doc_id, metrics, response, reference, prompt)."""
     samples = _read_samples(samples_file)
     if not samples:  # --log_samples writes a line per document, so none is a cut file
         raise DocumentError(f"{samples_file}: no sample line", path=samples_file)
@@ -211,16 +212,30 @@ def _read_task(
     main = _main_metric(items, filters)
     # The response of the main metric's filter (else of the first filter seen).
     text_filter = filters[0] if main is None else main[2]
-    texts: dict[int, tuple[str | None, str | None]] = {}
+    texts: dict[int, tuple[str | None, str | None, str | None]] = {}
     for sample, _ in samples:
         if sample.filter == text_filter or sample.doc_id not in texts:
-            texts[sample.doc_id] = (_text(sample.filtered_resps), _text(sample.target))
+            texts[sample.doc_id] = (
+                _text(sample.filtered_resps),
+                _text(sample.target),
+                _prompt(sample.arguments),
+            )
     out = []
     for doc_id, values in sorted(items.items()):
         if main is not None:
             values["correct"] = values.get(main[1], math.nan)
         out.append((doc_id, values, *texts[doc_id]))
     return out
+
+
+def _prompt(arguments: Any) -> str | None:
+    """The prompt of a document: its first request's context (``arg_0``)."""
+    first = arguments[0] if isinstance(arguments, list) and arguments else arguments
+    if isinstance(first, dict):
+        first = next(iter(first.values()), None) if "arg_0" not in first else first
+    if isinstance(first, dict) and isinstance(first.get("arg_0"), str):
+        return str(first["arg_0"])
+    return None
 
 
 def _main_metric(
@@ -242,7 +257,7 @@ def _main_metric(
 
 def _build(
     systems: list[str],
-    rows: list[tuple[int, str, int, dict[str, float], str | None, str | None]],
+    rows: list[tuple[int, str, int, dict[str, float], str | None, str | None, str | None]],
     metric_names: list[str],
     metadata: dict[str, Any],
 ) -> Run:
@@ -274,4 +289,5 @@ def _build(
         responses=tuple(row[4] for row in rows),
         references=tuple(row[5] for row in rows),
         metadata=metadata,
+        question_texts=tuple(row[6] for row in rows),
     )

@@ -107,7 +107,7 @@ def read_openai_evals(path: Path) -> Run:
     datasets: dict[str, int] = {}
     questions: dict[str, int] = {}
     codes: list[tuple[int, int, int]] = []
-    for file, (name, eval_name, samples, _, _, _, _, _) in zip(files, parts, strict=True):
+    for file, (name, eval_name, samples, *_) in zip(files, parts, strict=True):
         if name in systems:
             raise DocumentError(f"{file}: a second log of system {name!r}", path=file)
         systems[name] = len(systems)
@@ -132,6 +132,7 @@ def read_openai_evals(path: Path) -> Run:
         responses=tuple(t for part in parts for t in part[5]),
         references=tuple(t for part in parts for t in part[6]),
         metadata=metadata,
+        question_texts=tuple(t for part in parts for t in part[8]),
     )
 
 
@@ -144,6 +145,7 @@ _Log = tuple[
     list[str | None],
     list[str | None],
     dict[str, Any],
+    list[str | None],
 ]
 
 
@@ -157,6 +159,7 @@ def _read_log(path: Path) -> _Log:
     report: Any = None
     matches: dict[str, list[dict[str, Any]]] = {}
     sampled: dict[str, Any] = {}
+    prompts: dict[str, str | None] = {}
     order: dict[str, None] = {}
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -189,6 +192,7 @@ def _read_log(path: Path) -> _Log:
             matches.setdefault(event.sample_id, []).append(match)
         elif event.type == "sampling":
             sampled[event.sample_id] = (event.data or {}).get("sampled")
+            prompts.setdefault(event.sample_id, _prompt((event.data or {}).get("prompt")))
     if spec is None:
         raise DocumentError(f"{path}: no spec line (an OpenAI evals record log)", path=path)
     samples = tuple(order)
@@ -212,7 +216,24 @@ def _read_log(path: Path) -> _Log:
         "completion_fns": spec.completion_fns,
         "final_report": report,
     }
-    responses = [_text(sampled.get(s)) for s in samples]
+    # Without sampling events, a match event's own sampled text is the response.
+    responses = [
+        _text(sampled[s]) if s in sampled else _text((matches.get(s) or [{}])[0].get("sampled"))
+        for s in samples
+    ]
     meta = {k: v for k, v in meta.items() if v is not None}
     name = ",".join(spec.completion_fns)
-    return name, spec.eval_name, samples, correct, outcome, responses, references, meta
+    questions = [prompts.get(s) for s in samples]
+    return name, spec.eval_name, samples, correct, outcome, responses, references, meta, questions
+
+
+def _prompt(prompt: Any) -> str | None:
+    """A sampling event's prompt as a text: a string, or its user messages' content."""
+    if isinstance(prompt, list):
+        parts = [
+            m.get("content")
+            for m in prompt
+            if isinstance(m, dict) and m.get("role", "user") == "user"
+        ]
+        return "\n\n".join(p for p in parts if isinstance(p, str)) or None
+    return prompt if isinstance(prompt, str) else None

@@ -62,6 +62,10 @@ class _Response(msgspec.Struct):
     error: str | None = None
 
 
+class _Grading(msgspec.Struct):
+    reason: str | None = None
+
+
 class _Result(msgspec.Struct):
     provider: _Provider
     testIdx: int
@@ -75,6 +79,8 @@ class _Result(msgspec.Struct):
     error: str | None = None
     failureReason: int = 0
     response: _Response | None = None
+    gradingResult: _Grading | None = None
+    vars: dict[str, Any] = {}
 
 
 class _Summary(msgspec.Struct):
@@ -194,6 +200,8 @@ def _to_run(path: Path, results: list[_Result], meta: dict[str, Any]) -> Run:
     }
     responses: list[str | None] = []
     errors: list[str | None] = []
+    prompts: list[str | None] = []
+    reasons: list[str | None] = []
     for row, result in enumerate(results):
         name = _system_name(result, several)
         code = systems.setdefault(name, len(systems))
@@ -225,6 +233,8 @@ def _to_run(path: Path, results: list[_Result], meta: dict[str, Any]) -> Run:
         if output is not None and not isinstance(output, str):
             output = json.dumps(output, ensure_ascii=False)
         responses.append(output)
+        prompts.append(_prompt_text(result))
+        reasons.append(None if result.gradingResult is None else result.gradingResult.reason)
         errors.append(result.error or (response.error if response is not None else None))
     meta["item_identity"] = "testIdx"
     meta["prompt_index"] = prompt_index
@@ -243,4 +253,15 @@ def _to_run(path: Path, results: list[_Result], meta: dict[str, Any]) -> Run:
         references=None,
         errors=tuple(errors),
         metadata={k: v for k, v in meta.items() if v is not None},
+        question_texts=tuple(prompts) if any(prompts) else None,
+        explanations=tuple(reasons) if any(reasons) else None,
     )
+
+
+def _prompt_text(result: _Result) -> str | None:
+    """The prompt the provider was given (rendered with the test's vars), else the vars."""
+    if result.prompt is not None and result.prompt.raw:
+        return result.prompt.raw
+    if result.vars:
+        return "\n".join(f"{k}: {v}" for k, v in result.vars.items())
+    return None

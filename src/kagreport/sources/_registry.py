@@ -7,13 +7,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kagreport._errors import UsageError
 from kagreport.sources import _inspect, _openai_evals, _promptfoo
 from kagreport.sources._common import file_head
 from kagreport.sources._eee import is_eee, read_eee
 from kagreport.sources._helm import is_helm, read_helm
+from kagreport.sources._kag import KAG_OPTIONS, read_kag
 from kagreport.sources._lmeval import is_lmeval, read_lmeval
 
 if TYPE_CHECKING:
@@ -36,14 +37,21 @@ class SourceFormat:
         ``detect(path) -> bool``: whether ``path`` (a file or folder) looks like this
         format. It reads at most a few kilobytes and never raises for an unreadable path.
     read : callable
-        ``read(path) -> Run``; raises :class:`kagreport.KagreportError` naming the file
-        and the field for a file it cannot read.
+        ``read(path, **options) -> Run``; raises :class:`kagreport.KagreportError` naming
+        the file and the field for a file it cannot read.
+    options : tuple of str
+        The keyword options ``read`` takes (``datasets`` for a kag tree); empty for most.
     """
 
     name: str
     description: str
     detect: Callable[[Path], bool]
-    read: Callable[[Path], Run]
+    read: Callable[..., Run]
+    options: tuple[str, ...] = ()
+
+
+def _never(path: Path) -> bool:
+    return False
 
 
 def _is_run_document(path: Path) -> bool:
@@ -63,6 +71,15 @@ _FORMATS: dict[str, SourceFormat] = {
         "a kagreport.run document (Run.write)",
         _is_run_document,
         _read_run_document,
+    ),
+    # Detected only when a datasets file is given (a results tree holds no marker).
+    "kag": SourceFormat(
+        "kag",
+        "a kag benchmark result tree (<results>/<dataset>/<question>/<setup>.json), "
+        "read with its datasets file (datasets=...)",
+        _never,
+        read_kag,
+        KAG_OPTIONS,
     ),
     "lm-eval": SourceFormat(
         "lm-eval",
@@ -125,27 +142,42 @@ def detect_format(path: str | os.PathLike[str]) -> SourceFormat:
     raise UsageError(f"{where}: not a run of any format kagreport reads; formats: {known}")
 
 
-def read_run(path: str | os.PathLike[str], format: str | None = None) -> Run:
-    """Read another tool's run (or a kagreport.run document) into a :class:`Run`.
+def read_run(path: str | os.PathLike[str], format: str | None = None, **options: Any) -> Run:
+    """Read a run of any format into a :class:`Run`: a kag result tree, another tool's
+    run, or a kagreport.run document.
 
     Parameters
     ----------
     path : str or path-like
-        The run's file or folder.
+        The run's file or folder (a kag tree's results root may be a URL).
     format : str, optional
-        A name of :data:`FORMATS`; detected from the path when omitted.
+        A name of :data:`FORMATS`; detected from the path when omitted (a kag tree is
+        recognised by its ``datasets`` option).
+    **options
+        The format's options (:attr:`SourceFormat.options`): for ``"kag"``, ``datasets``
+        (required), ``prefix``, ``storage_options`` and ``engine_options``
+        (:class:`kagreport.EngineOptions`).
 
     Raises
     ------
     UsageError
-        For an unknown format name, or a path no format matches.
+        For an unknown format name, a path no format matches, or an option the format
+        does not take.
     KagreportError
         For a file the reader cannot read (one line naming the file and the field).
     """
     if format is None:
-        source = detect_format(path)
+        source = _FORMATS["kag"] if "datasets" in options else detect_format(path)
     elif format in _FORMATS:
         source = _FORMATS[format]
     else:
         raise UsageError(f"unknown run format {format!r}; formats: {', '.join(_FORMATS)}")
+    unknown = sorted(set(options) - set(source.options))
+    if unknown:
+        takes = f"it takes {', '.join(source.options)}" if source.options else "it takes none"
+        raise UsageError(
+            f"the {source.name} format takes no option {', '.join(map(repr, unknown))} ({takes})"
+        )
+    if source.options:
+        return source.read(path, **options)
     return source.read(Path(path))

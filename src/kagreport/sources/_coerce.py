@@ -1,0 +1,64 @@
+"""The one coercion at the views' public edge: :func:`as_run`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from kagreport._errors import InputError
+
+__all__ = ["as_run"]
+
+
+def as_run(source: Any, **options: Any) -> Any:
+    """``source`` as a :class:`kagreport.runs.Run`.
+
+    Parameters
+    ----------
+    source : Run, StatsReport, AnswerEvaluation, RetrievalEvaluation, sequence of
+        evaluations, or path
+        A run is returned as it is; a graded kag tree (``StatsReport``) becomes
+        ``Run.from_stats(source)``; evaluations of the same items become
+        ``Run.from_evaluations(source)``, one system each; a path is read with
+        :func:`kagreport.read_run` (``options`` are passed to it, e.g. ``datasets=``
+        for a kag tree).
+    **options
+        For a path only.
+
+    Returns
+    -------
+    Run
+
+    Raises
+    ------
+    InputError
+        For any other type (the message names it), or options given with a source
+        that is not a path.
+    KagreportError
+        As :func:`kagreport.read_run`, :meth:`Run.from_evaluations`.
+    """
+    from kagreport.evaluation import AnswerEvaluation, RetrievalEvaluation
+    from kagreport.grading import StatsReport
+    from kagreport.runs import Run
+    from kagreport.sources._registry import read_run
+
+    if isinstance(source, str | os.PathLike):
+        return read_run(source, **options)
+    if options:
+        raise InputError(
+            f"options {', '.join(sorted(options))} are for a path; got a {type(source).__name__}"
+        )
+    if isinstance(source, Run):
+        return source
+    if isinstance(source, StatsReport):
+        return Run.from_stats(source)
+    evaluations = (AnswerEvaluation, RetrievalEvaluation)
+    if isinstance(source, evaluations):
+        return Run.from_evaluations([source])
+    if isinstance(source, Sequence) and source and all(isinstance(e, evaluations) for e in source):
+        return Run.from_evaluations(list(source))
+    raise InputError(
+        "expected a Run, a StatsReport, an evaluation (or a list of them) or a path, "
+        f"not {type(source).__name__}"
+    )
