@@ -26,11 +26,12 @@ def source_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_foreign_run_page_draws_its_charts_and_leaderboard(
     browser: Browser, source_site: Path
 ) -> None:
-    with browser.open(source_site / "sources/results.html") as (page, log):
+    with browser.open(source_site / "index.html") as (page, log):
         states = chart_states(page)
         # Accuracy against latency (promptfoo's latencyMs), tokens and money (one chart
-        # per recorded cost, "latency" and "generation" being one column), and the forest.
-        assert len(states) == 4, states
+        # per recorded cost, "latency" and "generation" being one column), the heatmap and
+        # the outcomes (every row has an outcome: kag's metrics), and the forest.
+        assert len(states) == 6, states
         assert all(s["svg"] and s["drawn"] > 0 for s in states), states
         rows = page.locator("table.leaderboard tbody tr")
         assert rows.count() == 2
@@ -42,7 +43,7 @@ def test_foreign_run_page_draws_its_charts_and_leaderboard(
 def test_system_page_items_are_drawn_by_the_shared_script(
     browser: Browser, source_site: Path
 ) -> None:
-    pages = sorted((source_site / "sources").glob("results--*.html"))
+    pages = sorted((source_site / "setups").glob("results--*.html"))
     assert len(pages) == 2
     with browser.open(pages[0], charts=False) as (page, log):
         page.fill("#item-search", "test 1")
@@ -50,6 +51,6 @@ def test_system_page_items_are_drawn_by_the_shared_script(
             "() => document.querySelectorAll('#items tbody tr').length === 1", timeout=5_000
         )
         cells = page.locator("#items tbody tr td").all_inner_texts()
-        assert cells[1] == "test 1"
-        assert cells[2] == "incorrect"
+        assert cells[0].splitlines()[0] == "test 1"  # the question cell: its id, then its text
+        assert cells[1] == "incorrect"
         assert not log.problems(), log.problems()

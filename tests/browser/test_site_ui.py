@@ -93,8 +93,9 @@ def _page_types(site: Path) -> dict[str, Path]:
     setups = sorted((site / "setups").glob("*.html"))
     comparisons = sorted((site / "comparisons").glob("*.html"))
     evaluations = sorted((site / "evaluations").glob("*.html"))
-    sources = sorted(p for p in (site / "sources").glob("*.html") if "--" not in p.stem)
-    systems = sorted(p for p in (site / "sources").glob("*.html") if "--" in p.stem)
+    # Another tool's run (the bundled Inspect logs): the same page types, drawn alike.
+    other = [p for p in setups if p.stem.startswith("inspect-")]
+    other_comparisons = [p for p in comparisons if p.stem.startswith("inspect-")]
     notebooks = sorted((site / "notebooks").glob("*.html"))
     systems_pages = sorted((site / "systems").glob("*.html"))
     # MMLU-Pro's setup pages first: their questions have text and options.
@@ -102,8 +103,8 @@ def _page_types(site: Path) -> dict[str, Path]:
     for name, pages in (
         ("setup", setups),
         ("comparison", comparisons),
-        ("source", sources),
-        ("source-system", systems),
+        ("inspect-setup", other),
+        ("inspect-comparison", other_comparisons),
         ("notebook", notebooks),
         ("systems", systems_pages),
     ):
@@ -125,8 +126,8 @@ PAGE_TYPES = (
     "comparison",
     "evaluation",
     "evaluation-retrieval",
-    "source",
-    "source-system",
+    "inspect-setup",
+    "inspect-comparison",
     "notebook",
     "systems",
 )
@@ -418,7 +419,21 @@ def _word_match(text: str, term: str) -> bool:
     return re.search(rf"(?<!{WORD}){re.escape(term)}(?!{WORD})", text) is not None
 
 
-def _row_text(row: list[Any]) -> str:
+def _shown(page: Any) -> list[str]:
+    """The columns the item table shows (its headers' data-sort)."""
+    found: list[str] = page.evaluate(
+        "() => Array.from(document.querySelectorAll('#items thead th'))"
+        ".map((th) => th.getAttribute('data-sort'))"
+    )
+    return found
+
+
+def _row_text(row: list[Any], col: dict[str, int] | None = None, shown: Any = ()) -> str:
+    """What the search looks in: the shown columns (the question cell shows the
+    question's text and options too), else the whole row."""
+    if col is not None and shown:
+        names = [n for s in shown for n in (s, *(("question_text", "options") * (s == "question")))]
+        row = [row[col[n]] for n in names if n in col]
     parts: list[str] = []
 
     def add(v: Any) -> None:
@@ -440,7 +455,8 @@ def test_whole_word_search_and_filter_combined(browser: Browser, site: Path) -> 
     with _open(browser, path, DESKTOP) as (page, log):
         data = _items(page)
         col = {c: i for i, c in enumerate(data["columns"])}
-        texts = [_row_text(r) for r in data["rows"]]
+        shown = _shown(page)
+        texts = [_row_text(r, col, shown) for r in data["rows"]]
         words = sum(_word_match(t, "correct") for t in texts)
         substrings = sum("correct" in t for t in texts)
         assert 0 < words < substrings, (words, substrings)
@@ -594,9 +610,11 @@ def test_setup_and_outcome_filters_with_search(
         '<button class="paged-next">n</button><span class="paged-status">'
         '<span id="items-count" class="paged-count"></span> of '
         '<span class="paged-total"></span> items</span></div>'
-        '<table class="data items" id="items" data-kind="run-items" data-page-size="25">'
-        "<thead><tr><th>Dataset</th><th>Question</th><th>Outcome</th><th>Metrics</th>"
-        "<th>Response</th><th>Reference</th><th>Error</th></tr></thead><tbody></tbody>"
+        '<table class="data items" id="items" data-kind="items" data-page-size="25">'
+        '<thead><tr><th data-sort="dataset">Dataset</th><th data-sort="question">Question</th>'
+        '<th data-sort="outcome">Outcome</th><th data-sort="metrics">Metrics</th>'
+        '<th data-sort="response">Response</th><th data-sort="reference">Reference</th>'
+        '<th data-sort="error">Error</th></tr></thead><tbody></tbody>'
         f'</table></div><script type="application/json" id="rows">{document}</script>'
         '<script src="assets/site.js"></script></body></html>'
     )

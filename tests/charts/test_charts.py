@@ -377,7 +377,7 @@ def test_accuracy_chart_rejects_bad_arguments(sim: StatsReport) -> None:
         accuracy_cost_chart(sim, cost="joules")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=re.escape("lacks the column(s) 'accuracy_low'")):
         accuracy_cost_chart(pd.DataFrame({"setup": ["a"], "dataset": [OVERALL], "accuracy": [0.5]}))
-    with pytest.raises(TypeError, match="expected a StatsReport"):
+    with pytest.raises(TypeError, match=r"expected a kagreport\.runs\.Run"):
         accuracy_cost_chart([1, 2])  # type: ignore[arg-type]
 
 

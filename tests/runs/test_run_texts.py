@@ -22,7 +22,7 @@ from kagreport.evaluation import evaluation_from_stats
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.grading import StatsReport, grade
 from kagreport.kag import LocalTree
-from kagreport.runs import LazyTexts, Run, compare_setups, flipped_items
+from kagreport.runs import LazyTexts, Run, compare_setups, flipped_items, kag_stats_json
 
 EXAMPLE = mmlu_pro_philosophy()
 
@@ -191,3 +191,16 @@ def test_flipped_items_of_the_bundled_example_match_compare_setups(run: Run) -> 
     for c in comparisons:
         items = flipped_items(run, c.candidate, c.baseline)
         assert [(f.item, f.candidate.outcome, f.baseline.outcome) for f in items] == list(c.flips)
+
+
+def test_the_kag_json_of_a_kag_run_is_kags(run: Run, report: StatsReport) -> None:
+    assert kag_stats_json(run) == report.to_json()
+    assert kag_stats_json(Run.loads(run.dumps())) == report.to_json()
+    evaluation = evaluation_from_stats(report, report.setup_names[0])
+    assert kag_stats_json(as_run(evaluation)) is None
+
+
+def test_a_kag_run_can_keep_its_texts_from_the_grading_pass() -> None:
+    kept = read_run(EXAMPLE.results, datasets=EXAMPLE.datasets, keep_text=5)
+    assert isinstance(kept.responses, tuple)
+    assert all(r is None or len(r) <= 5 for r in kept.responses)

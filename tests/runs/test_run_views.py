@@ -279,15 +279,28 @@ def test_a_run_from_evaluations_names_what_it_lacks(report: StatsReport) -> None
     assert leaderboard(judged, "judge.score")[0].mean == 0.75
 
 
+KAG_COST_COLUMNS = (
+    "generation_secs",
+    "retrieval_secs",
+    "vertices",
+    "relationships",
+    "properties",
+    "context_bytes",
+)
+
+
 def test_sim_metrics_frames_and_charts_equal_the_reports(sim: StatsReport) -> None:
     run = Run.from_stats(sim)
     assert setup_metrics(run) == sim.setups
     pd.testing.assert_frame_equal(stats_frame(run), stats_frame(sim), check_exact=True)
-    expected_items = items_frame(sim)
+    # A report's items frame is its run's (the frames draw a run).
     got_items = items_frame(run)
-    assert list(got_items.columns) == [*expected_items.columns, "correct"]
-    pd.testing.assert_frame_equal(got_items[expected_items.columns], expected_items)
-    assert got_items["correct"].tolist() == (expected_items["outcome"] == "correct").tolist()
+    pd.testing.assert_frame_equal(got_items, items_frame(sim))
+    assert got_items["correct"].tolist() == (got_items["outcome"] == "correct").tolist()
+    columns = ["setup", "dataset", "question", "outcome", *KAG_COST_COLUMNS, "correct"]
+    assert list(got_items.columns) == columns
+    for name in KAG_COST_COLUMNS:
+        np.testing.assert_array_equal(got_items[name].to_numpy(), sim.items.column(name))
     for cost in KAG_COSTS:
         assert accuracy_cost_data(run, cost=cost).equals(accuracy_cost_data(sim, cost=cost))
         for per_dataset in (False, True):

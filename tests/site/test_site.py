@@ -115,9 +115,11 @@ def test_each_run_folder_holds_its_run_document(site: Path, site_inputs: dict[st
         report = grade(
             run_config.datasets, run_config.results, run_config.prefix, keep_text=RESPONSE_LIMIT
         )
+        # The texts cut as on the pages (what grading keeps with keep_text).
         assert Run.read(site / relative) == Run.from_stats(report)
-        # Linked beside the kag stats JSON (the leaderboard's paragraph and the Data list).
-        assert links.count(relative) == 2
+        # Linked beside the kag stats JSON (the runs table, the leaderboard's paragraph and
+        # the Data list).
+        assert links.count(relative) == 3
     # Independently of the run model: of the simulated run's graded datasets, one row per
     # result file (<dataset>/<question>/<setup>.json), the responses cut as on the setup
     # pages, one error message per error record.
@@ -315,18 +317,18 @@ def test_setup_page_items(site: Path, site_inputs: dict[str, Any]) -> None:
         for needed in ("item-search", "items", "items-prev", "items-next", "items-count"):
             assert needed in tags.ids
         data = json.loads(next(t for a, t in tags.scripts if a.get("id") == "items-data"))
-        assert data["columns"][:3] == ["dataset", "question", "outcome"]
+        col = {name: k for k, name in enumerate(data["columns"])}
+        assert {"system", "dataset", "question", "outcome", "response"} <= set(col)
         assert len(data["rows"]) == setup.overall.total
-        outcomes = [row[2] for row in data["rows"]]
+        assert {row[col["system"]] for row in data["rows"]} == {setup.setup}
+        outcomes = [row[col["outcome"]] for row in data["rows"]]
         assert outcomes.count("correct") == setup.overall.correct
         assert outcomes.count("error") == setup.overall.errors
-    lengths = [
-        row[5]
-        for page in (site / "setups").glob(f"{slug}--*.html")
-        for row in json.loads(
-            next(t for a, t in _parse(page).scripts if a.get("id") == "items-data")
-        )["rows"]
-    ]
+    lengths = []
+    for page in (site / "setups").glob(f"{slug}--*.html"):
+        data = json.loads(next(t for a, t in _parse(page).scripts if a.get("id") == "items-data"))
+        at = data["columns"].index("response_length")
+        lengths += [row[at] for row in data["rows"]]
     assert LONG in lengths  # the full length is kept beside the cut response
 
 

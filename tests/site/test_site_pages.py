@@ -253,7 +253,7 @@ def test_reasons_are_kept_but_kag_output_is_unchanged(pages: dict[str, Any]) -> 
 def _cells(index: str, run: str, setup: str) -> dict[str, str]:
     table = index[index.index(f'id="leaderboard-{run}"') :]
     table = table[: table.index("</table>")]
-    row = table[table.index(f'<tr data-setup="{setup}">') :]
+    row = table[table.index(f'<tr data-setup="{setup}"') :]
     row = row[: row.index("</tr>")]
     return dict(re.findall(r'data-key="([^"]+)" data-value="[^"]*">([^<]*)<', row))
 

@@ -98,10 +98,9 @@ def test_convert_and_a_site_page_of_every_format(
     site = tmp_path / "site"
     done = run_cli("site", "build", "--run", path, "-o", site)
     assert done.returncode == 0, done.stderr
-    pages = sorted((site / "sources").glob("*.html"))
+    pages = sorted((site / "setups").glob("*.html"))
     run = read_run(path)
-    index = next(p for p in pages if "--" not in p.name)
-    text = index.read_text(encoding="utf-8")
+    text = (site / "index.html").read_text(encoding="utf-8")
     for system in run.systems:
         assert f'data-system="{system}"' in text or slugify(system) in text
-    assert len(pages) == 1 + len(run.systems)  # the run's page and one per system
+    assert len(pages) == len(run.systems)  # one page per system

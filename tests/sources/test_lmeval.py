@@ -192,3 +192,35 @@ def test_a_json_file_without_results_is_not_lm_eval(tmp_path: Path) -> None:
     assert detect_format(DATA / "EleutherAI__pythia-14m").name == "lm-eval"
     with pytest.raises(kagreport.UsageError, match="not a run of any format"):
         read_run(other)
+
+
+def test_a_multiple_choice_response_is_the_chosen_options_text(run: Run) -> None:
+    # From the sample lines: the option of the highest log-likelihood (lm-eval's acc picks
+    # it), its continuation's text; the gold option is the document's target index.
+    assert run.responses is not None
+    assert run.references is not None
+    assert run.options is not None
+    assert run.explanations is not None
+    for model in MODELS:
+        (file,) = (DATA / model.replace("/", "__")).glob("samples_arc_easy_*.jsonl")
+        for line in file.read_text("utf-8").splitlines():
+            sample = json.loads(line)
+            likelihoods = [float(r[0]) for r in sample["filtered_resps"]]
+            texts = [a["gen_args_0"]["arg_1"].strip() for a in sample["arguments"]]
+            chosen = likelihoods.index(max(likelihoods))
+            row = next(
+                i
+                for i in range(len(run))
+                if run.systems[run.system[i]] == model
+                and run.item_label(i) == f"arc_easy/{sample['doc_id']}"
+            )
+            letters = "ABCDEFGHIJ"
+            assert run.responses[row] == f"{letters[chosen]}: {texts[chosen]}"
+            assert run.references[row] == letters[sample["target"]]
+            assert run.options[row] == tuple(zip(letters, texts, strict=False))
+            # Right exactly when lm-eval's acc is 1; the log-likelihoods are kept as data.
+            assert (chosen == sample["target"]) == (sample["acc"] == 1.0)
+            assert run.explanations[row].startswith("log-likelihoods: A ")
+    # A generation's response stays its filtered text.
+    gsm = [i for i in range(len(run)) if run.item_label(i).startswith("gsm8k/")]
+    assert all(run.options[i] is None for i in gsm)

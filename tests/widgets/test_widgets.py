@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from array import array
@@ -19,9 +20,10 @@ from kagreport._format import MISSING
 from kagreport._format import p_value as p_value_text
 from kagreport.examples import llmbar_natural, mmlu_pro_philosophy
 from kagreport.frames import COST_AXES, OVERALL
-from kagreport.grading import Outcome, StatsReport
+from kagreport.grading import Metrics, Outcome, SetupReport, StatsReport
 from kagreport.grading._items import ItemTable
 from kagreport.kag import simulate_run
+from kagreport.runs import setup_metrics
 from kagreport.widgets import (
     RESPONSE_LIMIT,
     AgreementView,
@@ -211,7 +213,7 @@ def test_views_of_an_empty_run(tmp_path: Path) -> None:
     from kagreport.runs import Run
 
     run = Run.from_stats(report)
-    assert "no row" in StatsView(run).message.value
+    assert "no graded result" in StatsView(run).message.value
     assert "nothing to compare" in ComparisonView(run).message.value
     assert ItemBrowser(run).rows == []
 
@@ -247,12 +249,22 @@ def test_item_browser_shows_the_expected_answer(sim: StatsReport) -> None:
         assert row["expected"].split(":")[0] == key.answer
 
 
+def _key(row: dict[str, Any]) -> tuple[str, str, str]:
+    return row["setup"], row["dataset"], row["question"]
+
+
+def _path(report: StatsReport, row: dict[str, Any]) -> str:
+    """The result file a browser row shows (``results/<dataset>/<question>/<setup>.json``)."""
+    assert report.results is not None
+    return os.path.join(report.results, row["dataset"], row["question"], f"{row['setup']}.json")
+
+
 def test_item_browser_regex_matches_stats_find(sim: StatsReport) -> None:
     browser = ItemBrowser(sim, page_size=1000)
     browser.pattern.value = "^[ab]$"
     assert sim.items.results is not None
     found = {m.path for m in find("^[ab]$", sim.items.results)}
-    shown = {row["path"] for row in browser.rows}
+    shown = {_path(sim, row) for row in browser.rows}
     graded = {sim.items.path(row) for row in sim.items}
     assert shown == found & graded
     assert shown
@@ -285,10 +297,10 @@ def test_item_browser_pages(sim: StatsReport) -> None:
     assert len(browser.rows) == 50
     assert browser.prev_button.disabled
     assert not browser.next_button.disabled
-    first = [row["path"] for row in browser.rows]
+    first = [_key(row) for row in browser.rows]
     browser.next_button.click()
     assert browser.page == 1
-    assert [row["path"] for row in browser.rows] != first
+    assert [_key(row) for row in browser.rows] != first
     assert "page 2 of" in browser.page_label.value
     browser.page = 10_000  # clamped to the last page
     assert browser.page == browser.n_pages - 1
@@ -299,7 +311,7 @@ def test_item_browser_pages(sim: StatsReport) -> None:
     browser.outcome.value = "correct"  # a new filter goes back to the first page
     assert browser.page == 0
     rows = [row for page in range(browser.n_pages) for row in _page(browser, page)]
-    assert len({row["path"] for row in rows}) == len(rows) == len(browser.matches)
+    assert len({_key(row) for row in rows}) == len(rows) == len(browser.matches)
     # Sorted by dataset and question, setups in rank order within a question.
     rank = {name: k for k, name in enumerate(sim.setup_names)}
     keys = [(row["dataset"], row["question"], rank[row["setup"]]) for row in rows]
@@ -314,20 +326,27 @@ def _page(browser: ItemBrowser, page: int) -> list[dict[str, Any]]:
 def test_item_browser_reads_only_the_visible_page(
     sim: StatsReport, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kagreport.kag import read_result
+    from kagreport.kag import LocalTree
 
     calls: list[str] = []
+    read = LocalTree.read
 
-    def counting(path: Any) -> Any:
-        calls.append(str(path))
-        return read_result(path)
+    def counting(self: LocalTree, path: str) -> bytes:
+        calls.append(path)
+        return read(self, path)
 
-    monkeypatch.setattr("kagreport.widgets._items.read_result", counting)
+    monkeypatch.setattr(LocalTree, "read", counting)
     browser = ItemBrowser(sim, page_size=7)
+    shown = {_path(sim, row) for row in browser.rows}
     assert len(calls) == 7
+    assert set(calls) == shown
     browser.outcome.value = "incorrect"
+    shown |= {_path(sim, row) for row in browser.rows}
     browser.next_page()
-    assert len(calls) == 21
+    shown |= {_path(sim, row) for row in browser.rows}
+    # The files of the three pages shown, each read once (a row seen twice is not read again).
+    assert set(calls) == shown
+    assert len(calls) == len(shown) > 14
 
 
 def test_item_browser_escapes_html_in_responses_and_errors(hostile: StatsReport) -> None:
@@ -379,7 +398,8 @@ def test_item_browser_stays_fast_at_100000_items(tmp_path: Path) -> None:
         columns,
         results=str(tmp_path),  # no file there: every visible row says it cannot be read
     )
-    report = StatsReport(1, n, 0, (), table, results=str(tmp_path))
+    setups = tuple(SetupReport(name, Metrics(), {}) for name in table.setup_names)
+    report = StatsReport(1, n, 0, setups, table, results=str(tmp_path))
     start = time.perf_counter()
     browser = ItemBrowser(report)
     browser.setup.value = "s2"
@@ -458,13 +478,18 @@ def test_comparison_handles_setups_with_missing_items(mmlu: StatsReport) -> None
     assert "left out" in view.message.value
 
 
-def test_comparison_same_setup_and_cache(sim: StatsReport) -> None:
+def test_comparison_same_setup_and_named_evaluations(sim: StatsReport) -> None:
+    from kagreport.evaluation import evaluation_from_stats
+
     view = ComparisonView(sim, n_resamples=200)
-    first = view.evaluation(sim.setup_names[0])
     view.baseline.value = view.candidate.value
     assert view.comparison is None
     assert "two different" in view.message.value
-    assert view.evaluation(sim.setup_names[0]) is first
+    with pytest.raises(KeyError, match="no evaluation named"):
+        view.evaluation(sim.setup_names[0])  # a run holds no evaluation
+    first = evaluation_from_stats(sim, sim.setup_names[0])
+    named = ComparisonView({"a": first, "b": first}, n_resamples=100)
+    assert named.evaluation("a") is first
 
 
 def test_comparison_accepts_named_evaluations(sim: StatsReport) -> None:
@@ -774,13 +799,11 @@ def test_item_browser_of_a_run_with_texts_matches_the_report_browser(tmp_path: P
     report = grade(made.datasets_path, made.results_path, keep_text=True)
     of_report = ItemBrowser(report, page_size=1000)
     of_run = ItemBrowser(Run.from_stats(report), page_size=1000)
-    assert of_run.report is None
     assert len(of_run.matches) == len(of_report.matches) == len(report.items)
     keys = ("setup", "dataset", "question", "outcome", "response", "error", "generation_secs")
     assert [{k: r[k] for k in keys} for r in of_run.rows] == [
         {k: r[k] for k in keys} for r in of_report.rows
     ]
-    assert all(row["path"] is None for row in of_run.rows)
     for browser in (of_report, of_run):
         browser.pattern.value = "^[ab]$"
         browser.outcome.value = "correct"
@@ -868,7 +891,7 @@ def test_stats_view_of_a_kag_run_is_the_view_of_its_report(
     for report in (sim, mmlu):
         run = Run.from_stats(report)
         views = [StatsView(report), StatsView(run)]
-        assert (views[1].report, views[1].run, views[1].metric) == (None, run, None)
+        assert (views[1].run, views[1].metric) == (run, None)
         assert views[0].cost.options == views[1].cost.options
         assert views[0].datasets.options == views[1].datasets.options
 
@@ -930,9 +953,8 @@ def test_stats_view_selection_sums_kags_per_dataset_metrics(
             for chosen in ([names[0]], names[1:], names):
                 view.setups.value = tuple(setups)
                 view.datasets.value = tuple(chosen)
-                assert isinstance(view.selection, StatsReport)
-                assert list(view.selection.setups) == by_hand(report, setups, set(chosen))
-                assert view.selection.items is report.items
+                # kag's metrics of the selected run, summed by hand from the report's.
+                assert list(setup_metrics(view.selection)) == by_hand(report, setups, set(chosen))
 
 
 def test_stats_view_of_a_run_without_outcomes_puts_a_setup_without_retrieval_at_0(

@@ -22,6 +22,7 @@ from kagreport.charts._data import (
     inline_data,
     is_simulated_source,
     require_columns,
+    run_or_frame,
     sorted_setups,
     stats_rows,
     title_params,
@@ -36,7 +37,6 @@ from kagreport.frames import (
     no_retrieval,
     pareto_front,
 )
-from kagreport.grading import StatsReport
 from kagreport.runs import Run, cost_axis, cost_intervals
 
 #: Pixels of a point's label before it is cut with an ellipsis: about half the plot of a
@@ -95,7 +95,7 @@ def _cost_axis(cost: str) -> tuple[str, str]:
 
 
 def _cost_bounds(
-    source: StatsReport | Run | pd.DataFrame,
+    source: Run | pd.DataFrame,
     rows: pd.DataFrame,
     cost: str,
     per_dataset: bool,
@@ -103,7 +103,7 @@ def _cost_bounds(
 ) -> tuple[Any, Any]:
     """The bootstrap bounds of each row's mean cost (:func:`kagreport.runs.cost_intervals`).
 
-    From the run's items (a report's through ``Run.from_stats``); a frame brings its own as
+    From the run's items; a frame brings its own as
     ``cost_low``/``cost_high`` columns, or has none (NaN: no horizontal bar).
     """
     n = len(rows)
@@ -115,9 +115,8 @@ def _cost_bounds(
             for c in ("cost_low", "cost_high")
         ]
         return found[0], found[1]
-    run = Run.from_stats(source) if isinstance(source, StatsReport) else source
     try:
-        intervals = cost_intervals(run, cost, per_dataset=per_dataset, confidence=confidence)
+        intervals = cost_intervals(source, cost, per_dataset=per_dataset, confidence=confidence)
     except KagreportError:
         return np.full(n, np.nan), np.full(n, np.nan)
     bounds = {
@@ -213,7 +212,7 @@ def _note(row: pd.Series[Any], cost: str) -> str:
 
 # Over 80 lines with its docstring: one table's columns, built in the order they are documented.
 def accuracy_cost_data(
-    report_or_frame: StatsReport | Run | pd.DataFrame,
+    report_or_frame: Run | pd.DataFrame | Any,
     *,
     cost: Cost = "retrieval",
     per_dataset: bool = False,
@@ -247,12 +246,14 @@ def accuracy_cost_data(
         For a run without the cost column the axis needs (``retrieval_secs``, ...: the
         message names it) or without outcomes (no metric ``correct``).
     TypeError
-        If ``report_or_frame`` is neither a StatsReport, a Run nor a DataFrame.
+        If ``report_or_frame`` is neither a DataFrame nor anything
+        :func:`kagreport.sources.as_run` takes.
     """
     column, _ = _cost_axis(cost)
-    if isinstance(report_or_frame, Run):
-        cost_axis(report_or_frame, cost)  # names the missing cost column
-    frame = stats_rows(report_or_frame, confidence)
+    source = run_or_frame(report_or_frame)
+    if not isinstance(source, pd.DataFrame):
+        cost_axis(source, cost)  # names the missing cost column
+    frame = stats_rows(source, confidence)
     require_columns(frame, ("accuracy", "accuracy_low", "accuracy_high", column), "the stats frame")
     overall = frame["dataset"].astype(str) == OVERALL
     rows = frame[~overall] if per_dataset else frame[overall]
@@ -301,7 +302,7 @@ def accuracy_cost_data(
         setup if not note else f"{setup} ({note})"
         for setup, note in zip(data["setup"], notes, strict=True)
     ]
-    low, high = _cost_bounds(report_or_frame, rows, cost, per_dataset, confidence)
+    low, high = _cost_bounds(source, rows, cost, per_dataset, confidence)
     zero = data["no_retrieval"].to_numpy(dtype=bool)
     data["cost_low"] = np.where(zero, 0.0, low)
     data["cost_high"] = np.where(zero, 0.0, high)
@@ -313,7 +314,7 @@ def accuracy_cost_data(
 
 # Over 80 lines with its docstring: one chart's encodings and layers, read top to bottom.
 def accuracy_cost_chart(
-    report_or_frame: StatsReport | Run | pd.DataFrame,
+    report_or_frame: Run | pd.DataFrame | Any,
     *,
     cost: Cost = "retrieval",
     per_dataset: bool = False,
@@ -350,8 +351,8 @@ def accuracy_cost_chart(
 
     Parameters
     ----------
-    report_or_frame : StatsReport, Run or DataFrame
-        A graded run, a :class:`kagreport.runs.Run`, or a frame from
+    report_or_frame : Run, DataFrame, or what :func:`kagreport.sources.as_run` takes
+        A :class:`kagreport.runs.Run` (a ``StatsReport`` becomes one), or a frame from
         :func:`kagreport.frames.stats_frame` (overall rows have ``dataset == OVERALL``; with
         ``per_dataset`` the other rows are drawn; optional ``cost_low``/``cost_high``
         columns give the cost intervals, which a frame cannot compute).
@@ -386,9 +387,8 @@ def accuracy_cost_chart(
         For a run without the cost column the axis needs, or without outcomes.
     """
     _, axis_title = _cost_axis(cost)
-    data = accuracy_cost_data(
-        report_or_frame, cost=cost, per_dataset=per_dataset, confidence=confidence
-    )
+    source = run_or_frame(report_or_frame)
+    data = accuracy_cost_data(source, cost=cost, per_dataset=per_dataset, confidence=confidence)
     fmt = _FORMATS[cost]
     setups = list(dict.fromkeys(data["setup"]))
     undefined = list(dict.fromkeys(data.loc[~data["cost_defined"], "setup"]))
@@ -410,7 +410,7 @@ def accuracy_cost_chart(
         )
     name = re.sub(r"\s*\(.*\)$", "", axis_title).lower()
     heading = f"Accuracy against {name}" if title is None else title
-    simulated = is_simulated_source(report_or_frame)
+    simulated = is_simulated_source(source)
 
     tooltip = [
         alt.Tooltip("setup:N", title="Setup"),

@@ -1,4 +1,5 @@
-"""Turning frames into the inline data of a chart, and accepting a report, a run or its frame."""
+"""Turning frames into the inline data of a chart, and accepting a run (or what
+:func:`kagreport.sources.as_run` takes) or its frame."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from kagreport._errors import InputError
 from kagreport.frames import stats_frame
-from kagreport.grading import StatsReport
 from kagreport.runs import Run
+from kagreport.sources import as_run
 
 __all__ = [
     "SIMULATED",
@@ -22,6 +24,7 @@ __all__ = [
     "label_title",
     "require_columns",
     "rows_height",
+    "run_or_frame",
     "sorted_setups",
     "stats_rows",
     "title_params",
@@ -37,15 +40,15 @@ def label_title(title: str) -> str:
 
 
 def is_simulated_source(source: Any) -> bool:
-    """Whether a chart's source holds SIMULATED data: a report of a tree ``kagreport
-    simulate`` wrote, its run, or a frame of either (``frame.attrs["simulated"]``)."""
-    if isinstance(source, StatsReport):
-        return source.simulated
-    if isinstance(source, Run):
-        return bool(source.metadata.get("simulated"))
+    """Whether a chart's source holds SIMULATED data: the run of a tree ``kagreport
+    simulate`` wrote (``run.metadata["simulated"]``; anything :func:`as_run` takes), or a
+    frame of it (``frame.attrs["simulated"]``)."""
     if isinstance(source, pd.DataFrame):
         return bool(source.attrs.get("simulated"))
-    return False
+    try:
+        return bool(as_run(source).metadata.get("simulated"))
+    except InputError:
+        return False
 
 
 def _plain(value: Any) -> Any:
@@ -85,20 +88,39 @@ def require_columns(frame: pd.DataFrame, columns: Iterable[str], what: str) -> N
         raise ValueError(f"{what} lacks the column(s) {', '.join(map(repr, missing))}")
 
 
-def stats_rows(
-    report_or_frame: StatsReport | Run | pd.DataFrame, confidence: float
-) -> pd.DataFrame:
-    """``stats_frame(report)`` (or of a run) with the per-dataset rows, or a copy of a frame
-    given as is."""
-    if isinstance(report_or_frame, StatsReport | Run):
-        return stats_frame(report_or_frame, per_dataset=True, confidence=confidence)
-    if isinstance(report_or_frame, pd.DataFrame):
-        require_columns(report_or_frame, ("setup", "dataset"), "the stats frame")
-        return report_or_frame.copy()
-    raise TypeError(
-        "expected a StatsReport (from kagreport.grade), a kagreport.runs.Run or a DataFrame "
-        f"from kagreport.frames.stats_frame, not {type(report_or_frame).__name__}"
-    )
+def run_or_frame(source: Any) -> Run | pd.DataFrame:
+    """A frame as it is, anything else as a run (:func:`kagreport.sources.as_run`).
+
+    Raises
+    ------
+    TypeError
+        For what is neither a frame nor anything ``as_run`` takes.
+    """
+    if isinstance(source, pd.DataFrame):
+        return source
+    try:
+        return as_run(source)
+    except InputError:
+        raise TypeError(
+            "expected a kagreport.runs.Run (or a StatsReport, evaluations, a path) or a "
+            f"DataFrame from kagreport.frames, not {type(source).__name__}"
+        ) from None
+
+
+def stats_rows(report_or_frame: Any, confidence: float) -> pd.DataFrame:
+    """``stats_frame(run)`` with the per-dataset rows (of anything :func:`as_run` takes),
+    or a copy of a frame given as is.
+
+    Raises
+    ------
+    TypeError
+        For anything else.
+    """
+    source = run_or_frame(report_or_frame)
+    if isinstance(source, pd.DataFrame):
+        require_columns(source, ("setup", "dataset"), "the stats frame")
+        return source.copy()
+    return stats_frame(source, per_dataset=True, confidence=confidence)
 
 
 def rows_height(step: float, rows: int) -> float:

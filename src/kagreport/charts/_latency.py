@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import altair as alt
 import numpy as np
@@ -14,11 +14,11 @@ from kagreport.charts._data import (
     is_simulated_source,
     require_columns,
     rows_height,
+    run_or_frame,
     title_params,
 )
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.frames import items_frame
-from kagreport.grading import StatsReport
 from kagreport.runs import Run
 
 __all__ = ["latency_bins", "latency_chart", "latency_summary"]
@@ -28,30 +28,21 @@ Kind = Literal["generation", "retrieval"]
 _KINDS: Final = {"generation": "generation_secs", "retrieval": "retrieval_secs"}
 
 
-def _times(
-    report_or_items: StatsReport | Run | pd.DataFrame, kind: str
-) -> tuple[pd.DataFrame, str]:
+def _times(report_or_items: Run | pd.DataFrame | Any, kind: str) -> tuple[pd.DataFrame, str]:
     if kind not in _KINDS:
         raise ValueError(f"`kind` must be one of {', '.join(map(repr, _KINDS))}, not {kind!r}")
     column = _KINDS[kind]
-    if isinstance(report_or_items, Run):
-        if column not in report_or_items.costs:
-            raise KagreportError(
-                f"the run has no cost column {column!r} for a {kind} time chart; its cost "
-                f"columns: {', '.join(report_or_items.costs) or 'none'}"
-            )
-        items = items_frame(report_or_items)
-    elif isinstance(report_or_items, StatsReport):
-        items = items_frame(report_or_items)
-    elif isinstance(report_or_items, pd.DataFrame):
-        items = report_or_items
+    source = run_or_frame(report_or_items)
+    if isinstance(source, pd.DataFrame):
+        items = source
         require_columns(items, ("setup", column), "the items frame")
     else:
-        raise TypeError(
-            "expected a StatsReport, a kagreport.runs.Run or a DataFrame from "
-            "kagreport.frames.items_frame, "
-            f"not {type(report_or_items).__name__}"
-        )
+        if column not in source.costs:
+            raise KagreportError(
+                f"the run has no cost column {column!r} for a {kind} time chart; its cost "
+                f"columns: {', '.join(source.costs) or 'none'}"
+            )
+        items = items_frame(source)
     times = pd.DataFrame(
         {
             "setup": items["setup"].astype(str).to_numpy(),
@@ -77,7 +68,7 @@ def _edges(values: np.ndarray, bins: int, log: bool) -> np.ndarray:
 
 
 def latency_summary(
-    report_or_items: StatsReport | Run | pd.DataFrame, kind: Kind = "generation"
+    report_or_items: Run | pd.DataFrame | Any, kind: Kind = "generation"
 ) -> pd.DataFrame:
     """Per-setup summary of the item latencies (seconds), one row per setup.
 
@@ -107,7 +98,7 @@ def _summary(times: pd.DataFrame) -> pd.DataFrame:
 
 
 def latency_bins(
-    report_or_items: StatsReport | Run | pd.DataFrame,
+    report_or_items: Run | pd.DataFrame | Any,
     kind: Kind = "generation",
     *,
     bins: int = 30,
@@ -163,7 +154,7 @@ def _bins(times: pd.DataFrame, bins: int, log: bool) -> pd.DataFrame:
 
 # Over 80 lines with its docstring: one chart's encodings and layers, read top to bottom.
 def latency_chart(
-    report_or_items: StatsReport | Run | pd.DataFrame,
+    report_or_items: Run | pd.DataFrame | Any,
     kind: Kind = "generation",
     *,
     bins: int = 30,
@@ -183,9 +174,10 @@ def latency_chart(
 
     Parameters
     ----------
-    report_or_items : StatsReport, Run or DataFrame
-        A graded run, a :class:`kagreport.runs.Run` (:func:`kagreport.frames.items_frame`
-        of it), or a frame from :func:`kagreport.frames.items_frame`.
+    report_or_items : Run, DataFrame, or what :func:`kagreport.sources.as_run` takes
+        A :class:`kagreport.runs.Run` (a ``StatsReport`` becomes one; drawn from
+        :func:`kagreport.frames.items_frame` of it), or a frame from
+        :func:`kagreport.frames.items_frame`.
     kind : {"generation", "retrieval"}
         Which time.
     bins : int

@@ -19,7 +19,6 @@ from kagreport.charts._data import (
 )
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.frames import OVERALL
-from kagreport.grading import StatsReport
 from kagreport.runs import Run
 
 __all__ = ["OUTCOME_COLOURS", "dataset_heatmap", "heatmap_data", "outcomes_chart", "outcomes_data"]
@@ -38,7 +37,7 @@ _PROPORTIONS: Final = frozenset(
 _MISSING_LABEL: Final = "–"
 
 
-def outcomes_data(report_or_frame: StatsReport | Run | pd.DataFrame) -> pd.DataFrame:
+def outcomes_data(report_or_frame: Run | pd.DataFrame | Any) -> pd.DataFrame:
     """The table :func:`outcomes_chart` draws: one row per setup and outcome.
 
     Columns: setup, outcome (correct / incorrect / error), count (result files), total,
@@ -70,7 +69,7 @@ def outcomes_data(report_or_frame: StatsReport | Run | pd.DataFrame) -> pd.DataF
 
 
 def outcomes_chart(
-    report_or_frame: StatsReport | Run | pd.DataFrame,
+    report_or_frame: Run | pd.DataFrame | Any,
     *,
     normalize: bool = False,
     title: str | None = None,
@@ -85,9 +84,9 @@ def outcomes_chart(
 
     Parameters
     ----------
-    report_or_frame : StatsReport, Run or DataFrame
-        A graded run, a :class:`kagreport.runs.Run` (its outcomes), or a frame from
-        :func:`kagreport.frames.stats_frame` (its overall rows).
+    report_or_frame : Run, DataFrame, or what :func:`kagreport.sources.as_run` takes
+        A :class:`kagreport.runs.Run` (a ``StatsReport`` becomes one; its outcomes), or a
+        frame from :func:`kagreport.frames.stats_frame` (its overall rows).
     normalize : bool
         Shares of each setup's result files instead of counts.
     title : str, optional
@@ -150,7 +149,7 @@ def _label(value: float, proportion: bool) -> str:
 
 
 def heatmap_data(
-    report_or_frame: StatsReport | Run | pd.DataFrame,
+    report_or_frame: Run | pd.DataFrame | Any,
     metric: str = "accuracy",
     *,
     overall: bool = True,
@@ -216,7 +215,7 @@ def heatmap_data(
 
 # Over 80 lines with its docstring: one chart's encodings and layers, read top to bottom.
 def dataset_heatmap(
-    report_or_frame: StatsReport | Run | pd.DataFrame,
+    report_or_frame: Run | pd.DataFrame | Any,
     metric: str = "accuracy",
     *,
     overall: bool = True,
@@ -235,8 +234,8 @@ def dataset_heatmap(
 
     Parameters
     ----------
-    report_or_frame : StatsReport, Run or DataFrame
-        A graded run, a :class:`kagreport.runs.Run`, or a frame from
+    report_or_frame : Run, DataFrame, or what :func:`kagreport.sources.as_run` takes
+        A :class:`kagreport.runs.Run` (a ``StatsReport`` becomes one), or a frame from
         :func:`kagreport.frames.stats_frame`.
     metric : str
         A numeric column of the stats frame (``accuracy``, ``precision``, ``coverage``,

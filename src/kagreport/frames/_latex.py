@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kagreport._errors import InputError
 from kagreport._format import (
     MISSING,
     is_missing,
@@ -37,8 +38,8 @@ from kagreport.frames._tables import (
     metrics_frame,
     stats_frame,
 )
-from kagreport.grading import StatsReport
 from kagreport.runs import Run, SetupComparison, leaderboard
+from kagreport.sources import as_run
 
 __all__ = ["latex_escape", "to_latex"]
 
@@ -73,7 +74,7 @@ def _interval(low: Any, high: Any, digits: int, scale: float = 100.0) -> Sub:
     return Sub(latex_escape(f"[{bounds}]"))
 
 
-def _stats(report: StatsReport | Run, digits: int, wide: bool) -> tuple[list[Column], list[Any]]:
+def _stats(report: Run, digits: int, wide: bool) -> tuple[list[Column], list[Any]]:
     """kag's metrics per setup. In one column: accuracy with its interval, coverage, items
     and the two mean times (precision is accuracy over coverage); across the page also
     precision and coverage with their intervals, errors, context length and graph
@@ -213,6 +214,24 @@ def _evaluation(
     return columns, rows
 
 
+def _run_table(
+    source: Any, metric: str | None, digits: int, wide: bool
+) -> tuple[list[Column], list[Any]]:
+    """The table of a run (anything :func:`kagreport.sources.as_run` takes): kag's
+    metrics when every row has an outcome and no ``metric`` is asked for, else the
+    leaderboard of ``metric``."""
+    try:
+        run = as_run(source)
+    except InputError:
+        raise TypeError(f"cannot make a LaTeX table from {type(source).__name__}") from None
+    if not run.metrics:
+        raise TypeError("cannot make a LaTeX table from a Run without a metric")
+    if metric is None and bool((run.outcome >= 0).all()):
+        return _stats(run, digits, wide)
+    chosen = metric or ("correct" if "correct" in run.metrics else next(iter(run.metrics)))
+    return _leaderboard(run, chosen, digits, wide)
+
+
 def _leaderboard(run: Run, metric: str, digits: int, wide: bool) -> tuple[list[Column], list[Any]]:
     proportion = is_proportion(metric, run.metrics.get(metric, ()))
     head = _names(metric, wide)
@@ -265,12 +284,12 @@ def _frame(frame: pd.DataFrame, digits: int) -> tuple[list[Column], list[Any]]:
 
 def to_latex(
     table: pd.DataFrame
-    | StatsReport
     | Run
     | EvaluationComparison
     | SetupComparison
     | AnswerEvaluation
-    | RetrievalEvaluation,
+    | RetrievalEvaluation
+    | Any,
     *,
     caption: str | None = None,
     label: str | None = None,
@@ -282,7 +301,8 @@ def to_latex(
 ) -> str:
     """A booktabs LaTeX table, ready for ``\\input`` in a paper.
 
-    - :class:`StatsReport` or :class:`~kagreport.runs.Run` with outcomes: one row per
+    - A :class:`~kagreport.runs.Run` with outcomes (or anything
+      :func:`kagreport.sources.as_run` takes, such as a ``StatsReport``): one row per
       setup, accuracy / precision / coverage in % with their Wilson 95% intervals
       beneath, items, mean generation and retrieval seconds (:func:`stats_frame`; a run's
       unknown costs as ``---``). ``wide`` adds errors, and the mean context length and
@@ -329,10 +349,9 @@ def to_latex(
         For a ``metric`` the run does not have.
     """
     note = None
-    if metric is not None and not isinstance(table, Run):
+    known = (SetupComparison, EvaluationComparison, AnswerEvaluation, RetrievalEvaluation)
+    if metric is not None and isinstance(table, (*known, pd.DataFrame)):
         raise TypeError(f"`metric` ranks a Run's systems; got a {type(table).__name__}")
-    if isinstance(table, Run) and not table.metrics:
-        raise TypeError("cannot make a LaTeX table from a Run without a metric")
     if isinstance(table, SetupComparison):
         family = f"Holm across the run's {table.family_size} hypotheses (pairs x metrics)"
         comparison = table.family_comparison()
@@ -341,17 +360,12 @@ def to_latex(
     elif isinstance(table, EvaluationComparison):
         columns, rows = _comparison(table, digits, alpha, wide)
         note = _comparison_note(table, alpha, wide=wide)
-    elif isinstance(table, Run) and (metric is not None or not bool((table.outcome >= 0).all())):
-        chosen = metric or ("correct" if "correct" in table.metrics else next(iter(table.metrics)))
-        columns, rows = _leaderboard(table, chosen, digits, wide)
-    elif isinstance(table, StatsReport | Run):
-        columns, rows = _stats(table, digits, wide)
     elif isinstance(table, AnswerEvaluation | RetrievalEvaluation):
         columns, rows = _evaluation(table, digits, wide)
     elif isinstance(table, pd.DataFrame):
         columns, rows = _frame(table, digits)
     else:
-        raise TypeError(f"cannot make a LaTeX table from {type(table).__name__}")
+        columns, rows = _run_table(table, metric, digits, wide)
     if caption is not None and escape_caption:
         caption = latex_escape(caption)
     return render(columns, rows, caption=caption, label=label, wide=wide, note=note)

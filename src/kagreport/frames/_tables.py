@@ -1,9 +1,11 @@
-"""Tidy pandas DataFrames from kagreport's report objects and runs.
+"""Tidy pandas DataFrames from runs and evaluation reports.
 
-A :class:`kagreport.runs.Run` and a :class:`StatsReport` give the same frames: the
-numbers of a run come from :func:`kagreport.runs.setup_metrics` (kag's metrics, equal
-to ``report.setups`` for ``Run.from_stats(report)``), those of a report from the report.
-Undefined numbers are NaN here (pandas' missing value), never 0.
+The frames of a run draw a :class:`kagreport.runs.Run`: anything else a frame of a run
+takes (a ``StatsReport``, evaluations, a path) becomes one by
+:func:`kagreport.sources.as_run` at the edge. kag's metrics come from
+:func:`kagreport.runs.setup_metrics` (equal to ``report.setups`` for
+``Run.from_stats(report)``). Undefined numbers are NaN here (pandas' missing value),
+never 0.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ import pandas as pd
 
 from kagreport._errors import KagreportError
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
-from kagreport.grading import Metrics, SetupReport, StatsReport
 from kagreport.runs import COSTS, Run, SetupComparison, SetupComparisons, cost_axis, setup_metrics
+from kagreport.sources import as_run
 from kagreport.stats import pareto_front, wilson_interval
 
 __all__ = [
@@ -108,7 +110,33 @@ def _nan(value: float | None) -> float:
     return math.nan if value is None else float(value)
 
 
-def _metrics_row(setup: str, dataset: str, rank: int, m: Metrics) -> dict[str, Any]:
+#: The columns of a :func:`stats_frame` row before the intervals are added.
+_METRIC_COLUMNS = (
+    "setup",
+    "dataset",
+    "rank",
+    "total",
+    "correct",
+    "incorrect",
+    "errors",
+    "parsed",
+    "accuracy",
+    "precision",
+    "coverage",
+    "avg_generation_secs",
+    "total_generation_secs",
+    "avg_context_length",
+    "retrieval_samples",
+    "avg_retrieval_secs",
+    "avg_vertices",
+    "avg_relationships",
+    "avg_properties",
+    "avg_graph_elements",
+)
+
+
+def _metrics_row(setup: str, dataset: str, rank: int, m: Any) -> dict[str, Any]:
+    """One row of kag's metrics (``m``, a ``Metrics`` of :func:`setup_metrics`)."""
     r = m.retrieval
     return {
         "setup": setup,
@@ -134,28 +162,14 @@ def _metrics_row(setup: str, dataset: str, rank: int, m: Metrics) -> dict[str, A
     }
 
 
-def _setups(source: StatsReport | Run, what: str) -> tuple[SetupReport, ...]:
-    if isinstance(source, StatsReport):
-        return source.setups
-    if isinstance(source, Run):
-        return setup_metrics(source)
-    raise TypeError(
-        f"{what} takes a StatsReport (from kagreport.grade) or a kagreport.runs.Run, "
-        f"not {type(source).__name__}"
-    )
-
-
-def stats_frame(
-    report: StatsReport | Run, *, per_dataset: bool = True, confidence: float = 0.95
-) -> pd.DataFrame:
+def stats_frame(report: Any, *, per_dataset: bool = True, confidence: float = 0.95) -> pd.DataFrame:
     """Setups x datasets metrics of a graded run, one row per (setup, dataset).
 
     Parameters
     ----------
-    report : StatsReport or Run
-        A graded kag tree, or a run: its kag metrics by
-        :func:`kagreport.runs.setup_metrics` (the same numbers for
-        ``Run.from_stats(report)``). The columns a run cannot know because it lacks
+    report : Run, or what :func:`kagreport.sources.as_run` takes
+        A run (a graded kag tree becomes ``Run.from_stats(report)``): its kag metrics by
+        :func:`kagreport.runs.setup_metrics`. The columns a run cannot know because it lacks
         the cost column (``generation_secs``, ``context_bytes``, ``retrieval_secs``)
         are NaN, ``retrieval_samples`` included: unknown, not "retrieves nothing".
     per_dataset : bool
@@ -184,21 +198,19 @@ def stats_frame(
     Raises
     ------
     KagreportError
-        For a run whose rows lack an outcome (no metric ``correct``).
-    TypeError
-        For anything but a StatsReport or a Run.
+        For a run whose rows lack an outcome (no metric ``correct``), or anything
+        :func:`kagreport.sources.as_run` does not take.
     """
+    run = as_run(report)
     rows = []
-    for rank, setup in enumerate(_setups(report, "stats_frame"), start=1):
+    for rank, setup in enumerate(setup_metrics(run), start=1):
         rows.append(_metrics_row(setup.setup, OVERALL, rank, setup.overall))
         if per_dataset:
             rows += [
                 _metrics_row(setup.setup, name, rank, metrics)
                 for name, metrics in setup.per_dataset.items()
             ]
-    frame = pd.DataFrame(
-        rows, columns=list(_metrics_row("", "", 0, Metrics())) if not rows else None
-    )
+    frame = pd.DataFrame(rows, columns=list(_METRIC_COLUMNS) if not rows else None)
     for name, successes, trials in (
         ("accuracy", "correct", "total"),
         ("precision", "correct", "parsed"),
@@ -208,13 +220,11 @@ def stats_frame(
         position = list(frame.columns).index(name) + 1
         frame.insert(position, f"{name}_high", high)
         frame.insert(position, f"{name}_low", low)
-    if isinstance(report, Run):
-        for column, unknown in _UNKNOWN_WITHOUT.items():
-            if column not in report.costs:
-                for name in unknown:
-                    frame[name] = math.nan
-    if isinstance(report, Run):
-        _add_tool_costs(frame, report)
+    for column, unknown in _UNKNOWN_WITHOUT.items():
+        if column not in run.costs:
+            for name in unknown:
+                frame[name] = math.nan
+    _add_tool_costs(frame, run)
     overall = frame["dataset"] == OVERALL
     front = np.zeros(len(frame), dtype=bool)
     if overall.any():
@@ -223,15 +233,9 @@ def stats_frame(
             cost_values(overall_rows, "retrieval"), overall_rows["accuracy"].to_numpy(dtype=float)
         )
     frame["pareto"] = front
-    if _simulated(report):
+    if run.metadata.get("simulated"):
         frame.attrs["simulated"] = True  # the charts of it say SIMULATED
     return frame
-
-
-def _simulated(report: StatsReport | Run) -> bool:
-    if isinstance(report, Run):
-        return bool(report.metadata.get("simulated"))
-    return bool(getattr(report, "simulated", False))
 
 
 def _add_tool_costs(frame: pd.DataFrame, run: Run) -> None:
@@ -257,39 +261,21 @@ def _add_tool_costs(frame: pd.DataFrame, run: Run) -> None:
         frame[axis.stats_column] = np.array(means, dtype=np.float64)
 
 
-def items_frame(report: StatsReport | Run) -> pd.DataFrame:
-    """The per-item outcome table of a graded run, one row per result file.
+def items_frame(report: Any) -> pd.DataFrame:
+    """The per-item table of a run, one row per run row, in its order.
 
-    Columns: setup, dataset, question, outcome (categoricals), generation_secs,
-    retrieval_secs, vertices, relationships, properties, context_bytes (float,
-    NaN where absent: error records, results without retrieval).
-
-    A :class:`~kagreport.runs.Run` gives one row per run row, in its order: setup,
-    dataset, question, outcome (NaN where unknown), then the run's cost columns
-    (those of a kag run in the order above; a run from evaluations has
-    ``generation_secs`` only), then one float column per metric (``correct``, judge
-    scores, ...). ``Run.from_stats(report)`` gives the report's frame plus ``correct``.
+    Columns: setup, dataset, question, outcome (categoricals; outcome NaN where
+    unknown), then the run's cost columns (a kag run's: generation_secs,
+    retrieval_secs, vertices, relationships, properties, context_bytes; float, NaN
+    where absent: error records, results without retrieval), then one float column per
+    metric (``correct``, judge scores, ...).
 
     Raises
     ------
-    TypeError
-        For anything but a StatsReport or a Run.
+    KagreportError
+        For anything :func:`kagreport.sources.as_run` does not take.
     """
-    if isinstance(report, Run):
-        return _run_items(report)
-    if not isinstance(report, StatsReport):
-        raise TypeError(
-            "items_frame takes a StatsReport (from kagreport.grade) or a kagreport.runs.Run, "
-            f"not {type(report).__name__}"
-        )
-    columns = report.items.to_columns()
-    frame = pd.DataFrame(columns)
-    for name in ("setup", "dataset", "question"):
-        frame[name] = pd.Categorical(frame[name])
-    frame["outcome"] = pd.Categorical(
-        frame["outcome"], categories=["correct", "incorrect", "error"]
-    )
-    return frame
+    return _run_items(as_run(report))
 
 
 def _run_items(run: Run) -> pd.DataFrame:

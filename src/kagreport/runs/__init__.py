@@ -14,8 +14,9 @@ from __future__ import annotations
 from kagreport.runs._costs import COSTS, CostAxis, cost_axis, recorded_costs
 from kagreport.runs._flips import FlippedItem, FlippedSide, flipped_items
 from kagreport.runs._intervals import CostInterval, cost_intervals
-from kagreport.runs._metrics import setup_metrics
+from kagreport.runs._metrics import kag_stats_json, setup_metrics
 from kagreport.runs._model import OUTCOMES, Run
+from kagreport.runs._search import response_matcher
 from kagreport.runs._summaries import MetricSummary, metric_summaries, retrieval_answer_tables
 from kagreport.runs._texts import LazyTexts
 from kagreport.runs._views import (
@@ -47,9 +48,11 @@ __all__ = [
     "cost_frontier",
     "cost_intervals",
     "flipped_items",
+    "kag_stats_json",
     "leaderboard",
     "metric_summaries",
     "recorded_costs",
+    "response_matcher",
     "retrieval_answer_tables",
     "setup_metrics",
 ]

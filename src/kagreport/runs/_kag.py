@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kagreport._errors import KagreportError
+from kagreport.kag import is_url
 from kagreport.runs._columns import KAG_COSTS
 from kagreport.runs._texts import LazyTexts
 
@@ -94,10 +95,38 @@ def _metadata(report: StatsReport) -> dict[str, Any]:
         "tool": "kag",
         "convention": _CONVENTION,
         "prefix": report.prefix,
+        # What kag stats reports beside the setups (kagreport.runs.kag_stats_json).
+        "kag_stats": {
+            "datasets": report.datasets,
+            "scorable_questions": report.scorable_questions,
+            "skipped_files": report.skipped_files,
+        },
     }
     if report.simulated:
         found["simulated"] = True
+    if report.unparsable_files:
+        found["unparsable"] = _unparsable(report)
     return found
+
+
+def _unparsable(report: StatsReport) -> list[list[str]]:
+    """[file, reason] of each result file that did not parse: the file relative to the
+    results root with ``/`` (as UTF-8 text: a name that is not UTF-8 shows U+FFFD), sorted."""
+    import os
+
+    root = report.results
+    reasons = report.unparsable_reasons or ("",) * len(report.unparsable_files)
+    found = []
+    for path, reason in zip(report.unparsable_files, reasons, strict=True):
+        shown = path
+        if root is not None and not is_url(root):
+            shown = os.path.relpath(path, root)
+        elif root is not None and path.startswith(root.rstrip("/") + "/"):
+            shown = path[len(root.rstrip("/")) + 1 :]
+        shown = os.fsencode(shown).decode("utf-8", "replace").replace(os.sep, "/")
+        reason = reason.encode("utf-8", "replace").decode("utf-8")
+        found.append([shown, reason or "did not parse"])
+    return sorted(found)
 
 
 class _Items:
@@ -154,10 +183,11 @@ class _ResultFiles:
         self.setup, self.dataset, self.question = setup, dataset, question
         self.storage_options: dict[str, Any] = {}
         self._tree: ResultTree | None = None
-        self._last: tuple[int, ResultRecord | None] = (-1, None)
+        self._last: tuple[int, ResultRecord | str] = (-1, "")
         self._warned = False
 
-    def _record(self, row: int) -> ResultRecord | None:
+    def _record(self, row: int) -> ResultRecord | str:
+        """The row's decoded file, or why it cannot be read."""
         if self._last[0] == row:  # the response and the error of a row: one read
             return self._last[1]
         from kagreport.kag import decode_result, open_tree
@@ -172,22 +202,23 @@ class _ResultFiles:
             ),
             f"{self.prefix}{self.setup_names[self.setup[row]]}.json",
         )
-        record: ResultRecord | None
+        record: ResultRecord | str
         try:
             record = decode_result(tree.read(path))
         except (OSError, ValueError, KagreportError) as exc:
-            # Changed or removed since it was graded: the view shows no text for it.
+            # Changed or removed since it was graded: no response, and the error says why.
             if not self._warned:
                 self._warned = True
                 logger.warning("cannot read the result file %s again: %s", path, exc)
-            record = None
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            record = f"(cannot read the result file again: {reason})"
         self._last = (row, record)
         return record
 
     def response(self, row: int) -> str | None:
         record = self._record(row)
-        return None if record is None else record.result
+        return None if isinstance(record, str) else record.result
 
     def error(self, row: int) -> str | None:
         record = self._record(row)
-        return None if record is None else record.error
+        return record if isinstance(record, str) else record.error

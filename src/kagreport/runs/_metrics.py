@@ -14,9 +14,10 @@ import numpy as np
 from kagreport._errors import KagreportError
 from kagreport.grading import SetupReport
 from kagreport.grading._grade import setup_reports
+from kagreport.kag import dumps_pretty
 from kagreport.runs._model import Run
 
-__all__ = ["setup_metrics"]
+__all__ = ["kag_stats_json", "setup_metrics"]
 
 # Sums per (system, dataset) group, in the order Metrics and RetrievalMetrics take them.
 _SUMS = (
@@ -116,3 +117,20 @@ def setup_metrics(run: Run) -> tuple[SetupReport, ...]:
                 run.dataset_names[d]: sums[:, s * n_datasets + d].tolist() for d in present
             }
     return tuple(setup_reports(by_system))
+
+
+def kag_stats_json(run: Run) -> str | None:
+    """``kag stats --format json`` of a kag run, byte for byte: the counts kept in its
+    metadata and :func:`kagreport.runs.setup_metrics` of its rows; None for a run that did
+    not come from a kag tree (no ``kag_stats`` metadata).
+    """
+    counts = run.metadata.get("kag_stats")
+    if not isinstance(counts, dict):
+        return None
+    document = {
+        "datasets": counts["datasets"],
+        "scorable_questions": counts["scorable_questions"],
+        "skipped_files": counts["skipped_files"],
+        "setups": [s.to_dict() for s in setup_metrics(run)],
+    }
+    return dumps_pretty(document) + "\n"

@@ -36,10 +36,10 @@ with optional(*_NEEDS):
         SiteConfig,
         SourceConfig,
     )
+    from kagreport.site._items import RESPONSE_LIMIT
     from kagreport.site._json import dumps_json, inline_json
     from kagreport.site._options import config_from_options, run_name
     from kagreport.site._output import MARKER
-    from kagreport.site._runs import RESPONSE_LIMIT
     from kagreport.site._slugs import slugify
 
 __all__ = [

@@ -1,6 +1,7 @@
-"""The comparisons of a run's setups: the paired tests, with their run-level Holm family
-and flipped items, from :func:`kagreport.runs.compare_setups` on the run model (nothing
-here computes a statistic), the run's forest plot and one page per comparison.
+"""The comparisons of a run's systems: the paired tests with their run-level Holm family
+(:func:`kagreport.runs.compare_setups`), the flipped items side by side
+(:func:`kagreport.runs.flipped_items`, with word diffs), the run's forest plot and one page
+per comparison. Nothing here computes a statistic.
 """
 
 from __future__ import annotations
@@ -8,175 +9,157 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kagreport.runs import Run, compare_setups
-from kagreport.site._diff import FlipDetail, flip_details
+from kagreport.runs import compare_setups, flipped_items
+from kagreport.site._diff import flip_detail
+from kagreport.site._items import RESPONSE_LIMIT
+from kagreport.site._pagedata import SiteComparison, SiteRun
 from kagreport.site._templates import PAGE_SIZE
 
 if TYPE_CHECKING:
     from kagreport.evaluation import EvaluationComparison
-    from kagreport.site._build import Builder
-    from kagreport.site._runs import SiteRun
+    from kagreport.site._context import SiteContent
 
-__all__ = ["N_RESAMPLES", "SiteComparison", "comparison_pages", "run_comparisons"]
+__all__ = ["N_RESAMPLES", "SIDE_BY_SIDE_LIMIT", "plan_comparisons"]
 
-#: Resamples of the paired sign-flip test between setups.
+#: Resamples of the paired sign-flip test between systems.
 N_RESAMPLES = 10_000
 #: Flipped items a comparison page shows side by side (the first, by item); every flip is
 #: in its table. Each shows two responses of up to RESPONSE_LIMIT characters.
 SIDE_BY_SIDE_LIMIT = 500
 
 
-@dataclass
-class SiteComparison:
-    """One comparison of two setups of a run, as its page and the index show it."""
-
-    run: str
-    candidate: str
-    baseline: str
-    href: str
-    data: str
-    comparison: EvaluationComparison
-    flips: list[tuple[str, str, str]]  # (item, candidate outcome, baseline outcome), sorted
-    only_candidate: int  # items graded for the candidate only
-    only_baseline: int
-    p_value_family: float  # Holm-adjusted across the run's comparisons
-    details: list[FlipDetail] = field(default_factory=list)  # the flips side by side
-
-
-def run_comparisons(site: Builder, run: SiteRun, model: Run) -> None:
-    """Paired sign-flip tests of per-item correctness between the run's setups
-    (:func:`kagreport.runs.compare_setups`: on the items graded for both setups,
-    Holm-adjusted across the run's comparisons); unpaired pairs are noted."""
+def plan_comparisons(site: SiteContent, entry: SiteRun) -> None:
+    """Paired sign-flip tests of the run's headline metric between its systems, on the
+    items both hold, Holm-adjusted across the run's comparisons; then the forest plot and
+    one page per comparison. Pairs that share no item are noted, not compared."""
+    run, metric = entry.run, entry.metric
+    assert metric is not None
+    if len(run.systems) < 2:
+        entry.notes.append("The run has one system only, so there is nothing to compare.")
+        return
     found = compare_setups(
-        model,
-        pairs="all-pairs" if run.config.compare == "all-pairs" else "baseline",
-        baseline=run.baseline,
+        run,
+        pairs="all-pairs" if entry.compare == "all-pairs" else "baseline",
+        metrics=(metric,),
+        baseline=entry.baseline,
         n_resamples=N_RESAMPLES,
         seed=0,
     )
     for candidate, baseline, only_c, only_b in found.skipped:
         note = (
-            f"{candidate} vs {baseline}: not compared, no item was graded for both "
+            f"{candidate} vs {baseline}: not compared, the two share no item "
             f"({only_c} item(s) only in {candidate}, {only_b} only in {baseline})"
         )
-        run.skipped.append(note)
-        site.warn(f"run {run.name!r}: {note}")
-    # Imported here: _runs imports this module (the setup pages' expected answers).
-    from kagreport.site._runs import _expected, _question
-
-    truth = run.report.ground_truth
-
-    def expected(dataset: str, question: str) -> str | None:
-        return _expected(truth, dataset, question)
-
-    def question_text(dataset: str, question: str) -> str | None:
-        return _question(truth, dataset, question)[0]
-
-    slugs = run.setup_slugs
+        entry.skipped.append(note)
+        site.warn(f"run {entry.name!r}: {note}")
+    slugs = entry.system_slugs
     for found_c in found.comparisons:
         candidate, baseline = found_c.candidate, found_c.baseline
-        name = f"{run.slug}--{slugs[candidate]}--vs--{slugs[baseline]}"
+        name = f"{entry.slug}--{slugs[candidate]}--vs--{slugs[baseline]}"
         c = SiteComparison(
-            run.name,
+            entry.name,
             candidate,
             baseline,
+            metric,
             f"comparisons/{name}.html",
             f"data/comparisons/{name}.json",
             found_c.comparison,
-            [(item, str(a), str(b)) for item, a, b in found_c.flips],
+            [(item, a or "unknown", b or "unknown") for item, a, b in found_c.flips],
             found_c.only_candidate,
             found_c.only_baseline,
-            p_value_family=found_c.p_values_family["correct"],
+            p_value_family=found_c.p_values_family[metric],
         )
         c.comparison = _with_context(c, found_c.family_comparison(), list(found.family))
-        c.details = flip_details(
-            model,
-            candidate,
-            baseline,
-            [f[0] for f in c.flips[:SIDE_BY_SIDE_LIMIT]],
-            question_text,
-            expected,
-        )
-        run.comparisons.append(c)
+        # Every flip's scores are needed to count those the candidate gains on a score;
+        # pass/fail outcomes say it for correctness.
+        limit = SIDE_BY_SIDE_LIMIT if metric == "correct" else None
+        items = flipped_items(run, candidate, baseline, metric, limit=limit)
+        if metric == "correct":
+            c.gained = sum(1 for _, outcome, _ in c.flips if outcome == "correct")
+        else:
+            c.gained = sum(1 for f in items if f.candidate.score > f.baseline.score)
+        c.details = [flip_detail(f) for f in items[:SIDE_BY_SIDE_LIMIT]]
+        entry.comparisons.append(c)
+    _pages(site, entry)
 
 
-def comparison_pages(site: Builder, run: SiteRun, hrefs: Mapping[str, str]) -> None:
+def _pages(site: SiteContent, entry: SiteRun) -> None:
     """The run's forest plot, then one page per comparison (with the forest plot)."""
-    from kagreport.site._runs import RESPONSE_LIMIT
-
-    if not run.comparisons:
+    if not entry.comparisons:
         return
-    run.forest = site.chart(
-        _run_forest(run),
-        f"{run.slug}--comparisons-forest",
-        "Accuracy differences, every comparison of the run",
+    entry.forest = site.chart(
+        _forest(entry),
+        f"{entry.slug}--comparisons-forest",
+        f"{_noun(entry).capitalize()} differences, every comparison of the run",
     )
-    all_pairs = run.config.compare == "all-pairs"
-    for c in run.comparisons:
+    all_pairs = entry.compare == "all-pairs"
+    for c in entry.comparisons:
         document = c.comparison.dumps("json")
         site.write(c.data, document)
-        figure = run.forest
+        figure = entry.forest
         if all_pairs:
-            # The rows of the two setups only: with every pair, the run's plot has
+            # The rows of the two systems only: with every pair, the run's plot has
             # n(n-1)/2 rows, and one copy a page would grow the site as n^4.
             near = [
                 other
-                for other in run.comparisons
+                for other in entry.comparisons
                 if {other.candidate, other.baseline} & {c.candidate, c.baseline}
             ]
             figure = site.chart(
-                _run_forest(
-                    run,
+                _forest(
+                    entry,
                     near,
-                    title=f"Accuracy differences involving {c.candidate} or "
-                    f"{c.baseline} ({run.name})",
+                    title=f"{_noun(entry).capitalize()} differences involving {c.candidate} "
+                    f"or {c.baseline} ({entry.name})",
                 ),
                 f"{c.href.removeprefix('comparisons/').removesuffix('.html')}--forest",
-                f"Accuracy differences involving {c.candidate} or {c.baseline}",
+                f"Differences involving {c.candidate} or {c.baseline}",
                 figure=False,
             )
         site.page(
             c.href,
             "comparison.html.j2",
-            title=f"{c.candidate} vs {c.baseline} ({run.name})",
-            run=run,
+            title=f"{c.candidate} vs {c.baseline} ({entry.name})",
+            run=entry,
             c=c,
             candidate=c.candidate,
             baseline=c.baseline,
-            candidate_href=hrefs[c.candidate],
-            baseline_href=hrefs[c.baseline],
+            candidate_href=entry.system_hrefs[c.candidate],
+            baseline_href=entry.system_hrefs[c.baseline],
             comparison=c.comparison,
             rows=[m.to_dict() for m in c.comparison.metrics.values()],
             document=json.loads(document),
             data=c.data,
             figure=figure,
             all_pairs=all_pairs,
-            forest_row=_forest_label(run, c),
+            forest_row=_forest_label(entry, c),
             flips={"columns": ["item", "candidate", "baseline"], "rows": c.flips},
             first_flips=c.flips[:PAGE_SIZE],
             page_size=PAGE_SIZE,
             n_flips=len(c.flips),
-            gained=sum(1 for _, o, _ in c.flips if o == "correct"),
+            gained=c.gained,
             details=c.details,
             response_limit=RESPONSE_LIMIT,
-            family=len(run.comparisons),
+            family=len(entry.comparisons),
         )
 
 
-def _forest_label(run: SiteRun, comparison: SiteComparison) -> str:
-    if run.config.compare == "all-pairs":
+def _noun(entry: SiteRun) -> str:
+    return "accuracy" if entry.metric == "correct" else str(entry.metric)
+
+
+def _forest_label(entry: SiteRun, comparison: SiteComparison) -> str:
+    if entry.compare == "all-pairs":
         return f"{comparison.candidate} − {comparison.baseline}"
     return comparison.candidate
 
 
-def _run_forest(
-    run: SiteRun, comparisons: list[SiteComparison] | None = None, title: str | None = None
+def _forest(
+    entry: SiteRun, comparisons: list[SiteComparison] | None = None, title: str | None = None
 ) -> Any:
-    """The forest plot of the comparisons of ``run`` (default all): one row per pair.
+    """The forest plot of the comparisons of ``entry`` (default all): one row per pair.
 
     The rows carry the Holm adjustment across the run's comparisons, so a filled point
     means significant after correcting for all of them.
@@ -186,16 +169,16 @@ def _run_forest(
     from kagreport.charts import forest_plot
 
     rows = []
-    for c in run.comparisons if comparisons is None else comparisons:
-        m = c.comparison.metrics["correct"].to_dict()
-        m["metric"] = _forest_label(run, c)
+    for c in entry.comparisons if comparisons is None else comparisons:
+        m = c.comparison.metrics[c.metric].to_dict()
+        m["metric"] = _forest_label(entry, c)
         m["p_value_holm"] = c.p_value_family
         rows.append(m)
-    if title is None and run.config.compare == "all-pairs":
-        title = f"Accuracy differences between the setups of {run.name}"
+    if title is None and entry.compare == "all-pairs":
+        title = f"{_noun(entry).capitalize()} differences between the systems of {entry.name}"
     elif title is None:
-        title = f"Accuracy difference against {run.baseline} ({run.name})"
-    return forest_plot(pd.DataFrame(rows), title=title, percent=True)
+        title = f"{_noun(entry).capitalize()} difference against {entry.baseline} ({entry.name})"
+    return forest_plot(pd.DataFrame(rows), title=title, percent=entry.percent)
 
 
 def _with_context(

@@ -1,6 +1,6 @@
 """The flipped items of a comparison side by side: both responses with their word-level
 differences marked (computed here, at build time, with :mod:`difflib`), the question, the
-expected answer and each setup's costs of the item.
+expected answer, each system's score, explanation and costs of the item.
 
 The segments are plain text; the comparison template wraps them in ``<del>`` and
 ``<ins>`` with Jinja's autoescape, so a response's markup stays text.
@@ -9,18 +9,22 @@ The segments are plain text; the comparison template wraps them in ``<del>`` and
 from __future__ import annotations
 
 import difflib
-import math
 import re
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kagreport.runs import OUTCOMES
+from kagreport.site._items import (
+    OPTION_LIMIT,
+    QUESTION_LIMIT,
+    RESPONSE_LIMIT,
+    cut,
+    expected_answer,
+)
 
 if TYPE_CHECKING:
-    from kagreport.runs import Run
+    from kagreport.runs import FlippedItem, FlippedSide
 
-__all__ = ["FLIP_COSTS", "FlipDetail", "FlipSide", "Segment", "flip_details", "word_diff"]
+__all__ = ["FLIP_COSTS", "FlipDetail", "FlipSide", "Segment", "flip_detail", "word_diff"]
 
 #: A run of text and how it differs: ``"same"``, ``"del"`` (only in the first text) or
 #: ``"ins"`` (only in the second).
@@ -34,6 +38,9 @@ FLIP_COSTS = (
     ("vertices", "Vertices", 0),
     ("relationships", "Relationships", 0),
     ("properties", "Properties", 0),
+    ("input_tokens", "Input tokens", 0),
+    ("output_tokens", "Output tokens", 0),
+    ("cost_usd", "Cost (USD)", 4),
 )
 
 # Words and the whitespace between them, both kept, so the segments join back to the text.
@@ -81,32 +88,41 @@ def word_diff(first: str, second: str) -> tuple[list[Segment], list[Segment]]:
 
 @dataclass(frozen=True)
 class FlipSide:
-    """One setup's record of a flipped item.
+    """One system's record of a flipped item.
 
     Attributes
     ----------
-    setup, outcome : str
+    setup : str
+        The system.
+    outcome : str
+        ``correct``, ``incorrect``, ``error`` or ``unknown``.
+    score : float
+        The compared metric's value.
     segments : list of Segment
-        The response with its differences from the other side's (empty without one).
-    error : str or None
-        The error message of an error record.
+        The response with its differences from the other side's (empty without one),
+        cut to :data:`RESPONSE_LIMIT` characters.
+    explanation, error : str or None
+        How the row was scored; the system's error message.
     costs : list of (str, float or None, int)
         (label, value, decimals) of :data:`FLIP_COSTS`; None where not recorded.
     """
 
     setup: str
     outcome: str
+    score: float
     segments: list[Segment]
+    explanation: str | None
     error: str | None
     costs: list[tuple[str, float | None, int]]
 
 
 @dataclass(frozen=True)
 class FlipDetail:
-    """A flipped item: what was asked, what was expected, and both setups' records."""
+    """A flipped item: what was asked, what was expected, and both systems' records."""
 
     item: str
     question: str | None
+    options: list[list[str]] | None
     expected: str | None
     baseline: FlipSide
     candidate: FlipSide
@@ -114,7 +130,7 @@ class FlipDetail:
     @property
     def cost_rows(self) -> list[tuple[str, float | None, float | None, int]]:
         """(label, baseline's value, candidate's value, decimals) of the costs either
-        setup recorded for the item."""
+        system recorded for the item."""
         return [
             (label, b, c, digits)
             for (label, b, digits), (_, c, _) in zip(
@@ -124,75 +140,31 @@ class FlipDetail:
         ]
 
 
-def _value(run: Run, name: str, row: int) -> float | None:
-    column = run.costs.get(name)
-    if column is None:
-        return None
-    value = float(column[row])
-    return None if math.isnan(value) else value
+def _side(side: FlippedSide, segments: list[Segment]) -> FlipSide:
+    return FlipSide(
+        side.system,
+        side.outcome or "unknown",
+        side.score,
+        segments,
+        cut(side.explanation),
+        cut(side.error),
+        [(label, side.costs.get(name), d) for name, label, d in FLIP_COSTS],
+    )
 
 
-def flip_details(
-    run: Run,
-    candidate: str,
-    baseline: str,
-    items: Sequence[str],
-    question: Callable[[str, str], str | None],
-    expected: Callable[[str, str], str | None],
-) -> list[FlipDetail]:
-    """The side-by-side records of ``items`` (``"dataset/question"`` labels of
-    :meth:`kagreport.runs.Run.item_label`) of ``candidate`` and ``baseline``.
-
-    Parameters
-    ----------
-    run : Run
-        The run model (responses kept, as the site grades with ``keep_text``).
-    candidate, baseline : str
-        Setup names.
-    items : sequence of str
-        The flipped items, in the order shown.
-    question, expected : callable
-        ``question(dataset, question)`` and ``expected(dataset, question)``: the
-        question's text and its expected answer as the setup pages show them.
-
-    Returns
-    -------
-    list of FlipDetail
-        One per item both setups hold, in the order of ``items``.
-    """
-    rows: dict[str, dict[str, int]] = {}
-    for setup in (candidate, baseline):
-        found, _ = run.rows_of(setup)
-        rows[setup] = {run.item_label(r): r for r in found.tolist()}
-    responses, errors = run.responses, run.errors
-    details = []
-    for item in items:
-        c, b = rows[candidate].get(item), rows[baseline].get(item)
-        if c is None or b is None:
-            continue
-        texts = [responses[r] if responses is not None else None for r in (b, c)]
-        left, right = word_diff(texts[0] or "", texts[1] or "")
-        dataset = run.dataset_names[run.dataset[c]]
-        name = run.question_names[run.question[c]]
-        sides = []
-        for setup, row, segments in ((baseline, b, left), (candidate, c, right)):
-            code = int(run.outcome[row])
-            sides.append(
-                FlipSide(
-                    setup,
-                    OUTCOMES[code] if code >= 0 else "unknown",
-                    segments,
-                    errors[row] if errors is not None else None,
-                    [(label, _value(run, name, row), d) for name, label, d in FLIP_COSTS],
-                )
-            )
-        details.append(
-            FlipDetail(
-                item,
-                question(dataset, name),
-                expected(dataset, name),
-                sides[0],
-                sides[1],
-            )
-        )
-    return details
+def flip_detail(item: FlippedItem) -> FlipDetail:
+    """A flipped item of :func:`kagreport.runs.flipped_items` side by side: the word
+    differences from the baseline's response to the candidate's, the question, its
+    options and the gold answer as the item pages show them."""
+    texts = [(side.response or "")[:RESPONSE_LIMIT] for side in (item.baseline, item.candidate)]
+    left, right = word_diff(texts[0], texts[1])
+    question = item.question_text.strip() if item.question_text else None
+    options = item.options
+    return FlipDetail(
+        item.item,
+        cut(question, QUESTION_LIMIT) if question else None,
+        None if not options else [[k, cut(v, OPTION_LIMIT) or ""] for k, v in options],
+        expected_answer(item.reference, options),
+        _side(item.baseline, left if item.baseline.response is not None else []),
+        _side(item.candidate, right if item.candidate.response is not None else []),
+    )

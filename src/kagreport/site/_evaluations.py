@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         EvaluationComparison,
         RetrievalEvaluation,
     )
-    from kagreport.site._build import Builder
+    from kagreport.site._context import SiteContent
 
 __all__ = ["build_evaluation", "cutoffs", "headline_metrics", "is_percent", "metric_rows", "shown"]
 
@@ -34,7 +34,7 @@ __all__ = ["build_evaluation", "cutoffs", "headline_metrics", "is_percent", "met
 INLINE_LIMIT = 2_000_000
 
 
-def build_evaluation(site: Builder, source: EvaluationSource) -> None:
+def build_evaluation(site: SiteContent, source: EvaluationSource) -> None:
     """Write the page and the JSON document of one evaluation report; the index lists it
     (``site.evaluations``).
 
@@ -55,7 +55,7 @@ def build_evaluation(site: Builder, source: EvaluationSource) -> None:
         ) from None
 
 
-def _build_evaluation(site: Builder, source: EvaluationSource) -> None:
+def _build_evaluation(site: SiteContent, source: EvaluationSource) -> None:
     site.say(f"evaluation {source.name}")
     report = source.report if source.report is not None else _read_evaluation(source)
     slug = site.slug("evaluations", source.name)
@@ -94,7 +94,7 @@ def _build_evaluation(site: Builder, source: EvaluationSource) -> None:
 
 
 def _details(
-    site: Builder,
+    site: SiteContent,
     report: AnswerEvaluation | RetrievalEvaluation | EvaluationComparison,
     slug: str,
 ) -> tuple[str, str, dict[str, Any]]:
@@ -131,7 +131,9 @@ def _details(
     raise TypeError(type(report).__name__)  # pragma: no cover - none of the three
 
 
-def _comparison_context(site: Builder, report: EvaluationComparison, slug: str) -> dict[str, Any]:
+def _comparison_context(
+    site: SiteContent, report: EvaluationComparison, slug: str
+) -> dict[str, Any]:
     from kagreport.charts import forest_plot
     from kagreport.evaluation._text import family_label
 

@@ -3,21 +3,15 @@ page of it and on every chart title, so its numbers are never taken for measurem
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kagreport.charts import SIMULATED, label_title
-from kagreport.kag import is_simulated
 
-__all__ = ["SIMULATED", "label_spec", "label_title", "simulated_notice"]
+__all__ = ["SIMULATED", "SIMULATED_NOTICE", "label_spec", "label_title"]
 
-
-def simulated_notice(results: Path) -> str:
-    """The notice of a run written by ``kagreport simulate`` (it leaves SIMULATED.md in the
-    run's folder, beside ``results``); ``""`` for any other run."""
-    if is_simulated(results):
-        return "SIMULATED data: no model was run (SIMULATED.md beside its results says how)."
-    return ""
+#: The notice of a run ``kagreport simulate`` wrote (``run.metadata["simulated"]``: it leaves
+#: SIMULATED.md in the run's folder, beside its results).
+SIMULATED_NOTICE = "SIMULATED data: no model was run (SIMULATED.md beside its results says how)."
 
 
 def label_spec(spec: dict[str, Any]) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from kagreport.site._templates import Page
 
 if TYPE_CHECKING:
     from kagreport.evaluation import AnswerEvaluation, RetrievalEvaluation
-    from kagreport.site._build import Builder
+    from kagreport.site._context import SiteContent
 
 __all__ = ["Systems", "answer_metric_for", "build_systems", "plan_systems", "retrieval_metric_for"]
 
@@ -74,7 +74,7 @@ def _setup(source: EvaluationSource, report: Any) -> str:
     return setup if isinstance(setup, str) and setup else _label(source, report)
 
 
-def _load(site: Builder) -> list[tuple[EvaluationSource, Any]]:
+def _load(site: SiteContent) -> list[tuple[EvaluationSource, Any]]:
     """The reports of the site's evaluation sources that can be read (the others fail
     on their own page, with the message)."""
     from kagreport.evaluation import read_report
@@ -116,7 +116,7 @@ def answer_metric_for(report: AnswerEvaluation) -> str | None:
     return None
 
 
-def plan_systems(site: Builder) -> Systems:
+def plan_systems(site: SiteContent) -> Systems:
     """Before the evaluation pages: the groups of retrieval reports of the same items (two
     or more), the systems page of each, and each setup's retrieval-against-answer table,
     so that every evaluation page can link to them."""
@@ -151,7 +151,7 @@ def plan_systems(site: Builder) -> Systems:
     return plan
 
 
-def build_systems(site: Builder) -> None:
+def build_systems(site: SiteContent) -> None:
     """After the evaluation pages: write the systems page of each group ``site.systems``
     planned (:func:`plan_systems`)."""
     for group in site.systems.groups:
@@ -226,7 +226,7 @@ def _cell_rows(table: Any) -> list[dict[str, Any]]:
 
 
 # Over 80 lines: one page's context, read top to bottom.
-def _build_group(site: Builder, group: _Group, pairs: list[dict[str, Any]]) -> None:
+def _build_group(site: SiteContent, group: _Group, pairs: list[dict[str, Any]]) -> None:
     from kagreport.evaluation._text import method_label
     from kagreport.runs import Run, compare_setups, metric_summaries
 

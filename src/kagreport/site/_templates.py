@@ -14,7 +14,6 @@ from markupsafe import Markup
 from kagreport import _format
 from kagreport._errors import KagreportError, SiteError
 from kagreport.evaluation._text import method_label
-from kagreport.kag import format_float
 from kagreport.site._json import inline_json
 
 __all__ = [
@@ -103,7 +102,8 @@ def fmt_p(value: Any) -> str:
 
 
 def json_number(value: Any) -> str:
-    """A value as ``kag stats --format json`` writes it (``null``, ``12``, ``0.5``)."""
+    """A value as JSON writes it (``null``, ``12``, ``0.5``): a cell's exact number for
+    sorting, whatever the cell shows (the shortest digits that round-trip)."""
     if _missing(value):
         return "null"
     if isinstance(value, bool):
@@ -111,7 +111,7 @@ def json_number(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return format_float(value)
+        return repr(float(value))
     return str(value)
 
 

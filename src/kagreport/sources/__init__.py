@@ -15,6 +15,7 @@ from kagreport.sources._convert import TARGETS, convert_run
 from kagreport.sources._eee_write import write_eee
 from kagreport.sources._inspect import read_inspect
 from kagreport.sources._registry import FORMATS, SourceFormat, detect_format, read_run
+from kagreport.sources._watch import watch_run
 
 __all__ = [
     "FORMATS",
@@ -27,5 +28,6 @@ __all__ = [
     "join_runs",
     "read_inspect",
     "read_run",
+    "watch_run",
     "write_eee",
 ]

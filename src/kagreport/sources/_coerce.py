@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kagreport._errors import InputError
+
+if TYPE_CHECKING:
+    from kagreport.runs import Run
 
 __all__ = ["as_run"]
 
 
-def as_run(source: Any, **options: Any) -> Any:
+def as_run(source: Any, **options: Any) -> Run:
     """``source`` as a :class:`kagreport.runs.Run`.
 
     Parameters

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 __all__ = ["KAG_OPTIONS", "read_kag"]
 
 #: The keyword options ``read_run(..., format="kag")`` takes.
-KAG_OPTIONS = ("datasets", "prefix", "storage_options", "engine_options")
+KAG_OPTIONS = ("datasets", "prefix", "storage_options", "engine_options", "keep_text")
 
 
 def read_kag(
@@ -24,13 +24,15 @@ def read_kag(
     prefix: str = "",
     storage_options: Mapping[str, Any] | None = None,
     engine_options: Any = None,
+    keep_text: bool | int = False,
 ) -> Run:
     """Grade the kag result tree ``results`` against ``datasets`` and return its run.
 
     The run equals ``Run.from_stats(grade(datasets, results, prefix))``: the setups in
     kag's rank order, one row per graded result file, metric ``correct``, kag's costs;
     question texts, options and answer keys from the datasets file, responses and errors
-    read from the result files when a view shows them.
+    read from the result files when a view shows them (or, with ``keep_text``, kept
+    as grading read them: whole, or cut to that many characters).
 
     Raises
     ------
@@ -47,7 +49,7 @@ def read_kag(
             f"{os.fspath(results)}: a kag result tree is read with its datasets file "
             "(datasets=..., or --datasets)"
         )
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {"keep_text": keep_text}
     if storage_options is not None:
         extra["storage_options"] = storage_options
     if engine_options is not None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 import numpy as np
@@ -154,7 +154,7 @@ def read_lmeval(path: Path) -> Run:
     if not files:
         raise DocumentError(f"{path}: no results_*.json file")
     systems: list[str] = []
-    rows: list[tuple[int, str, int, dict[str, float], str | None, str | None, str | None]] = []
+    rows: list[tuple[int, str, int, dict[str, float], _Texts]] = []
     metric_names: dict[str, None] = {}
     metadata: dict[str, Any] = {
         "tool": "lm-evaluation-harness",
@@ -181,16 +181,84 @@ def read_lmeval(path: Path) -> Run:
             samples_file = file.parent / f"samples_{task}_{date}.jsonl"
             if not samples_file.is_file():
                 continue  # a group's row, or a run without --log_samples for it
-            for doc_id, values, response, reference, prompt in _read_task(samples_file):
+            for doc_id, values, texts in _read_task(samples_file):
                 metric_names.update(dict.fromkeys(values))
-                rows.append((system, task, doc_id, values, response, reference, prompt))
+                rows.append((system, task, doc_id, values, texts))
     return _build(systems, rows, list(metric_names), metadata)
+
+
+class _Texts(NamedTuple):
+    """A document's texts: what the model answered, the gold answer, the prompt, the
+    options of a multiple-choice document and how it was scored."""
+
+    response: str | None
+    reference: str | None
+    prompt: str | None
+    options: tuple[tuple[str, str], ...] | None = None
+    explanation: str | None = None
+
+
+def _texts(sample: _Sample) -> _Texts:
+    """The texts of one sample line. A multiple-choice document (one log-likelihood request
+    per option) answers with the option of the highest log-likelihood, as lm-eval's ``acc``
+    scores it; the log-likelihoods are kept as its explanation."""
+    prompt = _prompt(sample.arguments)
+    choices = _multiple_choice(sample)
+    if choices is None:
+        return _Texts(_text(sample.filtered_resps), _text(sample.target), prompt)
+    options, likelihoods = choices
+    chosen = max(range(len(likelihoods)), key=lambda k: (likelihoods[k], -k))
+    target = sample.target
+    reference = (
+        options[target][0]
+        if isinstance(target, int) and not isinstance(target, bool) and 0 <= target < len(options)
+        else _text(target)
+    )
+    explanation = "log-likelihoods: " + ", ".join(
+        f"{key} {value:g}" for (key, _), value in zip(options, likelihoods, strict=True)
+    )
+    key, text = options[chosen]
+    return _Texts(f"{key}: {text}", reference, prompt, options, explanation)
+
+
+def _multiple_choice(
+    sample: _Sample,
+) -> tuple[tuple[tuple[str, str], ...], list[float]] | None:
+    """(options lettered A, B, ..., log-likelihoods) of a multiple-choice sample; None for
+    any other (a generation's ``filtered_resps`` is text)."""
+    responses, arguments = sample.filtered_resps, sample.arguments
+    if not isinstance(responses, list) or len(responses) < 2 or len(responses) > 26:
+        return None
+    if not isinstance(arguments, list) or len(arguments) != len(responses):
+        return None
+    likelihoods = []
+    for response in responses:
+        first = response[0] if isinstance(response, list) and response else None
+        try:
+            value = float(first)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return None
+        if value != value:  # NaN
+            return None
+        likelihoods.append(value)
+    continuations = []
+    for argument in arguments:
+        request = next(iter(argument.values()), None) if isinstance(argument, dict) else None
+        if isinstance(request, dict) and "arg_1" not in request:
+            request = None
+        request = argument if isinstance(argument, dict) and "arg_1" in argument else request
+        continuation = request.get("arg_1") if isinstance(request, dict) else None
+        if not isinstance(continuation, str):
+            return None
+        continuations.append(continuation.strip())
+    options = tuple((chr(ord("A") + k), text) for k, text in enumerate(continuations))
+    return options, likelihoods
 
 
 def _read_task(
     samples_file: Path,
-) -> list[tuple[int, dict[str, float], str | None, str | None, str | None]]:
-    """One task's documents: (doc_id, metrics, response, reference, prompt)."""
+) -> list[tuple[int, dict[str, float], _Texts]]:
+    """One task's documents: (doc_id, metrics, texts)."""
     samples = _read_samples(samples_file)
     if not samples:  # --log_samples writes a line per document, so none is a cut file
         raise DocumentError(f"{samples_file}: no sample line", path=samples_file)
@@ -212,19 +280,15 @@ def _read_task(
     main = _main_metric(items, filters)
     # The response of the main metric's filter (else of the first filter seen).
     text_filter = filters[0] if main is None else main[2]
-    texts: dict[int, tuple[str | None, str | None, str | None]] = {}
+    texts: dict[int, _Texts] = {}
     for sample, _ in samples:
         if sample.filter == text_filter or sample.doc_id not in texts:
-            texts[sample.doc_id] = (
-                _text(sample.filtered_resps),
-                _text(sample.target),
-                _prompt(sample.arguments),
-            )
+            texts[sample.doc_id] = _texts(sample)
     out = []
     for doc_id, values in sorted(items.items()):
         if main is not None:
             values["correct"] = values.get(main[1], math.nan)
-        out.append((doc_id, values, *texts[doc_id]))
+        out.append((doc_id, values, texts[doc_id]))
     return out
 
 
@@ -257,7 +321,7 @@ def _main_metric(
 
 def _build(
     systems: list[str],
-    rows: list[tuple[int, str, int, dict[str, float], str | None, str | None, str | None]],
+    rows: list[tuple[int, str, int, dict[str, float], _Texts]],
     metric_names: list[str],
     metadata: dict[str, Any],
 ) -> Run:
@@ -286,8 +350,14 @@ def _build(
         question=np.array([question_code[row[2]] for row in rows], dtype=np.int32),
         outcome=outcome,
         metrics=metrics,
-        responses=tuple(row[4] for row in rows),
-        references=tuple(row[5] for row in rows),
+        responses=tuple(row[4].response for row in rows),
+        references=tuple(row[4].reference for row in rows),
         metadata=metadata,
-        question_texts=tuple(row[6] for row in rows),
+        question_texts=tuple(row[4].prompt for row in rows),
+        options=tuple(row[4].options for row in rows) if any(r[4].options for r in rows) else None,
+        explanations=(
+            tuple(row[4].explanation for row in rows)
+            if any(r[4].explanation for r in rows)
+            else None
+        ),
     )

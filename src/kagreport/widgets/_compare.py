@@ -21,14 +21,12 @@ from kagreport.evaluation import (
     AnswerEvaluation,
     EvaluationComparison,
     RetrievalEvaluation,
-    evaluation_from_stats,
     primary_metrics,
 )
 from kagreport.evaluation._text import family_label, method_label
 from kagreport.frames import comparison_frame
-from kagreport.grading import ItemRow, Outcome, StatsReport
-from kagreport.kag import read_result
 from kagreport.runs import Run, SetupComparison, compare_setups
+from kagreport.sources import as_run
 from kagreport.widgets._base import ChartPane, ChartResult, View, build_chart
 from kagreport.widgets._html import (
     RESPONSE_LIMIT,
@@ -40,7 +38,6 @@ from kagreport.widgets._html import (
     message_html,
     truncated_html,
 )
-from kagreport.widgets._runs import as_run
 
 __all__ = ["ComparisonView", "threshold_run"]
 
@@ -74,11 +71,11 @@ class ComparisonView(View):
 
     Parameters
     ----------
-    source : Run, StatsReport or Mapping[str, AnswerEvaluation]
-        A run (:class:`kagreport.runs.Run`); a graded kag tree
-        (``Run.from_stats``: the responses of the flipped items shown are read from
-        their files); or named evaluations (each pair becomes
-        ``Run.from_evaluations`` of the two, cut to the items both hold).
+    source : Run, Mapping[str, AnswerEvaluation], or what :func:`kagreport.sources.as_run` takes
+        A run (:class:`kagreport.runs.Run`; a graded kag tree becomes
+        ``Run.from_stats(report)``, whose responses are read from their files when
+        shown); or named evaluations (each pair becomes ``Run.from_evaluations`` of the
+        two, cut to the items both hold).
     metrics : sequence of str, optional
         The metrics compared. Default: every metric of a run (``mrr`` alone for a
         retrieval run that has it); for named evaluations
@@ -135,7 +132,7 @@ class ComparisonView(View):
 
     def __init__(
         self,
-        source: Run | StatsReport | Mapping[str, AnswerEvaluation],
+        source: Run | Mapping[str, AnswerEvaluation] | Any,
         *,
         metrics: Sequence[str] | None = None,
         n_resamples: int = 10000,
@@ -145,11 +142,10 @@ class ComparisonView(View):
         max_chars: int = RESPONSE_LIMIT,
     ) -> None:
         super().__init__()
-        self.report: StatsReport | None = source if isinstance(source, StatsReport) else None
         self._cache: dict[str, _Evaluation] = {}
         self.run: Run | None
-        if isinstance(source, Run | StatsReport):
-            self.run = as_run(source, "ComparisonView")
+        if not isinstance(source, Mapping):
+            self.run = as_run(source)
             names = list(self.run.systems)
             options = list(self.run.metrics)
         else:
@@ -205,20 +201,17 @@ class ComparisonView(View):
         self.refresh()
 
     def evaluation(self, name: str) -> _Evaluation:
-        """The evaluation of one setup of a StatsReport or of named evaluations (built on
-        first use, then cached).
+        """One of the named evaluations the view was given.
 
         Raises
         ------
         KeyError
             For an unknown name, or a source that is a run (it holds no evaluation).
         """
-        cached = self._cache.get(name)
-        if cached is None:
-            if self.report is None:
-                raise KeyError(f"no evaluation named {name!r}")
-            cached = self._cache[name] = evaluation_from_stats(self.report, name, answers=False)
-        return cached
+        try:
+            return self._cache[name]
+        except KeyError:
+            raise KeyError(f"no evaluation named {name!r}") from None
 
     def _clear(self, note: str, kind: str = "info") -> None:
         self.setup_comparison = None
@@ -253,7 +246,7 @@ class ComparisonView(View):
         KagreportError, KeyError
             For an unknown setup.
         """
-        if self.report is not None or not self._cache:  # a run or a graded kag tree
+        if not self._cache:  # a run
             assert self.run is not None
             return self.run.select((a, b)), self._metrics or _default_metrics(self.run), 0
         first, second = self._cache[a], self._cache[b]
@@ -374,24 +367,10 @@ class ComparisonView(View):
         return at
 
     def _response(self, run: Run, row: int) -> str:
-        """The response and error of one row as escaped HTML; read from its file for a report."""
-        answer: str | None = None
-        error: str | None = None
-        if self.report is not None and self.report.items.results is not None:
-            item = ItemRow(
-                run.systems[run.system[row]],
-                run.dataset_names[run.dataset[row]],
-                run.question_names[run.question[row]],
-                Outcome.ERROR, None, None, None, None, None, None,
-            )  # fmt: skip
-            try:
-                record = read_result(self.report.items.path(item))
-                answer, error = record.result, record.error
-            except Exception as exc:  # an unreadable file is shown, never raised
-                answer, error = None, f"cannot read the result file: {exc}"
-        else:
-            answer = None if run.responses is None else run.responses[row]
-            error = None if run.errors is None else run.errors[row]
+        """The response and error of one row as escaped HTML (a kag run's are read from
+        its result file now)."""
+        answer = None if run.responses is None else run.responses[row]
+        error = None if run.errors is None else run.errors[row]
         text = truncated_html(answer, self.max_chars) if answer is not None else ""
         if error:
             text += message_html(f"error: {error[: self.max_chars]}", kind="error")
@@ -415,7 +394,7 @@ class ComparisonView(View):
         )
         if total > len(shown):
             heading += f"; showing the first {len(shown):,} (all are in .flips)"
-        if self.report is None and run.responses is None:
+        if run.responses is None:
             heading += "; the run keeps no responses"
         columns = [
             ("identifier", "item"),

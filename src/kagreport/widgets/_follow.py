@@ -1,5 +1,5 @@
-"""Following a running benchmark in a view: :func:`kagreport.grading.watch` on a daemon
-thread, each new report handed to the view, until stopped.
+"""Following a running benchmark in a view: :func:`kagreport.sources.watch_run` on a
+daemon thread, each new run handed to the view, until stopped.
 
 A pass that fails (a folder that cannot be read while the benchmark moves files, a
 datasets file being rewritten) is said in the status line and the next pass tries
@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kagreport._errors import KagreportError
-from kagreport.grading import GradeStore, StatsReport, watch
+from kagreport.runs import Run
+from kagreport.sources import watch_run
 
 __all__ = ["Follower"]
 
@@ -27,15 +28,15 @@ STOP_WAIT = 5.0
 
 class Follower:
     """Grades a result tree again and again on a daemon thread and calls ``show`` with
-    each report that changed (see :func:`kagreport.grading.watch`).
+    each run that changed (see :func:`kagreport.sources.watch_run`).
 
     Parameters
     ----------
     watch_args : mapping
-        The arguments of :func:`~kagreport.grading.watch` but ``stop`` (``store``
-        defaults to one in memory, kept across failed passes).
+        The arguments of :func:`~kagreport.sources.watch_run` but ``stop`` and
+        ``on_error`` (``store`` defaults to one in memory, kept across failed passes).
     show : callable
-        Called with each new report, on the thread.
+        Called with each new run, on the thread.
     status : callable
         Called with one line of escaped HTML saying what the follower is doing.
 
@@ -48,16 +49,14 @@ class Follower:
     def __init__(
         self,
         watch_args: Mapping[str, Any],
-        show: Callable[[StatsReport], None],
+        show: Callable[[Run], None],
         status: Callable[[str], None],
     ) -> None:
         self._args = dict(watch_args)
-        if self._args.get("store") is None:
-            self._args["store"] = GradeStore()
         self._show = show
         self._status = status
         self._stop = threading.Event()
-        self._reports: Iterator[StatsReport] | None = None
+        self._runs: Iterator[Run] | None = None
         self._thread: threading.Thread | None = None
         self._where = html.escape(os.fspath(self._args.get("results", ".")))
 
@@ -66,12 +65,12 @@ class Follower:
         """Whether the thread is still following the tree."""
         return self._thread is not None and self._thread.is_alive()
 
-    def first(self) -> StatsReport:
+    def first(self) -> Run:
         """Grade the tree once, here (errors are raised, not shown)."""
-        self._reports = watch(**self._args, stop=self._stop)
-        report = next(self._reports)
-        self._said(report)
-        return report
+        self._runs = watch_run(**self._args, stop=self._stop, on_error=self._failed)
+        run = next(self._runs)
+        self._said(run)
+        return run
 
     def start(self) -> None:
         """Go on following on a daemon thread."""
@@ -86,34 +85,29 @@ class Follower:
         if not self.running:
             self._status(f"Stopped following {self._where}.")
 
-    def _follow(self) -> None:
+    def _failed(self, exc: KagreportError) -> None:  # the next pass may well succeed
         interval = float(self._args.get("interval", 2.0))
-        while not self._stop.is_set():
-            try:
-                if self._reports is None:
-                    self._reports = watch(**self._args, stop=self._stop)
-                for report in self._reports:
-                    if self._stop.is_set():
-                        return
-                    self._show(report)
-                    self._said(report)
-                return
-            except KagreportError as exc:  # the next pass may well succeed
-                self._reports = None
-                self._status(
-                    f"Following {self._where}: the last pass failed at {_now()} "
-                    f"({html.escape(str(exc))}); trying again in {interval:g} s."
-                )
-                self._stop.wait(interval)
-            except Exception as exc:  # a fault of ours: said, never a silent dead thread
-                self._status(
-                    f"Stopped following {self._where} at {_now()}: "
-                    f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}"
-                )
-                return
+        self._status(
+            f"Following {self._where}: the last pass failed at {_now()} "
+            f"({html.escape(str(exc))}); trying again in {interval:g} s."
+        )
 
-    def _said(self, report: StatsReport) -> None:
-        files = len(report.items) + len(report.unparsable_files)
+    def _follow(self) -> None:
+        assert self._runs is not None
+        try:
+            for run in self._runs:
+                if self._stop.is_set():
+                    return
+                self._show(run)
+                self._said(run)
+        except Exception as exc:  # a fault of ours: said, never a silent dead thread
+            self._status(
+                f"Stopped following {self._where} at {_now()}: "
+                f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}"
+            )
+
+    def _said(self, run: Run) -> None:
+        files = len(run) + len(run.metadata.get("unparsable", ()))
         interval = float(self._args.get("interval", 2.0))
         self._status(
             f"Following {self._where}: {files:,} result files graded, updated {_now()} "

@@ -12,9 +12,8 @@ import numpy.typing as npt
 
 from kagreport._errors import KagreportError
 from kagreport._format import MISSING
-from kagreport.grading import WHITE_SPACE, ItemRow, Outcome, StatsReport, compile_pattern
-from kagreport.kag import read_result
-from kagreport.runs import Run
+from kagreport.runs import OUTCOMES, Run, response_matcher
+from kagreport.sources import as_run
 from kagreport.widgets._base import View, describe
 from kagreport.widgets._html import (
     RESPONSE_LIMIT,
@@ -37,21 +36,19 @@ _UNKNOWN, _HIT, _MISS = 0, 1, 2
 class ItemBrowser(View):
     """Browse a run's items: filter by setup, dataset, outcome and a regex over responses.
 
-    Filters work on the in-memory item table (NumPy, fast at 100,000 items and
-    more). For a graded kag tree, responses are read from the result files only for
-    the rows of the visible page, and, when a pattern is set, for the items the other
-    filters keep (as ``kagreport stats find`` reads every file); a
-    :class:`kagreport.runs.Run` brings its responses, references and errors with it
-    (a run that keeps none says so). Search results are remembered per pattern, so
-    changing another filter does not read again.
+    Filters work on the run's code columns (NumPy, fast at 100,000 items and more).
+    Texts come from the run: a kag tree's responses are read from its result files only
+    for the rows of the visible page, and, when a pattern is set, for the items the
+    other filters keep (as ``kagreport stats find`` reads every file); a run that keeps
+    no responses says so. Search results are remembered per pattern, so changing
+    another filter does not read again.
 
     Parameters
     ----------
-    report : StatsReport or Run
-        From :func:`kagreport.grade` (its item table must know the results folder
-        for responses to be shown), or a run (``Run.from_stats``,
-        ``Run.from_evaluations``): its rows are the items, its references the
-        expected answers, its ``generation_secs`` cost the generation time.
+    report : Run, or what :func:`kagreport.sources.as_run` takes
+        A run (a ``StatsReport`` becomes ``Run.from_stats(report)``): its rows are the
+        items, its references (with the options' text) the expected answers, its
+        ``generation_secs`` cost the generation time.
     page_size : int
         Rows per page.
     max_chars : int
@@ -68,14 +65,14 @@ class ItemBrowser(View):
         Enter. An invalid pattern shows an error in :attr:`message` and no rows.
     prev_button, next_button : ipywidgets.Button
     matches : numpy.ndarray of int
-        Indices into ``report.items`` (the run's rows) of every item that passes the
-        filters, sorted by dataset, question and setup (in rank order).
+        The run's rows of every item that passes the filters, sorted by dataset,
+        question and setup (in rank order).
     page : int
         The current page, from 0 (settable; clamped).
     rows : list of dict
         The visible rows: setup, dataset, question, outcome, expected, response
         (cut to ``max_chars``), response_length, error (cut), error_length,
-        generation_secs, path (None for a run).
+        generation_secs.
     error : str or None
         The current problem (an invalid pattern), also shown in :attr:`message`.
     table_html : str
@@ -90,18 +87,16 @@ class ItemBrowser(View):
     title = "kagreport ItemBrowser"
 
     def __init__(
-        self, report: StatsReport | Run, *, page_size: int = 50, max_chars: int = RESPONSE_LIMIT
+        self, report: Run | Any, *, page_size: int = 50, max_chars: int = RESPONSE_LIMIT
     ) -> None:
         super().__init__()
         if page_size < 1:
             raise ValueError(f"page_size must be at least 1, not {page_size!r}")
         self.page_size = page_size
         self.max_chars = max_chars
-        #: The graded kag tree (None for a run: its rows are read from :attr:`run`).
-        self.report: StatsReport | None = report if isinstance(report, StatsReport) else None
-        #: The run browsed (None for a graded kag tree: its item table is read instead).
-        self.run: Run | None = None
-        setups = self._columns(report)
+        #: The run browsed.
+        self.run: Run = as_run(report)
+        setups = self._columns(self.run)
         self._n = len(self._outcomes)
         self._order = self._display_order(setups)
         self.setup = widgets.Dropdown(
@@ -113,7 +108,7 @@ class ItemBrowser(View):
             description="Dataset",
         )
         self.outcome = widgets.Dropdown(
-            options=[("(all)", ALL), *((o.label, o.label) for o in Outcome)],
+            options=[("(all)", ALL), *((o, o) for o in OUTCOMES)],
             value=ALL,
             description="Outcome",
         )
@@ -150,37 +145,16 @@ class ItemBrowser(View):
 
     # ------------------------------------------------------------------ filtering
 
-    def _columns(self, report: StatsReport | Run) -> list[str]:
-        """Take the filter columns of the source; return its setups in rank order."""
-        if isinstance(report, StatsReport):
-            table = report.items
-            self._names = {
-                "setup": table.setup_names,
-                "dataset": table.dataset_names,
-                "question": table.question_names,
-            }
-            self._codes = {name: table.codes(name) for name in self._names}
-            self._outcomes = table.codes("outcome")
-            self._generation = table.codes("generation_secs")
-            setups = [s for s in report.setup_names if s in table.setup_names]
-            setups += [s for s in table.setup_names if s not in setups]
-        elif isinstance(report, Run):
-            self.run = run = report
-            self._names = {
-                "setup": run.systems,
-                "dataset": run.dataset_names,
-                "question": run.question_names,
-            }
-            self._codes = {"setup": run.system, "dataset": run.dataset, "question": run.question}
-            self._outcomes = run.outcome
-            self._generation = np.zeros(0, dtype=np.int64)  # a run's are in its costs, seconds
-            setups = list(run.systems)
-        else:
-            raise TypeError(
-                f"ItemBrowser takes a kagreport.runs.Run or a StatsReport, "
-                f"not {type(report).__name__}"
-            )
-        return setups
+    def _columns(self, run: Run) -> list[str]:
+        """Take the filter columns of the run; return its setups in rank order."""
+        self._names = {
+            "setup": run.systems,
+            "dataset": run.dataset_names,
+            "question": run.question_names,
+        }
+        self._codes = {"setup": run.system, "dataset": run.dataset, "question": run.question}
+        self._outcomes = run.outcome
+        return list(run.systems)
 
     def _display_order(self, setups: list[str]) -> npt.NDArray[np.int64]:
         """Item indices sorted by dataset, question (names) and setup (rank order)."""
@@ -217,7 +191,7 @@ class ItemBrowser(View):
         if self.dataset.value != ALL:
             mask &= self._code_mask("dataset", self.dataset.value)
         if self.outcome.value != ALL:
-            mask &= self._outcomes == Outcome[self.outcome.value.upper()].value
+            mask &= self._outcomes == OUTCOMES.index(self.outcome.value)
         indices = self._order[mask[self._order]]
         self.error = None
         pattern = self.pattern.value
@@ -227,65 +201,47 @@ class ItemBrowser(View):
             indices = indices[:0]
         elif pattern:
             try:
-                regex = compile_pattern(pattern)
+                matches = response_matcher(pattern)
             except KagreportError as exc:  # UsageError: shown, never raised
                 self.error = str(exc)
                 indices = indices[:0]
             else:
-                indices = indices[self._search_hits(pattern, regex, indices)]
+                indices = indices[self._search_hits(pattern, matches, indices)]
         self.matches = indices
         self._page = 0
         self._render()
 
     def _unsearchable(self) -> str | None:
         """Why the responses cannot be searched, or None."""
-        if self.report is not None and self.report.items.results is None:
-            return "the report does not know its results folder"
-        if self.run is not None and self.run.responses is None:
+        if self.run.responses is None:
             return "the run keeps no responses"
         return None
 
-    def _response_of(self, index: int) -> str | None:
-        """The response of one row: the run's, or read from its result file."""
-        if self.run is not None:
-            return None if self.run.responses is None else self.run.responses[index]
-        assert self.report is not None
-        return read_result(self.report.items.path(self._row(index))).result
-
-    def _search_hits(self, pattern: str, regex: Any, indices: npt.NDArray[np.int64]) -> Any:
+    def _search_hits(
+        self, pattern: str, matches: Any, indices: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.bool_]:
         """Which of ``indices`` have a response that matches; reads only unknown items."""
         if self._searched != pattern:
             self._searched = pattern
             self._search = np.zeros(self._n, dtype=np.uint8)
             self.unreadable = 0
         state = self._search
-        if self._unsearchable() is None:
+        responses = self.run.responses
+        if responses is not None:
             unknown = indices[state[indices] == _UNKNOWN]
             if len(unknown) > 1000:  # feedback while the kernel reads (the front end shows it)
                 self._notify(f"Searching the responses of {len(unknown):,} items…")
-            for i in unknown:
+            error = OUTCOMES.index("error")
+            for i in unknown.tolist():
                 hit = False
-                if self._outcomes[i] != Outcome.ERROR:
-                    try:
-                        result = self._response_of(int(i))
-                    except KagreportError:
+                if self._outcomes[i] != error:  # an error record never matches, as in find
+                    response = responses[i]
+                    if response is None:
                         self.unreadable += 1
-                        result = None
-                    hit = result is not None and bool(regex.search(result.strip(WHITE_SPACE)))
+                    hit = matches(response)
                 state[i] = _HIT if hit else _MISS
-        return state[indices] == _HIT
-
-    def _row(self, index: int) -> ItemRow:
-        names = self._names
-        generation = int(self._generation[index])
-        return ItemRow(
-            names["setup"][self._codes["setup"][index]],
-            names["dataset"][self._codes["dataset"][index]],
-            names["question"][self._codes["question"][index]],
-            Outcome(int(self._outcomes[index])),
-            None if generation < 0 else generation / 1e9,
-            None, None, None, None, None,
-        )  # fmt: skip
+        hits: npt.NDArray[np.bool_] = state[indices] == _HIT
+        return hits
 
     # ------------------------------------------------------------------ paging
 
@@ -314,21 +270,21 @@ class ItemBrowser(View):
 
     # ------------------------------------------------------------------ rendering
 
-    def _expected(self, dataset: str, question: str) -> str:
-        assert self.report is not None
-        truth = self.report.ground_truth
-        entry = truth.get(dataset, question) if truth is not None else None
-        if entry is None or entry.output is None or entry.answer is None:
-            return MISSING
-        option = entry.output.options.get(entry.answer)
-        if option is None:
-            return entry.answer
-        return f"{entry.answer}: {option[:200]}" + ("…" if len(option) > 200 else "")
-
-    def _read_run(self, index: int) -> dict[str, Any]:
-        """A visible row of a run: its own texts (a run that keeps none shows the gap)."""
+    def _expected(self, index: int) -> str:
+        """The gold answer of a row; an option key with the option's text (cut)."""
         run = self.run
-        assert run is not None
+        expected = None if run.references is None else run.references[index]
+        if expected is None:
+            return MISSING
+        options = dict(run.options[index] or ()) if run.options is not None else {}
+        option = options.get(expected)
+        if option is None:
+            return expected
+        return f"{expected}: {option[:200]}" + ("…" if len(option) > 200 else "")
+
+    def _read(self, index: int) -> dict[str, Any]:
+        """A visible row: the run's own texts (a run that keeps none shows the gap)."""
+        run = self.run
         seconds = run.costs.get("generation_secs")
         generation = None if seconds is None else float(seconds[index])
         outcome = int(self._outcomes[index])
@@ -336,51 +292,17 @@ class ItemBrowser(View):
         error = None if run.errors is None else run.errors[index]
         if run.responses is None and error is None:
             error = "(the run keeps no responses)"
-        expected = None if run.references is None else run.references[index]
         return {
             "setup": run.systems[run.system[index]],
             "dataset": run.dataset_names[run.dataset[index]],
             "question": run.question_names[run.question[index]],
-            "outcome": Outcome(outcome).label if outcome >= 0 else MISSING,
-            "expected": MISSING if expected is None else expected,
+            "outcome": OUTCOMES[outcome] if outcome >= 0 else MISSING,
+            "expected": self._expected(index),
             "response": None if response is None else response[: self.max_chars],
             "response_length": None if response is None else len(response),
             "error": None if error is None else error[: self.max_chars],
             "error_length": None if error is None else len(error),
             "generation_secs": None if generation is None or math.isnan(generation) else generation,
-            "path": None,
-        }
-
-    def _read(self, index: int) -> dict[str, Any]:
-        if self.run is not None:
-            return self._read_run(index)
-        assert self.report is not None
-        row = self._row(index)
-        table = self.report.items
-        path = None
-        response: str | None = None
-        error: str | None = None
-        if table.results is not None:
-            path = table.path(row)
-            try:
-                record = read_result(path)
-                response, error = record.result, record.error
-            except KagreportError as exc:
-                error = f"cannot read the result file: {exc}"
-        else:
-            error = "(the report does not know its results folder)"
-        return {
-            "setup": row.setup,
-            "dataset": row.dataset,
-            "question": row.question,
-            "outcome": row.outcome.label,
-            "expected": self._expected(row.dataset, row.question),
-            "response": None if response is None else response[: self.max_chars],
-            "response_length": None if response is None else len(response),
-            "error": None if error is None else error[: self.max_chars],
-            "error_length": None if error is None else len(error),
-            "generation_secs": row.generation_secs,
-            "path": path,
         }
 
     def _render(self) -> None:
@@ -393,8 +315,8 @@ class ItemBrowser(View):
         else:
             note = f"{total:,} of {self._n:,} items match"
             if self.unreadable and self.pattern.value:
-                note += f" ({self.unreadable:,} result files could not be read)"
-            lacking = "" if self.run is None else lacks_note(self.run)
+                note += f" ({self.unreadable:,} responses could not be read)"
+            lacking = lacks_note(self.run)
             self._notify(f"{note}. {lacking}".rstrip())
         first = start + 1 if total else 0
         self.page_label.value = esc(

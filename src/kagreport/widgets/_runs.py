@@ -1,4 +1,4 @@
-"""What the views need of a run: the run of a source, and what a run lacks.
+"""What the views need of a run: what it lacks.
 
 A view cuts a run with :meth:`kagreport.runs.Run.select`, which selects rows and computes
 nothing. Every number a view shows comes from :mod:`kagreport.runs` (``leaderboard``,
@@ -9,27 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kagreport.grading import StatsReport
 from kagreport.runs import Run
 
-__all__ = ["as_run", "lacks", "lacks_note"]
-
-
-def as_run(source: Run | StatsReport, view: str) -> Run:
-    """``source`` itself, or ``Run.from_stats`` of a graded kag tree.
-
-    Raises
-    ------
-    TypeError
-        For anything else (``view`` names the view in the message).
-    """
-    if isinstance(source, Run):
-        return source
-    if isinstance(source, StatsReport):
-        return Run.from_stats(source)
-    raise TypeError(
-        f"{view} takes a kagreport.runs.Run or a StatsReport, not {type(source).__name__}"
-    )
+__all__ = ["lacks", "lacks_note"]
 
 
 def lacks(run: Run) -> list[str]:

@@ -1,10 +1,9 @@
-""":class:`StatsView`: kag's metrics of a graded run (a ``StatsReport`` or a
-:class:`~kagreport.runs.Run`) with the accuracy-against-cost chart; the leaderboard and
+""":class:`StatsView`: kag's metrics of a run (:class:`~kagreport.runs.Run`; a
+``StatsReport`` becomes one) with the accuracy-against-cost chart; the leaderboard and
 cost frontier of a run without outcomes."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import threading
@@ -24,19 +23,20 @@ from kagreport.frames import (
     no_retrieval,
     stats_frame,
 )
-from kagreport.grading import StatsReport
 from kagreport.runs import COSTS, Run, cost_axis, cost_frontier, leaderboard, setup_metrics
+from kagreport.sources import as_run
 from kagreport.widgets._base import ChartPane, ChartResult, View, build_chart, describe
 from kagreport.widgets._html import fmt_number, fmt_percent_interval, html_table, message_html
 from kagreport.widgets._runs import lacks_note
 
 if TYPE_CHECKING:
-    from kagreport.grading import GradeStore
-    from kagreport.kag import Datasets
     from kagreport.widgets._follow import Follower
 
 __all__ = ["StatsView"]
 
+
+_EMPTY = "This run has no graded result."
+_SELECT = "Select at least one setup and one dataset."
 
 #: The axes a kag tree records; the others (tokens, money, ...) come from other tools.
 _KAG_COSTS = ("retrieval", "generation", "context", "graph")
@@ -50,12 +50,12 @@ def _missing(run: Run) -> dict[str, list[str]]:
 class StatsView(View):
     """kag's metrics of the selected setups on the selected datasets, with the headline chart.
 
-    A ``StatsReport`` and a :class:`kagreport.runs.Run` whose rows all have an outcome
-    (``Run.from_stats(report)``, or evaluations with a ``correct`` metric) give the same
-    view: the rows of :func:`kagreport.frames.stats_frame` (kag's counts, accuracy,
-    precision and coverage with Wilson intervals, by :func:`kagreport.runs.setup_metrics`
-    on the selected rows) and :func:`kagreport.charts.accuracy_cost_chart`; for
-    ``Run.from_stats(report)`` the frame, table and chart equal the report's. A run offers
+    A run whose rows all have an outcome (a kag tree's, or evaluations with a ``correct``
+    metric) shows the rows of :func:`kagreport.frames.stats_frame` (kag's counts,
+    accuracy, precision and coverage with Wilson intervals, by
+    :func:`kagreport.runs.setup_metrics` on the selected rows) and
+    :func:`kagreport.charts.accuracy_cost_chart`; for ``Run.from_stats(report)`` the
+    numbers are the report's. A run offers
     the cost axes it has the columns for and says what it lacks (a run from evaluations
     records no retrieval: no retrieval or graph axis). A run without outcomes (a judge's
     or token F1's scores only), or one viewed on another ``metric``, shows what it has:
@@ -73,8 +73,9 @@ class StatsView(View):
 
     Parameters
     ----------
-    report : StatsReport or Run
-        From :func:`kagreport.grade`, or a run.
+    report : Run, or what :func:`kagreport.sources.as_run` takes
+        A run (a ``StatsReport`` from :func:`kagreport.grade` becomes
+        ``Run.from_stats(report)``).
     cost : str, optional
         Initial cost axis; default ``"retrieval"`` when some setup retrieves, else
         ``"generation"`` (else the first axis the run has). A cost column naming an
@@ -95,8 +96,8 @@ class StatsView(View):
     per_dataset : ipywidgets.Checkbox
     metric : ipywidgets.Dropdown or None
         The metric ranked in the leaderboard view (None when kag's metrics are shown).
-    report, run : StatsReport or None, Run or None
-        What the view was given (the other is None).
+    run : Run
+        The run shown.
     frame : pandas.DataFrame
         The rows of the table (:func:`kagreport.frames.stats_frame` columns).
         ``dataset == OVERALL`` rows hold each setup's metrics over the *selected*
@@ -104,9 +105,8 @@ class StatsView(View):
         dataset, rank, mean, n_items, n_defined, n_errors, low, high
         (:class:`kagreport.runs.LeaderboardRow`), cost and on_frontier
         (:class:`kagreport.runs.FrontierPoint`; NaN and False without a cost column).
-    selection : StatsReport or Run
-        The report (its setups' metrics those of the selection, the item table kept
-        whole) or run restricted to the selection (what :attr:`frame` and the chart show).
+    selection : Run
+        The run restricted to the selection (what :attr:`frame` and the chart show).
     chart : altair chart or None
         ``kagreport.charts.accuracy_cost_chart`` of the selection (None when there is
         nothing to draw, the chart failed, or in the leaderboard view; :attr:`message`
@@ -121,8 +121,8 @@ class StatsView(View):
 
     Raises
     ------
-    TypeError
-        For anything but a StatsReport or a Run.
+    KagreportError
+        For anything :func:`kagreport.sources.as_run` does not take.
     ValueError
         For a ``cost`` or ``metric`` the source does not have (the message lists those
         it has).
@@ -137,7 +137,7 @@ class StatsView(View):
 
     def __init__(
         self,
-        report: StatsReport | Run,
+        report: Run | Any,
         *,
         cost: str | None = None,
         confidence: float = 0.95,
@@ -157,19 +157,9 @@ class StatsView(View):
         self.chart: Any = None
         self.table_html = ""
         self._chart = ChartResult()
-        if isinstance(report, StatsReport):
-            self.report: StatsReport | None = report
-            self.run: Run | None = None
-            self._run = Run.from_stats(report)
-        elif isinstance(report, Run):
-            self.report, self.run, self._run = None, report, report
-        else:
-            raise TypeError(
-                f"StatsView takes a kagreport.runs.Run or a StatsReport, "
-                f"not {type(report).__name__}"
-            )
-        self.selection: StatsReport | Run = report
-        run = self._run
+        self.run: Run = as_run(report)
+        self._run = run = self.run
+        self.selection: Run = run
         #: Whether the view shows kag's metrics (every row has an outcome).
         self._kag = bool((run.outcome >= 0).all()) and metric in (None, "correct")
         names = list(run.systems)
@@ -210,12 +200,12 @@ class StatsView(View):
     @classmethod
     def follow(
         cls,
-        datasets: Datasets | str | os.PathLike[str],
+        datasets: str | os.PathLike[str] | Any,
         results: str | os.PathLike[str] = ".",
         prefix: str = "",
         *,
         interval: float = 2.0,
-        store: GradeStore | str | os.PathLike[str] | None = None,
+        store: str | os.PathLike[str] | Any = None,
         engine: str = "local",
         client: Any = None,
         storage_options: Mapping[str, Any] | None = None,
@@ -225,11 +215,11 @@ class StatsView(View):
     ) -> StatsView:
         """A view of a running benchmark: graded now, then again every ``interval``
         seconds on a background thread, reading only the files that are new or changed
-        (:func:`kagreport.grading.watch`), the view updated in place when the report
+        (:func:`kagreport.sources.watch_run`), the view updated in place when the run
         changes (:meth:`update`). :meth:`stop` ends it.
 
-        Parameters are those of :func:`kagreport.grading.watch` (``store``: a folder lets
-        a later ``kagreport stats --store`` start where this stopped) and of the view.
+        Parameters are those of :func:`kagreport.sources.watch_run` (``store``: a folder
+        lets a later ``kagreport stats --store`` start where this stopped) and of the view.
         A later pass that fails is said in :attr:`status`, and the next one tries again.
 
         Raises
@@ -255,7 +245,7 @@ class StatsView(View):
             "store": store, "engine": engine, "client": client,
             "storage_options": storage_options, "workers": workers,
         }  # fmt: skip
-        follower = Follower(args, lambda report: holder[0].update(report), status)
+        follower = Follower(args, lambda run: holder[0].update(run), status)
         view = cls(follower.first(), cost=cost, confidence=confidence)
         view._follower = follower
         holder.append(view)
@@ -282,21 +272,21 @@ class StatsView(View):
             self._follower.stop(timeout=0)
         super().close()
 
-    def update(self, report: StatsReport) -> None:
-        """Show a newer report of the same run, keeping the selection: setups and
-        datasets that were selected stay so, new ones are selected, the cost axis stays
-        (when the report still has it).
+    def update(self, report: Run | Any) -> None:
+        """Show a newer state of the same run (anything :func:`as_run` takes), keeping the
+        selection: setups and datasets that were selected stay so, new ones are selected,
+        the cost axis stays (when the run still has it).
 
         Raises
         ------
         TypeError
-            If the view is not of a ``StatsReport`` or ``report`` is not one.
+            If the view shows a run without outcomes (a leaderboard): only kag's metrics
+            are updated in place.
         """
-        if self.report is None or not isinstance(report, StatsReport):
-            raise TypeError("StatsView.update takes a StatsReport, for a view of one")
+        if not self._kag:
+            raise TypeError("StatsView.update is for a view of kag's metrics")
         with self._lock:
-            self.report, self.selection = report, report
-            self._run = run = Run.from_stats(report)
+            self.run = self._run = self.selection = run = as_run(report)
             self._quiet = True
             try:
                 _reselect(self.setups, list(run.systems))
@@ -381,7 +371,9 @@ class StatsView(View):
         if not setups or not datasets or metric is None:
             empty = not self.setups.options or not self.datasets.options
             self._notify(
-                "This run has no row." if empty else "Select at least one setup and one dataset."
+                "This run has no graded result."
+                if empty
+                else "Select at least one setup and one dataset."
             )
             self.frame = pd.DataFrame()
             self.table_html = ""
@@ -455,16 +447,15 @@ class StatsView(View):
         cost = self.cost.value
         selected = run.select(setups, datasets)
         self.selection = selected
-        if self.report is not None:
-            self.selection = dataclasses.replace(self.report, setups=setup_metrics(selected))
         full = stats_frame(selected, per_dataset=True, confidence=self.confidence)
         rows = full if self.per_dataset.value else full[full["dataset"] == OVERALL]
         self.frame = rows.reset_index(drop=True)
         if not setups or not datasets:
             empty = not self.setups.options or not self.datasets.options
-            source = "report has no graded result" if self.report is not None else "run has no row"
             self._notify(
-                f"This {source}." if empty else "Select at least one setup and one dataset."
+                "This run has no graded result."
+                if empty
+                else "Select at least one setup and one dataset."
             )
             self.table_html = ""
             self._chart = ChartResult()
@@ -489,8 +480,7 @@ class StatsView(View):
                     per_dataset=self.per_dataset.value,
                     confidence=self.confidence,
                 )
-            if self.report is None:
-                note += self._lacks_note()
+            note += self._lacks_note()
             self._notify(note)
             self.table_html = self._table(*(COST_AXES[cost] if cost else (None, None)))
         self.chart = self._chart.chart

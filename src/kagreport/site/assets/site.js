@@ -90,28 +90,33 @@
   }
 
   // Row renderers of the paged tables, by the table's data-kind. Each gets the row (an
-  // array), the column index by name and the <tr> to fill; text goes in with textContent.
+  // array), the column index by name, the <tr> to fill and the names of the table's
+  // columns (its headers' data-sort); text goes in with textContent.
   var RENDERERS = {
-    items: function (r, col, tr) {
-      tr.className = "outcome-" + r[col.outcome];
-      cell(tr, r[col.dataset]);
-      questionCell(tr, r[col.question], value(r, col, "question_text"), value(r, col, "options"));
-      cell(tr, r[col.outcome], "outcome");
-      cell(tr, r[col.expected] === null ? MISSING : r[col.expected], "text expected");
-      responseCell(tr, r[col.response], r[col.response_length]);
-      cell(tr, r[col.error] === null ? "" : r[col.error], "text");
-      cell(tr, number(r[col.generation_secs]), "num");
-      cell(tr, number(r[col.retrieval_secs]), "num");
-    },
-    "run-items": function (r, col, tr) {
-      tr.className = "outcome-" + r[col.outcome];
-      cell(tr, r[col.dataset]);
-      questionCell(tr, r[col.question], value(r, col, "question_text"), value(r, col, "options"));
-      cell(tr, r[col.outcome], "outcome");
-      cell(tr, r[col.metrics]);
-      responseCell(tr, r[col.response], r[col.response_length]);
-      cell(tr, r[col.reference] === null ? MISSING : r[col.reference], "text");
-      cell(tr, r[col.error] === null ? "" : r[col.error], "text");
+    // The one item table of every system page (site/_items.py's ItemRow), whatever tool
+    // wrote the run: a cell per header, drawn by its column's kind.
+    items: function (r, col, tr, shown) {
+      var outcome = value(r, col, "outcome");
+      tr.className = "outcome-" + (outcome === null ? "unknown" : outcome);
+      for (var k = 0; k < shown.length; k++) {
+        var name = shown[k];
+        var v = value(r, col, name);
+        if (name === "question") {
+          questionCell(tr, v, value(r, col, "question_text"), value(r, col, "options"));
+        } else if (name === "response") {
+          responseCell(tr, v, value(r, col, "response_length"));
+        } else if (name === "outcome") {
+          cell(tr, v === null ? MISSING : v, "outcome");
+        } else if (name === "expected") {
+          cell(tr, v === null ? MISSING : v, "text expected");
+        } else if (name === "explanation" || name === "error") {
+          cell(tr, v === null ? "" : v, "text");
+        } else if (/_secs$/.test(name)) {
+          cell(tr, number(v), "num");
+        } else {
+          cell(tr, v === null ? MISSING : String(v));
+        }
+      }
     },
     flips: function (r, col, tr) {
       tr.className = r[col.candidate] === "correct" ? "gained" : "lost";
@@ -123,9 +128,6 @@
 
   // The JSON column each header of a paged table sorts by (a th's data-sort overrides).
   var SORT_COLUMNS = {
-    items: ["dataset", "question", "outcome", "expected", "response", "error",
-      "generation_secs", "retrieval_secs"],
-    "run-items": ["dataset", "question", "outcome", "metrics", "response", "reference", "error"],
     flips: ["item", "candidate", "baseline"]
   };
 
@@ -317,8 +319,25 @@
     return terms;
   }
 
-  // The lower-cased text of a row (strings, and lists of strings such as options).
-  function rowText(row) {
+  // Columns a search also looks in when their cell shows them: the question cell shows
+  // the question's text and options.
+  var SHOWN_WITH = { question: ["question_text", "options"] };
+
+  // The lower-cased text of a row (strings, and lists of strings such as options): of the
+  // columns the table shows, when it names them (an item table's JSON holds more).
+  function rowText(row, col, shown) {
+    if (shown && shown.length && shown[0]) {
+      var picked = [];
+      for (var s = 0; s < shown.length; s++) {
+        var names = [shown[s]].concat(SHOWN_WITH[shown[s]] || []);
+        for (var n = 0; n < names.length; n++) {
+          if (col[names[n]] !== undefined) {
+            picked.push(row[col[names[n]]]);
+          }
+        }
+      }
+      row = picked;
+    }
     var parts = [];
     function add(v) {
       if (typeof v === "string") {
@@ -351,6 +370,11 @@
       return;
     }
     var source = readJSON(data);
+    var headers = table.tHead ? table.tHead.rows[table.tHead.rows.length - 1].cells : [];
+    var shown = [];
+    for (var h = 0; h < headers.length; h++) {
+      shown.push(headers[h].getAttribute("data-sort") || (SORT_COLUMNS[kind] || [])[h]);
+    }
     var col = {};
     for (var c = 0; c < source.columns.length; c++) {
       col[source.columns[c]] = c;
@@ -381,7 +405,7 @@
       var fragment = document.createDocumentFragment();
       for (var i = start; i < end; i++) {
         var tr = document.createElement("tr");
-        renderRow(matches[i].row, col, tr);
+        renderRow(matches[i].row, col, tr, shown);
         fragment.appendChild(tr);
       }
       while (body.firstChild) {
@@ -402,7 +426,7 @@
         return true;
       }
       if (item.text === null) {
-        item.text = rowText(item.row);
+        item.text = rowText(item.row, col, shown);
       }
       for (var t = 0; t < terms.length; t++) {
         if (!terms[t].test(item.text)) {

@@ -1,0 +1,123 @@
+"""The last step of a build: render the pages of a :class:`SiteContent` and write every file.
+
+:func:`render_page` is pure (templates and page data in, HTML out); :func:`write_site`
+writes the assets, the data files and the pages into the build folder, converts the
+notebooks and hands the figures to the SVG exporter.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import kagreport
+from kagreport.site._output import MARKER
+from kagreport.site._templates import Page, Templates
+
+if TYPE_CHECKING:
+    from kagreport.site._context import PageOut, SiteContent
+    from kagreport.site._figures import FigureWriter
+
+__all__ = ["render_page", "write_site"]
+
+
+def render_page(templates: Templates, content: SiteContent, page: PageOut) -> str:
+    """The HTML of ``page``: its template with its context and what every page has
+    (site title, navigation, relative root, version, SIMULATED notice)."""
+    depth = page.path.count("/")
+    context = dict(page.context)
+    context.setdefault("simulated_notice", page.simulated)
+    return templates.render(
+        page.template,
+        site_title=content.config.title,
+        page_title=page.title,
+        root="../" * depth,
+        nav=content.nav(),
+        version=kagreport.__version__,
+        **context,
+    )
+
+
+def _write(root: Path, relative: str, data: str | bytes) -> None:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+
+
+def write_site(
+    content: SiteContent,
+    root: Path,
+    templates: Templates,
+    figures: FigureWriter,
+    *,
+    execute_notebooks: bool,
+) -> None:
+    """Write the site of ``content`` into the (new, empty) folder ``root``.
+
+    Raises
+    ------
+    KagreportError
+        For a template that fails to render or a notebook that fails.
+    """
+    from kagreport.site._vega import vega_bundle
+
+    _write(root, MARKER, "A static report site built by kagreport; rebuilt whole.\n")
+    content.say("writing the assets")
+    _write(root, "assets/vega.js", vega_bundle())
+    assets = files("kagreport.site") / "assets"
+    for name in ("site.css", "site.js", "charts.js"):
+        _write(root, f"assets/{name}", (assets / name).read_bytes())
+    (root / "figures").mkdir(exist_ok=True)
+    for spec, relative in content.figures:
+        figures.submit(spec, root / relative)
+    for file in content.files:
+        _write(root, file.path, file.data)
+    content.say("writing the pages")
+    for page in content.pages:
+        _write(root, page.path, render_page(templates, content, page))
+    for path in content.config.notebooks:
+        _notebook(content, root, templates, path, execute_notebooks)
+    content.say("writing the index")
+    _write(
+        root,
+        "index.html",
+        templates.render(
+            "index.html.j2",
+            site_title=content.config.title,
+            page_title="Overview",
+            root="",
+            nav=content.nav(),
+            version=kagreport.__version__,
+            simulated_notice="",
+            runs=content.runs,
+            evaluations=content.evaluations,
+            notebooks=content.notebooks,
+            config=content.config,
+        ),
+    )
+
+
+def _notebook(
+    content: SiteContent, root: Path, templates: Templates, path: Path, execute: bool
+) -> None:
+    from kagreport.site._notebooks import convert_notebook
+
+    content.say(f"notebook {path.name}")
+    slug = content.slug("notebooks", path.stem)
+    href = f"notebooks/{slug}.html"
+    header = templates.render(
+        "_header.html.j2", site_title=content.config.title, nav=content.nav(), root="../"
+    )
+    footer = templates.render("_footer.html.j2", root="../", version=kagreport.__version__)
+    html = convert_notebook(
+        path,
+        execute=execute,
+        template_dirs=templates.notebook_dirs(),
+        header=header,
+        footer=footer,
+        root="../",
+        title=f"{path.stem} · {content.config.title}",
+    )
+    _write(root, href, html)
+    content.notebooks.append(Page(path.stem, href, "executed" if execute else ""))
