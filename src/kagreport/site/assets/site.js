@@ -38,8 +38,30 @@
     return Number(value).toFixed(digits === undefined ? 3 : digits);
   }
 
+  // A long text folded: its first FOLD characters, the rest in the <details> they open
+  // (as the pages' Python macro `folded` writes it).
+  var FOLD = 300;
+
+  function foldedCell(tr, text, className) {
+    var chars = Array.from(text);
+    if (chars.length <= FOLD) {
+      return cell(tr, text, className);
+    }
+    var td = cell(tr, "", className);
+    var details = document.createElement("details");
+    details.className = "fold";
+    var summary = document.createElement("summary");
+    summary.textContent = chars.slice(0, FOLD).join("");
+    details.appendChild(summary);
+    details.appendChild(document.createTextNode(chars.slice(FOLD).join("")));
+    td.appendChild(details);
+    return td;
+  }
+
   function responseCell(tr, response, length) {
-    var td = cell(tr, response === null ? MISSING : response, "text response");
+    var td = response === null
+      ? cell(tr, MISSING, "text response")
+      : foldedCell(tr, response, "text response");
     // length counts code points (as Python does); so must the comparison (not UTF-16 units).
     if (response !== null && length !== null && length > Array.from(response).length) {
       var more = document.createElement("span");
@@ -110,7 +132,7 @@
         } else if (name === "expected") {
           cell(tr, v === null ? MISSING : v, "text expected");
         } else if (name === "explanation" || name === "error") {
-          cell(tr, v === null ? "" : v, "text");
+          foldedCell(tr, v === null ? "" : v, "text");
         } else if (/_secs$/.test(name)) {
           cell(tr, number(v), "num");
         } else {
