@@ -20,7 +20,7 @@ import pytest
 
 from conftest import run_cli
 from kagreport import WorkerDiedError, find, grade
-from kagreport.grading import _dask
+from kagreport.grading.engine import _dask
 from kagreport.kag import SimulatedRun, simulate_run
 from processes import BOUND, assert_group_gone, children, wait_for_handlers
 
@@ -121,9 +121,9 @@ def _hold_tasks(folder: str) -> Callable[[], int]:
     started (a file named by the worker's pid) and waits until ``folder/release`` exists."""
 
     def patch() -> int:
-        import kagreport.grading._engine as engine
+        import kagreport.grading._chunk as chunk
 
-        original = engine.grade_chunk
+        original = chunk.grade_chunk
 
         def held(*args: Any, **kwargs: Any) -> Any:
             Path(folder, f"started-{os.getpid()}").touch()
@@ -133,7 +133,7 @@ def _hold_tasks(folder: str) -> Callable[[], int]:
             return original(*args, **kwargs)
 
         # Tasks name the function by module and name: the workers now load this one.
-        engine.grade_chunk = held
+        chunk.grade_chunk = held
         return os.getpid()
 
     return patch

@@ -52,6 +52,7 @@ from kagreport.site._systems import Systems, build_systems, plan_systems
 from kagreport.site._templates import Chart, Page, Templates
 
 if TYPE_CHECKING:
+    from kagreport import EngineOptions
     from kagreport.site._runs import SiteRun
     from kagreport.site._sources import SiteSource
 
@@ -69,6 +70,7 @@ def build_site(
     execute_notebooks: bool = True,
     progress: ProgressCallback | None = None,
     warn: ProgressCallback | None = None,
+    engine_options: EngineOptions | None = None,
 ) -> Path:
     """Build the static report site of ``config`` into ``out_dir``.
 
@@ -89,6 +91,9 @@ def build_site(
         Called with a one-line message for what the reader of the site should know but
         that does not stop the build (result files that did not parse, setups that could
         not be compared); also logged as warnings.
+    engine_options : EngineOptions, optional
+        How kag runs are graded (:class:`kagreport.EngineOptions`: workers, a Dask
+        cluster, a grade store, storage options), passed whole to each grade.
 
     Returns
     -------
@@ -121,7 +126,7 @@ def build_site(
     try:
         with deferred_signals():
             staging = new_folder(parent, f".{out.name}.build-")
-        Builder(config, staging, execute_notebooks, progress, warn).build()
+        Builder(config, staging, execute_notebooks, progress, warn, engine_options).build()
         with deferred_signals():
             swap(staging, out)
     except BaseException:
@@ -143,8 +148,10 @@ class Builder:
         execute_notebooks: bool,
         progress: ProgressCallback | None,
         warn: ProgressCallback | None = None,
+        engine_options: EngineOptions | None = None,
     ) -> None:
         self.config = config
+        self.engine_options = engine_options
         self.on_warning = warn
         self.root = root
         self.execute_notebooks = execute_notebooks

@@ -101,7 +101,10 @@ def grade_run(site: Builder, index: int, config: RunConfig) -> StatsReport:
         If nothing was graded, or the configured baseline names no setup of the run.
     """
     site.say(f"grading {config.name}")
-    report = grade(config.datasets, config.results, config.prefix, keep_text=RESPONSE_LIMIT)
+    report = grade(
+        config.datasets, config.results, config.prefix, keep_text=RESPONSE_LIMIT,
+        options=site.engine_options,
+    )  # fmt: skip
     if not report.setups:
         raise SiteError(
             f"run {config.name!r} has no graded result under {config.results}",

@@ -8,6 +8,7 @@ again; what was graded stays in the store, so nothing is read twice.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import html
 import os
@@ -16,9 +17,13 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kagreport._errors import KagreportError
-from kagreport.grading import GradeStore, StatsReport, watch
+from kagreport.grading import EngineOptions, GradeStore, StatsReport, watch
 
 __all__ = ["Follower"]
+
+#: The keyword arguments of ``watch`` that are shorthands for its options' fields (and
+#: ``client``, for their ``scheduler``).
+_SHORTHANDS = ("interval", "store", "engine", "storage_options", "workers")
 
 #: Seconds :meth:`Follower.stop` waits for the pass under way (a big tree's pass may
 #: take longer: the thread then ends when it ends, and shows nothing more).
@@ -32,8 +37,10 @@ class Follower:
     Parameters
     ----------
     watch_args : mapping
-        The arguments of :func:`~kagreport.grading.watch` but ``stop`` (``store``
-        defaults to one in memory, kept across failed passes).
+        The arguments of :func:`~kagreport.grading.watch` but ``stop``: its
+        ``options`` (:class:`~kagreport.EngineOptions`) and their shorthands, made into
+        one options object here (the ``store`` defaults to one in memory, kept across
+        failed passes).
     show : callable
         Called with each new report, on the thread.
     status : callable
@@ -52,8 +59,13 @@ class Follower:
         status: Callable[[str], None],
     ) -> None:
         self._args = dict(watch_args)
-        if self._args.get("store") is None:
-            self._args["store"] = GradeStore()
+        shorthands = {name: self._args.pop(name, None) for name in _SHORTHANDS}
+        shorthands["scheduler"] = self._args.pop("client", None)
+        options = (self._args.get("options") or EngineOptions()).with_keywords(**shorthands)
+        if options.store is None:
+            options = dataclasses.replace(options, store=GradeStore())
+        self._args["options"] = options
+        self._interval = options.interval
         self._show = show
         self._status = status
         self._stop = threading.Event()
@@ -87,7 +99,7 @@ class Follower:
             self._status(f"Stopped following {self._where}.")
 
     def _follow(self) -> None:
-        interval = float(self._args.get("interval", 2.0))
+        interval = self._interval
         while not self._stop.is_set():
             try:
                 if self._reports is None:
@@ -114,7 +126,7 @@ class Follower:
 
     def _said(self, report: StatsReport) -> None:
         files = len(report.items) + len(report.unparsable_files)
-        interval = float(self._args.get("interval", 2.0))
+        interval = self._interval
         self._status(
             f"Following {self._where}: {files:,} result files graded, updated {_now()} "
             f"(checked every {interval:g} s; <code>view.stop()</code> ends it)."
