@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import pickle
 import re
 import subprocess
 import sys
@@ -86,6 +87,11 @@ def test_the_options_are_frozen_and_own_what_they_hold(tmp_path: Path) -> None:
     assert options.store.path == str(tmp_path / "store")
     assert EngineOptions() == EngineOptions(engine="local", interval=2)
     assert EngineOptions().interval == 2.0
+    # Options naming the same folder are equal; they pickle (to a process of the caller's).
+    same = EngineOptions(store=str(tmp_path / "store"), storage_options={"anon": True}, workers=2)
+    assert options == same
+    assert EngineOptions(store=GradeStore()) != EngineOptions(store=GradeStore())
+    assert pickle.loads(pickle.dumps(options)) == options
 
 
 def test_keywords_replace_only_the_fields_given() -> None:

@@ -104,13 +104,14 @@ class GradedChunk(NamedTuple):
     its error message cut to the limit. ``columns``: outcome,
     generation ns, retrieval ns, vertices, relationships, properties, context
     bytes, one entry per row (-1 = absent). ``sums``: per (setup index,
-    dataset code), the 11 group sums of ``_grade``. ``unparsable``: (path, the
+    dataset code), the 11 group sums (as
+    :func:`~kagreport.grading._report.setup_reports` takes them). ``unparsable``: (path, the
     parser's message, the reason shown to people: the message with the line and column
     of a byte offset it names). ``io_error``: (path, message) of the first folder or
     file that could not be read; grading stops there.
 
     With identities asked for (a grade store): ``identities`` holds each row's file
-    identity (``identity_hash`` of the grade store); ``unparsable_keys`` (question
+    identity (:func:`identity_hash`); ``unparsable_keys`` (question
     index, setup, identity) of each unparsable file; ``kept``, per folder with known
     files, a byte per known setup, 1 where the file is still there with the same
     identity (it was not read); ``exact``, the exact six measurements of a row (by

@@ -132,6 +132,13 @@ class EngineOptions:
         set_field(self, "storage_options", storage_options)
         set_field(self, "interval", float(interval))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt through the constructor (the read-only storage options do not pickle).
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        if fields["storage_options"] is not None:
+            fields["storage_options"] = dict(fields["storage_options"])
+        return _rebuild, (type(self), fields)
+
     def with_keywords(self, **fields: Any) -> Self:
         """These options with each field given as a keyword, and not None, replaced.
 
@@ -153,6 +160,10 @@ class EngineOptions:
         if not given:
             return self
         return type(self)(**{name: getattr(self, name) for name in names} | given)
+
+
+def _rebuild(cls: type[EngineOptions], fields: dict[str, Any]) -> EngineOptions:
+    return cls(**fields)
 
 
 def _count(value: Any) -> int | None:

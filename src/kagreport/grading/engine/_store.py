@@ -88,6 +88,15 @@ class GradeStore:
     def __repr__(self) -> str:
         return f"GradeStore({self.path!r})" if self.path else "GradeStore(in memory)"
 
+    def __eq__(self, other: object) -> bool:
+        # Two stores of one folder are one store; each store in memory is its own.
+        if not isinstance(other, GradeStore):
+            return NotImplemented
+        return self is other or (self.path is not None and self.path == other.path)
+
+    def __hash__(self) -> int:
+        return hash(self.path) if self.path is not None else id(self)
+
     # -- reading -------------------------------------------------------------------
 
     def load(self, results: str, prefix: str, keep_text: bool | int) -> StoredRows | None:
