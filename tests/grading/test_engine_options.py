@@ -196,3 +196,17 @@ def test_the_options_come_from_the_package_root_without_loading_numpy() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["2", "False"]
+
+
+def test_a_kag_tree_read_as_a_run_is_graded_with_the_options(
+    run: SimulatedRun, tmp_path: Path
+) -> None:
+    from kagreport import read_run
+
+    store = tmp_path / "store"
+    read = read_run(
+        run.results_path, format="kag", datasets=run.datasets_path,
+        engine_options=EngineOptions(store=store, workers=1),
+    )  # fmt: skip
+    assert (store / "manifest.json").is_file()
+    assert read.systems == grade(run.datasets_path, run.results_path).setup_names
