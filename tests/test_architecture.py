@@ -255,6 +255,29 @@ def test_no_module_imports_in_a_cycle() -> None:
         assert not any(m.split(".")[1] in ("kag", "grading") for m in cycle), cycle
 
 
+def test_each_module_of_grading_and_kag_imports_first() -> None:
+    # What the graph above cannot see: importing a module first runs its packages'
+    # __init__, which must not come back to a module still half imported.
+    code = """
+import importlib, sys
+failed = []
+for name in sys.argv[1:]:
+    for loaded in [m for m in sys.modules if m == "kagreport" or m.startswith("kagreport.")]:
+        del sys.modules[loaded]
+    try:
+        importlib.import_module(name)
+    except ImportError as exc:
+        failed.append(f"{name}: {exc}")
+print(failed)
+"""
+    names = [m for m in _module_paths() if m.split(".")[1:2] in (["grading"], ["kag"])]
+    assert len(names) > 20
+    out = subprocess.run(
+        [sys.executable, "-c", code, *names], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
 @pytest.mark.parametrize("layer", ["grading", "kag"])
 def test_no_module_of_grading_or_kag_is_over_600_lines(layer: str) -> None:
     for path in sorted((PACKAGE / layer).rglob("*.py")):
