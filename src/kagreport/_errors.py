@@ -28,9 +28,9 @@ The tree (all in this module; the public ones are re-exported where users import
     └── NotRegularFileError            (internal; also an OSError: a FIFO, socket or device
                                         named as a file)
 
-Elsewhere, each also a KagreportError: ``JudgeFailure`` (kagreport.evaluation.judges),
-``JSONScanError`` (kagreport.kag, also a ValueError), and private ones of the modules that
-raise and catch them.
+Elsewhere, each also a KagreportError: ``JudgeFailure`` (kagreport.evaluation),
+``JSONScanError`` (kagreport.kag._jsonscan, also a ValueError) and private ones of the modules
+that raise and catch them.
 """
 
 from __future__ import annotations
