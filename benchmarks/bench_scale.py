@@ -124,7 +124,7 @@ def main(argv: list[str]) -> int:
     )  # fmt: skip
     args = parser.parse_args(argv)
     from kagreport import grade
-    from kagreport.grading._dask import dask_client
+    from kagreport.grading.engine._dask import dask_client
 
     cores = os.cpu_count() or 1
     workers = max(1, min(cores, 8))

@@ -28,6 +28,7 @@ from kagreport._errors import (
     WorkerDiedError,
 )
 from kagreport._signals import note_stop, stop_requested
+from kagreport._version import __version__
 
 if typing.TYPE_CHECKING:
     from kagreport.evaluation import (
@@ -39,21 +40,27 @@ if typing.TYPE_CHECKING:
         evaluate_retrieval,
         evaluation_from_stats,
     )
-    from kagreport.grading import FindReport, Metrics, Outcome, StatsReport, find, grade
+    from kagreport.grading import (
+        EngineOptions,
+        FindReport,
+        Metrics,
+        Outcome,
+        StatsReport,
+        find,
+        grade,
+    )
     from kagreport.kag import load_datasets
     from kagreport.sources import as_run, read_run
 
 # A library logs; the application decides where logs go (the CLI sets a handler).
 logging.getLogger("kagreport").addHandler(logging.NullHandler())
 
-#: The package version (also read by the build backend).
-__version__ = "0.1.0"
-
 # Loaded on first access (PEP 562), so that `import kagreport` (and the console entry,
 # kagreport._entry) loads neither msgspec nor NumPy: name -> the module that defines it.
 _LAZY = {
     **dict.fromkeys(
-        ("FindReport", "Metrics", "Outcome", "StatsReport", "find", "grade"), "kagreport.grading"
+        ("EngineOptions", "FindReport", "Metrics", "Outcome", "StatsReport", "find", "grade"),
+        "kagreport.grading",
     ),
     "load_datasets": "kagreport.kag",
     "read_run": "kagreport.sources",
@@ -77,6 +84,7 @@ __all__ = [
     "AnswerItem",
     "DatasetsError",
     "DocumentError",
+    "EngineOptions",
     "EvaluationComparison",
     "FindReport",
     "FormatError",

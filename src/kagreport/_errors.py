@@ -22,10 +22,15 @@ The tree (all in this module; the public ones are re-exported where users import
     │   └── DocumentError              (also a ValueError: a document's field, by its path)
     ├── InputError                     kagreport, kagreport.evaluation (also a ValueError)
     │   └── DifferentItemsError        kagreport.evaluation
-    └── SiteError                      kagreport.site
+    ├── InputTypeError                 (also a TypeError: a value of a type a function cannot take)
+    ├── MissingKeyError                (also a KeyError: a setup, column ... that is not there)
+    ├── SiteError                      kagreport.site
+    └── NotRegularFileError            (internal; also an OSError: a FIFO, socket or device
+                                        named as a file)
 
-    OSError
-    └── NotRegularFileError            (internal: a FIFO, socket or device named as a file)
+Elsewhere, each also a KagreportError: ``JudgeFailure`` (kagreport.evaluation),
+``JSONScanError`` (kagreport.kag._jsonscan, also a ValueError) and private ones of the modules
+that raise and catch them.
 """
 
 from __future__ import annotations
@@ -40,9 +45,11 @@ __all__ = [
     "DocumentError",
     "FormatError",
     "InputError",
+    "InputTypeError",
     "JudgeCacheError",
     "KagreportError",
     "MissingExtraError",
+    "MissingKeyError",
     "NotRegularFileError",
     "NotUTF8Error",
     "ReportError",
@@ -224,6 +231,26 @@ class DifferentItemsError(InputError):
         self.only_baseline = only_baseline
 
 
-class NotRegularFileError(OSError):
+class InputTypeError(KagreportError, TypeError):
+    """A value of a type a public function cannot take (a TypeError too): a value that
+    cannot be written as JSON, say."""
+
+
+class MissingKeyError(KagreportError, KeyError):
+    """A name that an object looked up by name does not hold (a KeyError too): a setup of a
+    report, a column of an item table; the message lists the names it holds."""
+
+
+class NotRegularFileError(KagreportError, OSError):
     """A path to read is not a regular file when opened (a FIFO, socket or device swapped
-    in since the walk saw it); an ``OSError``, handled where reads fail."""
+    in since the walk saw it); an ``OSError`` too, handled where reads fail.
+
+    Built as an ``OSError``: ``NotRegularFileError(errno, strerror, filename)``.
+    """
+
+    def __init__(self, errno: int, strerror: str, filename: str | None = None) -> None:
+        OSError.__init__(self, errno, strerror, filename)
+        self.message = strerror
+        self.path = filename
+
+    __str__ = OSError.__str__

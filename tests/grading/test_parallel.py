@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from kagreport import ResultTreeError, find, grade
-from kagreport.grading import _engine
+from kagreport.grading.engine import _pool
 from kagreport.kag import simulate_run
 
 
@@ -22,7 +22,7 @@ def big_run(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
     root = tmp_path_factory.mktemp("parallel") / "sim"
     # 3 x 120 scorable question folders: more than PARALLEL_AFTER, so a pool is used.
     run = simulate_run(root, questions=120, datasets=3, seed=5, unparsable_files=7)
-    assert _engine.PARALLEL_AFTER < 3 * 120
+    assert _pool.PARALLEL_AFTER < 3 * 120
     return run
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from kagreport.grading import _engine
+from kagreport.grading.engine import _pool
 from kagreport.kag import SimulatedRun, simulate_run
 from processes import BOUND, assert_group_gone, children, wait_for_handlers
 
@@ -36,7 +36,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> SimulatedRun:
     # far more than PARALLEL_AFTER, so the pool is used, and a run takes well under a second.
     root = tmp_path_factory.mktemp("pool-signals") / "sim"
     simulated = simulate_run(root, questions=600, datasets=3, vector_dim=8, seed=3)
-    assert 2 * _engine.PARALLEL_AFTER < 3 * 600
+    assert 2 * _pool.PARALLEL_AFTER < 3 * 600
     return simulated
 
 
@@ -294,7 +294,7 @@ _SLOW_MANAGER = r"""
 import os, sys, time
 from concurrent.futures import process
 from kagreport import WorkerDiedError
-from kagreport.grading._engine import ChunkRunner
+from kagreport.grading.engine._pool import ChunkRunner
 
 real = process._ExecutorManagerThread.join_executor_internals
 

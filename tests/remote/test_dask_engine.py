@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from conftest import run_cli
-from kagreport import WorkerDiedError, find, grade
-from kagreport.grading import _dask
+from kagreport import EngineOptions, WorkerDiedError, find, grade
+from kagreport.grading.engine import _dask
 from kagreport.kag import SimulatedRun, simulate_run
 from processes import BOUND, assert_group_gone, children, wait_for_handlers
 
@@ -41,6 +41,24 @@ def small_tasks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tasks of a few folders, so that a small tree makes many tasks (out of order too)."""
     monkeypatch.setattr(_dask, "FIRST_FOLDERS", 7)
     monkeypatch.setattr(_dask, "TARGET_FILES", 40)
+
+
+def test_the_options_workers_size_the_local_cluster(
+    run: SimulatedRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sizes = []
+    made_here = _dask.dask_client
+
+    def spy(client: Any = None, workers: int | None = None) -> Any:
+        made, close = made_here(client, workers)
+        sizes.append(len(made.nthreads()))
+        return made, close
+
+    monkeypatch.setattr(_dask, "dask_client", spy)
+    options = EngineOptions(engine="dask", workers=1)
+    dask = grade(run.datasets_path, run.results_path, options=options)
+    assert sizes == [1]
+    assert dask.to_json() == grade(run.datasets_path, run.results_path).to_json()
 
 
 def test_the_dask_engine_prints_what_the_local_engine_prints(
@@ -121,9 +139,9 @@ def _hold_tasks(folder: str) -> Callable[[], int]:
     started (a file named by the worker's pid) and waits until ``folder/release`` exists."""
 
     def patch() -> int:
-        import kagreport.grading._engine as engine
+        import kagreport.grading._chunk as chunk
 
-        original = engine.grade_chunk
+        original = chunk.grade_chunk
 
         def held(*args: Any, **kwargs: Any) -> Any:
             Path(folder, f"started-{os.getpid()}").touch()
@@ -133,7 +151,7 @@ def _hold_tasks(folder: str) -> Callable[[], int]:
             return original(*args, **kwargs)
 
         # Tasks name the function by module and name: the workers now load this one.
-        engine.grade_chunk = held
+        chunk.grade_chunk = held
         return os.getpid()
 
     return patch

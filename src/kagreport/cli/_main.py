@@ -23,7 +23,16 @@ from kagreport.cli._output import write_json, write_lossily
 from kagreport.cli._site import add_parsers as add_site_parsers
 from kagreport.cli._site import run_site
 from kagreport.cli._stop import restore_stop_handlers, stopped, terminate_as_interrupt
-from kagreport.grading import ENGINES, FindReport, StatsReport, compile_pattern, find, grade, watch
+from kagreport.grading import (
+    ENGINES,
+    EngineOptions,
+    FindReport,
+    StatsReport,
+    compile_pattern,
+    find,
+    grade,
+    watch,
+)
 from kagreport.kag import write_simulated_run
 
 __all__ = ["main"]
@@ -141,6 +150,15 @@ def _tree_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         default=default(None),
         help="with --engine dask: the scheduler (tcp://host:8786); default a LocalCluster "
         "of this machine's cores",
+    )
+    parser.add_argument(
+        "--workers",
+        action=_Once,
+        type=_positive,
+        metavar="N",
+        default=default(None),
+        help="processes that read and grade result files (default: the CPU count, at most "
+        "8); with --engine dask and no --scheduler, the LocalCluster's",
     )
     parser.add_argument(
         "--storage-option",
@@ -288,6 +306,16 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
+    return value
+
+
 def _non_negative(text: str) -> int:
     try:
         value = int(text)
@@ -336,15 +364,29 @@ def _end_progress(progress: Callable[[int], None] | None) -> None:
         sys.stderr.flush()
 
 
-def _engine(args: argparse.Namespace) -> dict[str, Any]:
-    """The engine options of ``stats`` and ``find`` as keyword arguments of the library."""
+def _engine(args: argparse.Namespace, *, store: bool = False) -> EngineOptions:
+    """The engine options of ``stats`` (with ``store``: its ``--store`` and ``--watch``) and
+    of ``find``, as the library takes them.
+
+    Raises
+    ------
+    UsageError
+        For ``--scheduler`` without ``--engine dask``, or with ``--workers``.
+    InputError
+        For a ``--scheduler`` that is not a ``tcp://HOST:PORT`` address (exit code 1).
+    """
     if args.scheduler is not None and args.engine != "dask":
         raise UsageError("--scheduler needs --engine dask")
-    return {
-        "engine": args.engine,
-        "client": args.scheduler,
-        "storage_options": dict(args.storage_options) or None,
-    }
+    if args.scheduler is not None and args.workers is not None:
+        raise UsageError("--workers does not go with --scheduler (the cluster has its own)")
+    options = EngineOptions(
+        engine=args.engine,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        store=args.store if store else None,
+        storage_options=dict(args.storage_options) or None,
+    )
+    return options.with_keywords(interval=args.watch if store else None)
 
 
 def _run_stats(args: argparse.Namespace, level: int) -> int:
@@ -352,16 +394,13 @@ def _run_stats(args: argparse.Namespace, level: int) -> int:
         raise UsageError(
             "the following argument is required: -d/--datasets (unless `find` is used)"
         )
-    options = _engine(args)
+    options = _engine(args, store=True)
     if args.watch is not None:
         return _watch_stats(args, level, options)
     progress = _progress(level)
     logger.debug("grading %s against %s (prefix %r)", args.results, args.datasets, args.prefix)
     try:
-        report = grade(
-            args.datasets, args.results, args.prefix, progress=progress, store=args.store,
-            **options,
-        )  # fmt: skip
+        report = grade(args.datasets, args.results, args.prefix, progress=progress, options=options)
     finally:
         _end_progress(progress)
     _log_graded(report)
@@ -387,14 +426,11 @@ def _print_report(report: StatsReport, format: str) -> None:
         sys.stdout.write(report.to_text())
 
 
-def _watch_stats(args: argparse.Namespace, level: int, options: dict[str, Any]) -> int:
+def _watch_stats(args: argparse.Namespace, level: int, options: EngineOptions) -> int:
     # Runs until Ctrl-C or SIGTERM (exit 130 / 143, as any stopped command).
     screen = args.format == "text" and sys.stdout.isatty()
     first = True
-    for report in watch(
-        args.datasets, args.results, args.prefix, interval=args.watch, store=args.store,
-        **options,
-    ):  # fmt: skip
+    for report in watch(args.datasets, args.results, args.prefix, options=options):
         _log_graded(report)
         if screen:
             sys.stdout.write("\033[H\033[2J")  # a terminal shows the latest report only
@@ -405,7 +441,7 @@ def _watch_stats(args: argparse.Namespace, level: int, options: dict[str, Any]) 
         if screen:
             sys.stdout.write(
                 f"\nkagreport: {time.strftime('%H:%M:%S')}: watching {args.results} every "
-                f"{args.watch:g} s ({report.files_read} file(s) read in the last pass); "
+                f"{options.interval:g} s ({report.files_read} file(s) read in the last pass); "
                 "Ctrl-C stops.\n"
             )
         sys.stdout.flush()
@@ -428,11 +464,11 @@ def _run_find(args: argparse.Namespace, level: int) -> int:
     progress = _progress(level)
     try:
         report = find(
-            args.regex if options["engine"] == "dask" else pattern,
+            args.regex if options.engine == "dask" else pattern,
             args.results,
             args.prefix,
             progress=progress,
-            **options,
+            options=options,
         )
     finally:
         _end_progress(progress)

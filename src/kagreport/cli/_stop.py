@@ -44,8 +44,9 @@ def restore_stop_handlers(previous: _Handlers, *, exiting: bool) -> None:
 def terminate_as_interrupt() -> _Handlers:
     # CI runners and `timeout` stop a job with SIGTERM; by default Python dies at once and a
     # site build would leave its temporary folder behind. As SystemExit(143), the cleanup
-    # runs (grading workers restore the default actions: see grading._engine). Both signals are
-    # also recorded (note_stop), for code that waits inside another library's event loop.
+    # runs (grading workers restore the default actions: see grading.engine._pool). Both
+    # signals are also recorded (note_stop), for code that waits inside another library's
+    # event loop.
     import signal
     import threading
 

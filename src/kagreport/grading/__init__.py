@@ -4,16 +4,17 @@
 >>> report = grade("datasets.json", "results")  # doctest: +SKIP
 >>> print(report.to_text())  # doctest: +SKIP
 
-A tree on object storage, graded on a Dask cluster, again reading only what changed:
+A tree on object storage, graded on a Dask cluster, again reading only what changed
+(where and how it is graded: :class:`EngineOptions`, in :mod:`kagreport.grading.engine`):
 
->>> grade("s3://bucket/datasets.json", "s3://bucket/run", engine="dask",
-...       store="grades/")  # doctest: +SKIP
+>>> options = EngineOptions(engine="dask", store="grades/")  # doctest: +SKIP
+>>> grade("s3://bucket/datasets.json", "s3://bucket/run", options=options)  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from kagreport.grading._find import FindMatch, FindReport, compile_pattern, find
-from kagreport.grading._grade import ENGINES, SetupReport, StatsReport, grade
+from kagreport.grading._grade import grade
 from kagreport.grading._items import ItemRow, ItemTable, ItemTexts, Outcome
 from kagreport.grading._metrics import (
     Metrics,
@@ -22,14 +23,16 @@ from kagreport.grading._metrics import (
     duration_secs,
 )
 from kagreport.grading._render import render_text
+from kagreport.grading._report import SetupReport, StatsReport
 from kagreport.grading._rule import WHITE_SPACE, grade_response
-from kagreport.grading._store import GradeStore, StoreError
-from kagreport.grading._watch import watch
+from kagreport.grading.engine import ENGINES, EngineOptions, GradeStore, StoreError
+from kagreport.grading.engine._watch import watch
 from kagreport.kag._jsonfmt import dumps_pretty, format_float
 
 __all__ = [
     "ENGINES",
     "WHITE_SPACE",
+    "EngineOptions",
     "FindMatch",
     "FindReport",
     "GradeStore",

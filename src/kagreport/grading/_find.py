@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple
 
-from kagreport._errors import UsageError
-from kagreport.grading._engine import CHUNK_QUESTIONS, PARALLEL_AFTER, ChunkRunner
-from kagreport.grading._grade import ProgressCallback
+from kagreport._errors import InputError, NotRegularFileError, UsageError
+from kagreport.grading._chunk import CHUNK_QUESTIONS
+from kagreport.grading._collect import ProgressCallback
 from kagreport.grading._rule import WHITE_SPACE
+from kagreport.grading.engine._options import EngineOptions
+from kagreport.grading.engine._pool import PARALLEL_AFTER, ChunkRunner
 from kagreport.kag import decode_result, iter_find_candidates, iter_find_entries, read_bytes
 from kagreport.kag._jsonfmt import dumps_pretty
 from kagreport.kag._tree import ResultTree, open_tree
@@ -185,7 +187,7 @@ def _read_local(chunk: FindChunk) -> Iterator[bytes | OSError]:
             # symlink is followed. A FIFO or device: kag would block on it, or
             # read without end.
             if not regular and not stat.S_ISREG(os.stat(path).st_mode):
-                raise OSError(0, "not a regular file")
+                raise NotRegularFileError(0, "not a regular file", path)
             yield read_bytes(path)
         except OSError as exc:
             yield exc
@@ -245,9 +247,10 @@ def find(
     *,
     progress: ProgressCallback | None = None,
     workers: int | None = None,
-    engine: str = "local",
+    engine: str | None = None,
     client: Any = None,
     storage_options: Mapping[str, Any] | None = None,
+    options: EngineOptions | None = None,
 ) -> FindReport:
     """Find the result files whose response matches ``pattern``.
 
@@ -262,15 +265,16 @@ def find(
         Only files named ``<prefix>*.json`` are searched.
     progress : callable, optional
         Called with the number of files found so far, every 1,000 files.
-    workers : int, optional
-        Processes that read and search a large tree (default: the CPU count, at
-        most 8), as :func:`grade`: Linux only (forked, or from a fork server),
-        after :data:`FIND_PARALLEL_AFTER` files. The report and the order of the
-        warnings are the same whatever the number.
-    engine, client, storage_options
-        As :func:`grade`: ``engine="dask"`` searches in tasks of a few thousand files
-        on a Dask cluster (``pattern`` must then be a string); ``results`` may be any
-        fsspec URL, walked with its folders listed many at a time.
+    options : EngineOptions, optional
+        As :func:`grade` (its ``store`` is not used): a large local tree is read by
+        ``workers`` processes (default: the CPU count, at most 8; Linux only, forked
+        or from a fork server, after :data:`FIND_PARALLEL_AFTER` files; the report and
+        the order of the warnings are the same whatever the number);
+        ``engine="dask"`` searches in tasks of a few thousand files on a Dask cluster
+        (``pattern`` must then be a string); ``results`` may be any fsspec URL, walked
+        with its folders listed many at a time.
+    workers, engine, client, storage_options
+        Shorthands for the fields of ``options``, as :func:`grade`'s.
 
     Returns
     -------
@@ -280,8 +284,9 @@ def find(
     ------
     UsageError
         If ``pattern`` is not a valid regular expression.
-    ValueError
-        If ``workers`` is below 1.
+    InputError
+        A ValueError too: if an option is out of range, or ``engine="dask"`` is given a
+        pattern that is not a string.
     ResultTreeError
         If the root is missing or a folder cannot be read.
     WorkerDiedError
@@ -295,10 +300,12 @@ def find(
     Paths are ``results`` joined with each file's relative path.
     """
     compiled = compile_pattern(pattern)
-    if engine not in ("local", "dask"):
-        raise ValueError(f"`engine` must be 'local' or 'dask', not {engine!r}")
-    tree = open_tree(results, storage_options)
+    options = (options or EngineOptions()).with_keywords(
+        workers=workers, engine=engine, scheduler=client, storage_options=storage_options
+    )
+    tree = open_tree(results, options.storage_options)
     remote = tree if tree.remote else None
+    workers = options.workers
     # Workers get the pattern string (compiled there); another search object stays here.
     if isinstance(compiled, Pattern):
         # Seeded here, the cache spares the serial path a second compile, and forked
@@ -308,8 +315,8 @@ def find(
         _compiled[compiled.pattern] = compiled.search
         task = partial(search_chunk, compiled.pattern, tree=remote)
     else:
-        if engine == "dask":
-            raise ValueError("engine='dask' needs the pattern as a string (it is sent to workers)")
+        if options.engine == "dask":
+            raise InputError("engine='dask' needs the pattern as a string (it is sent to workers)")
         task = partial(search_chunk, compiled, tree=remote)
         workers = 1
     matches: list[FindMatch] = []
@@ -326,10 +333,10 @@ def find(
         matches.extend(FindMatch(path, result) for path, result in found.matches)
 
     runner: Any
-    if engine == "dask":
-        from kagreport.grading._dask import DaskRunner
+    if options.engine == "dask":
+        from kagreport.grading.engine._dask import DaskRunner
 
-        runner = DaskRunner(client, prefix, merge, task=task)
+        runner = DaskRunner(options.scheduler, prefix, merge, task=task, workers=workers)
     else:
         runner = ChunkRunner(workers, prefix, merge, task=task, parallel_after=FIND_PARALLEL_AFTER)
     size = getattr(runner, "chunk_files", FIND_CHUNK_FILES)

@@ -15,6 +15,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kagreport._errors import InputError, MissingKeyError
+
 if TYPE_CHECKING:
     import numpy.typing as npt
 
@@ -150,7 +152,7 @@ class ItemTableBuilder:
             column.extend(values)
         if self.keep_text:
             if texts is None:
-                raise ValueError("this builder keeps texts: pass them with the rows")
+                raise InputError("this builder keeps texts: pass them with the rows")
             responses, lengths, errors = texts
             self.responses.extend(responses)
             self.lengths.extend(lengths)
@@ -169,7 +171,7 @@ class ItemTableBuilder:
             column.frombytes(values.astype(_DTYPES[column.typecode]).tobytes())
         if self.keep_text:
             if texts is None:
-                raise ValueError("this builder keeps texts: pass them with the rows")
+                raise InputError("this builder keeps texts: pass them with the rows")
             responses, lengths, errors = texts
             self.responses.extend(responses)
             self.lengths.frombytes(np.asarray(lengths, dtype=np.int64).tobytes())
@@ -263,7 +265,7 @@ class ItemTable:
         texts: ItemTexts | None = None,
     ) -> None:
         if texts is not None and len(texts) != len(columns[0]):
-            raise ValueError(f"texts hold {len(texts)} rows, the columns {len(columns[0])}")
+            raise InputError(f"texts hold {len(texts)} rows, the columns {len(columns[0])}")
         self.setup_names = tuple(setup_names)
         self.dataset_names = tuple(dataset_names)
         self.question_names = tuple(question_names)
@@ -293,15 +295,17 @@ class ItemTable:
 
         Raises
         ------
-        KeyError
-            For an unknown column name.
+        MissingKeyError
+            A KeyError too: for an unknown column name.
         """
         import numpy as np
 
         try:
             index = self.COLUMNS.index(name)
         except ValueError:
-            raise KeyError(f"unknown column {name!r}; columns: {', '.join(self.COLUMNS)}") from None
+            raise MissingKeyError(
+                f"unknown column {name!r}; columns: {', '.join(self.COLUMNS)}"
+            ) from None
         column = self._columns[index]
         dtype = _DTYPES[column.typecode]
         return np.frombuffer(column, dtype=dtype) if len(column) else np.zeros(0, dtype=dtype)
@@ -316,8 +320,8 @@ class ItemTable:
 
         Raises
         ------
-        KeyError
-            For an unknown column name.
+        MissingKeyError
+            A KeyError too: for an unknown column name.
         """
         import numpy as np
 
@@ -361,11 +365,11 @@ class ItemTable:
 
         Raises
         ------
-        ValueError
-            If the table does not know its results root.
+        InputError
+            A ValueError too: if the table does not know its results root.
         """
         if self.results is None:
-            raise ValueError("this item table does not know its results folder")
+            raise InputError("this item table does not know its results folder")
         name = f"{self.prefix}{row.setup}.json"
         if "://" in self.results:  # a URL (s3://bucket/run): joined by "/"
             return "/".join((self.results.rstrip("/"), row.dataset, row.question, name))

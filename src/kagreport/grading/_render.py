@@ -1,15 +1,42 @@
-"""The ``kag stats`` text table (``render_text`` in kag ``src/subcommand/stats/mod.rs``)."""
+"""The ``kag stats`` text table (``render_text`` in kag ``src/subcommand/stats/mod.rs``).
+
+The renderers read a report through :class:`Rendered` (what a
+:class:`~kagreport.grading.StatsReport` has), so this module needs nothing of the report's.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from kagreport.grading._metrics import Metrics
 
-if TYPE_CHECKING:
-    from kagreport.grading._grade import StatsReport
+__all__ = ["FOOTER", "Rendered", "render_html", "render_text"]
 
-__all__ = ["FOOTER", "render_html", "render_text"]
+
+class _Setup(Protocol):
+    @property
+    def setup(self) -> str: ...
+    @property
+    def overall(self) -> Metrics: ...
+    @property
+    def per_dataset(self) -> Mapping[str, Metrics]: ...
+
+
+class Rendered(Protocol):
+    """What the renderers read of a report (a :class:`~kagreport.grading.StatsReport`)."""
+
+    @property
+    def datasets(self) -> int: ...
+    @property
+    def scorable_questions(self) -> int: ...
+    @property
+    def skipped_files(self) -> int: ...
+    @property
+    def setups(self) -> Sequence[_Setup]: ...
+    @property
+    def unparsable_files(self) -> Sequence[str]: ...
+
 
 FOOTER = (
     "ACC% = correct / scored, PREC% = correct / committed, COVER% = committed / scored\n"
@@ -41,7 +68,7 @@ def _row(name_cell: str, m: Metrics) -> str:
     return cells + "\n"
 
 
-def render_text(report: StatsReport) -> str:
+def render_text(report: Rendered) -> str:
     """Render a report as ``kag stats`` prints it.
 
     The layout is the spec's (``KAG_STATS_SPEC.md`` section 2.3): a header
@@ -73,7 +100,7 @@ def render_text(report: StatsReport) -> str:
     return "".join(out)
 
 
-def render_html(report: StatsReport) -> str:
+def render_html(report: Rendered) -> str:
     """The kag table as an HTML ``<table>`` (for notebooks); every name is escaped."""
     from html import escape
 

@@ -13,6 +13,8 @@ from typing import Annotated
 
 import msgspec
 
+from kagreport._errors import KagreportError
+
 # msgspec cannot bound ints beyond int64 in a constraint: values above 2**64 - 1
 # (u64/usize in kag) are rejected after decoding.
 _U64 = Annotated[int, msgspec.Meta(ge=0)]
@@ -98,8 +100,8 @@ _decoder = msgspec.json.Decoder(_Envelope)
 _UNSET = msgspec.UNSET
 
 
-class _Invalid(ValueError):
-    pass
+class _Invalid(KagreportError, ValueError):
+    """Content that is not a valid kag result envelope (a ValueError, as the decoder's own)."""
 
 
 def _nanos(duration: _DurationObject | tuple[int, int]) -> int:

@@ -7,6 +7,8 @@ import math
 from decimal import Decimal
 from typing import Any
 
+from kagreport._errors import InputError, InputTypeError
+
 __all__ = ["dumps_pretty", "format_float"]
 
 
@@ -34,11 +36,11 @@ def format_float(value: float) -> str:
 
     Raises
     ------
-    ValueError
-        For NaN or infinities, which JSON cannot hold.
+    InputError
+        A ValueError too: for NaN or infinities, which JSON cannot hold.
     """
     if not math.isfinite(value):
-        raise ValueError(f"{value!r} cannot be written as JSON")
+        raise InputError(f"{value!r} cannot be written as JSON")
     sign = "-" if math.copysign(1.0, value) < 0 else ""
     if value == 0:
         return sign + "0.0"
@@ -99,7 +101,7 @@ def _write(value: Any, indent: str, out: list[str]) -> None:
             _write(item, inner, out)
         out.append("\n" + indent + "]")
     else:
-        raise TypeError(f"cannot write {type(value).__name__} as JSON")
+        raise InputTypeError(f"cannot write {type(value).__name__} as JSON")
 
 
 def dumps_pretty(value: Any) -> str:

@@ -22,6 +22,8 @@ import json
 import re
 from typing import NamedTuple, TypeAlias
 
+from kagreport._errors import KagreportError
+
 __all__ = [
     "ANY",
     "DURATION",
@@ -65,8 +67,8 @@ _END = re.compile(rb"[ \t\n\r]*\Z")
 _DURATION_FIELDS: dict[str, Schema] = {"secs": INT, "nanos": INT}
 
 
-class JSONScanError(ValueError):
-    """The text is not what kag's serde reads (message says why)."""
+class JSONScanError(KagreportError, ValueError):
+    """The text is not what kag's serde reads (message says why); a ValueError too."""
 
 
 def _check_int(token: bytes, fraction: bytes | None, exponent: bytes | None) -> None:

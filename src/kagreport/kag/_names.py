@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from kagreport._errors import InputError
+
 __all__ = ["is_component_name", "to_component_name"]
 
 # kag's ComponentName: non-empty, ASCII a-z, 0-9 and '-' only.
@@ -28,10 +30,10 @@ def to_component_name(text: str) -> str:
 
     Raises
     ------
-    ValueError
-        If nothing valid is left (``text`` has no ASCII letter or digit).
+    InputError
+        A ValueError too: if nothing valid is left (``text`` has no ASCII letter or digit).
     """
     name = _INVALID_RUN.sub("-", text.lower()).strip("-")
     if not name or not is_component_name(name):
-        raise ValueError(f"cannot make a component name from {text!r}")
+        raise InputError(f"cannot make a component name from {text!r}")
     return name

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kagreport._errors import KagreportError, UsageError
+from kagreport._errors import InputError, KagreportError, UsageError
 from kagreport.kag._jsonfmt import dumps_pretty, format_float
 
 __all__ = [
@@ -245,13 +245,13 @@ def simulate_run(
 
     Raises
     ------
-    ValueError
-        For a size out of range.
+    InputError
+        A ValueError too: for a size out of range.
     """
     if not 1 <= datasets <= len(_TOPICS):
-        raise ValueError(f"datasets must be between 1 and {len(_TOPICS)}, not {datasets}")
+        raise InputError(f"datasets must be between 1 and {len(_TOPICS)}, not {datasets}")
     if questions < 0 or unlabelled_questions < 0 or free_form_questions < 0:
-        raise ValueError("question counts must be >= 0")
+        raise InputError("question counts must be >= 0")
     rng = random.Random(seed)
     base = os.fspath(root)
     results = os.path.join(base, "results")
@@ -320,8 +320,8 @@ def write_simulated_run(out: str | os.PathLike[str], **options: Any) -> Simulate
         is longer than 200 bytes in UTF-8.
     KagreportError
         If ``out`` exists or its parent folder does not.
-    ValueError
-        For a size out of range (:func:`simulate_run`).
+    InputError
+        A ValueError too: for a size out of range (:func:`simulate_run`).
     OSError
         If the folder cannot be written.
     """

@@ -22,7 +22,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from kagreport._errors import NotRegularFileError, ResultTreeError
+from kagreport._errors import InputError, NotRegularFileError, ResultTreeError
 from kagreport.kag._records import read_bytes
 
 __all__ = [
@@ -209,7 +209,7 @@ class RemoteTree:
     def __init__(self, url: str, storage_options: dict[str, Any]) -> None:
         found = _URL.match(url)
         if found is None:  # pragma: no cover - open_tree checks
-            raise ValueError(f"not a URL: {url}")
+            raise InputError(f"not a URL: {url}")
         self.protocol = found.group(1).lower()
         self.root = url.rstrip("/") if url.rstrip("/") != found.group(0).rstrip("/") else url
         # Fresh listings every time (a watched tree grows): no listing cache.

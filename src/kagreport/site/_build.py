@@ -34,6 +34,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kagreport._errors import SiteError
 from kagreport.site._config import RunConfig, SiteConfig, SourceConfig
@@ -46,6 +47,9 @@ from kagreport.site._signals import deferred_signals
 from kagreport.site._systems import build_systems, plan_systems
 from kagreport.site._templates import Templates
 from kagreport.site._write import write_site
+
+if TYPE_CHECKING:
+    from kagreport import EngineOptions
 
 __all__ = ["build_site", "plan_site"]
 
@@ -61,6 +65,7 @@ def build_site(
     execute_notebooks: bool = True,
     progress: ProgressCallback | None = None,
     warn: ProgressCallback | None = None,
+    engine_options: EngineOptions | None = None,
 ) -> Path:
     """Build the static report site of ``config`` into ``out_dir``.
 
@@ -81,6 +86,9 @@ def build_site(
         Called with a one-line message for what the reader of the site should know but
         that does not stop the build (result files that did not parse, setups that could
         not be compared); also logged as warnings.
+    engine_options : EngineOptions, optional
+        How kag runs are graded (:class:`kagreport.EngineOptions`: workers, a Dask
+        cluster, a grade store, storage options), passed whole to each grade.
 
     Returns
     -------
@@ -117,7 +125,7 @@ def build_site(
             staging = new_folder(parent, f".{out.name}.build-")
         if config.runs or config.sources or config.evaluations:
             figures.start()  # the helper warms up while the pages are made
-        content = plan_site(config, progress, warn)
+        content = plan_site(config, progress, warn, engine_options)
         write_site(content, staging, templates, figures, execute_notebooks=execute_notebooks)
         content.say("waiting for the figures")
         figures.finish()
@@ -138,6 +146,7 @@ def plan_site(
     config: SiteConfig,
     progress: ProgressCallback | None = None,
     warn: ProgressCallback | None = None,
+    engine_options: EngineOptions | None = None,
 ) -> SiteContent:
     """Every page, data file and figure of the site of ``config``, nothing written.
 
@@ -160,7 +169,7 @@ def plan_site(
     read = []
     for run_config, key in inputs:
         site.say(f"reading {run_config.name}")
-        read.append((run_config, key, read_input(run_config, key, config.source)))
+        read.append((run_config, key, read_input(run_config, key, config.source, engine_options)))
     with _charts_unchecked() if read or config.evaluations else contextlib.nullcontext():
         for run_config, key, run in read:
             plan_run(site, run_config, key, run)

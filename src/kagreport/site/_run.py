@@ -38,8 +38,10 @@ __all__ = ["plan_run", "read_input"]
 RunInput = RunConfig | SourceConfig
 
 
-def read_input(config: RunInput, key: str, source: Any) -> Run:
+def read_input(config: RunInput, key: str, source: Any, engine_options: Any = None) -> Run:
     """Read one run of the site: a kag tree graded, or another tool's file.
+
+    ``engine_options`` (:class:`kagreport.EngineOptions`) say how a kag tree is graded.
 
     Raises
     ------
@@ -55,7 +57,11 @@ def read_input(config: RunInput, key: str, source: Any) -> Run:
             # Texts are read from the result files as the pages show them (whole, so the
             # pages give a cut response's full length), never all held at once.
             run = read_run(
-                config.results, format="kag", datasets=config.datasets, prefix=config.prefix
+                config.results,
+                format="kag",
+                datasets=config.datasets,
+                prefix=config.prefix,
+                engine_options=engine_options,
             )
         else:
             run = read_run(config.path, config.format)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from kagreport._errors import KagreportError
+from kagreport._errors import InputError, KagreportError
 
 if TYPE_CHECKING:
+    from kagreport.grading import EngineOptions
     from kagreport.runs import Run
 
 __all__ = ["watch_run"]
@@ -21,14 +22,10 @@ def watch_run(
     results: str | os.PathLike[str] = ".",
     prefix: str = "",
     *,
-    interval: float = 2.0,
-    store: Any = None,
-    engine: str = "local",
-    client: Any = None,
-    storage_options: Mapping[str, Any] | None = None,
-    workers: int | None = None,
+    options: EngineOptions | None = None,
     stop: threading.Event | None = None,
     on_error: Callable[[KagreportError], None] | None = None,
+    **shorthands: Any,
 ) -> Iterator[Run]:
     """The run of a kag result tree, again each time it changes while a benchmark writes it.
 
@@ -39,15 +36,20 @@ def watch_run(
 
     Parameters
     ----------
-    datasets, results, prefix, interval, store, engine, client, storage_options, workers
+    datasets, results, prefix
         As :func:`kagreport.grading.watch`.
+    options : EngineOptions, optional
+        How the tree is graded and the seconds between passes (``interval``).
     stop : threading.Event, optional
         Set it (from another thread) to end the iteration at the next pass.
     on_error : callable, optional
         Called with the error of a pass that fails after the first run was yielded (a
         folder the benchmark moves, a datasets file being rewritten); the next pass tries
-        again after ``interval`` seconds with the same store. Without it, the error is
-        raised. An error of the first pass is always raised.
+        again after the interval with the same store. Without it, the error is raised. An
+        error of the first pass is always raised.
+    **shorthands
+        ``engine``, ``workers``, ``client``, ``store``, ``storage_options``, ``interval``:
+        each replaces its field of ``options``.
 
     Yields
     ------
@@ -56,35 +58,33 @@ def watch_run(
     Raises
     ------
     KagreportError
-        As :func:`kagreport.grade`.
+        As :func:`kagreport.grade`, and for a shorthand that is not one.
     """
-    from kagreport.grading import GradeStore, watch
+    from kagreport.grading import EngineOptions, GradeStore, watch
     from kagreport.runs import Run
 
-    if store is None:
-        store = GradeStore()  # kept across failed passes: nothing is read twice
+    known = {"engine", "workers", "client", "store", "storage_options", "interval"}
+    unknown = sorted(set(shorthands) - known)
+    if unknown:
+        raise InputError(f"watch_run takes no option {', '.join(map(repr, unknown))}")
+    fields = {k: v for k, v in shorthands.items() if k != "client"}
+    if shorthands.get("client") is not None:
+        fields["scheduler"] = shorthands["client"]
+    options = (options or EngineOptions()).with_keywords(**fields)
+    if options.store is None:  # kept across failed passes: nothing is read twice
+        options = options.with_keywords(store=GradeStore())
+    storage = options.storage_options
     wait = stop.wait if stop is not None else time.sleep
     yielded = False
     while stop is None or not stop.is_set():
-        reports = watch(
-            datasets,
-            results,
-            prefix,
-            interval=interval,
-            store=store,
-            engine=engine,
-            client=client,
-            storage_options=storage_options,
-            workers=workers,
-            stop=stop,
-        )
+        reports = watch(datasets, results, prefix, options=options, stop=stop)
         try:
             for report in reports:
                 yielded = True
-                yield Run.from_stats(report, storage_options=storage_options)
+                yield Run.from_stats(report, storage_options=storage)
             return
         except KagreportError as exc:
             if on_error is None or not yielded:
                 raise
             on_error(exc)
-            wait(interval)
+            wait(options.interval)

@@ -34,7 +34,8 @@ class Follower:
     ----------
     watch_args : mapping
         The arguments of :func:`~kagreport.sources.watch_run` but ``stop`` and
-        ``on_error`` (``store`` defaults to one in memory, kept across failed passes).
+        ``on_error``: its ``options`` (:class:`~kagreport.EngineOptions`) and their
+        shorthands (the ``store`` defaults to one in memory, kept across failed passes).
     show : callable
         Called with each new run, on the thread.
     status : callable
@@ -53,6 +54,9 @@ class Follower:
         status: Callable[[str], None],
     ) -> None:
         self._args = dict(watch_args)
+        options = self._args.get("options")
+        given = self._args.get("interval")
+        self._interval = float(given or (options.interval if options is not None else 2.0))
         self._show = show
         self._status = status
         self._stop = threading.Event()
@@ -86,7 +90,7 @@ class Follower:
             self._status(f"Stopped following {self._where}.")
 
     def _failed(self, exc: KagreportError) -> None:  # the next pass may well succeed
-        interval = float(self._args.get("interval", 2.0))
+        interval = self._interval
         self._status(
             f"Following {self._where}: the last pass failed at {_now()} "
             f"({html.escape(str(exc))}); trying again in {interval:g} s."
@@ -108,7 +112,7 @@ class Follower:
 
     def _said(self, run: Run) -> None:
         files = len(run) + len(run.metadata.get("unparsable", ()))
-        interval = float(self._args.get("interval", 2.0))
+        interval = self._interval
         self._status(
             f"Following {self._where}: {files:,} result files graded, updated {_now()} "
             f"(checked every {interval:g} s; <code>view.stop()</code> ends it)."

@@ -30,6 +30,7 @@ from kagreport.widgets._html import fmt_number, fmt_percent_interval, html_table
 from kagreport.widgets._runs import lacks_note
 
 if TYPE_CHECKING:
+    from kagreport import EngineOptions
     from kagreport.widgets._follow import Follower
 
 __all__ = ["StatsView"]
@@ -204,30 +205,32 @@ class StatsView(View):
         results: str | os.PathLike[str] = ".",
         prefix: str = "",
         *,
-        interval: float = 2.0,
+        interval: float | None = None,
         store: str | os.PathLike[str] | Any = None,
-        engine: str = "local",
+        engine: str | None = None,
         client: Any = None,
         storage_options: Mapping[str, Any] | None = None,
         workers: int | None = None,
         cost: str | None = None,
         confidence: float = 0.95,
+        options: EngineOptions | None = None,
     ) -> StatsView:
         """A view of a running benchmark: graded now, then again every ``interval``
         seconds on a background thread, reading only the files that are new or changed
         (:func:`kagreport.sources.watch_run`), the view updated in place when the run
         changes (:meth:`update`). :meth:`stop` ends it.
 
-        Parameters are those of :func:`kagreport.sources.watch_run` (``store``: a folder
-        lets a later ``kagreport stats --store`` start where this stopped) and of the view.
-        A later pass that fails is said in :attr:`status`, and the next one tries again.
+        Parameters are those of :func:`kagreport.sources.watch_run` (``options``, a
+        :class:`kagreport.EngineOptions`, and its shorthands; a ``store`` folder serves a
+        later ``stats --store``) and of the view. A later pass that fails is said in
+        :attr:`status`, and the next one tries again.
 
         Raises
         ------
         KagreportError
             As :func:`kagreport.grade`, from the first pass.
         ValueError
-            For a non-positive ``interval`` or a ``cost`` the report does not have.
+            For an option out of range (``interval`` <= 0, ...) or an unknown ``cost``.
         """
         from kagreport.widgets._follow import Follower
 
@@ -243,7 +246,7 @@ class StatsView(View):
         args = {
             "datasets": datasets, "results": results, "prefix": prefix, "interval": interval,
             "store": store, "engine": engine, "client": client,
-            "storage_options": storage_options, "workers": workers,
+            "storage_options": storage_options, "workers": workers, "options": options,
         }  # fmt: skip
         follower = Follower(args, lambda run: holder[0].update(run), status)
         view = cls(follower.first(), cost=cost, confidence=confidence)

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from kagreport._errors import KagreportError
 from kagreport.evaluation._items import AnswerItem
 
 __all__ = [
@@ -80,7 +81,7 @@ class Judgement:
     usage: Usage = field(default_factory=Usage)
 
 
-class JudgeFailure(Exception):
+class JudgeFailure(KagreportError):
     """A judgement that could not be made (HTTP failure, unparsable verdict, ...).
 
     Counted in ``errors[judge]``; the evaluation goes on. ``verdict`` keeps

@@ -10,6 +10,7 @@ import string
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from kagreport._errors import KagreportError
 from kagreport._optional import optional
 from kagreport.evaluation.judges._protocol import JudgeFailure
 from kagreport.evaluation.judges._verdict import _describe, _valid_text
@@ -30,12 +31,12 @@ _MAX_POWER_BITS = 100_000
 _TEMPLATE_VARIABLES = ("item", "context")
 
 
-class _NoneInPrompt(ValueError):
-    pass
+class _NoneInPrompt(KagreportError, ValueError):
+    """A prompt field that is None (a ValueError too, as Jinja's own errors)."""
 
 
-class _PromptTooLong(ValueError):
-    pass
+class _PromptTooLong(KagreportError, ValueError):
+    """A rendered prompt over the length limit (a ValueError too)."""
 
 
 def _refuse_none(value: Any) -> Any:

@@ -11,19 +11,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from kagreport.grading._store import NewRows, StoredRows
+from kagreport._errors import StoreError
+from kagreport.grading.engine._rows import MEASURES, NewRows, StoredRows
 
-__all__ = ["MEASURES", "live_rows", "merged", "table_of_new", "table_of_rows"]
+__all__ = ["live_rows", "merged", "table_of_new", "table_of_rows"]
 
-#: The six measurements of a row, int64 (-1: absent), in the item table's order.
-MEASURES = (
-    "generation_ns",
-    "retrieval_ns",
-    "vertices",
-    "relationships",
-    "properties",
-    "context_bytes",
-)
+
+class _DamagedShardError(StoreError, ValueError):
+    """A shard's column with missing values or values out of range (a ValueError too); the
+    store says so naming its folder."""
 
 
 def _codes(column: Any) -> tuple[npt.NDArray[np.int32], list[str]]:
@@ -48,23 +44,23 @@ def _ranked(codes: npt.NDArray[np.int32], names: list[str]) -> npt.NDArray[np.in
 
 # Over 60 lines: one pass from the concatenated shards to the sorted live table.
 def _check(table: Any) -> None:
-    """Raise ValueError unless every column a stored row needs is whole and in range (a
-    shard rewritten by hand or by another program must not make a wrong report)."""
+    """Raise _DamagedShardError unless every column a stored row needs is whole and in range
+    (a shard rewritten by hand or by another program must not make a wrong report)."""
     import pyarrow.compute as pc
 
     needed = ("dataset", "question", "setup", "answer", "identity", "parsed", "outcome")
     for name in (*needed, *MEASURES):
         if table.column(name).null_count:
-            raise ValueError(f"column {name!r} has missing values")
+            raise _DamagedShardError(f"column {name!r} has missing values")
     outcome = table.column("outcome").to_numpy(zero_copy_only=False).astype(np.int64)
     if not np.isin(outcome, (0, 1, 2, 255)).all():
-        raise ValueError("column 'outcome' holds a value that is not an outcome")
+        raise _DamagedShardError("column 'outcome' holds a value that is not an outcome")
     parsed = table.column("parsed").to_numpy(zero_copy_only=False).astype(bool)
     if ((outcome == 255) == parsed).any():
-        raise ValueError("columns 'parsed' and 'outcome' disagree")
+        raise _DamagedShardError("columns 'parsed' and 'outcome' disagree")
     for name in MEASURES:
         if len(table) and pc.min(table.column(name)).as_py() < -1:
-            raise ValueError(f"column {name!r} holds a negative measurement")
+            raise _DamagedShardError(f"column {name!r} holds a negative measurement")
     for value in table.column("exact").to_pylist():
         if value is not None:
             values = json.loads(value)
@@ -73,7 +69,9 @@ def _check(table: Any) -> None:
                 and len(values) == len(MEASURES)
                 and all(type(v) is int and v >= -1 for v in values)
             ):
-                raise ValueError("column 'exact' holds something other than six measurements")
+                raise _DamagedShardError(
+                    "column 'exact' holds something other than six measurements"
+                )
 
 
 def live_rows(table: Any, keep_text: bool | int) -> StoredRows | None:

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from multiprocessing import spawn
 from typing import Any
 
-from kagreport.grading._engine import WORKER_NAME
+from kagreport.grading.engine._pool import WORKER_NAME
 
 _MAIN_KEYS = ("init_main_from_path", "init_main_from_name")
 _prepare = spawn.prepare

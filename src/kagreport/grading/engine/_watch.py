@@ -8,14 +8,17 @@ a folder is given) and yields the report when it differs from the last one.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from kagreport.grading._grade import ProgressCallback, StatsReport, grade
-from kagreport.grading._store import GradeStore
+from kagreport.grading._grade import ProgressCallback, grade
+from kagreport.grading._report import StatsReport
+from kagreport.grading.engine._options import EngineOptions
+from kagreport.grading.engine._store import GradeStore
 from kagreport.kag import Datasets
 
 __all__ = ["watch"]
@@ -26,9 +29,9 @@ def watch(
     results: str | os.PathLike[str] = ".",
     prefix: str = "",
     *,
-    interval: float = 2.0,
+    interval: float | None = None,
     store: GradeStore | str | os.PathLike[str] | None = None,
-    engine: str = "local",
+    engine: str | None = None,
     client: Any = None,
     storage_options: Mapping[str, Any] | None = None,
     keep_text: bool | int = False,
@@ -36,6 +39,7 @@ def watch(
     progress: ProgressCallback | None = None,
     stop: threading.Event | None = None,
     sleep: Callable[[float], Any] | None = None,
+    options: EngineOptions | None = None,
 ) -> Iterator[StatsReport]:
     """Grade a result tree again every ``interval`` seconds; yield each report that changed.
 
@@ -45,16 +49,18 @@ def watch(
 
     Parameters
     ----------
-    datasets, results, prefix, engine, storage_options, keep_text, workers, progress
+    datasets, results, prefix, keep_text, progress
         As :func:`grade`.
-    interval : float, default 2.0
-        Seconds between the end of one pass and the start of the next (> 0).
-    store : GradeStore or path, optional
-        Where graded files are kept (default: in memory, for this watch only); a folder
-        lets the next ``kagreport stats --store`` start where this one stopped.
-    client : distributed.Client or str, optional
-        With ``engine="dask"``: one client (or scheduler address, or a LocalCluster made
-        here) serves every pass; one made here is closed when the iteration ends.
+    options : EngineOptions, optional
+        How the tree is graded, and the seconds between passes (``interval``: from the
+        end of one pass to the start of the next). Its ``store`` is where graded files
+        are kept (default: in memory, for this watch only); a folder lets the next
+        ``kagreport stats --store`` start where this one stopped. With
+        ``engine="dask"``, one client (the ``scheduler``'s, or a ``LocalCluster`` made
+        here and closed when the iteration ends) serves every pass.
+    interval, store, engine, client, storage_options, workers
+        Shorthands for the fields of ``options`` (``client``: ``scheduler``); each one
+        given replaces its field (:meth:`EngineOptions.with_keywords`).
     stop : threading.Event, optional
         Set it (from another thread) to end the iteration at the next pass.
     sleep : callable, optional
@@ -66,45 +72,38 @@ def watch(
 
     Raises
     ------
-    ValueError
-        If ``interval`` is not positive.
+    InputError
+        A ValueError too: if an option is out of range (a non-positive ``interval``, ...).
     KagreportError
         As :func:`grade`, from the pass that failed.
     """
-    if not interval > 0:
-        raise ValueError(f"`interval` must be a positive number of seconds, not {interval!r}")
-    if store is None:
-        store = GradeStore()
-    elif not isinstance(store, GradeStore):
-        store = GradeStore(store)
+    options = (options or EngineOptions()).with_keywords(
+        interval=interval, store=store, engine=engine, scheduler=client,
+        storage_options=storage_options, workers=workers,
+    )  # fmt: skip
+    if options.store is None:
+        options = dataclasses.replace(options, store=GradeStore())
     close = None
-    if engine == "dask":
-        from kagreport.grading._dask import dask_client
+    if options.engine == "dask":
+        from kagreport.grading.engine._dask import dask_client
 
-        client, close = dask_client(client)
+        client, close = dask_client(options.scheduler, options.workers)
+        options = dataclasses.replace(options, scheduler=client, workers=None)
     wait = sleep or (stop.wait if stop is not None else time.sleep)
     last: tuple[str, tuple[str, ...]] | None = None
     try:
         while stop is None or not stop.is_set():
             report = grade(
-                datasets,
-                results,
-                prefix,
-                store=store,
-                engine=engine,
-                client=client,
-                storage_options=storage_options,
-                keep_text=keep_text,
-                workers=workers,
-                progress=progress,
-            )
+                datasets, results, prefix, keep_text=keep_text, progress=progress,
+                options=options,
+            )  # fmt: skip
             key = (report.to_json(), report.unparsable_files)
             if key != last:
                 last = key
                 yield report
             if stop is not None and stop.is_set():
                 return
-            wait(interval)
+            wait(options.interval)
     finally:
         if close is not None:
             close()

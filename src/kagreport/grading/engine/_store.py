@@ -24,26 +24,24 @@ as it was, or with an unlisted shard that the next write removes.
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import json
 import logging
 import os
 import re
-from array import array
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from kagreport import __version__
 from kagreport._atomic import write_atomic
 from kagreport._errors import StoreError
+from kagreport._version import __version__
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["GRADER_VERSION", "MAX_SHARDS", "ChunkKnown", "GradeStore", "StoreError"]
+    from kagreport.grading.engine._rows import NewRows, StoredRows
+
+__all__ = ["GRADER_VERSION", "MAX_SHARDS", "GradeStore", "StoreError"]
 
 logger = logging.getLogger("kagreport.grading")
 
@@ -62,117 +60,6 @@ _AFRESH = "; delete the folder to grade afresh"
 def _count(value: object) -> bool:
     """Whether ``value`` is a non-negative int (not a bool) of a sane size."""
     return type(value) is int and 0 <= value < 2**62
-
-
-def identity_hash(identity: str) -> int:
-    """A file identity as a signed 64-bit integer (BLAKE2b, 8 bytes), as the store keeps it."""
-    digest = hashlib.blake2b(identity.encode("utf-8", "surrogateescape"), digest_size=8)
-    return int.from_bytes(digest.digest(), "little", signed=True)
-
-
-class ChunkKnown(NamedTuple):
-    """What the store holds for the question folders of one chunk (sent to its task).
-
-    Folder ``i`` owns entries ``bounds[i]:bounds[i + 1]`` of ``setups`` (codes into
-    ``setup_names``) and ``identities`` (:func:`identity_hash` of each file's identity
-    when it was graded).
-    """
-
-    setup_names: list[str]
-    setups: npt.NDArray[np.int32]
-    identities: npt.NDArray[np.int64]
-    bounds: npt.NDArray[np.int64]
-
-
-@dataclass
-class StoredRows:
-    """The live rows of a store, sorted by (dataset, question, setup) name.
-
-    Name columns are codes into the ``*_names`` lists. ``parsed`` is False for a file
-    that did not parse (its ``message`` and ``reason`` are kept, its measures are -1).
-    """
-
-    dataset_names: list[str]
-    question_names: list[str]
-    setup_names: list[str]
-    answer_names: list[str]
-    dataset: npt.NDArray[np.int32]
-    question: npt.NDArray[np.int32]
-    setup: npt.NDArray[np.int32]
-    answer: npt.NDArray[np.int32]
-    identity: npt.NDArray[np.int64]
-    parsed: npt.NDArray[np.bool_]
-    outcome: npt.NDArray[np.uint8]
-    measures: dict[str, npt.NDArray[np.int64]]
-    exact: dict[int, tuple[int, ...]]
-    message: dict[int, tuple[str, str]]
-    texts: tuple[list[str | None], npt.NDArray[np.int64], list[str | None]] | None
-    folders: dict[tuple[str, str], tuple[int, int]]
-
-    def __len__(self) -> int:
-        return len(self.identity)
-
-    @functools.cached_property
-    def _answer_codes(self) -> dict[str, int]:
-        return {name: code for code, name in enumerate(self.answer_names)}
-
-    def known_rows(
-        self, keys: Sequence[tuple[str, str, str]]
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """The stored rows of each (dataset, question, answer) folder of a chunk, in
-        folder order, and the bounds of each folder's rows (``len(keys) + 1`` offsets).
-
-        A stored row counts only if it was graded against the same answer.
-        """
-        import numpy as np
-
-        answer_codes = self._answer_codes
-        spans = [self.folders.get((dataset, question), (0, 0)) for dataset, question, _ in keys]
-        starts = np.array([span[0] for span in spans], dtype=np.int64)
-        lengths = np.array([span[1] - span[0] for span in spans], dtype=np.int64)
-        wanted = np.array([answer_codes.get(answer, -1) for _, _, answer in keys], dtype=np.int64)
-        folder = np.repeat(np.arange(len(keys)), lengths)
-        ends = np.cumsum(lengths)
-        total = int(ends[-1]) if len(ends) else 0
-        rows = np.repeat(starts - (ends - lengths), lengths) + np.arange(total)
-        same = self.answer[rows] == wanted[folder]
-        bounds = np.zeros(len(keys) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(folder[same], minlength=len(keys)), out=bounds[1:])
-        return rows[same], bounds
-
-    def known(self, keys: Sequence[tuple[str, str, str]]) -> ChunkKnown:
-        """What the store holds for each (dataset, question, answer) folder of a chunk."""
-        rows, bounds = self.known_rows(keys)
-        return ChunkKnown(self.setup_names, self.setup[rows], self.identity[rows], bounds)
-
-
-@dataclass
-class NewRows:
-    """Rows graded by one run, to append to the store, as columns.
-
-    ``identity``: :func:`identity_hash` of each file; ``parsed`` 1 for a file that
-    parsed; ``outcome`` 255 for one that did not; ``measures``: six int64 columns in
-    :data:`~kagreport.grading._shards.MEASURES` order, clamped to int64 (-1: absent),
-    with the exact values of a row beyond int64 in ``exact`` and the message and
-    reason of a file that did not parse in ``message`` (both by row).
-    """
-
-    dataset: list[str] = field(default_factory=list)
-    question: list[str] = field(default_factory=list)
-    setup: list[str] = field(default_factory=list)
-    answer: list[str] = field(default_factory=list)
-    identity: array[int] = field(default_factory=lambda: array("q"))
-    parsed: array[int] = field(default_factory=lambda: array("B"))
-    outcome: array[int] = field(default_factory=lambda: array("B"))
-    measures: tuple[array[int], ...] = field(
-        default_factory=lambda: tuple(array("q") for _ in range(6))
-    )
-    exact: dict[int, tuple[int, ...]] = field(default_factory=dict)
-    message: dict[int, tuple[str, str]] = field(default_factory=dict)
-    texts: tuple[list[str | None], array[int], list[str | None]] | None = None
-
-    def __len__(self) -> int:
-        return len(self.identity)
 
 
 class GradeStore:
@@ -200,6 +87,15 @@ class GradeStore:
 
     def __repr__(self) -> str:
         return f"GradeStore({self.path!r})" if self.path else "GradeStore(in memory)"
+
+    def __eq__(self, other: object) -> bool:
+        # Two stores of one folder are one store; each store in memory is its own.
+        if not isinstance(other, GradeStore):
+            return NotImplemented
+        return self is other or (self.path is not None and self.path == other.path)
+
+    def __hash__(self) -> int:
+        return hash(self.path) if self.path is not None else id(self)
 
     # -- reading -------------------------------------------------------------------
 
@@ -284,11 +180,15 @@ class GradeStore:
             tables.append(table.append_column("shard", pa.array([order] * len(table), pa.int32())))
         if not tables:
             return None
-        from kagreport.grading._shards import live_rows
+        from kagreport.grading.engine._shards import _DamagedShardError, live_rows
 
         try:
             table = pa.concat_tables(tables, promote_options="permissive")
             return live_rows(table, keep_text)
+        except _DamagedShardError as exc:
+            raise StoreError(
+                f"the grade store {self.path} is damaged ({exc}){_AFRESH}", path=self.path
+            ) from None
         except (KeyError, IndexError, TypeError, ValueError, pa.ArrowException) as exc:
             raise StoreError(
                 f"the grade store {self.path} is damaged ({type(exc).__name__}: {exc}){_AFRESH}",
@@ -345,7 +245,7 @@ class GradeStore:
         StoreError
             If the store cannot be written (nothing is lost: the old manifest stays).
         """
-        from kagreport.grading._shards import merged, table_of_new, table_of_rows
+        from kagreport.grading.engine._shards import merged, table_of_new, table_of_rows
 
         if self.path is None:
             self._memory = merged(stored, kept, new, keep_text)

@@ -1,8 +1,8 @@
 """Grading on a Dask cluster: tasks of over a thousand result files, merged here in order.
 
 Each task lists a batch of question folders and reads and grades their files where it runs
-(:func:`~kagreport.grading._engine.grade_chunk`, the local engine's own function), and sends
-back compact columns (:class:`~kagreport.grading._engine.GradedChunk`); the client merges
+(:func:`~kagreport.grading._chunk.grade_chunk`, the local engine's own function), and sends
+back compact columns (:class:`~kagreport.grading._chunk.GradedChunk`); the client merges
 the results in submission order, so the report is the local engine's, byte for byte.
 Batches are sized from the files per folder seen so far, so that a task holds about
 :data:`TARGET_FILES` files (one task per file would make graphs that take minutes to build);
@@ -13,7 +13,8 @@ A worker that dies mid-task is the scheduler's to handle: its tasks run again el
 with ``KilledWorker``, which becomes :class:`~kagreport._errors.WorkerDiedError`. A cluster
 left without any worker for :data:`NO_WORKER_SECS` is an error too, never a wait.
 
-With no client given, a ``LocalCluster`` of this machine's cores is started and closed
+With no client given, a ``LocalCluster`` of this machine's cores (or of ``workers``
+processes) is started and closed
 afterwards. Its worker processes ignore Ctrl-C (it reaches the whole process group: the
 client stops them) and die of SIGTERM at once; on a stop they are killed before the
 cluster is closed, and they exit by themselves if this process dies (Dask's nanny watches
@@ -34,7 +35,9 @@ from typing import Any
 
 from kagreport._errors import KagreportError, WorkerDiedError
 from kagreport._signals import STOP_SIGNALS
-from kagreport.grading._engine import GradedChunk, chunk_arguments, grade_chunk
+from kagreport.grading._chunk import GradedChunk, chunk_arguments, grade_chunk
+from kagreport.grading.engine._options import scheduler_address
+from kagreport.grading.engine._pool import default_workers
 from kagreport.kag._tree import ResultTree
 
 __all__ = ["NO_WORKER_SECS", "TARGET_FILES", "DaskRunner", "dask_client"]
@@ -51,17 +54,21 @@ NO_WORKER_SECS = 30.0
 _POLL_SECS = 0.25
 
 
-def dask_client(client: Any = None) -> tuple[Any, Callable[[], None] | None]:
+def dask_client(
+    client: Any = None, workers: int | None = None
+) -> tuple[Any, Callable[[], None] | None]:
     """A Dask client and, when this function made the cluster, the function that closes it.
 
     ``client`` is a ``distributed.Client`` (used as it is), a scheduler address (a client
-    is made, and closed afterwards) or None (a ``LocalCluster`` with a single-threaded
-    worker process per core, up to 8).
+    is made, and closed afterwards) or None (a ``LocalCluster`` of ``workers``
+    single-threaded worker processes, default one per core, up to 8).
 
     Raises
     ------
     MissingExtraError
         Without ``dask.distributed`` (``pip install 'kagreport[dask]'``).
+    InputError
+        If ``client`` is a string that is not a ``tcp://HOST:PORT`` address.
     KagreportError
         If the scheduler at an address cannot be reached.
     """
@@ -72,7 +79,7 @@ def dask_client(client: Any = None) -> tuple[Any, Callable[[], None] | None]:
     if isinstance(client, distributed.Client):
         return client, None
     if client is not None:
-        address = _scheduler_address(str(client))
+        address = scheduler_address(str(client))
         try:
             made = distributed.Client(  # type: ignore[no-untyped-call]
                 address, timeout="10s", set_as_default=False
@@ -82,7 +89,7 @@ def dask_client(client: Any = None) -> tuple[Any, Callable[[], None] | None]:
                 f"cannot reach the Dask scheduler at {address}: {exc}", path=None
             ) from None
         return made, lambda: _quietly(made.close, 5)
-    workers = max(1, min(os.cpu_count() or 1, 8))
+    workers = default_workers() if workers is None else workers
     # Workers inherit SIGINT ignored (a Python handler would not be inherited: the spawned
     # interpreter would install its KeyboardInterrupt one); SIGTERM's handler is reset to the
     # default action by exec. SIGTERM keeps this process's handler: other threads run now.
@@ -98,7 +105,7 @@ def dask_client(client: Any = None) -> tuple[Any, Callable[[], None] | None]:
             host="127.0.0.1",
             dashboard_address="127.0.0.1:0",
             silence_logs=logging.CRITICAL,
-            preload=["kagreport.grading._dask_worker"],
+            preload=["kagreport.grading.engine._dask_worker"],
         )
         made = distributed.Client(cluster, set_as_default=False)  # type: ignore[no-untyped-call]
     finally:
@@ -114,32 +121,6 @@ def dask_client(client: Any = None) -> tuple[Any, Callable[[], None] | None]:
         _quietly(cluster.close, 2)
 
     return made, close
-
-
-def _scheduler_address(address: str) -> str:
-    """``address`` if it names a scheduler by TCP (``tcp://HOST:PORT`` or ``HOST:PORT``).
-
-    Raises
-    ------
-    KagreportError
-        For anything else (other transports need a ``distributed.Client`` made by the
-        caller, with its security settings).
-    """
-    from distributed.comm.addressing import parse_address, parse_host_port
-
-    try:
-        scheme, location = parse_address(address, strict=False)
-        host, port = parse_host_port(location)
-        ok = scheme == "tcp" and bool(host) and 0 < int(port) < 65536
-    except (ValueError, TypeError):
-        ok = False
-    if not ok:
-        raise KagreportError(
-            f"not a Dask scheduler address: {address!r} (expected tcp://HOST:PORT; for "
-            "another transport, pass a distributed.Client)",
-            path=None,
-        )
-    return address
 
 
 def _start_resource_tracker() -> None:
@@ -187,7 +168,7 @@ def _kill_workers(cluster: Any) -> None:
 class DaskRunner:
     """Grades submitted chunks on a Dask cluster, in order, and hands each result to ``merge``.
 
-    The same interface as :class:`~kagreport.grading._engine.ChunkRunner` (``submit``,
+    The same interface as :class:`~kagreport.grading.engine._pool.ChunkRunner` (``submit``,
     ``finish``, ``close``, ``chunk_folders``), so :func:`~kagreport.grading.grade` and
     :func:`~kagreport.grading.find` drive either.
 
@@ -210,8 +191,9 @@ class DaskRunner:
         tree: ResultTree | None = None,
         task: Callable[[Any], Any] | None = None,
         target_files: int = TARGET_FILES,
+        workers: int | None = None,
     ) -> None:
-        self._client, self._close = dask_client(client)
+        self._client, self._close = dask_client(client, workers)
         self._prefix = prefix
         self._merge = merge
         self._keep_text = keep_text
