@@ -87,8 +87,6 @@ def stats_fields(
 
 
 def _metadata(report: StatsReport) -> dict[str, Any]:
-    # No local path: a run's document is published (the site's data/), and a build must
-    # not depend on where the tree was.
     found: dict[str, Any] = {
         "source": "kag",
         "tool": "kag",
@@ -97,6 +95,12 @@ def _metadata(report: StatsReport) -> dict[str, Any]:
     }
     if report.simulated:
         found["simulated"] = True
+    # Where the run was read from, for the record: local paths a published page drops.
+    truth = report.ground_truth
+    found["provenance"] = {
+        "results": report.results,
+        "datasets": None if truth is None else truth.path,
+    }
     return found
 
 
@@ -154,10 +158,11 @@ class _ResultFiles:
         self.setup, self.dataset, self.question = setup, dataset, question
         self.storage_options: dict[str, Any] = {}
         self._tree: ResultTree | None = None
-        self._last: tuple[int, ResultRecord | None] = (-1, None)
+        self._last: tuple[int, ResultRecord | str] = (-1, "")
         self._warned = False
 
-    def _record(self, row: int) -> ResultRecord | None:
+    def _record(self, row: int) -> ResultRecord | str:
+        """The row's decoded file, or why it cannot be read."""
         if self._last[0] == row:  # the response and the error of a row: one read
             return self._last[1]
         from kagreport.kag import decode_result, open_tree
@@ -172,22 +177,23 @@ class _ResultFiles:
             ),
             f"{self.prefix}{self.setup_names[self.setup[row]]}.json",
         )
-        record: ResultRecord | None
+        record: ResultRecord | str
         try:
             record = decode_result(tree.read(path))
         except (OSError, ValueError, KagreportError) as exc:
-            # Changed or removed since it was graded: the view shows no text for it.
+            # Changed or removed since it was graded: no response, and the error says why.
             if not self._warned:
                 self._warned = True
                 logger.warning("cannot read the result file %s again: %s", path, exc)
-            record = None
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            record = f"(cannot read the result file again: {reason})"
         self._last = (row, record)
         return record
 
     def response(self, row: int) -> str | None:
         record = self._record(row)
-        return None if record is None else record.result
+        return None if isinstance(record, str) else record.result
 
     def error(self, row: int) -> str | None:
         record = self._record(row)
-        return None if record is None else record.error
+        return record if isinstance(record, str) else record.error

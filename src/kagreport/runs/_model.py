@@ -222,7 +222,8 @@ class Run(Document):
     def from_stats(
         cls, report: StatsReport, *, storage_options: Mapping[str, Any] | None = None
     ) -> Run:
-        """The run of a graded kag tree, from ``report.items`` (no file is read again).
+        """The run of a graded kag tree: its numbers from ``report.items`` (building it
+        reads no file), its texts on demand.
 
         Metric ``correct`` is 1 for a correct record and 0 otherwise (errors count as
         wrong, as kag's accuracy does); the costs are the item table's. Texts: the
@@ -230,8 +231,10 @@ class Run(Document):
         datasets file the tree was graded against; responses and errors as grading kept
         them (``keep_text``), else read lazily from the result files when a view shows
         them (``storage_options`` for a tree on object storage). Metadata: ``source``
-        ``"kag"``, ``tool``, ``convention``, ``prefix`` and ``simulated`` for a run
-        ``kagreport simulate`` wrote (no local path: a run's document may be published).
+        ``"kag"``, ``tool``, ``convention``, ``prefix``, ``simulated`` (True) for a run
+        ``kagreport simulate`` wrote, and ``provenance``: ``{"results": <results root>,
+        "datasets": <datasets file>}`` as graded (local paths: drop the key before
+        publishing the run's document).
         """
         return cls(**stats_fields(report, storage_options))
 
@@ -286,6 +289,10 @@ class Run(Document):
         same_items: bool = True,
     ) -> Run:
         """The run of several evaluations of the same items, one system each.
+
+        Texts of each row: the item's question, answer (``responses``), reference,
+        error, and its judges' verdicts (``explanations``, where the evaluation kept
+        them: a lone judge's verdict as it is, several as ``judge: verdict`` lines).
 
         Parameters
         ----------

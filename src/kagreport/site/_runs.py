@@ -4,6 +4,7 @@ setup with its items; the comparisons of its setups are :mod:`kagreport.site._co
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -171,7 +172,9 @@ def _build_run_pages(site: Builder, run: SiteRun, report: StatsReport) -> None:
     site.say(f"charts of {config.name}")
     model = Run.from_stats(report)
     _run_charts(site, run, frame, model)
-    site.write(document, model.dumps())
+    # Published without the local paths it was read from (a build is the same anywhere).
+    metadata = {k: v for k, v in model.metadata.items() if k != "provenance"}
+    site.write(document, dataclasses.replace(model, metadata=metadata).dumps())
     site.say(f"comparisons of {config.name}")
     run_comparisons(site, run, model)
     site.say(f"setup pages of {config.name}")

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kagreport._errors import InputError
+
+if TYPE_CHECKING:
+    from kagreport.runs import Run
 
 __all__ = ["as_run"]
 
 
-def as_run(source: Any, **options: Any) -> Any:
+def as_run(source: Any, **options: Any) -> Run:
     """``source`` as a :class:`kagreport.runs.Run`.
 
     Parameters
@@ -24,7 +27,9 @@ def as_run(source: Any, **options: Any) -> Any:
         :func:`kagreport.read_run` (``options`` are passed to it, e.g. ``datasets=``
         for a kag tree).
     **options
-        For a path only.
+        For a path: :func:`kagreport.read_run`'s. For a ``StatsReport``:
+        ``storage_options`` only (fsspec options to read the responses of a tree on
+        object storage when they are shown).
 
     Returns
     -------
@@ -33,8 +38,8 @@ def as_run(source: Any, **options: Any) -> Any:
     Raises
     ------
     InputError
-        For any other type (the message names it), or options given with a source
-        that is not a path.
+        For any other type (the message names it), or options the source does not
+        take.
     KagreportError
         As :func:`kagreport.read_run`, :meth:`Run.from_evaluations`.
     """
@@ -45,14 +50,14 @@ def as_run(source: Any, **options: Any) -> Any:
 
     if isinstance(source, str | os.PathLike):
         return read_run(source, **options)
+    if isinstance(source, StatsReport) and set(options) <= {"storage_options"}:
+        return Run.from_stats(source, **options)
     if options:
         raise InputError(
             f"options {', '.join(sorted(options))} are for a path; got a {type(source).__name__}"
         )
     if isinstance(source, Run):
         return source
-    if isinstance(source, StatsReport):
-        return Run.from_stats(source)
     evaluations = (AnswerEvaluation, RetrievalEvaluation)
     if isinstance(source, evaluations):
         return Run.from_evaluations([source])

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 __all__ = ["KAG_OPTIONS", "read_kag"]
 
 #: The keyword options ``read_run(..., format="kag")`` takes.
-KAG_OPTIONS = ("datasets", "prefix", "storage_options", "engine_options")
+KAG_OPTIONS = ("datasets", "prefix", "storage_options", "engine_options", "keep_text")
 
 
 def read_kag(
@@ -24,13 +24,33 @@ def read_kag(
     prefix: str = "",
     storage_options: Mapping[str, Any] | None = None,
     engine_options: Any = None,
+    keep_text: bool | int = False,
 ) -> Run:
     """Grade the kag result tree ``results`` against ``datasets`` and return its run.
 
     The run equals ``Run.from_stats(grade(datasets, results, prefix))``: the setups in
     kag's rank order, one row per graded result file, metric ``correct``, kag's costs;
     question texts, options and answer keys from the datasets file, responses and errors
-    read from the result files when a view shows them.
+    read from the result files when a view shows them (or, with ``keep_text``, kept
+    as grading read them: whole, or cut to that many characters).
+
+    Parameters
+    ----------
+    results : str or path-like
+        The results root (``<results>/<dataset>/<question>/<prefix><setup>.json``): a
+        local folder or an fsspec URL.
+    datasets : str or path-like
+        The datasets file the tree is graded against (required).
+    prefix : str
+        The result files' name prefix (``kag benchmark --prefix``).
+    storage_options : mapping, optional
+        fsspec options for URLs; also used when the responses are read later.
+    engine_options : EngineOptions, optional
+        How the tree is graded (:func:`kagreport.grading.grade`'s ``options``).
+    keep_text : bool or int
+        As :func:`kagreport.grading.grade`: keep the responses and errors in memory as the
+        grading pass reads them (True: whole; an int: that many characters of each)
+        instead of reading them again when shown.
 
     Raises
     ------
@@ -47,7 +67,7 @@ def read_kag(
             f"{os.fspath(results)}: a kag result tree is read with its datasets file "
             "(datasets=..., or --datasets)"
         )
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {"keep_text": keep_text}
     if storage_options is not None:
         extra["storage_options"] = storage_options
     if engine_options is not None:
