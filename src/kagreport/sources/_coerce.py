@@ -22,8 +22,9 @@ def as_run(source: Any, **options: Any) -> Run:
     source : Run, StatsReport, AnswerEvaluation, RetrievalEvaluation, sequence of
         evaluations, or path
         A run is returned as it is; a graded kag tree (``StatsReport``) becomes
-        ``Run.from_stats(source)``; evaluations of the same items become
-        ``Run.from_evaluations(source)``, one system each; a path is read with
+        ``Run.from_stats(source)``; evaluations become ``Run.from_evaluations(source,
+        same_items=False)``, one system each (a system may lack some items, as a kag
+        setup whose result file did not parse does); a path is read with
         :func:`kagreport.read_run` (``options`` are passed to it, e.g. ``datasets=``
         for a kag tree).
     **options
@@ -62,7 +63,7 @@ def as_run(source: Any, **options: Any) -> Run:
     if isinstance(source, evaluations):
         return Run.from_evaluations([source])
     if isinstance(source, Sequence) and source and all(isinstance(e, evaluations) for e in source):
-        return Run.from_evaluations(list(source))
+        return Run.from_evaluations(list(source), same_items=False)
     raise InputError(
         "expected a Run, a StatsReport, an evaluation (or a list of them) or a path, "
         f"not {type(source).__name__}"
