@@ -4,6 +4,7 @@ atomic replacement and configuration errors (no browser here: see tests/browser/
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 from html.parser import HTMLParser
@@ -115,7 +116,11 @@ def test_each_run_folder_holds_its_run_document(site: Path, site_inputs: dict[st
         report = grade(
             run_config.datasets, run_config.results, run_config.prefix, keep_text=RESPONSE_LIMIT
         )
-        assert Run.read(site / relative) == Run.from_stats(report)
+        # Published without the local paths the run was read from.
+        expected = Run.from_stats(report)
+        published = {k: v for k, v in expected.metadata.items() if k != "provenance"}
+        assert Run.read(site / relative) == dataclasses.replace(expected, metadata=published)
+        assert str(run_config.results) not in text
         # Linked beside the kag stats JSON (the leaderboard's paragraph and the Data list).
         assert links.count(relative) == 2
     # Independently of the run model: of the simulated run's graded datasets, one row per

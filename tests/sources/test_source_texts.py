@@ -37,8 +37,10 @@ def test_inspect_texts_are_the_samples() -> None:
         header = json.loads(log.read("header.json"))
     run = read_run(path)
     row = _row(run, header["eval"]["model"], header["eval"]["task"], "9")
-    assert run.question_texts is not None and run.references is not None
-    assert run.responses is not None and run.explanations is not None
+    assert run.question_texts is not None
+    assert run.references is not None
+    assert run.responses is not None
+    assert run.explanations is not None
     assert run.question_texts[row] == sample["input"]
     assert run.references[row] == sample["target"]
     assert run.responses[row] == sample["output"]["choices"][0]["message"]["content"]
@@ -50,7 +52,8 @@ def test_inspect_choices_are_lettered_options() -> None:
     with zipfile.ZipFile(path) as log:
         sample = json.loads(log.read("samples/1_epoch_1.json"))
     run = read_run(path)
-    assert run.options is not None and run.references is not None
+    assert run.options is not None
+    assert run.references is not None
     assert run.options[0] == tuple(zip("ABCD", sample["choices"], strict=True))
     assert run.references[0] == sample["target"]
 
@@ -61,7 +64,8 @@ def test_lm_eval_texts_are_the_logged_samples() -> None:
     line = _jsonl(samples)[0]
     run = read_run(DATA / "lm-eval")
     row = _row(run, "EleutherAI/pythia-14m", "gsm8k", str(line["doc_id"]))
-    assert run.question_texts is not None and run.references is not None
+    assert run.question_texts is not None
+    assert run.references is not None
     assert run.question_texts[row] == line["arguments"][0]["gen_args_0"]["arg_0"]
     assert run.references[row] == line["target"]
     assert run.explanations is None  # lm-eval records none
@@ -73,14 +77,13 @@ def test_openai_evals_texts_are_the_events() -> None:
     spec = next(x["spec"] for x in lines if "spec" in x)
     sampling = next(x for x in lines if x.get("type") == "sampling")
     match = next(
-        x
-        for x in lines
-        if x.get("type") == "match" and x["sample_id"] == sampling["sample_id"]
+        x for x in lines if x.get("type") == "match" and x["sample_id"] == sampling["sample_id"]
     )
     run = read_run(DATA / "openai-evals")
     row = _row(run, "gpt-4", spec["eval_name"], sampling["sample_id"])
     user = [m["content"] for m in sampling["data"]["prompt"] if m["role"] == "user"]
-    assert run.question_texts is not None and run.references is not None
+    assert run.question_texts is not None
+    assert run.references is not None
     assert run.responses is not None
     assert run.question_texts[row] == "\n\n".join(user)
     assert run.responses[row] == sampling["data"]["sampled"][0]
@@ -95,7 +98,8 @@ def test_helm_texts_are_the_request_states() -> None:
     run = read_run(DATA / "helm/v1")
     row = _row(run, "openai/gpt2", "boolq", instance["id"])
     correct = [r["output"]["text"] for r in instance["references"] if "correct" in r["tags"]]
-    assert run.question_texts is not None and run.references is not None
+    assert run.question_texts is not None
+    assert run.references is not None
     assert run.responses is not None
     assert run.question_texts[row] == instance["input"]["text"]
     assert run.references[row] == "\n".join(correct)
@@ -108,7 +112,8 @@ def test_promptfoo_texts_are_the_results() -> None:
     run = read_run(path)
     system = result["provider"]["label"] or result["provider"]["id"]
     row = _row(run, system, "", f"test {result['testIdx']}")
-    assert run.question_texts is not None and run.explanations is not None
+    assert run.question_texts is not None
+    assert run.explanations is not None
     assert run.responses is not None
     assert run.question_texts[row] == result["prompt"]["raw"]
     assert run.responses[row] == result["response"]["output"]
@@ -122,9 +127,7 @@ def test_promptfoo_targets_are_the_expected_outputs_of_its_assertions() -> None:
     (check,) = [a for a in first["testCase"]["assert"] if "value" in a]
     run = read_run(path)
     assert run.references is not None
-    targets = {
-        run.question_names[run.question[r]]: run.references[r] for r in range(len(run))
-    }
+    targets = {run.question_names[run.question[r]]: run.references[r] for r in range(len(run))}
     assert targets == {"test 0": f"{check['type']}: {check['value']}", "test 1": None}
 
 

@@ -73,7 +73,7 @@ def stats_fields(
         fields["responses"] = tuple(texts.responses)
         fields["errors"] = tuple(texts.errors)
     elif report.results is not None:
-        files = _ResultFiles(report, table.setup_names, setup_codes, dataset, question)
+        files = _ResultFiles(report, report.setup_names, system, dataset, question)
         files.storage_options = dict(storage_options or {})
         fields["responses"] = LazyTexts(files.response, n)
         fields["errors"] = LazyTexts(files.error, n)

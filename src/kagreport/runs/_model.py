@@ -81,9 +81,10 @@ class Run(Document):
     metadata : mapping
         JSON-compatible run metadata.
 
-    Each text column is None when the source kept none. It may be a tuple or a lazy
-    column (:class:`kagreport.runs.LazyTexts`, a ``Sequence`` read on demand: a kag
-    tree's responses are read from its result files only when shown).
+    Each text column is None when the source kept none. It may be a tuple or any
+    ``Sequence``, such as a lazy column (:class:`kagreport.runs.LazyTexts`, read on
+    demand: a kag tree's responses are read from its result files only when shown);
+    :meth:`select` keeps a lazy column lazy.
 
     Raises
     ------
@@ -95,9 +96,11 @@ class Run(Document):
     Notes
     -----
     Serialised as compact JSON, ``{"schema": "kagreport.run", "version": 2, ...}`` with
-    NaN as ``null``, the item texts once per item (:meth:`dumps`, :meth:`write`,
-    :meth:`read`, :meth:`loads`, :meth:`from_dict`; version 1 still reads); equality is
-    NaN-aware, so ``Run.read(path) == run`` after ``run.write(path)``.
+    NaN as ``null``; a text column that is the same on every system's row of an item
+    (question texts, options, gold answers) is stored once per item (:meth:`dumps`,
+    :meth:`write`, :meth:`read`, :meth:`loads`, :meth:`from_dict`; version 1 still
+    reads). Equality is NaN-aware and compares the text columns' values (a lazy column
+    is read whole), so ``Run.read(path) == run`` after ``run.write(path)``.
     """
 
     kind: str
@@ -354,8 +357,8 @@ class Run(Document):
         ------
         DocumentError
             A :class:`KagreportError` and ValueError: if ``text`` is not JSON, not a
-            ``kagreport.run`` document of version 1, or a field is missing or malformed
-            (the message names ``source`` and the path of the field).
+            ``kagreport.run`` document of version 1 or 2, or a field is missing or
+            malformed (the message names ``source`` and the path of the field).
         """
         return cls._from_text(text, "json", None if source == "<string>" else source)
 

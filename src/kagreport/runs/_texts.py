@@ -141,9 +141,7 @@ class LazyTexts(Sequence[T]):
         return f"<LazyTexts: {len(self)} rows>"
 
 
-def take_texts(
-    column: Sequence[T] | None, rows: npt.NDArray[np.intp]
-) -> Sequence[T] | None:
+def take_texts(column: Sequence[T] | None, rows: npt.NDArray[np.intp]) -> Sequence[T] | None:
     """Rows ``rows`` of a text column: a lazy column stays lazy, another becomes a tuple."""
     if column is None:
         return None
