@@ -85,6 +85,7 @@ def test_join_runs_matches_items_by_name(whole: Run) -> None:
         for s, d, q, m in zip(r.system, r.dataset, r.question, r.metrics["correct"], strict=True)
     )
     assert key(joined) == key(both)
+
     # Every text column travels with its row (the kag run's texts from its files).
     def texts(r: Run, name: str) -> list[tuple[tuple[str, str], str]]:
         column = getattr(r, name)
