@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from kagreport._errors import UsageError
+from kagreport import UsageError
 from kagreport.sources import FORMATS, TARGETS, convert_run, detect_format
 
 __all__ = ["add_parser", "run_convert"]
