@@ -192,11 +192,25 @@ def test_stored_runs_read_with_their_values() -> None:
             for column, values in raw[group].items():
                 got = getattr(run, group)[column].tolist()
                 assert all(_same(a, b) for a, b in zip(got, values, strict=True)), column
-        # Written again as version 2: every version-1 field as stored, the new texts absent.
+        # Written again as version 2: every version-1 field as stored, the new texts absent,
+        # the gold answers (the same for every system of an item) once per item.
         again = json.loads(run.dumps())
         assert again.pop("version") == 2
-        assert again.pop("item_texts") is None
-        assert again.pop("explanations") is None
+        for absent in ("explanations", "question_texts", "options"):
+            assert again.pop(absent) is None
+        items = again.pop("item_texts")
+        stored = raw.get("references")
+        if stored is None:
+            assert items is None
+        else:
+            assert again.pop("references") is None
+            pairs = list(zip(raw["dataset"], raw["question"], strict=True))
+            first = list(dict.fromkeys(pairs))  # the items, by their first row
+            assert list(zip(items["dataset"], items["question"], strict=True)) == first
+            answer = dict(zip(pairs, stored, strict=True))
+            assert items["references"] == [answer[item] for item in first]
+            assert all(answer[pair] == ref for pair, ref in zip(pairs, stored, strict=True))
+            raw = {k: v for k, v in raw.items() if k != "references"}
         assert again == {k: v for k, v in raw.items() if k != "version"}
         assert Run.loads(run.dumps()) == run
     raw = _raw("run-kag.json")

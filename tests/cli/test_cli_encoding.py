@@ -296,7 +296,9 @@ def test_a_prompt_file_and_a_site_configuration_in_latin1(tmp_path: Path) -> Non
     at = _latin1(prompt, "Grade {{ item.answer }} \u00e0 la r\u00e8gle.")
     judges = tmp_path / "judges.toml"
     judges.write_text(
-        '[[judges]]\nkind = "llm"\nmodel = "m"\nprompt_file = "prompt.txt"\n', encoding="utf-8"
+        '[[judges]]\nkind = "llm"\nname = "j"\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        'prompt_file = "prompt.txt"\n',
+        encoding="utf-8",
     )
     (tmp_path / "ok.jsonl").write_text('{"identifier": "q", "answer": "a"}\n', encoding="utf-8")
     done = run_cli("evaluate", "--items", str(tmp_path / "ok.jsonl"), "--judges", str(judges),

@@ -130,13 +130,14 @@ def test_evaluate_warns_when_a_judge_fails_on_every_answered_item(tmp_path: Path
 @pytest.mark.parametrize(
     ("judges", "message"),
     [
-        ('[[judges]]\nkind = "magic"\n', "unknown kind 'magic'"),
+        ('[[judges]]\nkind = "magic"\n', "`judges[0].kind` must be one of option_match,"),
         ("[[judges]\n", "is not valid TOML"),
-        ("x = 1\n", "has no [[judges]] tables"),
+        ("x = 1\n", "`x` is not a known key; known keys: judges"),
+        ("", "`judges` is required"),
         ('[[judges]]\nkind = "regex"\npattern = "("\n', "invalid regular expression"),
         (
             '[[judges]]\nkind = "exact_match"\ncolour = "red"\n',
-            "unexpected keyword argument 'colour'",
+            "`judges[0].colour` is not a known key; known keys: kind, name",
         ),
         (
             '[[judges]]\nkind = "llm"\nmodel = "m"\nbase_url = "http://x"\nprompt = "p"\n'
@@ -144,7 +145,8 @@ def test_evaluate_warns_when_a_judge_fails_on_every_answered_item(tmp_path: Path
             "do not write API keys",
         ),
         (
-            '[[judges]]\nkind = "llm"\nmodel = "m"\nbase_url = "http://x"\nprompt_file = "nope.j2"\n',
+            '[[judges]]\nkind = "llm"\nname = "j"\nmodel = "m"\nbase_url = "http://x"\n'
+            'prompt_file = "nope.j2"\n',
             "cannot read prompt_file",
         ),
     ],
@@ -257,13 +259,13 @@ def test_cli_rejects_malformed_judges_and_items(tmp_path: Path) -> None:
         "evaluate", "--items", str(items), "--judges", str(judges), "-o", str(tmp_path / "r.json")
     )
     assert done.returncode == 1
-    assert "each judge must be a [[judges]] table" in done.stderr
+    assert "judges.toml: `judges[0]` must be a table, not 1" in done.stderr
     judges.write_text('[[judges]]\nkind = "regex"\npattern = "x"\nignore_case = "no"\n')
     done = run_cli(
         "evaluate", "--items", str(items), "--judges", str(judges), "-o", str(tmp_path / "r.json")
     )
     assert done.returncode == 1
-    assert "ignore_case must be true or false" in done.stderr
+    assert "`judges[0].ignore_case` must be true or false" in done.stderr
     judges.write_text('[[judges]]\nkind = "token_f1"\n')
     items.write_text('{"identifier": "q1", "question": "Q", "answer": "A", "refrence": "A"}\n')
     done = run_cli(

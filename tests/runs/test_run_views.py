@@ -419,6 +419,11 @@ ALLOWED_PRIVATE: dict[str, tuple[tuple[str, ...], frozenset[str] | None, str]] =
     "kagreport._atomic": (("charts", "site"), None, "atomic writes of figures and pages"),
     "kagreport._signals": (("site",), None, "the stop state of a long build"),
     "kagreport._io": (("site",), None, "reading a named file that may be a FIFO"),
+    "kagreport._document._config": (
+        ("site",),
+        frozenset({"decode_config", "read_toml"}),
+        "the site configuration file decoded as every configuration file is",
+    ),
     "kagreport.evaluation._text": (
         ("frames", "charts", "widgets", "site"),
         frozenset({"family_label", "method_label"}),

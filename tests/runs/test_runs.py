@@ -81,6 +81,14 @@ def test_from_stats_keeps_the_report(report: StatsReport, run: Run) -> None:
     assert means == sorted(means, reverse=True)
 
 
+def test_a_metric_by_name(report: StatsReport, run: Run) -> None:
+    # kag's outcome: 1 for a correct record, 0 for a wrong one or an error.
+    correct = [1.0 if o == "correct" else 0.0 for o in report.items.column("outcome")]
+    assert run.metric("correct").tolist() == correct
+    with pytest.raises(KagreportError, match=r"^the run has no metric 'speed'; metrics: correct$"):
+        run.metric("speed")
+
+
 @pytest.mark.parametrize("pairs", ["baseline", "all-pairs"])
 def test_comparisons_match_a_direct_compare(report: StatsReport, run: Run, pairs: str) -> None:
     by_item = _correct_by_item(report)

@@ -117,6 +117,8 @@ def test_each_run_folder_holds_its_run_document(site: Path, site_inputs: dict[st
         )
         # The texts cut as on the pages (what grading keeps with keep_text).
         assert Run.read(site / relative) == Run.from_stats(report)
+        # Published without the local paths the run was read from.
+        assert str(run_config.results) not in text
         # Linked beside the kag stats JSON (the runs table, the leaderboard's paragraph and
         # the Data list).
         assert links.count(relative) == 3

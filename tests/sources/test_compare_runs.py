@@ -85,5 +85,16 @@ def test_join_runs_matches_items_by_name(whole: Run) -> None:
         for s, d, q, m in zip(r.system, r.dataset, r.question, r.metrics["correct"], strict=True)
     )
     assert key(joined) == key(both)
+
+    # Every text column travels with its row (the kag run's texts from its files).
+    def texts(r: Run, name: str) -> list[tuple[tuple[str, str], str]]:
+        column = getattr(r, name)
+        return sorted(
+            ((r.systems[r.system[i]], r.item_label(i)), repr(column[i])) for i in range(len(r))
+        )
+
+    for name in ("question_texts", "options", "references", "responses", "errors"):
+        assert texts(joined, name) == texts(both, name), name
+    assert joined.explanations is None  # no run had any
     with pytest.raises(UsageError, match="repeat"):
         join_runs([a, a])

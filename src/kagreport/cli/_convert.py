@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from kagreport import UsageError
 from kagreport.sources import FORMATS, TARGETS, convert_run, detect_format
 
 __all__ = ["add_parser", "run_convert"]
@@ -16,7 +17,8 @@ def add_parser(commands: Any, verbosity: argparse.ArgumentParser) -> None:
         "convert",
         parents=[verbosity],
         help="read another tool's run and write it as a kagreport.run document or EEE files",
-        description="Read a run (its format detected from the path, or --from) and write "
+        description="Read a run (its format detected from the path, or --from; a kag "
+        "result tree with its --datasets file) and write "
         "it as a kagreport.run JSON document that every view and `site build` reads, or "
         "(--to eee, or an output named *.eee) as an Every Eval Ever 0.3 folder: per "
         "system an aggregate data/<collection>/<developer>/<model>/<uuid>.json and its "
@@ -33,6 +35,16 @@ def add_parser(commands: Any, verbosity: argparse.ArgumentParser) -> None:
         "--from", dest="source_format", choices=tuple(FORMATS), help="the input format"
     )
     convert.add_argument(
+        "-d",
+        "--datasets",
+        metavar="FILE",
+        help="a kag result tree's datasets file: PATH is then read as a kag result tree",
+    )
+    convert.add_argument(
+        "--prefix",
+        help="with --datasets: the result files' name prefix (kag benchmark --prefix)",
+    )
+    convert.add_argument(
         "--to",
         dest="target_format",
         choices=TARGETS,
@@ -42,9 +54,19 @@ def add_parser(commands: Any, verbosity: argparse.ArgumentParser) -> None:
 
 
 def run_convert(args: argparse.Namespace, level: int) -> int:
-    run = convert_run(args.path, args.output, format=args.source_format, to=args.target_format)
+    options = {"datasets": args.datasets} if args.datasets is not None else {}
+    if args.prefix is not None:
+        if args.datasets is None:
+            raise UsageError("--prefix goes with --datasets (a kag result tree)")
+        options["prefix"] = args.prefix
+    run = convert_run(
+        args.path, args.output, format=args.source_format, to=args.target_format, **options
+    )
     # Say which format was read: a detected one may not be the one the user thought.
-    source = FORMATS[args.source_format] if args.source_format else detect_format(args.path)
+    if args.source_format:
+        source = FORMATS[args.source_format]
+    else:
+        source = FORMATS["kag"] if options else detect_format(args.path)
     sys.stdout.write(
         f"read {args.path} as {source.name}: {len(run.systems)} system(s), {len(run):,} "
         f"row(s) written to {args.output}\n"

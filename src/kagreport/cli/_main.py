@@ -599,6 +599,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             run = _COMMANDS[args.command]
         code = run(args, level)
         sys.stdout.flush()  # the output is whole before the stop handlers go (below)
+        if stop_requested() is not None:
+            # A command that caught the stop and said what it kept (evaluate) exits as one
+            # that did not: no waiting on its threads at interpreter exit (cli._stop).
+            return stopped(code, exiting=argv is None)
         return code
     except UsageError as exc:
         getattr(args, "parser", parser).print_usage(sys.stderr)

@@ -7,6 +7,9 @@ from a graded kag tree (:meth:`Run.from_stats`) or from evaluations of the same 
 widgets and notebooks show; :func:`setup_metrics` gives kag's per-setup metrics of any run
 and :data:`COSTS` the cost axes the charts share, :func:`cost_intervals` the bootstrap
 interval of each mean cost; :data:`OUTCOMES` names the outcome codes.
+:func:`flipped_items` gives the items two systems score differently, with both sides'
+texts and costs (the same items as ``compare_setups``' flips); :class:`LazyTexts` is a
+text column read on demand (a kag tree's responses stay in its result files).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ITEM_TEXTS", "KAG_COSTS", "OUTCOMES", "ROW_TEXTS", "TEXTS"]
+__all__ = ["ITEM_TEXTS", "KAG_COSTS", "OUTCOMES", "TEXTS"]
 
 #: Outcome labels by code; code -1 is an unknown outcome.
 OUTCOMES = ("correct", "incorrect", "error")
@@ -15,9 +15,8 @@ KAG_COSTS = (
     "properties",
     "context_bytes",
 )
-#: Text columns that belong to the item (the same on every system's row of it).
-ITEM_TEXTS = ("question_texts", "options")
-#: Text columns of one system's row.
-ROW_TEXTS = ("responses", "references", "explanations", "errors")
 #: Every text column of a run, in document order.
-TEXTS = (*ITEM_TEXTS, *ROW_TEXTS)
+TEXTS = ("question_texts", "options", "responses", "references", "explanations", "errors")
+#: Text columns of the item, usually the same on every system's row of it (the run's
+#: document then stores them once per item).
+ITEM_TEXTS = ("question_texts", "options", "references")

@@ -1,10 +1,12 @@
 """The run's document: ``{"schema": "kagreport.run", "version": 2, ...}``, compact JSON.
 
 Columns are stored whole (codes as integers, metrics and costs as numbers with ``null`` for
-NaN), so a document reads back to an equal run. The texts of an item (its question text
-and options) are stored once per item under ``item_texts``, not once per system; the texts
-of a row (responses, references, explanations, errors) per row. Version 1 (no question
-texts, options or explanations) still reads. The shape is checked by
+NaN), so a document reads back to an equal run. A text column that is the same on every
+system's row of an item (a question's text, its options, its gold answer) is stored once
+per item, under ``item_texts`` (its ``dataset`` and ``question`` codes name the items);
+a column that is not (a response, an explanation, an error; a prompt that differs by
+system) once per row, at the top level. Version 1 (no question texts, options or
+explanations; every text per row) still reads. The shape is checked by
 :func:`kagreport._document.convert`: a bad field raises
 :class:`~kagreport._document.DocumentError` naming its path (``metrics.correct[4]``).
 """
@@ -12,7 +14,7 @@ texts, options or explanations) still reads. The shape is checked by
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Protocol
 
 import msgspec
@@ -22,7 +24,7 @@ import numpy.typing as npt
 from kagreport._document import convert, jsonable
 from kagreport._errors import DocumentError
 from kagreport._format import json_safe
-from kagreport.runs._columns import ITEM_TEXTS, ROW_TEXTS
+from kagreport.runs._columns import ITEM_TEXTS, TEXTS
 
 __all__ = ["READABLE", "SCHEMA", "VERSION", "fields_of", "to_dict"]
 
@@ -41,6 +43,7 @@ class _ItemTexts(msgspec.Struct, forbid_unknown_fields=True):
     question: list[_Code]
     question_texts: list[str | None] | None = None
     options: list[_Options] | None = None
+    references: list[str | None] | None = None
 
 
 class _RunShape(msgspec.Struct):
@@ -54,6 +57,8 @@ class _RunShape(msgspec.Struct):
     outcome: list[_Outcome]
     metrics: dict[str, list[float | None]]
     costs: dict[str, list[float | None]]
+    question_texts: list[str | None] | None = None
+    options: list[_Options] | None = None
     responses: list[str | None] | None = None
     references: list[str | None] | None = None
     explanations: list[str | None] | None = None
@@ -93,33 +98,55 @@ def _floats(values: np.ndarray[Any, Any]) -> list[float | None]:
     return [None if math.isnan(v) else v for v in values.tolist()]
 
 
-def _first_rows(run: RunColumns) -> npt.NDArray[np.intp]:
-    """The first row of each item (dataset, question), in row order."""
+def _items(run: RunColumns) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """The first row of each item (dataset, question) in row order, and each row's item
+    (an index into the first array)."""
     if not len(run.system):
-        return np.zeros(0, dtype=np.intp)
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
     key = run.dataset.astype(np.int64) * max(1, len(run.question_names)) + run.question
-    _, first = np.unique(key, return_index=True)
-    return np.sort(first).astype(np.intp)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # items by their first row
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order].astype(np.intp), rank[inverse.reshape(-1)].astype(np.intp)
 
 
-def _item_texts(run: RunColumns) -> dict[str, Any] | None:
-    columns = {name: getattr(run, name) for name in ITEM_TEXTS}
-    if all(column is None for column in columns.values()):
-        return None
-    first = _first_rows(run).tolist()
-    found: dict[str, Any] = {
+def _jsonable(name: str, values: list[Any]) -> list[Any]:
+    if name == "options":
+        return [None if o is None else [list(pair) for pair in o] for o in values]
+    return values
+
+
+def _text_columns(run: RunColumns) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The document's per-row text columns, and its ``item_texts`` (None when no column
+    is per item). Lazy columns are read whole, once, row by row across the columns (the
+    response and the error of a kag row come from one file read)."""
+    names = [name for name in TEXTS if getattr(run, name) is not None]
+    rows: dict[str, Any] = dict.fromkeys(TEXTS)
+    if not names:
+        return rows, None
+    values: list[list[Any]] = [[] for _ in names]
+    appends = [v.append for v in values]
+    for row in zip(*(getattr(run, name) for name in names), strict=True):
+        for append, value in zip(appends, row, strict=True):
+            append(value)
+    first, item = _items(run)
+    items: dict[str, Any] = {
         "dataset": run.dataset[first].tolist(),
         "question": run.question[first].tolist(),
+        **dict.fromkeys(ITEM_TEXTS),
     }
-    for name, column in columns.items():
-        if column is None:
-            found[name] = None
-        elif name == "options":
-            chosen = [column[i] for i in first]
-            found[name] = [None if o is None else [list(p) for p in o] for o in chosen]
+    per_item = False
+    for name, column in zip(names, values, strict=True):
+        chosen = [column[i] for i in first.tolist()]
+        if name in ITEM_TEXTS and all(
+            v == chosen[k] for v, k in zip(column, item.tolist(), strict=True)
+        ):
+            items[name] = _jsonable(name, chosen)
+            per_item = True
         else:
-            found[name] = [column[i] for i in first]
-    return found
+            rows[name] = _jsonable(name, column)
+    return rows, (items if per_item else None)
 
 
 def to_dict(run: RunColumns, *, plain: bool = False) -> dict[str, Any]:
@@ -128,10 +155,7 @@ def to_dict(run: RunColumns, *, plain: bool = False) -> dict[str, Any]:
     :func:`~kagreport._format.json_safe` walking a million values). Lazy text columns are
     read whole."""
     column = _floats if plain else (lambda values: values.tolist())
-    texts: dict[str, Any] = {}
-    for name in ROW_TEXTS:
-        values = getattr(run, name)
-        texts[name] = None if values is None else list(values)
+    texts, items = _text_columns(run)
     return {
         "schema": SCHEMA,
         "version": VERSION,
@@ -147,7 +171,7 @@ def to_dict(run: RunColumns, *, plain: bool = False) -> dict[str, Any]:
         "costs": {k: column(v) for k, v in run.costs.items()},
         **texts,
         "metadata": json_safe(run.metadata) if plain else jsonable(run.metadata),
-        "item_texts": _item_texts(run),
+        "item_texts": items,
     }
 
 
@@ -174,11 +198,16 @@ def fields_of(data: Mapping[str, Any]) -> dict[str, Any]:
         "outcome": np.array(shape.outcome, dtype=np.int8),
         "metrics": _columns(shape.metrics, "metrics"),
         "costs": _columns(shape.costs, "costs"),
-        **{name: _texts(getattr(shape, name)) for name in ROW_TEXTS},
+        **{name: _texts(name, getattr(shape, name)) for name in TEXTS},
         "metadata": shape.metadata,
     }
     if shape.item_texts is not None:
-        fields.update(_per_row(shape.item_texts, dataset, question))
+        for name, values in _per_row(shape.item_texts, dataset, question).items():
+            if fields[name] is not None:
+                raise DocumentError(
+                    f"not a valid Run: {name}: given per row and in item_texts.{name}"
+                )
+            fields[name] = values
     return fields
 
 
@@ -193,16 +222,18 @@ def _per_row(
         )
     at = {key: k for k, key in enumerate(zip(items.dataset, items.question, strict=True))}
     found: dict[str, Any] = {}
+    if len(at) != len(items.dataset):
+        raise DocumentError("not a valid Run: item_texts: an item (dataset, question) twice")
     for name in ITEM_TEXTS:
-        values: Sequence[Any] | None = getattr(items, name)
-        if values is None:
+        given: list[Any] | None = getattr(items, name)
+        if given is None:
             continue
-        if len(values) != len(at):
+        if len(given) != len(at):
             raise DocumentError(
-                f"not a valid Run: item_texts.{name}: {len(values)} values for {len(at)} items"
+                f"not a valid Run: item_texts.{name}: {len(given)} values for {len(at)} items"
             )
-        if name == "options":
-            values = [None if o is None else tuple((k, t) for k, t in o) for o in values]
+        values = _texts(name, given)
+        assert values is not None
         try:
             found[name] = tuple(
                 values[at[key]] for key in zip(dataset.tolist(), question.tolist(), strict=True)
@@ -228,5 +259,10 @@ def _columns(group: dict[str, list[float | None]], key: str) -> dict[str, np.nda
     return found
 
 
-def _texts(values: list[str | None] | None) -> tuple[str | None, ...] | None:
-    return None if values is None else tuple(values)
+def _texts(name: str, values: list[Any] | None) -> tuple[Any, ...] | None:
+    """A text column of the document as the run holds it (options as tuples of pairs)."""
+    if values is None:
+        return None
+    if name == "options":
+        return tuple(None if o is None else tuple((k, t) for k, t in o) for o in values)
+    return tuple(values)

@@ -8,12 +8,14 @@ records (:data:`ITEM_COSTS`).
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kagreport._document import jsonable
 from kagreport._errors import KagreportError
 from kagreport.runs._columns import KAG_COSTS
 
@@ -48,6 +50,7 @@ def evaluation_fields(
     question_texts: list[str | None] = []
     responses: list[str | None] = []
     references: list[str | None] = []
+    explanations: list[str | None] = []
     errors: list[str | None] = []
     for s, evaluation in enumerate(evaluations):
         for item in evaluation.items:
@@ -74,6 +77,7 @@ def evaluation_fields(
             question_texts.append(getattr(item, "question", None) or None)
             responses.append(getattr(item, "answer", None))
             references.append(getattr(item, "reference", None))
+            explanations.append(_verdicts(getattr(item, "verdicts", None)))
             errors.append(item.error)
     codes = np.array(rows, dtype=np.int64).reshape(-1, 4)
     return dict(
@@ -97,9 +101,25 @@ def evaluation_fields(
         question_texts=tuple(question_texts),
         responses=tuple(responses),
         references=tuple(references),
+        explanations=tuple(explanations) if any(explanations) else None,
         errors=tuple(errors),
         metadata={"source": "evaluations", **(metadata or {})},
     )
+
+
+def _verdicts(verdicts: Mapping[str, Any] | None) -> str | None:
+    """The judges' verdicts of an item as one text (kept when the evaluation asked for
+    them): a lone judge's verdict as it is, several as ``judge: verdict`` lines; a parsed
+    verdict as JSON."""
+    if not verdicts:
+        return None
+    texts = {
+        judge: v if isinstance(v, str) else json.dumps(jsonable(v), ensure_ascii=False)
+        for judge, v in verdicts.items()
+    }
+    if len(texts) == 1:
+        return next(iter(texts.values()))
+    return "\n".join(f"{judge}: {text}" for judge, text in texts.items())
 
 
 def _number(value: Any) -> float:

@@ -93,7 +93,7 @@ def flip_rows(
     KagreportError
         For an unknown metric or system.
     """
-    values = _column(run, metric)
+    values = run.metric(metric)
     for system in (candidate, baseline):
         if system not in run.systems:
             raise KagreportError(
@@ -169,15 +169,6 @@ def flipped_items(
             )
         )
     return tuple(found)
-
-
-def _column(run: Run, metric: str) -> npt.NDArray[np.float64]:
-    try:
-        return run.metrics[metric]
-    except KeyError:
-        raise KagreportError(
-            f"the run has no metric {metric!r}; metrics: {', '.join(run.metrics) or 'none'}"
-        ) from None
 
 
 def _text(column: Any, row: int) -> str | None:

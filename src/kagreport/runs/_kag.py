@@ -74,7 +74,7 @@ def stats_fields(
         fields["responses"] = tuple(texts.responses)
         fields["errors"] = tuple(texts.errors)
     elif report.results is not None:
-        files = _ResultFiles(report, table.setup_names, setup_codes, dataset, question)
+        files = _ResultFiles(report, report.setup_names, system, dataset, question)
         files.storage_options = dict(storage_options or {})
         fields["responses"] = LazyTexts(files.response, n)
         fields["errors"] = LazyTexts(files.error, n)
@@ -88,8 +88,6 @@ def stats_fields(
 
 
 def _metadata(report: StatsReport) -> dict[str, Any]:
-    # No local path: a run's document is published (the site's data/), and a build must
-    # not depend on where the tree was.
     found: dict[str, Any] = {
         "source": "kag",
         "tool": "kag",

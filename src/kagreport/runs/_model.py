@@ -81,9 +81,10 @@ class Run(Document):
     metadata : mapping
         JSON-compatible run metadata.
 
-    Each text column is None when the source kept none. It may be a tuple or a lazy
-    column (:class:`kagreport.runs.LazyTexts`, a ``Sequence`` read on demand: a kag
-    tree's responses are read from its result files only when shown).
+    Each text column is None when the source kept none. It may be a tuple or any
+    ``Sequence``, such as a lazy column (:class:`kagreport.runs.LazyTexts`, read on
+    demand: a kag tree's responses are read from its result files only when shown);
+    :meth:`select` keeps a lazy column lazy.
 
     Raises
     ------
@@ -95,9 +96,11 @@ class Run(Document):
     Notes
     -----
     Serialised as compact JSON, ``{"schema": "kagreport.run", "version": 2, ...}`` with
-    NaN as ``null``, the item texts once per item (:meth:`dumps`, :meth:`write`,
-    :meth:`read`, :meth:`loads`, :meth:`from_dict`; version 1 still reads); equality is
-    NaN-aware, so ``Run.read(path) == run`` after ``run.write(path)``.
+    NaN as ``null``; a text column that is the same on every system's row of an item
+    (question texts, options, gold answers) is stored once per item (:meth:`dumps`,
+    :meth:`write`, :meth:`read`, :meth:`loads`, :meth:`from_dict`; version 1 still
+    reads). Equality is NaN-aware and compares the text columns' values (a lazy column
+    is read whole), so ``Run.read(path) == run`` after ``run.write(path)``.
     """
 
     kind: str
@@ -188,6 +191,20 @@ class Run(Document):
         arrays += [*self.metrics.values(), *self.costs.values()]
         return sum(a.nbytes for a in arrays)
 
+    def metric(self, name: str) -> npt.NDArray[np.float64]:
+        """The values of metric ``name``, one per row (NaN where unscored).
+
+        Raises
+        ------
+        KagreportError
+            If the run has no such metric (the message lists the ones it has).
+        """
+        try:
+            return self.metrics[name]
+        except KeyError:
+            known = ", ".join(self.metrics) or "none"
+            raise KagreportError(f"the run has no metric {name!r}; metrics: {known}") from None
+
     def item_label(self, row: int) -> str:
         """``"dataset/question"`` of row ``row`` (the question alone without a dataset)."""
         dataset = self.dataset_names[self.dataset[row]]
@@ -222,7 +239,8 @@ class Run(Document):
     def from_stats(
         cls, report: StatsReport, *, storage_options: Mapping[str, Any] | None = None
     ) -> Run:
-        """The run of a graded kag tree, from ``report.items`` (no file is read again).
+        """The run of a graded kag tree: its numbers from ``report.items`` (building it
+        reads no file), its texts on demand.
 
         Metric ``correct`` is 1 for a correct record and 0 otherwise (errors count as
         wrong, as kag's accuracy does); the costs are the item table's. Texts: the
@@ -230,8 +248,10 @@ class Run(Document):
         datasets file the tree was graded against; responses and errors as grading kept
         them (``keep_text``), else read lazily from the result files when a view shows
         them (``storage_options`` for a tree on object storage). Metadata: ``source``
-        ``"kag"``, ``tool``, ``convention``, ``prefix`` and ``simulated`` for a run
-        ``kagreport simulate`` wrote (no local path: a run's document may be published).
+        ``"kag"``, ``tool``, ``convention``, ``prefix``, ``simulated`` (True) for a run
+        ``kagreport simulate`` wrote, and ``unparsable``: ``[file, reason]`` of each result
+        file that did not parse (the file relative to the results root: no local path, as
+        a run's document may be published).
         """
         return cls(**stats_fields(report, storage_options))
 
@@ -286,6 +306,10 @@ class Run(Document):
         same_items: bool = True,
     ) -> Run:
         """The run of several evaluations of the same items, one system each.
+
+        Texts of each row: the item's question, answer (``responses``), reference,
+        error, and its judges' verdicts (``explanations``, where the evaluation kept
+        them: a lone judge's verdict as it is, several as ``judge: verdict`` lines).
 
         Parameters
         ----------
@@ -347,8 +371,8 @@ class Run(Document):
         ------
         DocumentError
             A :class:`KagreportError` and ValueError: if ``text`` is not JSON, not a
-            ``kagreport.run`` document of version 1, or a field is missing or malformed
-            (the message names ``source`` and the path of the field).
+            ``kagreport.run`` document of version 1 or 2, or a field is missing or
+            malformed (the message names ``source`` and the path of the field).
         """
         return cls._from_text(text, "json", None if source == "<string>" else source)
 

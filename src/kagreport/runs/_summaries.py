@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kagreport.runs._model import Run
-from kagreport.runs._views import _metric
 
 if TYPE_CHECKING:
     from kagreport.evaluation import RetrievalAnswerTable
@@ -88,7 +87,7 @@ def metric_summaries(
     from kagreport.stats import bootstrap_mean_interval, wilson_interval
 
     names = list(run.metrics) if metrics is None else list(metrics)
-    columns = {m: _metric(run, m) for m in names}
+    columns = {m: run.metric(m) for m in names}
     out = []
     for system in run.systems:
         # Rows in (dataset, question) name order: the bootstrap resamples the same values
@@ -134,7 +133,7 @@ def retrieval_answer_tables(
     """
     from kagreport.evaluation import retrieval_answer_table
 
-    hits, right = _metric(run, retrieval_metric), _metric(run, answer_metric)
+    hits, right = run.metric(retrieval_metric), run.metric(answer_metric)
     tables = {}
     for system in run.systems:
         rows, _ = run.rows_of(system)

@@ -80,15 +80,6 @@ class LeaderboardRow:
     interval: str | None = None
 
 
-def _metric(run: Run, metric: str) -> np.ndarray[Any, Any]:
-    try:
-        return run.metrics[metric]
-    except KeyError:
-        raise KagreportError(
-            f"the run has no metric {metric!r}; metrics: {', '.join(run.metrics) or 'none'}"
-        ) from None
-
-
 def _system_means(
     run: Run, values: np.ndarray[Any, Any]
 ) -> tuple[list[float], list[int], list[int]]:
@@ -111,7 +102,7 @@ def leaderboard(run: Run, metric: str = "correct") -> tuple[LeaderboardRow, ...]
     KagreportError
         If the run has no such metric.
     """
-    values = _metric(run, metric)
+    values = run.metric(metric)
     means, n_items, n_defined = _system_means(run, values)
     order = sorted(
         range(len(run.systems)),
@@ -294,7 +285,7 @@ def compare_setups(
         raise KagreportError(f"adjust must be 'holm', not {adjust!r}")
     if not metrics:
         raise KagreportError("compare_setups needs at least one metric")
-    columns = {m: _metric(run, m) for m in metrics}
+    columns = {m: run.metric(m) for m in metrics}
     found: list[tuple[str, str, EvaluationComparison, Any, int, int]] = []
     skipped = []
     for candidate, base in _pairs(run, pairs, baseline):
@@ -429,7 +420,7 @@ def cost_frontier(run: Run, cost: str, metric: str = "correct") -> tuple[Frontie
             0.0 if n == 0 and answered else c
             for c, n, answered in zip(costs, defined, committed, strict=True)
         ]
-    values, _, _ = _system_means(run, _metric(run, metric))
+    values, _, _ = _system_means(run, run.metric(metric))
     on = pareto_front(np.array(costs, dtype=np.float64), np.array(values, dtype=np.float64))
     return tuple(
         FrontierPoint(s, c, v, bool(o))

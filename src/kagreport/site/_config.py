@@ -28,15 +28,18 @@ Relative paths are relative to the TOML file.
 
 from __future__ import annotations
 
+import json
 import os
-import tomllib
-from collections.abc import Callable, Mapping, Sequence
+import typing
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from kagreport._errors import KagreportError, NotUTF8Error, SiteError
-from kagreport._io import read_regular_file
+import msgspec
+
+from kagreport._document._config import decode_config, read_toml
+from kagreport._errors import SiteError
 
 if TYPE_CHECKING:
     from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
@@ -45,12 +48,42 @@ if TYPE_CHECKING:
 
 __all__ = ["COMPARE_MODES", "EvaluationSource", "RunConfig", "SiteConfig", "SourceConfig"]
 
-#: The values of a run's ``compare`` key.
-COMPARE_MODES = ("baseline", "all-pairs")
+# The file's shape (types only; relative paths resolved when the config is built).
+# A name holds a character other than white space; a path is not empty.
+_Name = Annotated[str, msgspec.Meta(pattern=r"\S")]
+_PathText = Annotated[str, msgspec.Meta(min_length=1)]
+_Compare = Literal["baseline", "all-pairs"]
 
-_RUN_KEYS = ("name", "datasets", "results", "prefix", "baseline", "compare", "attribution")
-_SOURCE_KEYS = ("path", "format", "name", "baseline", "compare", "attribution")
-_TOP_KEYS = ("title", "runs", "sources", "evaluations", "notebooks", "templates")
+#: The values of a run's ``compare`` key.
+COMPARE_MODES: tuple[str, ...] = typing.get_args(_Compare)
+
+
+class _RunTable(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    name: _Name
+    datasets: _PathText
+    results: _PathText
+    prefix: str = ""
+    baseline: _Name | None = None
+    compare: _Compare = "baseline"
+    attribution: str = ""
+
+
+class _SourceTable(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    path: _PathText
+    format: str | None = None
+    name: _Name | None = None
+    baseline: _Name | None = None
+    compare: _Compare = "baseline"
+    attribution: str = ""
+
+
+class _SiteFile(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    title: str = "kagreport"
+    runs: tuple[_RunTable, ...] = ()
+    sources: tuple[_SourceTable, ...] = ()
+    evaluations: tuple[_PathText, ...] = ()
+    notebooks: tuple[_PathText, ...] = ()
+    templates: _PathText | None = None
 
 
 @dataclass(frozen=True)
@@ -203,26 +236,14 @@ class SiteConfig:
 
         Raises
         ------
-        KagreportError
+        SiteError
             If the file cannot be read or parsed, or a key is missing, unknown or has a bad
-            value; the message names the file and the key.
+            value; one line naming the file and the key path (``runs[0].compare``).
         """
         source = Path(path)
-        try:
-            data = tomllib.loads(read_regular_file(source).decode())
-        except OSError as exc:
-            raise SiteError(
-                f"cannot read the site configuration {source}: {exc.strerror or exc}", path=source
-            ) from None
-        except UnicodeDecodeError as exc:  # tomllib decodes the whole file: the file's offset
-            raise NotUTF8Error("the site configuration", source, exc.start) from None
-        except tomllib.TOMLDecodeError as exc:
-            raise SiteError(
-                f"the site configuration {source} is not valid TOML: {exc}", path=source
-            ) from None
+        data = read_toml(source, "the site configuration", SiteError)
         return cls.from_mapping(data, base=source.parent, source=source)
 
-    # Over 80 lines with its docstring: each key of the configuration checked in turn.
     @classmethod
     def from_mapping(
         cls,
@@ -235,78 +256,53 @@ class SiteConfig:
 
         Raises
         ------
-        KagreportError
+        SiteError
             For a missing, unknown or invalid key (named, with the file).
         """
         where = str(source) if source is not None else "the site configuration"
         root = Path(base)
-
-        def fail(key: str, problem: str) -> KagreportError:
-            return KagreportError(f"{where}: `{key}` {problem}", path=source)
-
-        def text(table: Mapping[str, Any], key: str, name: str, default: str | None) -> str:
-            value = table.get(key, default)
-            if value is None:
-                raise fail(name, "is required")
-            if not isinstance(value, str):
-                raise fail(name, f"must be a string, not {type(value).__name__}")
-            return value
-
-        def a_path(table: Mapping[str, Any], key: str, name: str) -> Path:
-            value = text(table, key, name, None)
-            if not value:
-                raise fail(name, "must not be empty")
-            return root / value
-
-        def paths(key: str) -> list[Path]:
-            value = data.get(key, [])
-            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-                raise fail(key, "must be a list of file paths (strings)")
-            return [root / v for v in value]
-
-        unknown = sorted(set(data) - set(_TOP_KEYS))
-        if unknown:
-            raise fail(unknown[0], f"is not a known key; known keys: {', '.join(_TOP_KEYS)}")
-        title = text(data, "title", "title", "kagreport")
-        raw_runs = data.get("runs", [])
-        if not isinstance(raw_runs, list) or not all(isinstance(r, dict) for r in raw_runs):
-            raise fail("runs", "must be an array of tables ([[runs]])")
-        runs = []
+        parsed = decode_config(data, _SiteFile, where, SiteError, path=source)
         names: set[str] = set()
-        for index, table in enumerate(raw_runs):
-            at = f"runs[{index}]"
-            extra = sorted(set(table) - set(_RUN_KEYS))
-            if extra:
-                raise fail(f"{at}.{extra[0]}", f"is not a known key; known: {', '.join(_RUN_KEYS)}")
-            name = text(table, "name", f"{at}.name", None)
-            if not name.strip():
-                raise fail(f"{at}.name", "must not be empty")
-            if name in names:
-                raise fail(f"{at}.name", f"repeats the run name {name!r}")
-            names.add(name)
-            compare, baseline = _comparing(table, at, fail, text, "setup")
-            runs.append(
-                RunConfig(
-                    name=name,
-                    datasets=a_path(table, "datasets", f"{at}.datasets"),
-                    results=a_path(table, "results", f"{at}.results"),
-                    prefix=text(table, "prefix", f"{at}.prefix", ""),
-                    baseline=baseline,
-                    compare="all-pairs" if compare == "all-pairs" else "baseline",
-                    attribution=text(table, "attribution", f"{at}.attribution", ""),
+        for index, run in enumerate(parsed.runs):
+            if run.name in names:
+                raise SiteError(
+                    f"{where}: `runs[{index}].name` repeats the run name {json.dumps(run.name)}",
+                    path=source,
                 )
-            )
-        sources = _sources(data, fail, text, a_path)
-        templates = data.get("templates")
-        if templates is not None and (not isinstance(templates, str) or not templates):
-            raise fail("templates", "must be a folder path (a non-empty string)")
+            names.add(run.name)
+        for index, table in enumerate(parsed.sources):
+            if table.format is not None:
+                from kagreport.sources import FORMATS
+
+                if table.format not in FORMATS:
+                    raise SiteError(
+                        f"{where}: `sources[{index}].format` must be one of "
+                        f"{', '.join(FORMATS)}, not {json.dumps(table.format)}",
+                        path=source,
+                    )
         return cls(
-            title=title,
-            runs=tuple(runs),
-            sources=sources,
-            evaluations=tuple(EvaluationSource.of(p) for p in paths("evaluations")),
-            notebooks=tuple(paths("notebooks")),
-            templates=None if templates is None else root / templates,
+            title=parsed.title,
+            runs=tuple(
+                RunConfig(
+                    name=r.name,
+                    datasets=root / r.datasets,
+                    results=root / r.results,
+                    prefix=r.prefix,
+                    baseline=r.baseline,
+                    compare=r.compare,
+                    attribution=r.attribution,
+                )
+                for r in parsed.runs
+            ),
+            sources=tuple(
+                SourceConfig(
+                    root / t.path, t.name or "", t.format, t.baseline, t.compare, t.attribution
+                )
+                for t in parsed.sources
+            ),
+            evaluations=tuple(EvaluationSource.of(root / p) for p in parsed.evaluations),
+            notebooks=tuple(root / n for n in parsed.notebooks),
+            templates=None if parsed.templates is None else root / parsed.templates,
             source=None if source is None else Path(source),
         )
 
@@ -409,63 +405,6 @@ def simulated_run() -> RunConfig:
         compare="baseline",
         attribution=written.attribution,
     )
-
-
-def _sources(
-    data: Mapping[str, Any],
-    fail: Callable[[str, str], KagreportError],
-    text: Callable[[Mapping[str, Any], str, str, str | None], str],
-    a_path: Callable[[Mapping[str, Any], str, str], Path],
-) -> tuple[SourceConfig, ...]:
-    """The ``[[sources]]`` tables of a configuration, each key checked in turn."""
-    raw = data.get("sources", [])
-    if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
-        raise fail("sources", "must be an array of tables ([[sources]])")
-    found = []
-    for index, table in enumerate(raw):
-        at = f"sources[{index}]"
-        extra = sorted(set(table) - set(_SOURCE_KEYS))
-        if extra:
-            raise fail(f"{at}.{extra[0]}", f"is not a known key; known: {', '.join(_SOURCE_KEYS)}")
-        path = a_path(table, "path", f"{at}.path")
-        name = text(table, "name", f"{at}.name", "")
-        if "name" in table and not name.strip():
-            raise fail(f"{at}.name", "must not be empty")
-        fmt = table.get("format")
-        if fmt is not None:
-            from kagreport.sources import FORMATS
-
-            if not isinstance(fmt, str) or fmt not in FORMATS:
-                raise fail(f"{at}.format", f"must be one of {', '.join(FORMATS)}, not {fmt!r}")
-        compare, baseline = _comparing(table, at, fail, text, "system")
-        found.append(
-            SourceConfig(
-                path,
-                name,
-                fmt,
-                baseline,
-                "all-pairs" if compare == "all-pairs" else "baseline",
-                text(table, "attribution", f"{at}.attribution", ""),
-            )
-        )
-    return tuple(found)
-
-
-def _comparing(
-    table: Mapping[str, Any],
-    at: str,
-    fail: Callable[[str, str], KagreportError],
-    text: Callable[[Mapping[str, Any], str, str, str | None], str],
-    noun: str,
-) -> tuple[str, str | None]:
-    """A run table's ``compare`` mode and ``baseline`` (a ``noun`` name), checked."""
-    compare = text(table, "compare", f"{at}.compare", "baseline")
-    if compare not in COMPARE_MODES:
-        raise fail(f"{at}.compare", f"must be one of {', '.join(COMPARE_MODES)}, not {compare!r}")
-    baseline = table.get("baseline")
-    if baseline is not None and (not isinstance(baseline, str) or not baseline):
-        raise fail(f"{at}.baseline", f"must be a {noun} name (a non-empty string)")
-    return compare, baseline
 
 
 def _with_metadata(report: Any, **extra: str) -> Any:

@@ -22,12 +22,15 @@ def as_run(source: Any, **options: Any) -> Run:
     source : Run, StatsReport, AnswerEvaluation, RetrievalEvaluation, sequence of
         evaluations, or path
         A run is returned as it is; a graded kag tree (``StatsReport``) becomes
-        ``Run.from_stats(source)``; evaluations of the same items become
-        ``Run.from_evaluations(source)``, one system each; a path is read with
+        ``Run.from_stats(source)``; evaluations become ``Run.from_evaluations(source,
+        same_items=False)``, one system each (a system may lack some items, as a kag
+        setup whose result file did not parse does); a path is read with
         :func:`kagreport.read_run` (``options`` are passed to it, e.g. ``datasets=``
         for a kag tree).
     **options
-        For a path only.
+        For a path: :func:`kagreport.read_run`'s. For a ``StatsReport``:
+        ``storage_options`` only (fsspec options to read the responses of a tree on
+        object storage when they are shown).
 
     Returns
     -------
@@ -36,8 +39,8 @@ def as_run(source: Any, **options: Any) -> Run:
     Raises
     ------
     InputError
-        For any other type (the message names it), or options given with a source
-        that is not a path.
+        For any other type (the message names it), or options the source does not
+        take.
     KagreportError
         As :func:`kagreport.read_run`, :meth:`Run.from_evaluations`.
     """
@@ -48,19 +51,19 @@ def as_run(source: Any, **options: Any) -> Run:
 
     if isinstance(source, str | os.PathLike):
         return read_run(source, **options)
+    if isinstance(source, StatsReport) and set(options) <= {"storage_options"}:
+        return Run.from_stats(source, **options)
     if options:
         raise InputError(
             f"options {', '.join(sorted(options))} are for a path; got a {type(source).__name__}"
         )
     if isinstance(source, Run):
         return source
-    if isinstance(source, StatsReport):
-        return Run.from_stats(source)
     evaluations = (AnswerEvaluation, RetrievalEvaluation)
     if isinstance(source, evaluations):
         return Run.from_evaluations([source])
     if isinstance(source, Sequence) and source and all(isinstance(e, evaluations) for e in source):
-        return Run.from_evaluations(list(source))
+        return Run.from_evaluations(list(source), same_items=False)
     raise InputError(
         "expected a Run, a StatsReport, an evaluation (or a list of them) or a path, "
         f"not {type(source).__name__}"

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kagreport._errors import UsageError
+from kagreport.runs._columns import TEXTS
 from kagreport.sources._registry import _FORMATS, read_run
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ def join_runs(runs: Sequence[Run], labels: Sequence[str] | None = None) -> Run:
 
     Items are identified by (dataset name, question name), so the same sample of two
     tools' logs is one item; a metric or cost one run lacks is NaN in its rows, texts
-    one run lacks are None.
+    one run lacks are None (the others are read whole: a lazy column is not kept lazy).
 
     Raises
     ------
@@ -52,7 +53,7 @@ def join_runs(runs: Sequence[Run], labels: Sequence[str] | None = None) -> Run:
     parts["outcome"] = []
     metric_parts: dict[str, list[np.ndarray]] = {m: [] for m in metrics}
     cost_parts: dict[str, list[np.ndarray]] = {c: [] for c in costs}
-    texts: dict[str, list[str | None]] = {"responses": [], "references": [], "errors": []}
+    texts: dict[str, list[Any]] = {name: [] for name in TEXTS}
     offset = 0
     for r in runs:
         n = len(r)
@@ -82,10 +83,11 @@ def join_runs(runs: Sequence[Run], labels: Sequence[str] | None = None) -> Run:
         outcome=np.concatenate(parts["outcome"]).astype(np.int8),
         metrics={m: np.concatenate(v).astype(np.float64) for m, v in metric_parts.items()},
         costs={c: np.concatenate(v).astype(np.float64) for c, v in cost_parts.items()},
-        responses=None if all(r.responses is None for r in runs) else tuple(texts["responses"]),
-        references=None if all(r.references is None for r in runs) else tuple(texts["references"]),
-        errors=None if all(r.errors is None for r in runs) else tuple(texts["errors"]),
         metadata={"source": "joined", "runs": [dict(r.metadata) for r in runs]},
+        **{
+            name: None if all(getattr(r, name) is None for r in runs) else tuple(values)
+            for name, values in texts.items()
+        },
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kagreport._errors import KagreportError, UsageError
 from kagreport.sources._eee_write import check_output, write_eee
@@ -33,6 +33,7 @@ def convert_run(
     output: str | os.PathLike[str],
     format: str | None = None,
     to: str | None = None,
+    **options: Any,
 ) -> Run:
     """Read the run at ``path`` (:func:`read_run`) and write it as a ``kagreport.run``
     document or as Every Eval Ever 0.3 files (:func:`write_eee`, a folder).
@@ -50,6 +51,9 @@ def convert_run(
     to : {"kagreport", "eee"}, optional
         The output format; ``"eee"`` when ``output``'s name ends in ``.eee``, else
         ``"kagreport"``.
+    **options
+        The input format's options (:func:`read_run`): ``datasets=`` (and ``prefix=``)
+        for a kag result tree.
 
     Returns
     -------
@@ -83,7 +87,7 @@ def convert_run(
         check_output(target)
     if not target.absolute().parent.is_dir():
         raise KagreportError(f"cannot write {target}: its folder does not exist", path=target)
-    run = read_run(source, format=format)
+    run = read_run(source, format=format, **options)
     try:
         if eee:
             write_eee(run, target)

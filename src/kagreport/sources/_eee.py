@@ -11,7 +11,8 @@ item's first line, and the outcome ``error`` when ``error`` is set. Costs: ``inp
 and ``output_tokens`` from ``token_usage``, ``generation_secs`` from
 ``performance.generation_time_ms`` (else ``latency_ms``) / 1000. The response is the first
 ``output.raw`` (multi-turn and agentic lines: the last assistant message), the reference
-``input.reference`` joined by newlines.
+``input.reference`` joined by newlines, the question text ``input.raw``, the explanation the
+final ``answer_attribution`` entries (``regex: B``; kagreport's own in the line's metadata).
 
 :func:`kagreport.sources._eee_write.write_eee` writes runs that read back whole.
 """
@@ -115,6 +116,7 @@ class _Reader:
         self.texts["references"].append("\n".join(reference) if reference else None)
         self.texts["errors"].append(line.error)
         self.texts["question_texts"].append(line.input.raw or None)
+        self.texts["explanations"].append(line.explanation)
         for name, value in _costs(line, hints).items():
             self.costs.setdefault(name, {})[row] = value
         return row
@@ -282,6 +284,11 @@ def read_eee(path: Path) -> Run:
         question_texts=(
             tuple(reader.texts["question_texts"])
             if "question_texts" in texts and any(reader.texts["question_texts"])
+            else None
+        ),
+        explanations=(
+            tuple(reader.texts["explanations"])
+            if "explanations" in texts and any(reader.texts["explanations"])
             else None
         ),
         metadata={

@@ -25,6 +25,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "TEXTS",
     "Aggregate",
+    "Attribution",
     "Instance",
     "check_version",
     "decode",
@@ -34,7 +35,7 @@ __all__ = [
 
 #: Run.outcome labels by code (kagreport.runs.OUTCOMES), and the Run's text columns.
 OUTCOMES = ("correct", "incorrect", "error")
-TEXTS = ("responses", "references", "errors", "question_texts")
+TEXTS = ("responses", "references", "errors", "question_texts", "explanations")
 #: The schema version kagreport writes; it reads any 0.3.x.
 SCHEMA_VERSION = "0.3.0"
 _VERSION = re.compile(r"0\.3(\.\d+)?")
@@ -102,6 +103,15 @@ class Output(msgspec.Struct):
     raw: list[str]
 
 
+class Attribution(msgspec.Struct):
+    """How an answer was taken from the output (``regex``, ``exact_match``,
+    ``llm_judge``, ...) and what was taken."""
+
+    extracted_value: str | None = None
+    extraction_method: str | None = None
+    is_terminal: bool = True
+
+
 class Message(msgspec.Struct):
     role: str
     content: str | None = None
@@ -139,6 +149,7 @@ class Instance(msgspec.Struct):
     error: str | None = None
     metadata: dict[str, str] | None = None
     messages: list[Message] | None = None
+    answer_attribution: list[Attribution] | None = None
 
     @property
     def response(self) -> str | None:
@@ -147,6 +158,21 @@ class Instance(msgspec.Struct):
             return self.output.raw[0] if self.output.raw else None
         said = [m.content for m in self.messages or () if m.role == "assistant"]
         return said[-1] if said else None
+
+    @property
+    def explanation(self) -> str | None:
+        """How the line was scored: what kagreport wrote (``metadata``'s
+        ``kagreport_explanation``), else the final answers extracted from the output as
+        ``method: value`` lines (``regex: B``)."""
+        written = (self.metadata or {}).get("kagreport_explanation")
+        if written is not None:
+            return written
+        lines = [
+            f"{a.extraction_method or 'extracted'}: {a.extracted_value}"
+            for a in self.answer_attribution or ()
+            if a.is_terminal and a.extracted_value is not None
+        ]
+        return "\n".join(lines) or None
 
 
 def decode(data: bytes, kind: type[Any], where: str) -> Any:

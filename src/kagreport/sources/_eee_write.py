@@ -5,7 +5,7 @@ travel in the schema's string maps, so :func:`kagreport.sources._eee.read_eee` r
 written run back whole: the run's metric, cost and text names, kind, rank and metadata in
 ``eval_library.additional_details`` (``kagreport_*``, JSON text), exact costs (retrieval
 seconds, graph elements, context bytes, ...) in each line's
-``performance.additional_details``, the outcome in its ``metadata``.
+``performance.additional_details``, the outcome and explanation in its ``metadata``.
 """
 
 from __future__ import annotations
@@ -145,6 +145,7 @@ def _lines(
     response = run.responses[row] if run.responses is not None else None
     reference = run.references[row] if run.references is not None else None
     question = run.question_texts[row] if run.question_texts is not None else None
+    explanation = run.explanations[row] if run.explanations is not None else None
     costs = {name: float(values[row]) for name, values in run.costs.items()}
     known = {name: value for name, value in costs.items() if math.isfinite(value)}
     performance: dict[str, Any] = {"additional_details": {k: repr(v) for k, v in known.items()}}
@@ -177,6 +178,8 @@ def _lines(
     for metric in scored or list(run.metrics)[:1]:
         value = float(run.metrics[metric][row])
         metadata = {"kagreport_outcome": label}
+        if explanation is not None:
+            metadata["kagreport_explanation"] = explanation
         if not math.isfinite(value):
             metadata["kagreport_score"] = "undefined"
         lines.append(

@@ -34,6 +34,24 @@ def read_kag(
     read from the result files when a view shows them (or, with ``keep_text``, kept
     as grading read them: whole, or cut to that many characters).
 
+    Parameters
+    ----------
+    results : str or path-like
+        The results root (``<results>/<dataset>/<question>/<prefix><setup>.json``): a
+        local folder or an fsspec URL.
+    datasets : str or path-like
+        The datasets file the tree is graded against (required).
+    prefix : str
+        The result files' name prefix (``kag benchmark --prefix``).
+    storage_options : mapping, optional
+        fsspec options for URLs; also used when the responses are read later.
+    engine_options : EngineOptions, optional
+        How the tree is graded (:func:`kagreport.grading.grade`'s ``options``).
+    keep_text : bool or int
+        As :func:`kagreport.grading.grade`: keep the responses and errors in memory as the
+        grading pass reads them (True: whole; an int: that many characters of each)
+        instead of reading them again when shown.
+
     Raises
     ------
     UsageError

@@ -10,7 +10,10 @@ prompt's label when the file holds several prompt labels; an item is the test in
 ``error`` for ``failureReason`` 2 (promptfoo's ``ResultFailureReason.ERROR``),
 else correct/incorrect from ``success``. Costs: ``generation_secs``
 (``latencyMs``/1000), ``input_tokens``/``output_tokens`` (``response.tokenUsage``
-``prompt``/``completion``), ``cost_usd`` (``cost``).
+``prompt``/``completion``), ``cost_usd`` (``cost``). Texts: the rendered prompt
+(``prompt.raw``, else the test's vars), the response's ``output``, the expected output
+of the test's assertions (``testCase.assert``: ``equals: 4``), the grading reason
+(``gradingResult.reason``, why an assertion failed) and the error.
 """
 
 from __future__ import annotations
@@ -81,6 +84,7 @@ class _Result(msgspec.Struct):
     response: _Response | None = None
     gradingResult: _Grading | None = None
     vars: dict[str, Any] = {}
+    testCase: dict[str, Any] | None = None
 
 
 class _Summary(msgspec.Struct):
@@ -202,6 +206,7 @@ def _to_run(path: Path, results: list[_Result], meta: dict[str, Any]) -> Run:
     errors: list[str | None] = []
     prompts: list[str | None] = []
     reasons: list[str | None] = []
+    targets: list[str | None] = []
     for row, result in enumerate(results):
         name = _system_name(result, several)
         code = systems.setdefault(name, len(systems))
@@ -234,6 +239,7 @@ def _to_run(path: Path, results: list[_Result], meta: dict[str, Any]) -> Run:
             output = json.dumps(output, ensure_ascii=False)
         responses.append(output)
         prompts.append(_prompt_text(result))
+        targets.append(_target(result.testCase))
         reasons.append(None if result.gradingResult is None else result.gradingResult.reason)
         errors.append(result.error or (response.error if response is not None else None))
     meta["item_identity"] = "testIdx"
@@ -250,7 +256,7 @@ def _to_run(path: Path, results: list[_Result], meta: dict[str, Any]) -> Run:
         metrics=metrics,
         costs={k: v for k, v in costs.items() if not np.isnan(v).all()},
         responses=tuple(responses),
-        references=None,
+        references=tuple(targets) if any(targets) else None,
         errors=tuple(errors),
         metadata={k: v for k, v in meta.items() if v is not None},
         question_texts=tuple(prompts) if any(prompts) else None,
@@ -265,3 +271,50 @@ def _prompt_text(result: _Result) -> str | None:
     if result.vars:
         return "\n".join(f"{k}: {v}" for k, v in result.vars.items())
     return None
+
+
+#: Assertion types whose ``value`` is the expected output (or a text it is compared
+#: with), as promptfoo's docs list them (configuration/expected-outputs); each may be
+#: negated with ``not-``.
+_EXPECTED = frozenset(
+    (
+        "equals",
+        "contains",
+        "icontains",
+        "contains-all",
+        "contains-any",
+        "icontains-all",
+        "icontains-any",
+        "starts-with",
+        "regex",
+        "similar",
+        "levenshtein",
+        "rouge-n",
+        "bleu",
+        "gleu",
+        "meteor",
+        "factuality",
+        "llm-rubric",
+        "model-graded-closedqa",
+    )
+)
+
+
+def _target(test_case: dict[str, Any] | None) -> str | None:
+    """The test's expected output: each of its assertions that compares the output with a
+    text, as ``type: value`` lines (``contains: 4``); None when it has none."""
+    asserts = (test_case or {}).get("assert")
+    if not isinstance(asserts, list):
+        return None
+    lines = []
+    for check in asserts:
+        if not isinstance(check, dict) or not isinstance(check.get("type"), str):
+            continue
+        kind, value = check["type"], check.get("value")
+        if kind.removeprefix("not-") not in _EXPECTED:
+            continue
+        if isinstance(value, str):
+            lines.append(f"{kind}: {value}")
+        elif isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            lines.append(f"{kind}: {json.dumps(value, ensure_ascii=False)}")
+    return "\n".join(lines) or None

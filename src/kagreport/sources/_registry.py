@@ -127,10 +127,15 @@ FORMATS: Mapping[str, SourceFormat] = MappingProxyType(_FORMATS)
 def detect_format(path: str | os.PathLike[str]) -> SourceFormat:
     """The format of ``path`` (a file or folder).
 
+    A kag result tree holds no mark of its own and is not detected: it is read with its
+    datasets file (``read_run(path, datasets=...)``); a folder that looks like one (a
+    ``<dataset>/<question>/<name>.json`` below it) is said to need it.
+
     Raises
     ------
     UsageError
-        If no known format matches; the message lists the formats.
+        If no known format matches; the message lists the formats, or asks for the
+        datasets file of a folder that looks like a kag result tree.
     """
     where = Path(path)
     if not where.exists():
@@ -138,8 +143,37 @@ def detect_format(path: str | os.PathLike[str]) -> SourceFormat:
     for source in _FORMATS.values():
         if source.detect(where):
             return source
+    if _looks_like_kag(where):
+        raise UsageError(
+            f"{where}: looks like a kag result tree; read it with its datasets file "
+            "(datasets=..., or --datasets)"
+        )
     known = ", ".join(f"{s.name} ({s.description})" for s in _FORMATS.values())
     raise UsageError(f"{where}: not a run of any format kagreport reads; formats: {known}")
+
+
+def _looks_like_kag(path: Path, limit: int = 20) -> bool:
+    """Whether ``path`` is a folder with ``<dataset>/<question>/<name>.json`` below it (the
+    first ``limit`` entries of each level looked at; never raises)."""
+    try:
+        datasets = [d for d in _first(path, limit) if d.is_dir()]
+        for dataset in datasets:
+            for question in (q for q in _first(dataset, limit) if q.is_dir()):
+                if any(f.suffix == ".json" and f.is_file() for f in _first(question, limit)):
+                    return True
+    except OSError:
+        return False
+    return False
+
+
+def _first(folder: Path, limit: int) -> list[Path]:
+    with os.scandir(folder) as entries:
+        found = []
+        for entry in entries:
+            found.append(Path(entry.path))
+            if len(found) == limit:
+                break
+        return found
 
 
 def read_run(path: str | os.PathLike[str], format: str | None = None, **options: Any) -> Run:
@@ -151,12 +185,17 @@ def read_run(path: str | os.PathLike[str], format: str | None = None, **options:
     path : str or path-like
         The run's file or folder (a kag tree's results root may be a URL).
     format : str, optional
-        A name of :data:`FORMATS`; detected from the path when omitted (a kag tree is
-        recognised by its ``datasets`` option).
+        A name of :data:`FORMATS`; detected from the path when omitted. Given a
+        ``datasets`` option, the path is read as a kag result tree.
     **options
-        The format's options (:attr:`SourceFormat.options`): for ``"kag"``, ``datasets``
-        (required), ``prefix``, ``storage_options`` and ``engine_options``
-        (:class:`kagreport.EngineOptions`).
+        The format's options (:attr:`SourceFormat.options`); only ``"kag"`` takes any:
+        ``datasets`` (the datasets file, required), ``prefix`` (the result files'
+        prefix), ``storage_options`` (fsspec options for a URL), ``engine_options`` (how
+        to grade: :func:`kagreport.grade`'s ``options``) and ``keep_text`` (keep the
+        responses as grading reads them, as :func:`kagreport.grade`). A kag run equals
+        ``Run.from_stats(grade(datasets, path, prefix))``: the same numbers, with the
+        question texts, options and answer keys from the datasets file and the responses
+        and errors read from the result files when shown.
 
     Raises
     ------

@@ -28,11 +28,14 @@ from __future__ import annotations
 import io
 import json
 import os
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from kagreport._document._config import decode_config, read_toml
 from kagreport._errors import ConfigError, NotUTF8Error, decode_utf8
 from kagreport._io import read_regular_file
 from kagreport.evaluation._items import AnswerItem
@@ -45,6 +48,7 @@ from kagreport.evaluation.judges._rules import (
     RegexMatch,
     TokenF1,
 )
+from kagreport.evaluation.judges._verdict import Scale
 
 __all__ = ["ConfigError", "load_items_jsonl", "load_judges", "prompt_files"]
 
@@ -54,6 +58,74 @@ _ITEM_KEYS = {
     "error", "metadata",
 }  # fmt: skip
 
+# The judges file's shape: a table per judge, its ``kind`` the tag. The types are checked
+# here; each judge's constructor checks the values' domains (a regex compiles, a timeout is
+# positive), one home for those rules whether a judge is built in code or from a file.
+_Name = Annotated[str, msgspec.Meta(pattern=r"\S")]
+_Text = Annotated[str, msgspec.Meta(min_length=1)]
+
+
+class _Table(msgspec.Struct, forbid_unknown_fields=True, tag_field="kind"):
+    """Keys every judge table may have besides its options."""
+
+    name: _Name | UnsetType = UNSET
+
+
+class _OptionMatch(_Table, tag="option_match"):
+    pass
+
+
+class _ExactMatch(_Table, tag="exact_match"):
+    pass
+
+
+class _TokenF1(_Table, tag="token_f1"):
+    pass
+
+
+class _Regex(_Table, tag="regex"):
+    pattern: str | UnsetType = UNSET
+    ignore_case: bool | UnsetType = UNSET
+
+
+class _Contains(_Table, tag="contains"):
+    text: str | UnsetType = UNSET
+
+
+class _OptionExtraction(_Table, tag="option_extraction"):
+    letters: str | UnsetType = UNSET
+
+
+class _LLM(_Table, tag="llm", kw_only=True):
+    # LLMJudge's keyword arguments; the templates inline or from files beside the judges
+    # file, the key from the variable api_key_env names (never from the file).
+    name: _Name
+    model: str
+    base_url: str
+    prompt: str | UnsetType = UNSET
+    prompt_file: _Text | UnsetType = UNSET
+    system_prompt: str | UnsetType = UNSET
+    system_prompt_file: _Text | UnsetType = UNSET
+    api_key_env: _Text | UnsetType = UNSET
+    scale: Scale | UnsetType = UNSET
+    criteria: tuple[str, ...] | UnsetType = UNSET
+    score_range: tuple[float, float] | UnsetType = UNSET
+    temperature: float | UnsetType = UNSET
+    seed: int | UnsetType = UNSET
+    max_tokens: int | UnsetType = UNSET
+    timeout: float | UnsetType = UNSET
+    max_retries: int | UnsetType = UNSET
+    backoff: float | UnsetType = UNSET
+    max_concurrency: int | UnsetType = UNSET
+    cache: _Text | UnsetType = UNSET
+
+
+_Judge = _OptionMatch | _ExactMatch | _TokenF1 | _Regex | _Contains | _OptionExtraction | _LLM
+
+
+class _JudgesFile(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    judges: Annotated[tuple[_Judge, ...], msgspec.Meta(min_length=1)]
+
 
 def _llm(**options: Any) -> Judge:
     from kagreport.evaluation.judges._llm import LLMJudge
@@ -61,18 +133,33 @@ def _llm(**options: Any) -> Judge:
     return LLMJudge(**options)
 
 
-_KINDS: dict[str, Callable[..., Judge]] = {
-    "option_match": OptionMatch,
-    "exact_match": ExactMatch,
-    "token_f1": TokenF1,
-    "regex": RegexMatch,
-    "contains": Contains,
-    "option_extraction": OptionExtraction,
-    "llm": _llm,
+_KINDS: dict[type[_Table], Callable[..., Judge]] = {
+    _OptionMatch: OptionMatch,
+    _ExactMatch: ExactMatch,
+    _TokenF1: TokenF1,
+    _Regex: RegexMatch,
+    _Contains: Contains,
+    _OptionExtraction: OptionExtraction,
+    _LLM: _llm,
 }
+_FILE_KEYS = ("prompt_file", "system_prompt_file")
 
 
-# Over 80 lines only with its docstring (the judges file's whole format is documented here).
+def _read(path: str) -> tuple[dict[str, Any], _JudgesFile]:
+    """The judges file parsed, and decoded into its shape (a key written in place of
+    ``api_key_env`` refused first: it names a secret, not a mistyped option)."""
+    data = read_toml(path, "the judges file", ConfigError)
+    entries = data.get("judges")
+    for index, entry in enumerate(entries if isinstance(entries, list) else []):
+        if isinstance(entry, dict) and "api_key" in entry:
+            raise ConfigError(
+                f"{path}: `judges[{index}].api_key`: do not write API keys in the judges "
+                "file; use api_key_env",
+                path=path,
+            )
+    return data, decode_config(data, _JudgesFile, path, ConfigError, path=path)
+
+
 def load_judges(path: str | os.PathLike[str]) -> list[Judge]:
     """Build the judges described by a TOML file.
 
@@ -100,68 +187,54 @@ def load_judges(path: str | os.PathLike[str]) -> list[Judge]:
     Raises
     ------
     ConfigError
-        If the file cannot be read or parsed, a kind is unknown, a key is not
-        accepted by the judge, or a referenced prompt file is missing; the message
-        names the file and the judge.
+        One line naming the file and the key path (``judges[1].timeout``): the file cannot
+        be read or parsed, a kind or key is unknown, a value has the wrong type or is out
+        of the judge's domain, a prompt file cannot be read, or ``api_key_env`` names an
+        unset variable.
     """
     name = os.fspath(path)
-    try:
-        data = tomllib.loads(read_regular_file(name).decode())
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot read the judges file {name}: {exc.strerror or exc}", path=name
-        ) from None
-    except UnicodeDecodeError as exc:  # tomllib decodes the whole file: the offset is the file's
-        message = NotUTF8Error("the judges file", name, exc.start).message
-        raise ConfigError(message, path=name) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"the judges file {name} is not valid TOML: {exc}", path=name) from None
-    entries = data.get("judges")
-    if not isinstance(entries, list) or not entries:
-        raise ConfigError(f"the judges file {name} has no [[judges]] tables", path=name)
+    _, parsed = _read(name)
     folder = Path(name).resolve().parent
     judges = []
-    for index, entry in enumerate(entries, start=1):
-        where = f"{name}: judge {index}"
-        if not isinstance(entry, dict):
-            raise ConfigError(f"{where}: each judge must be a [[judges]] table", path=name)
-        options = dict(entry)
-        kind = options.pop("kind", None)
-        if not isinstance(kind, str) or kind not in _KINDS:
-            known = ", ".join(sorted(_KINDS))
-            raise ConfigError(f"{where}: unknown kind {kind!r} (known: {known})", path=name)
-        for key in ("prompt_file", "system_prompt_file"):
-            if key in options:
-                target = folder / str(options.pop(key))
-                try:
-                    options[key.removesuffix("_file")] = decode_utf8(
-                        read_regular_file(target), target, f"{where}: {key}"
-                    )
-                except NotUTF8Error as exc:
-                    raise ConfigError(exc.message, path=name) from None
-                except OSError as exc:
-                    raise ConfigError(
-                        f"{where}: cannot read {key} {target}: {exc.strerror or exc}", path=name
-                    ) from None
-        if "api_key_env" in options:
-            variable = str(options.pop("api_key_env"))
+    for index, table in enumerate(parsed.judges):
+        where = f"{name}: `judges[{index}]`"
+        options = {
+            key: value
+            for key, value in msgspec.structs.asdict(table).items()
+            if key not in (*_FILE_KEYS, "api_key_env") and value is not UNSET
+        }
+        for key in _FILE_KEYS:
+            file = getattr(table, key, UNSET)
+            inline = key.removesuffix("_file")
+            if file is UNSET:
+                if key == "prompt_file" and isinstance(table, _LLM) and table.prompt is UNSET:
+                    raise ConfigError(f"{where}: `prompt` or `prompt_file` is required", path=name)
+                continue
+            if getattr(table, inline) is not UNSET:
+                raise ConfigError(
+                    f"{where}: `{inline}` and `{key}` both given; keep one", path=name
+                )
+            target = folder / file
+            try:
+                options[inline] = decode_utf8(read_regular_file(target), target, f"{where}: {key}")
+            except NotUTF8Error as exc:
+                raise ConfigError(exc.message, path=name) from None
+            except OSError as exc:
+                raise ConfigError(
+                    f"{where}: cannot read {key} {target}: {exc.strerror or exc}", path=name
+                ) from None
+        variable = getattr(table, "api_key_env", UNSET)
+        if variable is not UNSET:
             if variable not in os.environ:
                 raise ConfigError(
                     f"{where}: the environment variable {variable} (api_key_env) is not set",
                     path=name,
                 )
             options["api_key"] = os.environ[variable]
-        if "api_key" in entry:
-            raise ConfigError(
-                f"{where}: do not write API keys in the judges file; use api_key_env", path=name
-            )
-        if "criteria" in options and isinstance(options["criteria"], list):
-            options["criteria"] = tuple(options["criteria"])
-        if "name" in options and (not isinstance(options["name"], str) or not options["name"]):
-            raise ConfigError(f"{where}: name must be a non-empty string", path=name)
         try:
-            judges.append(_KINDS[kind](**options))
+            judges.append(_KINDS[type(table)](**options))
         except (TypeError, ValueError, OverflowError) as exc:
+            kind = table.__struct_config__.tag
             raise ConfigError(f"{where} ({kind}): {exc}", path=name) from None
     return judges
 
@@ -172,17 +245,15 @@ def prompt_files(path: str | os.PathLike[str]) -> list[str]:
     """
     name = os.fspath(path)
     try:
-        data = tomllib.loads(read_regular_file(name).decode())
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        _, parsed = _read(name)
+    except ConfigError:
         return []  # load_judges says what is wrong
-    entries = data.get("judges")
     folder = Path(name).resolve().parent
     return [
-        str(folder / str(entry[key]))
-        for entry in (entries if isinstance(entries, list) else [])
-        if isinstance(entry, dict)
-        for key in ("prompt_file", "system_prompt_file")
-        if key in entry
+        str(folder / file)
+        for table in parsed.judges
+        for key in _FILE_KEYS
+        if (file := getattr(table, key, UNSET)) is not UNSET
     ]
 
 
