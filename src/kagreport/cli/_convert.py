@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from kagreport import UsageError
-from kagreport.sources import FORMATS, TARGETS, convert_run, detect_format
+from kagreport.sources import FORMAT_NAMES, TARGETS
 
 __all__ = ["add_parser", "run_convert"]
 
@@ -32,7 +32,7 @@ def add_parser(commands: Any, verbosity: argparse.ArgumentParser) -> None:
         help="the document to write (.json), or the EEE folder to write",
     )
     convert.add_argument(
-        "--from", dest="source_format", choices=tuple(FORMATS), help="the input format"
+        "--from", dest="source_format", choices=FORMAT_NAMES, help="the input format"
     )
     convert.add_argument(
         "-d",
@@ -54,6 +54,8 @@ def add_parser(commands: Any, verbosity: argparse.ArgumentParser) -> None:
 
 
 def run_convert(args: argparse.Namespace, level: int) -> int:
+    from kagreport.sources import FORMATS, convert_run, detect_format
+
     options = {"datasets": args.datasets} if args.datasets is not None else {}
     if args.prefix is not None:
         if args.datasets is None:

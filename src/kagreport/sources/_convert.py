@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from kagreport._errors import KagreportError, UsageError
 from kagreport.sources._eee_write import check_output, write_eee
+from kagreport.sources._names import TARGETS
 from kagreport.sources._registry import read_run
 
 if TYPE_CHECKING:
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
 __all__ = ["TARGETS", "convert_run"]
 
 #: Output formats: a kagreport.run document (``.json``) or an EEE 0.3 folder.
-TARGETS = ("kagreport", "eee")
 
 
 def output_format(output: str | os.PathLike[str], to: str | None) -> str:
