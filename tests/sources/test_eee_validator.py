@@ -40,7 +40,9 @@ FLAT_ID = "names no datastore directory — model_info.developer is required"
 def _new_enough(python: str) -> bool:
     try:
         check = "import sys; sys.exit(sys.version_info < (3, 12))"
-        return subprocess.run([python, "-c", check], capture_output=True, timeout=30).returncode == 0
+        return (
+            subprocess.run([python, "-c", check], capture_output=True, timeout=30).returncode == 0
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -71,12 +73,14 @@ def eee_python() -> str:
     )
 
 
+_PATTERNS = ("data/**/*.json", "data/**/*.jsonl")
+
+
 def _validate(python: str, folder: Path) -> list[dict[str, Any]]:
     """EEE's validator CLI on every file of the datastore ``folder`` (run from it, as the
     datastore layout check wants), its JSON report."""
     done = subprocess.run(
-        [python, "-m", "every_eval_ever", "validate", "--format", "json"]
-        + ["data/**/*.json", "data/**/*.jsonl"],
+        [python, "-m", "every_eval_ever", "validate", "--format", "json", *_PATTERNS],
         cwd=folder,
         capture_output=True,
         text=True,
