@@ -231,7 +231,9 @@ def _read_one(path: Path, reader: _Reader, ranks: dict[str, Any]) -> dict[str, A
             )
         lines.append((where, line))
     results = aggregate.evaluation_results
-    names = _metric_names(results, {x.evaluation_result_id for _, x in lines} - {None})
+    names = _metric_names(
+        results, {x.evaluation_result_id for _, x in lines if x.evaluation_result_id}
+    )
     suffix = _dataset_suffix(results)
     written = "kagreport_metrics" in hints
     # Lines of one sample and metric beyond the first are repeats of the sample (Inspect's
