@@ -355,8 +355,9 @@ def read_eee(path: Path) -> Run:
             "tool": "every_eval_ever",
             "schema_version": SCHEMA_VERSION,
             "aggregates": [{k: v for k, v in s.items() if k != "hints"} for s in sources],
-            "convention": "correct is is_correct of each sample's first line; "
-            "aggregate scores are not re-read (the per-sample lines are)",
+            "convention": "correct is is_correct of each sample's first line; a metric is "
+            "the mean of a sample's lines (repeats: epochs, trials, perturbed variants); "
+            "the aggregates' own scores are in aggregates[].scores, as the files state them",
             **written,
         },
     )
