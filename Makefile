@@ -7,7 +7,7 @@ STAMP_DEV := $(VENV)/.installed-dev
 # Debian's Chromium drives the browser tests (Playwright's own browser download is not used).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: demo test test-fast lint typecheck pytest tex bench examples lab clean
+.PHONY: demo test test-fast lint typecheck pytest tex eee bench examples lab clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +36,7 @@ lint: $(STAMP_DEV)
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy
 
-pytest: $(STAMP_DEV) $(CHROMIUM) tex
+pytest: $(STAMP_DEV) $(CHROMIUM) tex eee
 	KAGREPORT_CHROMIUM=$(CHROMIUM) KAGREPORT_NOTEBOOK_CELL_TIMEOUT=120 $(BIN)/python -m pytest -q
 
 ## test-fast: the inner loop: the tests not marked slow (no browser, notebook kernels or signals), first failure stops
@@ -62,6 +62,25 @@ tex:
 		$$SUDO apt-get update -q && \
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 			texlive-latex-base texlive-latex-recommended
+
+## eee: Every Eval Ever's validator in its own .venv-eee (it needs Python >= 3.12; pinned)
+# tests/sources/test_eee_validator.py runs it on what `kagreport convert` writes; it skips, saying
+# why, only where no Python >= 3.12 is found (python3.12, python3.13 on PATH, or pyenv's).
+EEE_VERSION := 0.3.0
+EEE_VENV := .venv-eee
+STAMP_EEE := $(EEE_VENV)/.installed-$(EEE_VERSION)
+
+eee: $(STAMP_EEE)
+
+$(STAMP_EEE):
+	@for c in python3.12 python3.13 $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.12*/bin/python \
+			$${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.13*/bin/python; do \
+		if "$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then PY=$$c; break; fi; \
+	done; \
+	if [ -z "$$PY" ]; then \
+		echo "No Python >= 3.12 found: the EEE validator test will skip." >&2; exit 0; fi; \
+	rm -rf $(EEE_VENV) && "$$PY" -m venv $(EEE_VENV) && \
+		$(EEE_VENV)/bin/python -m pip install --quiet "every-eval-ever==$(EEE_VERSION)" && touch $@
 
 # JupyterLab on this machine only and offline: no news feed, no update check and no extension
 # manager asking PyPI; etc/jupyter turns off the front end's news prompt (tests/browser/
@@ -93,4 +112,4 @@ examples: $(STAMP_DEV)
 	$(BIN)/python examples/build_mmlu_pro_philosophy.py
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(EEE_VENV) build dist .pytest_cache .mypy_cache .ruff_cache

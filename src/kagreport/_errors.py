@@ -8,7 +8,8 @@ The tree (all in this module; the public ones are re-exported where users import
 
     KagreportError                     kagreport
     ├── UsageError                     kagreport (exit code 2)
-    │   └── FormatError                kagreport (also a ValueError)
+    │   ├── FormatError                kagreport (also a ValueError)
+    │   └── NoSharedItemsError         kagreport.evaluation (also a DifferentItemsError)
     ├── DatasetsError                  kagreport
     ├── ResultTreeError                kagreport
     ├── ResultFileError                kagreport
@@ -50,6 +51,7 @@ __all__ = [
     "KagreportError",
     "MissingExtraError",
     "MissingKeyError",
+    "NoSharedItemsError",
     "NotRegularFileError",
     "NotUTF8Error",
     "ReportError",
@@ -90,6 +92,8 @@ class UsageError(KagreportError):
     """A bad command-line value (an invalid regular expression, say); exit code 2."""
 
     exit_code = 2
+    #: Whether the command line prints the command's usage before the message.
+    show_usage = True
 
 
 class FormatError(UsageError, ValueError):
@@ -229,6 +233,17 @@ class DifferentItemsError(InputError):
         super().__init__(message)
         self.only_candidate = only_candidate
         self.only_baseline = only_baseline
+
+
+class NoSharedItemsError(UsageError, DifferentItemsError):
+    """Two runs or evaluations compared item by item share no item: nothing to pair.
+
+    A usage error (exit code 2: the wrong two files were given; printed without the usage
+    text) and a :class:`DifferentItemsError` (an InputError and a ValueError too), so
+    callers of ``compare`` that catch either keep working.
+    """
+
+    show_usage = False
 
 
 class InputTypeError(KagreportError, TypeError):

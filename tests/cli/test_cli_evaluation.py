@@ -205,6 +205,22 @@ def test_compare_refuses_mismatched_or_foreign_files(files: Path) -> None:
     assert "is not an evaluation report" in foreign.stderr
 
 
+def test_compare_of_reports_that_share_no_item_is_one_usage_error(files: Path) -> None:
+    run_cli("evaluate", "--items", str(files / "a.jsonl"), "--judges", str(files / "judges.toml"),
+            "-o", str(files / "a.json"))  # fmt: skip
+    lines = (files / "a.jsonl").read_text().replace('"identifier": "q', '"identifier": "x')
+    (files / "d.jsonl").write_text(lines)
+    run_cli("evaluate", "--items", str(files / "d.jsonl"), "--judges", str(files / "judges.toml"),
+            "-o", str(files / "d.json"))  # fmt: skip
+    for shared in ([], ["--shared"]):
+        done = run_cli("compare", str(files / "a.json"), str(files / "d.json"), *shared)
+        assert done.returncode == 2
+        assert done.stderr == (
+            f"kagreport: error: cannot compare {files / 'a.json'} with {files / 'd.json'}: "
+            "the two reports share no item\n"
+        )
+
+
 def test_evaluate_without_answers_of_that_kind_names_the_other_kind(tmp_path: Path) -> None:
     # The bundled MMLU-Pro run has only MCQ questions: the default (free-form) finds nothing,
     # and the message says which flag takes the MCQ answers.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,7 +11,8 @@ from scipy.stats import binomtest
 
 import kagreport
 from conftest import run_cli
-from kagreport import UsageError
+from kagreport import KagreportError, UsageError
+from kagreport.evaluation import NoSharedItemsError
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.runs import Run, compare_setups
 from kagreport.sources import compare_files, join_runs
@@ -98,3 +100,25 @@ def test_join_runs_matches_items_by_name(whole: Run) -> None:
     assert joined.explanations is None  # no run had any
     with pytest.raises(UsageError, match="repeat"):
         join_runs([a, a])
+
+
+def test_runs_that_share_no_item_are_one_usage_error(
+    whole: Run, files: dict[str, Path], tmp_path: Path
+) -> None:
+    one = files[whole.systems[0]]
+    run = Run.read(files[whole.systems[1]])
+    renamed = dataclasses.replace(run, question_names=tuple(f"x{q}" for q in run.question_names))
+    other = tmp_path / "other.json"
+    renamed.write(other)
+    with pytest.raises(NoSharedItemsError, match="the runs share no item") as caught:
+        compare_files(one, other)
+    assert isinstance(caught.value, UsageError)
+    assert isinstance(caught.value, KagreportError)
+    for shared in ([], ["--shared"]):
+        done = run_cli("compare", one, other, *shared)
+        assert done.returncode == 2
+        assert done.stdout == ""
+        assert done.stderr == (
+            f"kagreport: error: cannot compare {one} with {other}: the runs share no item "
+            "(items are paired by dataset and question name)\n"
+        )

@@ -354,6 +354,29 @@ def test_aggregates_without_samples_are_refused(tmp_path: Path) -> None:
         read_run(_write(tmp_path / "b", aggregate))
 
 
+def test_repeated_lines_are_averaged_and_unknown_results_named(tmp_path: Path) -> None:
+    # Inspect's epochs and HELM's trials: one sample's lines for one result repeat; a line
+    # may point to a result its aggregate does not summarise (EEE's lm-eval groups).
+    lines = [*_lines(), _line("q1", "toy-acc", 0.0, False), _line("q2", "toy-bleu", 0.25, False)]
+    aggregate = _aggregate()
+    aggregate["detailed_evaluation_results"]["total_rows"] = len(lines)
+    run = read_run(_write(tmp_path, aggregate, lines))
+    assert list(run.metrics["accuracy"]) == [0.5, 0.0]  # q1: (1 + 0) / 2
+    assert list(run.metrics["F1"]) == [1.0, 0.5]
+    assert math.isnan(run.metrics["toy-bleu"][0])
+    assert run.metrics["toy-bleu"][1] == 0.25
+    assert [a["repeats"] for a in run.metadata["aggregates"]] == [2]
+
+
+def test_a_kagreport_write_scored_twice_is_refused(kag_run: Run, tmp_path: Path) -> None:
+    folder = write_eee(kag_run.select(systems=kag_run.systems[:1]), tmp_path / "k.eee")
+    samples = next(folder.glob("data/*/*/*/*_samples.jsonl"))
+    text = samples.read_text(encoding="utf-8")
+    samples.write_text(text + text.split("\n")[0] + "\n", encoding="utf-8")
+    with pytest.raises(DocumentError, match="is scored for 'correct' twice"):
+        read_run(folder)
+
+
 def test_malformed_files_are_one_line_each(tmp_path: Path) -> None:
     samples = "0b0c8e8e-0d6b-4d5e-9e3c-1d2f3a4b5c6d_samples.jsonl"
     no_id = _aggregate()
@@ -362,17 +385,12 @@ def test_malformed_files_are_one_line_each(tmp_path: Path) -> None:
     bad_score[1]["evaluation"]["score"] = "high"
     foreign = _lines()
     foreign[2]["evaluation_id"] = "other"
-    unknown_result = _lines()
-    unknown_result[3]["evaluation_result_id"] = "toy-bleu"
-    twice = [*_lines(), _lines()[0]]
     older = _aggregate(schema_version="0.2.0")
     del older["eval_library"]
     cases: list[tuple[str, dict[str, Any], list[dict[str, Any]] | None, str, str]] = [
         ("no-id", no_id, _lines(), ".json", "model_info"),
         ("score", _aggregate(), bad_score, f"{samples}:2", "evaluation.score"),
         ("foreign", _aggregate(), foreign, f"{samples}:3", "evaluation_id 'other'"),
-        ("result", _aggregate(), unknown_result, f"{samples}:4", "evaluation_result_id"),
-        ("twice", _aggregate(), twice, f"{samples}:5", "'q1' of 'toy' is scored"),
         ("rows", _aggregate(), _lines()[:3], ".json", "total_rows is 4"),
         ("old", _aggregate(schema_version="0.2.2"), _lines(), ".json", "'0.2.2' is not 0.3"),
         # A 0.2 aggregate lacks eval_library: the version is what is named, not the field.

@@ -605,7 +605,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return stopped(code, exiting=argv is None)
         return code
     except UsageError as exc:
-        getattr(args, "parser", parser).print_usage(sys.stderr)
+        if exc.show_usage:
+            getattr(args, "parser", parser).print_usage(sys.stderr)
         sys.stderr.write(f"kagreport: error: {exc}\n")
         return exc.exit_code
     except KagreportError as exc:

@@ -17,6 +17,7 @@ from kagreport.evaluation._agreement import (
 )
 from kagreport.evaluation._compare import (
     DifferentItemsError,
+    NoSharedItemsError,
     compare_items,
     compare_scores,
     primary_metrics,
@@ -90,6 +91,7 @@ __all__ = [
     "Judgement",
     "LLMJudge",
     "MetricComparison",
+    "NoSharedItemsError",
     "OptionExtraction",
     "OptionMatch",
     "RegexMatch",

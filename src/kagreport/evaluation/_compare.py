@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from kagreport._document import canonical, jsonable
-from kagreport._errors import DifferentItemsError, InputError
+from kagreport._errors import DifferentItemsError, InputError, NoSharedItemsError
 from kagreport.evaluation._comparison import KINDS, EvaluationComparison, MetricComparison
 from kagreport.stats._bootstrap import bootstrap_mean_interval
 from kagreport.stats._holm import holm_adjust
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DifferentItemsError",
+    "NoSharedItemsError",
     "compare_items",
     "compare_scores",
     "primary_metrics",
@@ -249,7 +250,9 @@ def compare_items(
         are), ``kind`` is unknown, or a resampling argument is invalid. All but the
         last two are :class:`~kagreport.InputError` (a ValueError and a KagreportError);
         differing identifier sets are its subclass
-        :class:`~kagreport.evaluation.DifferentItemsError`.
+        :class:`~kagreport.evaluation.DifferentItemsError`, no shared item (with or
+        without ``shared_only``) its subclass
+        :class:`~kagreport.evaluation.NoSharedItemsError` (a UsageError too).
 
     Notes
     -----
@@ -266,7 +269,11 @@ def compare_items(
     metadata: dict[str, Any] = {}
     if shared_only:
         if len(only_candidate) == len(candidate_items):
-            raise InputError("the two evaluations share no item")
+            raise NoSharedItemsError(
+                "the two evaluations share no item",
+                only_candidate=len(only_candidate),
+                only_baseline=len(only_baseline),
+            )
         candidate_items = [i for i in candidate_items if i.identifier in baseline_index]
         metadata = {
             "items_only_in_candidate": len(only_candidate),
@@ -278,6 +285,14 @@ def compare_items(
             parts.append(f"only in the candidate: {_few(only_candidate)}")
         if only_baseline:
             parts.append(f"only in the baseline: {_few(only_baseline)}")
+        if len(only_candidate) == len(candidate_items):
+            # Not "compare on the shared ones": there are none.
+            raise NoSharedItemsError(
+                "the two evaluations share no item (they hold different items); "
+                + "; ".join(parts),
+                only_candidate=len(only_candidate),
+                only_baseline=len(only_baseline),
+            )
         raise DifferentItemsError(
             "the two evaluations hold different items (compare on the shared ones with "
             "shared_only=True); " + "; ".join(parts),

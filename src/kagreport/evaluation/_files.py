@@ -16,6 +16,7 @@ from kagreport._errors import (
     DifferentItemsError,
     InputError,
     KagreportError,
+    NoSharedItemsError,
     ReportError,
     UsageError,
 )
@@ -185,6 +186,8 @@ def compare_report_files(
     DifferentItemsError
         If the reports hold different items and not ``shared_only``; the message names
         both files and the two counts.
+    NoSharedItemsError
+        If the reports share no item (a UsageError: exit code 2), naming both files.
     UsageError
         If ``metrics`` names no metric or one both do not hold (the message names the
         ``--metrics`` option of ``kagreport compare`` and lists the shared ones).
@@ -210,6 +213,12 @@ def compare_report_files(
             shared_only=shared_only,
             metrics=metrics,
         )
+    except NoSharedItemsError as exc:
+        raise NoSharedItemsError(
+            f"{where}: the two reports share no item",
+            only_candidate=exc.only_candidate,
+            only_baseline=exc.only_baseline,
+        ) from None
     except DifferentItemsError as exc:
         raise DifferentItemsError(
             f"{where}: they hold different items ({exc.only_candidate} only in the "

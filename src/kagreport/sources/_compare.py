@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kagreport._errors import UsageError
+from kagreport._errors import NoSharedItemsError, UsageError
 from kagreport.runs._columns import TEXTS
 from kagreport.sources._registry import _FORMATS, read_run
 
@@ -117,6 +117,9 @@ def compare_files(
 
     Raises
     ------
+    NoSharedItemsError
+        If the two runs (or reports) share no item: one line naming both files (a
+        UsageError, exit code 2).
     UsageError
         If a run holds more than one system, the runs share no metric, or one file is a
         run and the other an evaluation report.
@@ -151,6 +154,20 @@ def compare_files(
     labels = [pair[0].systems[0], pair[1].systems[0]]
     if labels[0] == labels[1]:
         labels = [f"{labels[0]} ({os.fspath(candidate)})", f"{labels[1]} ({os.fspath(baseline)})"]
+    items = [
+        {
+            (r.dataset_names[d], r.question_names[q])
+            for d, q in zip(r.dataset.tolist(), r.question.tolist(), strict=True)
+        }
+        for r in pair
+    ]
+    if not items[0] & items[1]:
+        raise NoSharedItemsError(
+            f"cannot compare {os.fspath(candidate)} with {os.fspath(baseline)}: the runs share "
+            "no item (items are paired by dataset and question name)",
+            only_candidate=len(items[0]),
+            only_baseline=len(items[1]),
+        )
     joined = join_runs(pair, labels)
     shared = sorted(set(pair[0].metrics) & set(pair[1].metrics))
     chosen = list(metrics) if metrics is not None else shared

@@ -6,7 +6,16 @@ each needs its instance-level ``<uuid>_samples.jsonl`` beside it. One system per
 ``model_info.id`` (aggregates of one model join); one item per (instance
 ``evaluation_name``, ``sample_id``); one metric per aggregate result the instance lines
 point to (``evaluation_result_id``), named by its ``metric_id`` (else ``metric_name``, else
-the evaluation's name), holding ``evaluation.score``; ``correct`` is ``is_correct`` of the
+the evaluation's name; the result id where two such results of one evaluation share that
+name, or where the aggregate holds no result of that id), holding ``evaluation.score``.
+Several lines of one sample for one result are repeats of the sample (Inspect's epochs,
+HELM's train trials and perturbed variants): the item holds their mean, and the aggregate's
+entry in ``metadata["aggregates"]`` the most repeats met (``repeats``) and the aggregate
+scores as the file states them (``scores``, by result id). An aggregate of a HELM run with
+perturbations (results whose ``score_details.details.perturbation`` names one beside HELM's
+``robustness``/``fairness`` summaries) is the dataset ``"<evaluation_name> [<names>]"``, as
+kagreport's HELM reader names perturbed instances. A failed line pointing to no result (EEE's
+Inspect conversion of an errored sample) holds no score. ``correct`` is ``is_correct`` of the
 item's first line, and the outcome ``error`` when ``error`` is set. Costs: ``input_tokens``
 and ``output_tokens`` from ``token_usage``, ``generation_secs`` from
 ``performance.generation_time_ms`` (else ``latency_ms``) / 1000. The response is the first
@@ -162,15 +171,43 @@ def _hints(aggregate: Aggregate, where: Path) -> dict[str, Any]:
     return hints
 
 
-def _metric_of(line: Instance, results: list[EvaluationResult], where: str) -> str:
+#: HELM's worst-case summaries over a run's perturbations, which every HELM run reports.
+_HELM_SUMMARIES = frozenset({"", "robustness", "fairness"})
+
+
+def _metric_names(results: list[EvaluationResult], pointed: set[str]) -> dict[str, str]:
+    """Each result id's metric name: its :attr:`EvaluationResult.metric`, or the result id
+    where two results the lines point to share that name on one evaluation (Inspect's
+    ``match:accuracy`` and ``includes:accuracy`` are both ``accuracy``)."""
+    used = [
+        (r.evaluation_name, r.metric)
+        for r in results
+        if r.evaluation_result_id is not None and r.evaluation_result_id in pointed
+    ]
+    names = {}
+    for r in results:
+        if r.evaluation_result_id is not None:
+            shared = used.count((r.evaluation_name, r.metric)) > 1
+            names[r.evaluation_result_id] = r.evaluation_result_id if shared else r.metric
+    return names
+
+
+def _dataset_suffix(results: list[EvaluationResult]) -> str:
+    """`` [<perturbations>]`` for an aggregate of a HELM run with perturbations (EEE's HELM
+    converter states each result's ``score_details.details.perturbation``), else ``""``:
+    such a run's instances repeat those of the run without them, so it is its own dataset,
+    named as kagreport's HELM reader names a perturbed instance's."""
+    found = {
+        str((r.score_details.details or {}).get("perturbation", "")) for r in results
+    } - _HELM_SUMMARIES
+    return f" [{', '.join(sorted(found))}]" if found else ""
+
+
+def _metric_of(line: Instance, results: list[EvaluationResult], names: dict[str, str]) -> str:
     if line.evaluation_result_id is not None:
-        for result in results:
-            if result.evaluation_result_id == line.evaluation_result_id:
-                return result.metric
-        raise DocumentError(
-            f"{where}: evaluation_result_id {line.evaluation_result_id!r} is not an "
-            "evaluation_results[].evaluation_result_id of its aggregate"
-        )
+        # A line may point to a metric the aggregate does not summarise (EEE's lm-eval
+        # conversion: acc_norm lines beside an acc-only group): the id names it.
+        return names.get(line.evaluation_result_id, line.evaluation_result_id)
     named = [r for r in results if r.evaluation_name == line.evaluation_name]
     return named[0].metric if len(named) == 1 else "score"
 
@@ -181,7 +218,7 @@ def _read_one(path: Path, reader: _Reader, ranks: dict[str, Any]) -> dict[str, A
     hints = _hints(aggregate, path)
     system = aggregate.model_info.id
     ranks.setdefault(system, hints.get("kagreport_rank", len(ranks)))
-    count = 0
+    lines: list[tuple[str, Instance]] = []
     for number, text in enumerate(_read(samples).splitlines(), 1):
         if not text.strip():
             continue
@@ -192,31 +229,54 @@ def _read_one(path: Path, reader: _Reader, ranks: dict[str, Any]) -> dict[str, A
                 f"{where}: evaluation_id {line.evaluation_id!r} is not its aggregate's "
                 f"({aggregate.evaluation_id!r})"
             )
-        metric = _metric_of(line, aggregate.evaluation_results, where)
+        lines.append((where, line))
+    results = aggregate.evaluation_results
+    names = _metric_names(
+        results, {x.evaluation_result_id for _, x in lines if x.evaluation_result_id}
+    )
+    suffix = _dataset_suffix(results)
+    written = "kagreport_metrics" in hints
+    # Lines of one sample and metric beyond the first are repeats of the sample (Inspect's
+    # epochs, HELM's train trials and perturbed variants): the item's value is their mean.
+    sums: dict[tuple[str, int], list[float]] = {}
+    for where, line in lines:
+        metric = _metric_of(line, results, names)
         try:
-            row = reader.row((system, line.evaluation_name, line.sample_id), line, hints)
+            key = (system, line.evaluation_name + suffix, line.sample_id)
+            row = reader.row(key, line, hints)
         except DocumentError as exc:
             raise DocumentError(f"{where}: {exc}") from None
-        values = reader.metrics.setdefault(metric, {})
-        if row in values and not (metric == "correct" and "kagreport_metrics" not in hints):
+        if line.error is not None and line.evaluation_result_id is None and not written:
+            continue  # a failed sample scored by no metric: its score is EEE's placeholder
+        undefined = (line.metadata or {}).get("kagreport_score") == "undefined"
+        value = math.nan if undefined else line.evaluation.score
+        if written and (metric, row) in sums:
             raise DocumentError(
                 f"{where}: sample_id {line.sample_id!r} of {line.evaluation_name!r} is "
                 f"scored for {metric!r} twice (model {system!r})"
             )
-        undefined = (line.metadata or {}).get("kagreport_score") == "undefined"
-        values[row] = math.nan if undefined else line.evaluation.score
-        count += 1
+        sums.setdefault((metric, row), []).append(value)
+    repeats = 1
+    for (metric, row), values in sums.items():
+        reader.metrics.setdefault(metric, {})[row] = sum(values) / len(values)
+        repeats = max(repeats, len(values))
     detailed = aggregate.detailed_evaluation_results
-    if detailed is not None and detailed.total_rows is not None and detailed.total_rows != count:
+    if (
+        detailed is not None
+        and detailed.total_rows is not None
+        and detailed.total_rows != len(lines)
+    ):
         raise DocumentError(
             f"{path}: detailed_evaluation_results.total_rows is {detailed.total_rows}, "
-            f"but {samples.name} holds {count} lines"
+            f"but {samples.name} holds {len(lines)} lines"
         )
     return {
         "aggregate": str(path),
         "evaluation_id": aggregate.evaluation_id,
         "model": system,
         "eval_library": f"{aggregate.eval_library.name} {aggregate.eval_library.version}",
+        "repeats": repeats,
+        "scores": {r.evaluation_result_id or r.metric: r.score_details.score for r in results},
         "hints": hints,
     }
 
@@ -241,8 +301,8 @@ def read_eee(path: Path) -> Run:
     DocumentError
         One line naming the file (and line) and the field: a schema version other than
         0.3.x, a missing instance-level file, a malformed line, an instance whose
-        ``evaluation_id`` or ``evaluation_result_id`` does not match its aggregate, a
-        sample scored twice for one metric, a ``total_rows`` that disagrees.
+        ``evaluation_id`` does not match its aggregate, a sample scored twice for one
+        metric in files kagreport wrote, a ``total_rows`` that disagrees.
     """
     from kagreport.runs import Run
 
@@ -295,8 +355,9 @@ def read_eee(path: Path) -> Run:
             "tool": "every_eval_ever",
             "schema_version": SCHEMA_VERSION,
             "aggregates": [{k: v for k, v in s.items() if k != "hints"} for s in sources],
-            "convention": "correct is is_correct of each sample's first line; "
-            "aggregate scores are not re-read (the per-sample lines are)",
+            "convention": "correct is is_correct of each sample's first line; a metric is "
+            "the mean of a sample's lines (repeats: epochs, trials, perturbed variants); "
+            "the aggregates' own scores are in aggregates[].scores, as the files state them",
             **written,
         },
     )

@@ -64,6 +64,7 @@ class MetricConfig(msgspec.Struct):
 
 class ScoreDetails(msgspec.Struct):
     score: float
+    details: dict[str, Any] | None = None
 
 
 class EvaluationResult(msgspec.Struct):

@@ -50,14 +50,42 @@ def _number(value: float) -> float | int:
     return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
+def bounds(values: np.ndarray) -> tuple[float | int, float | int]:
+    """A continuous metric's ``(min_score, max_score)`` for EEE's ``metric_config``.
+
+    EEE's validator requires numeric bounds on every ``continuous`` score. kagreport
+    does not know each tool's metric ranges, so they come from the values: ``(0, 1)``
+    when every finite value of the metric in the run lies there (accuracies, rates,
+    F1, exact match: the range such metrics are defined on), else the observed
+    ``(min, max)`` over all systems, so that every system's aggregate states the same
+    bounds; ``(0, 1)`` when no value is finite.
+    """
+    finite = values[np.isfinite(values)]
+    if not finite.size or (finite.min() >= 0 and finite.max() <= 1):
+        return 0, 1
+    return _number(float(finite.min())), _number(float(finite.max()))
+
+
+def _developer(system: str) -> tuple[str, str]:
+    """``(developer, model)`` of a system: ``org/model``, else ``provider:model``
+    (promptfoo's and Inspect's provider ids), else no developer."""
+    developer, _, model = system.rpartition("/")
+    if not developer:
+        provider, _, rest = system.partition(":")
+        if rest and provider:
+            return provider, system
+    return developer, model
+
+
 def _system_files(run: Run, index: int, stamp: str, collection: str) -> tuple[str, bytes, bytes]:
     system = run.systems[index]
     rows = np.flatnonzero(run.system == index)
-    developer, _, model = system.rpartition("/")
+    developer, model = _developer(system)
     evaluation_id = f"{collection}/{system}/{stamp}"
     name = _uuid4_like(evaluation_id)
     folder = f"data/{_component(collection)}/{_component(developer)}/{_component(model)}"
     metrics = list(run.metrics)
+    ranges = {metric: bounds(run.metrics[metric]) for metric in metrics}
     results: list[dict[str, Any]] = []
     ids: dict[tuple[int, str], str] = {}
     for d in dict.fromkeys(int(x) for x in run.dataset[rows]):
@@ -67,13 +95,16 @@ def _system_files(run: Run, index: int, stamp: str, collection: str) -> tuple[st
             values = run.metrics[metric][in_dataset]
             finite = values[np.isfinite(values)]
             ids[d, metric] = result_id = f"{dataset}/{metric}#{len(results)}"
+            binary = metric == "correct"
+            low, high = (0, 1) if binary else ranges[metric]
             score: dict[str, Any] = {
-                "score": float(finite.mean()) if finite.size else 0.0,
+                # An undefined mean is written as the lower bound (the schema wants a
+                # number) and marked so in the details.
+                "score": float(finite.mean()) if finite.size else low,
                 "uncertainty": {"num_samples": int(finite.size)},
             }
             if not finite.size:
                 score["details"] = {"kagreport_score": "undefined: no sample has a value"}
-            binary = metric == "correct"
             results.append(
                 {
                     "evaluation_result_id": result_id,
@@ -84,7 +115,7 @@ def _system_files(run: Run, index: int, stamp: str, collection: str) -> tuple[st
                         "metric_name": metric,
                         "lower_is_better": False,
                         "score_type": "binary" if binary else "continuous",
-                        **({} if binary else {"min_score": None, "max_score": None}),
+                        **({} if binary else {"min_score": low, "max_score": high}),
                     },
                     "score_details": score,
                 }
