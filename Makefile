@@ -79,6 +79,7 @@ $(STAMP_EEE):
 	done; \
 	if [ -z "$$PY" ]; then \
 		echo "No Python >= 3.12 found: the EEE validator test will skip." >&2; exit 0; fi; \
+	echo "Installing every-eval-ever $(EEE_VERSION) from PyPI into $(EEE_VENV) ($$PY), once: the EEE validator test runs it." >&2; \
 	rm -rf $(EEE_VENV) && "$$PY" -m venv $(EEE_VENV) && \
 		$(EEE_VENV)/bin/python -m pip install --quiet "every-eval-ever==$(EEE_VERSION)" && touch $@
 
