@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kagreport._errors import DocumentError
+from kagreport.sources._common import json_lines
 from kagreport.sources._eee_schema import (
     OUTCOMES,
     SCHEMA_VERSION,
@@ -219,9 +220,7 @@ def _read_one(path: Path, reader: _Reader, ranks: dict[str, Any]) -> dict[str, A
     system = aggregate.model_info.id
     ranks.setdefault(system, hints.get("kagreport_rank", len(ranks)))
     lines: list[tuple[str, Instance]] = []
-    for number, text in enumerate(_read(samples).splitlines(), 1):
-        if not text.strip():
-            continue
+    for number, text in json_lines(_read(samples)):
         where = f"{samples}:{number}"
         line: Instance = decode_checked(text, Instance, where)
         if line.evaluation_id != aggregate.evaluation_id:

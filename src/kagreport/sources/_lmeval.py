@@ -26,6 +26,7 @@ import msgspec
 import numpy as np
 
 from kagreport._errors import DocumentError
+from kagreport.sources._common import json_lines
 
 if TYPE_CHECKING:
     from kagreport.runs import Run
@@ -132,9 +133,7 @@ def _text(value: Any) -> str | None:
 
 def _read_samples(file: Path) -> list[tuple[_Sample, dict[str, Any]]]:
     lines = []
-    for number, line in enumerate(_read(file).splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, line in json_lines(_read(file)):
         where = f"{file}: line {number}"
         raw = _decode(line, dict[str, Any], where)
         try:

@@ -24,7 +24,7 @@ import msgspec
 import numpy as np
 
 from kagreport._errors import DocumentError, decode_utf8
-from kagreport.sources._common import file_head
+from kagreport.sources._common import file_head, json_lines
 
 if TYPE_CHECKING:
     from kagreport.runs import Run
@@ -161,9 +161,7 @@ def _read_log(path: Path) -> _Log:
     sampled: dict[str, Any] = {}
     prompts: dict[str, str | None] = {}
     order: dict[str, None] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, line in json_lines(text):
         try:
             raw = json.loads(line)
         except ValueError as exc:

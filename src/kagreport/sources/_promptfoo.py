@@ -27,7 +27,7 @@ import msgspec
 import numpy as np
 
 from kagreport._errors import DocumentError, decode_utf8
-from kagreport.sources._common import file_head
+from kagreport.sources._common import file_head, json_lines
 
 if TYPE_CHECKING:
     from kagreport.runs import Run
@@ -131,9 +131,7 @@ def read_promptfoo(path: Path) -> Run:
     meta: dict[str, Any] = {"tool": "promptfoo", "convention": _CONVENTION}
     results: list[_Result] = []
     if path.suffix == ".jsonl":
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
+        for number, line in json_lines(text):
             try:
                 results.append(msgspec.json.decode(line, type=_Result))
             except msgspec.ValidationError as exc:
