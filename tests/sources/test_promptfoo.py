@@ -73,7 +73,10 @@ def test_items_texts_and_metadata(run: Run) -> None:
     assert run.responses is not None
     assert "An echo." in run.responses
     assert run.errors is not None
-    assert run.errors[0] == "Latency 5794ms is greater than threshold 3000ms"
+    assert run.explanations is not None
+    # A failed assertion: an explanation, not an error.
+    assert run.errors[0] is None
+    assert run.explanations[0] == "Latency 5794ms is greater than threshold 3000ms"
     assert run.metadata["version"] == "0.118.10"
     assert run.metadata["eval_id"] == "eval-WJi-2025-10-01T20:08:11"
 
@@ -141,3 +144,47 @@ def test_malformed_files_are_one_line_each(tmp_path: Path, raw: dict) -> None:
         assert "\n" not in message
         assert str(path) in message
         assert fragment in message
+
+
+REAL = DATA / "real"  # promptfoo 0.123.1's own output (SOURCE.md): repeat 3, a provider error
+
+
+@pytest.mark.parametrize("name", ["results.json", "results.jsonl"])
+def test_a_real_run_counts_as_promptfoo_counts(name: str) -> None:
+    """Per provider, passes / failures / errors and the pass rate equal promptfoo's own
+    aggregates (results.json -> results.prompts[].metrics; expected.txt)."""
+    raw = json.loads((REAL / "results.json").read_text(encoding="utf-8"))
+    run = read_run(REAL / name)
+    for prompt in raw["results"]["prompts"]:
+        metrics = prompt["metrics"]
+        system = run.systems.index(prompt["provider"].removeprefix("file://make/"))
+        rows = run.system == system
+        outcomes = run.outcome[rows].tolist()
+        assert outcomes.count(0) == metrics["testPassCount"]
+        assert outcomes.count(1) == metrics["testFailCount"]
+        assert outcomes.count(2) == metrics["testErrorCount"]
+    # The headline: promptfoo's pass rate, errors in the denominator (14 of 48 overall).
+    board = {row.system: row for row in leaderboard(run)}
+    assert sum(round(row.mean * row.n_items) for row in board.values()) == 14
+    assert sum(row.n_items for row in board.values()) == 48
+
+
+def test_a_failed_assertion_is_an_explanation_not_an_error() -> None:
+    """promptfoo writes a failed assertion's reason into `error` as well; only its three
+    provider failures (failureReason 2) are errors."""
+    raw = json.loads((REAL / "results.json").read_text(encoding="utf-8"))
+    run = read_run(REAL / "results.json")
+    assert run.errors is not None
+    assert run.explanations is not None
+    by_row = raw["results"]["results"]
+    assert len(by_row) == len(run)
+    for row, result in enumerate(by_row):
+        if result["failureReason"] == 2:
+            assert run.outcome[row] == 2
+            assert run.errors[row] == result["error"]
+        else:
+            assert run.errors[row] is None
+        if result["failureReason"] == 1:
+            assert run.outcome[row] == 1
+            assert run.explanations[row] == result["gradingResult"]["reason"]
+    assert sum(e is not None for e in run.errors) == 3

@@ -12,8 +12,10 @@ else correct/incorrect from ``success``. Costs: ``generation_secs``
 (``latencyMs``/1000), ``input_tokens``/``output_tokens`` (``response.tokenUsage``
 ``prompt``/``completion``), ``cost_usd`` (``cost``). Texts: the rendered prompt
 (``prompt.raw``, else the test's vars), the response's ``output``, the expected output
-of the test's assertions (``testCase.assert``: ``equals: 4``), the grading reason
-(``gradingResult.reason``, why an assertion failed) and the error.
+of the test's assertions (``testCase.assert``: ``equals: 4``), the explanation (the
+grading reason, ``gradingResult.reason``: why an assertion failed or passed) and the
+error, only for an error outcome (a provider or harness failure: promptfoo also writes a
+failed assertion's reason into ``error``, which is an incorrect item, not an error).
 """
 
 from __future__ import annotations
@@ -238,8 +240,16 @@ def _to_run(path: Path, results: list[_Result], meta: dict[str, Any]) -> Run:
         responses.append(output)
         prompts.append(_prompt_text(result))
         targets.append(_target(result.testCase))
-        reasons.append(None if result.gradingResult is None else result.gradingResult.reason)
-        errors.append(result.error or (response.error if response is not None else None))
+        # promptfoo writes a failed assertion's reason into ``error`` too: only a provider or
+        # harness failure (failureReason 2) is an error; a failed assertion is an incorrect
+        # item whose reason is its explanation.
+        reason = None if result.gradingResult is None else result.gradingResult.reason
+        if failed:
+            errors.append(result.error or (response.error if response is not None else None))
+            reasons.append(reason)
+        else:
+            errors.append(None)
+            reasons.append(reason or (None if result.success else result.error))
     meta["item_identity"] = "testIdx"
     meta["prompt_index"] = prompt_index
     return Run(
