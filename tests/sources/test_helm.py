@@ -33,7 +33,11 @@ def _json(path: Path) -> Any:
 
 
 def _column(run: Run, name: str) -> np.ndarray[Any, Any]:
-    costs = {"num_prompt_tokens": "input_tokens", "num_output_tokens": "output_tokens"}
+    costs = {
+        "num_prompt_tokens": "input_tokens",
+        "num_output_tokens": "output_tokens",
+        "inference_runtime": "generation_secs",
+    }
     return run.costs[costs[name]] if name in costs else run.metrics[name]
 
 
@@ -187,7 +191,8 @@ def test_missing_stats_json_and_scenario_state(tmp_path: Path) -> None:
     bare = read_run(folder)
     assert bare.responses is None
     assert bare.errors is None
-    assert "generation_secs" not in bare.costs
+    # The time is HELM's inference_runtime stat, which needs no scenario_state.json.
+    assert np.array_equal(bare.costs["generation_secs"], run.costs["generation_secs"])
     assert np.array_equal(bare.metrics["correct"], run.metrics["correct"])
     # Without the requests the failed request is not known: its outcome is incorrect.
     assert int((bare.outcome == 2).sum()) == 0
@@ -255,3 +260,50 @@ def test_a_stat_helm_dropped_is_nan_and_a_valid_only_run_reads_valid(tmp_path: P
     assert run.question_names == ("id3",)
     assert run.responses == (" skull",)
     assert run.metrics["correct"].tolist() == [1.0]
+
+
+REAL = Path(__file__).parent.parent / "data" / "sources" / "helm" / "real" / "tiny25"
+
+
+def test_bookkeeping_stats_are_not_metrics() -> None:
+    """HELM's counts, finish reasons, training costs and run-level inputs (crfm-helm
+    0.5.16's own output) are neither tested nor ranked: runtime and tokens are costs, the
+    rest per-system metadata."""
+    run = read_run(REAL)
+    scores = {"exact_match", "quasi_exact_match", "prefix_exact_match"}
+    scores |= {"quasi_prefix_exact_match", "f1_score", "correct"}
+    assert set(run.metrics) == scores
+    assert set(run.costs) == {"input_tokens", "output_tokens", "generation_secs"}
+    kept = run.metadata["bookkeeping"]
+    for name in ("batch_size", "num_references", "num_train_trials", "finish_reason_stop",
+                 "training_co2_cost", "training_energy_cost", "num_completion_tokens"):  # fmt: skip
+        assert name in kept, name
+        assert name not in run.metrics, name
+
+
+@pytest.mark.parametrize(
+    ("folder", "dataset", "stat"),
+    [
+        ("tiny25_qa:model=tiny25_scripted", "tiny25_qa", "exact_match"),
+        ("tiny25_qa:model=tiny25_scripted", "tiny25_qa", "f1_score"),
+        ("tiny25_mc:model=tiny25_scripted", "tiny25_mc", "exact_match"),
+        ("tiny25_qa:model=simple_model1", "tiny25_qa", "exact_match"),
+    ],
+)
+def test_a_real_runs_headline_is_helms_own(folder: str, dataset: str, stat: str) -> None:
+    """stats.json's test-split mean (the mean over 3 train trials of the mean over the
+    instances) equals the run's mean of the per-instance trial means (every instance has
+    every trial)."""
+    run = read_run(REAL)
+    (expected,) = [
+        s["mean"]
+        for s in _json(REAL / folder / "stats.json")
+        if s["name"]["name"] == stat
+        and s["name"]["split"] == "test"
+        and "perturbation" not in s["name"]
+    ]
+    system = "tiny25/scripted" if "scripted" in folder else "simple/model1"
+    rows = (run.system == run.systems.index(system)) & (
+        run.dataset == run.dataset_names.index(dataset)
+    )
+    assert run.metrics[stat][rows].mean() == pytest.approx(expected, abs=1e-12)

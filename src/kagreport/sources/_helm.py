@@ -18,9 +18,12 @@ the dataset ``"<dataset> [<perturbation name>]"``. With several train trials eac
 the mean over the instance's trials. A stat's value is its ``mean`` (``sum / count``; HELM's
 aggregate weights an instance by its stat's ``count``, 1 for the usual per-instance stats); a
 stat HELM dropped (a NaN) is NaN. Two perturbations of one name in a run are told apart by
-their fields. ``num_prompt_tokens``/``num_output_tokens`` become the
-costs ``input_tokens``/``output_tokens`` and the summed ``request_time`` of the item's
-requests ``generation_secs``. ``correct`` is the first of :data:`MAIN_METRICS` a run
+their fields. HELM's bookkeeping stats are not metrics
+(:func:`~kagreport.sources._helm_build.is_bookkeeping`: counts, finish reasons, training
+costs, runtimes, logprob): ``num_prompt_tokens``/``num_output_tokens`` become the costs
+``input_tokens``/``output_tokens``, ``inference_runtime`` (else the summed ``request_time``
+of the item's requests) ``generation_secs``, and the rest ``metadata["bookkeeping"]`` (per
+stat, per system: the mean over its items). ``correct`` is the first of :data:`MAIN_METRICS` a run
 records with 0/1 values; the outcome is ``error`` when a request of the item failed.
 """
 

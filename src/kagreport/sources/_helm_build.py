@@ -12,7 +12,7 @@ import numpy as np
 if TYPE_CHECKING:
     from kagreport.runs import Run
 
-__all__ = ["MAIN_METRICS", "HelmRun", "Item", "build_run"]
+__all__ = ["MAIN_METRICS", "HelmRun", "Item", "build_run", "is_bookkeeping"]
 
 #: The metrics ``correct`` is taken from: the first a run records with 0/1 values.
 MAIN_METRICS = (
@@ -23,6 +23,24 @@ MAIN_METRICS = (
 )
 #: HELM's token-count stats and the cost columns they become.
 _TOKENS = {"num_prompt_tokens": "input_tokens", "num_output_tokens": "output_tokens"}
+#: Stats HELM records beside the scores (its general-information and efficiency stats, the
+#: request's bookkeeping, and the inputs of metrics it derives over a whole run: perplexity
+#: and bits per byte from logprob and num_bytes, calibration error from max_prob). Not scores:
+#: never tested or ranked.
+_BOOKKEEPING_PREFIXES = ("num_", "max_num_", "finish_reason_", "training_")
+_BOOKKEEPING = frozenset({"batch_size", "prompt_truncated", "logprob", "max_prob"})
+
+
+def is_bookkeeping(stat: str) -> bool:
+    """Whether HELM's per-instance stat ``stat`` is bookkeeping rather than a score: a
+    count (``num_*``, ``max_num_*``, ``batch_size``, ``prompt_truncated``), a finish reason
+    (``finish_reason_*``), a cost (``training_co2_cost``, ``training_energy_cost``, a
+    ``*_runtime``), or an input of a run-level metric (``logprob``, ``max_prob``)."""
+    return (
+        stat.startswith(_BOOKKEEPING_PREFIXES) or stat.endswith("_runtime") or stat in _BOOKKEEPING
+    )
+
+
 #: Run.outcome codes (indices into kagreport.runs.OUTCOMES).
 _CORRECT, _INCORRECT, _ERROR = 0, 1, 2
 _CONVENTION = (
@@ -171,6 +189,11 @@ def build_run(runs: list[HelmRun]) -> Run:
     return _assemble(systems, datasets, questions, codes, rows, kept, outcome, metadata, runs)
 
 
+def _mean(values: np.ndarray[Any, Any]) -> float | None:
+    defined = values[~np.isnan(values)]
+    return float(defined.mean()) if len(defined) else None
+
+
 def _assemble(
     systems: list[str],
     datasets: dict[str, int],
@@ -186,8 +209,19 @@ def _assemble(
     columns = {n: np.array([r.get(n, math.nan) for r in rows], dtype=np.float64) for n in names}
     costs = {_TOKENS[n]: columns.pop(n) for n in _TOKENS if n in columns}
     with_requests = any(run.has_requests for run in runs)
-    if with_requests:
+    if "inference_runtime" in columns:  # HELM's own per-instance request time
+        costs["generation_secs"] = columns["inference_runtime"]
+    elif with_requests:
         costs["generation_secs"] = np.array([i.generation_secs() for i in items], dtype=np.float64)
+    kept = {n: v for n, v in columns.items() if not is_bookkeeping(n)}
+    system = np.array([c[0] for c in codes], dtype=np.int64)
+    # The rest, per system: the mean over its items (null where it never recorded one).
+    metadata["bookkeeping"] = {
+        name: {s: _mean(values[system == index]) for index, s in enumerate(systems)}
+        for name, values in columns.items()
+        if name not in kept
+    }
+    columns = kept
     from kagreport.runs import Run
 
     code = np.array(codes, dtype=np.int32).reshape(-1, 3)
