@@ -129,3 +129,39 @@ def test_an_event_without_data_is_read(tmp_path: Path) -> None:
     assert np.isnan(run.metrics["correct"][row])
     assert run.outcome[row] == -1
     assert math.isclose(float(np.nanmean(run.metrics["correct"])), _report(LOGS[1])["accuracy"])
+
+
+RECORDS = DATA / "evals-3.0.1" / "records"  # evals 3.0.1's own logs (SOURCE.md)
+# oaieval's own final reports (evals 3.0.1; expected.txt): accuracy per (fn, eval).
+ACCURACY = {
+    ("dummy", "test-match.s1.simple-v0"): 0.0,
+    ("dummy", "tiny25-match.dev.v0"): 0.0,
+    ("dummy", "tiny25-fuzzy-match.dev.v0"): 0.0,
+    ("dummy", "tiny25-includes.dev.v0"): 0.0,
+    ("tiny25-scripted", "test-match.s1.simple-v0"): 0.6666666666666666,
+    ("tiny25-scripted", "tiny25-match.dev.v0"): 0.6,
+    ("tiny25-scripted", "tiny25-fuzzy-match.dev.v0"): 0.75,
+    ("tiny25-scripted", "tiny25-includes.dev.v0"): 0.75,
+}
+
+
+def test_a_folder_of_several_evals_per_completion_fn_is_one_run() -> None:
+    """oaieval writes a log per (completion fn, eval): the folder is one run, a system per
+    completion fn, an item per (eval, sample), each eval's accuracy oaieval's own."""
+    run = read_run(RECORDS)
+    assert run.systems == ("dummy", "tiny25-scripted")
+    assert len(run) == 2 * 16
+    for (system, eval_name), accuracy in ACCURACY.items():
+        rows = (run.system == run.systems.index(system)) & (
+            run.dataset == run.dataset_names.index(eval_name)
+        )
+        assert run.metrics["correct"][rows].mean() == pytest.approx(accuracy, abs=1e-15)
+    # Responses from the sampled text, also where only match events record it.
+    assert run.responses is not None
+    text = (RECORDS / "tiny25-includes.tiny25-scripted.jsonl").read_text(encoding="utf-8")
+    lines = [json.loads(x) for x in text.split("\n") if x.strip()]
+    sampled = {x["sample_id"]: x["data"] for x in lines if x.get("type") == "match"}
+    for row in np.flatnonzero(run.dataset == run.dataset_names.index("tiny25-includes.dev.v0")):
+        if run.systems[run.system[row]] == "tiny25-scripted":
+            data = sampled[run.question_names[run.question[row]]]
+            assert run.responses[row] == data.get("sampled"), data

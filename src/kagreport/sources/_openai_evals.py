@@ -4,8 +4,9 @@ lines ``{"run_id", "event_id", "sample_id", "type", "data", "created_by",
 "created_at"}`` in any order.
 
 The shapes follow ``evals/record.py`` (``Event``, ``LocalRecorder``) and
-``evals/base.py`` (``RunSpec``) of github.com/openai/evals. One system per file (the
-spec's ``completion_fns`` joined with ``,``); an item is (``spec.eval_name``,
+``evals/base.py`` (``RunSpec``) of github.com/openai/evals. A system per completion
+function (the spec's ``completion_fns`` joined with ``,``), whatever the number of its
+logs (one per eval); an item is (``spec.eval_name``,
 ``sample_id``); ``correct`` is the mean of the sample's ``match`` events'
 ``data.correct`` (``evals.metrics.get_accuracy`` counts every match event, so it is
 the file's ``accuracy`` when each sample has one); NaN for a sample with no match.
@@ -87,15 +88,16 @@ def _fail(path: Path, number: int, what: str) -> DocumentError:
 
 
 def read_openai_evals(path: Path) -> Run:
-    """Read an OpenAI evals record log (one system), or a folder of them (one system
-    per log), into a :class:`Run`.
+    """Read an OpenAI evals record log, or a folder of them (``oaieval`` writes one per
+    completion function and eval), into one :class:`Run`: a system per completion
+    function, an item per (eval, sample).
 
     Raises
     ------
     DocumentError
         For a line that is not JSON or not shaped like a spec, final report or event
         (naming the line and the field), a missing or repeated spec line, two logs of
-        one system.
+        one system on one eval.
     """
     from kagreport.runs import Run
 
@@ -107,10 +109,14 @@ def read_openai_evals(path: Path) -> Run:
     datasets: dict[str, int] = {}
     questions: dict[str, int] = {}
     codes: list[tuple[int, int, int]] = []
+    logs: set[tuple[str, str]] = set()
     for file, (name, eval_name, samples, *_) in zip(files, parts, strict=True):
-        if name in systems:
-            raise DocumentError(f"{file}: a second log of system {name!r}", path=file)
-        systems[name] = len(systems)
+        if (name, eval_name) in logs:
+            raise DocumentError(
+                f"{file}: a second log of system {name!r} on eval {eval_name!r}", path=file
+            )
+        logs.add((name, eval_name))
+        systems.setdefault(name, len(systems))
         data = datasets.setdefault(eval_name, len(datasets))
         codes += [(systems[name], data, questions.setdefault(s, len(questions))) for s in samples]
     table = np.array(codes, dtype=np.int32).reshape(-1, 3)
@@ -118,7 +124,7 @@ def read_openai_evals(path: Path) -> Run:
     if len(parts) == 1:
         metadata.update(parts[0][7])
     else:
-        metadata["logs"] = {part[0]: part[7] for part in parts}
+        metadata["logs"] = {file.name: part[7] for file, part in zip(files, parts, strict=True)}
     return Run(
         kind="answers",
         systems=tuple(systems),
