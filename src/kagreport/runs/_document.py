@@ -95,7 +95,7 @@ class RunColumns(Protocol):
 
 
 def _floats(values: np.ndarray[Any, Any]) -> list[float | None]:
-    return [None if math.isnan(v) else v for v in values.tolist()]
+    return [v if math.isfinite(v) else None for v in values.tolist()]
 
 
 def _items(run: RunColumns) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
