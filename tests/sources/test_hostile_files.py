@@ -3,17 +3,22 @@
 Fault 14: JSON Lines are split on "\\n" only, so a string holding a raw U+2028, U+2029 or
 U+0085 (valid JSON: RFC 8259 escapes only U+0000-U+001F) reads.
 Fault 12 (part): an infinity read from a log is written back (as null, like NaN: JSON has
-no token for it).
+no token for it); an integer past a float's range is one error.
+Fault 11: JSON nested deeper than the interpreter's recursion limit is one error.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from kagreport import KagreportError
 from kagreport.runs import Run
 from kagreport.sources import read_run
 
@@ -62,3 +67,79 @@ def test_infinity_read_from_an_inspect_log_is_written_back(tmp_path: Path) -> No
     run.write(tmp_path / "run.json")  # JSON has no infinity: written as null
     back = Run.read(tmp_path / "run.json")
     assert back == run  # equality is on the JSON form (NaN and infinities as null)
+
+
+DEPTH = 200_000  # far past any recursion limit; 400 kB of brackets
+
+
+def _nest_first_object(text: str) -> str:
+    """``text`` with a 200,000-level nested array as an extra first key of its first
+    JSON object (valid JSON, as deep as a hostile file can be)."""
+    start = text.index("{")
+    deep = "[" * DEPTH + "]" * DEPTH
+    return f'{text[: start + 1]}"deep": {deep}, {text[start + 1 :]}'
+
+
+@pytest.mark.parametrize(
+    ("folder", "file"),
+    [
+        ("inspect", "log_read_sample.json"),
+        ("lm-eval", "EleutherAI__pythia-14m/results_2024-06-01T10-00-00.000000.json"),
+        ("lm-eval", "EleutherAI__pythia-14m/samples_gsm8k_2024-06-01T10-00-00.000000.jsonl"),
+        ("helm/v1", "boolq:model=openai_gpt2/per_instance_stats.json"),
+        ("helm/v1", "boolq:model=openai_gpt2/run_spec.json"),
+        ("promptfoo", "results.json"),
+        ("promptfoo", "two-prompts.jsonl"),
+        ("openai-evals", "gpt-4.jsonl"),
+    ],
+)
+def test_deep_nesting_is_one_error_or_a_run(tmp_path: Path, folder: str, file: str) -> None:
+    """Fault 11: a document nested 200,000 deep ended in a RecursionError traceback."""
+    source = DATA / folder
+    if source.is_dir():
+        copy = tmp_path / "copy"
+        shutil.copytree(source, copy)
+    else:
+        copy = tmp_path / source.name
+        shutil.copy(source, copy)
+    target = copy / file
+    target.write_text(_nest_first_object(target.read_text(encoding="utf-8")), encoding="utf-8")
+    try:
+        read_run(copy)
+    except KagreportError as exc:
+        message = str(exc)
+    else:
+        message = ""
+    assert "\n" not in message
+
+
+def test_deep_nesting_on_the_command_line_is_one_line(tmp_path: Path) -> None:
+    target = tmp_path / "results.json"
+    text = (DATA / "promptfoo" / "results.json").read_text(encoding="utf-8")
+    target.write_text(_nest_first_object(text), encoding="utf-8")
+    command = [sys.executable, "-m", "kagreport", "convert", str(target), "--from", "promptfoo"]
+    output = tmp_path / "o.json"
+    done = subprocess.run(
+        [*command, "-o", str(output)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"kagreport: error: {target}: "), done.stderr
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_an_integer_past_a_floats_range_is_one_error(tmp_path: Path) -> None:
+    """Fault 12: 10**400 where lm-eval records a score ended in an OverflowError."""
+    copy = tmp_path / "lm-eval"
+    shutil.copytree(DATA / "lm-eval", copy)
+    (samples,) = (copy / "EleutherAI__pythia-14m").glob("samples_gsm8k_*.jsonl")
+    lines = samples.read_text(encoding="utf-8").split("\n")
+    first = json.loads(lines[0])
+    key = next(k for k in first if k.startswith("exact_match"))
+    lines[0] = lines[0].replace(f'"{key}": {json.dumps(first[key])}', f'"{key}": {10**400}', 1)
+    assert str(10**400) in lines[0]
+    samples.write_text("\n".join(lines), encoding="utf-8")
+    with pytest.raises(KagreportError) as caught:
+        read_run(copy)
+    assert str(samples.parent.parent) in str(caught.value) or str(samples) in str(caught.value)
+    assert "\n" not in str(caught.value)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from kagreport._errors import UsageError
+from kagreport._errors import DocumentError, UsageError
 from kagreport.sources import _inspect, _openai_evals, _promptfoo
 from kagreport.sources._common import file_head
 from kagreport.sources._eee import is_eee, read_eee
@@ -203,7 +204,9 @@ def read_run(path: str | os.PathLike[str], format: str | None = None, **options:
         For an unknown format name, a path no format matches, or an option the format
         does not take.
     KagreportError
-        For a file the reader cannot read (one line naming the file and the field).
+        For a file the reader cannot read (one line naming the file and the field); a
+        DocumentError for JSON nested deeper than the interpreter's recursion limit or a
+        number out of a float's range.
     """
     if format is None:
         source = _FORMATS["kag"] if "datasets" in options else detect_format(path)
@@ -217,6 +220,20 @@ def read_run(path: str | os.PathLike[str], format: str | None = None, **options:
         raise UsageError(
             f"the {source.name} format takes no option {', '.join(map(repr, unknown))} ({takes})"
         )
-    if source.options:
-        return source.read(path, **options)
-    return source.read(Path(path))
+    try:
+        if source.options:
+            return source.read(path, **options)
+        return source.read(Path(path))
+    except RecursionError:
+        # Every reader decodes JSON recursively (msgspec, json): a document nested deeper
+        # than the interpreter's stack is refused here, whichever reader met it.
+        raise DocumentError(
+            f"{os.fspath(path)}: nested too deeply to read as {source.name} "
+            f"(more than {sys.getrecursionlimit():,} levels of arrays or objects)",
+            path=path,
+        ) from None
+    except OverflowError as exc:
+        # An integer such as 10**400 where a number is read as a float.
+        raise DocumentError(
+            f"{os.fspath(path)}: a number out of range in {source.name} data ({exc})", path=path
+        ) from None
