@@ -4,6 +4,7 @@ Fault 14: JSON Lines are split on "\\n" only, so a string holding a raw U+2028, 
 U+0085 (valid JSON: RFC 8259 escapes only U+0000-U+001F) reads.
 Fault 12 (part): an infinity read from a log is written back (as null, like NaN: JSON has
 no token for it); an integer past a float's range is one error.
+Fault 13: a zip entry over the size limit is refused before it is read.
 Fault 11: JSON nested deeper than the interpreter's recursion limit is one error.
 """
 
@@ -14,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -143,3 +145,54 @@ def test_an_integer_past_a_floats_range_is_one_error(tmp_path: Path) -> None:
         read_run(copy)
     assert str(samples.parent.parent) in str(caught.value) or str(samples) in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+_READ_BIG = """
+import resource, sys, time
+from kagreport import KagreportError, read_run
+start = time.monotonic()
+try:
+    read_run(sys.argv[1], format="inspect")
+except KagreportError as exc:
+    print(exc)
+print(time.monotonic() - start)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)  # KiB on Linux
+"""
+
+
+def test_a_one_gigabyte_zip_entry_is_refused_without_reading_it(tmp_path: Path) -> None:
+    """Fault 13: an .eval zip with a 1 GB entry (4.6 MB compressed) was read whole: 2.1 GB
+    resident for one sample. It is refused in one line naming file, entry and limit, with
+    peak memory under 200 MB."""
+    log = tmp_path / "big.eval"
+    shutil.copy(DATA / "inspect" / "log_formats.eval", log)
+    entry = "samples/zz-big_epoch_1.json"
+    block = b" " * (1 << 20)
+    with (
+        zipfile.ZipFile(log, "a", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive,
+        archive.open(entry, "w", force_zip64=True) as member,
+    ):
+        for _ in range(1024):
+            member.write(block)
+    done = subprocess.run(
+        [sys.executable, "-c", _READ_BIG, str(log)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    message, seconds, peak_kib = done.stdout.strip().split("\n")
+    assert message == (
+        f"{log}: {entry}: the entry holds 1,073,741,824 bytes decompressed, over the limit of "
+        "268,435,456 (KAGREPORT_MAX_MEMBER_BYTES sets another)"
+    )
+    assert int(peak_kib) < 200 * 1024
+    print(f"refused in {float(seconds):.2f} s, peak {int(peak_kib) / 1024:.0f} MiB")
+
+
+def test_the_entry_limit_is_adjustable(monkeypatch: pytest.MonkeyPatch) -> None:
+    log = DATA / "inspect" / "log_formats.eval"
+    assert len(read_run(log)) == 1
+    monkeypatch.setenv("KAGREPORT_MAX_MEMBER_BYTES", "4096")  # its sample holds 8,105 bytes
+    with pytest.raises(KagreportError, match=r"samples/1_epoch_1\.json: the entry holds 8,105"):
+        read_run(log)
+    monkeypatch.setenv("KAGREPORT_MAX_MEMBER_BYTES", "lots")
+    with pytest.raises(KagreportError, match="KAGREPORT_MAX_MEMBER_BYTES must be a number"):
+        read_run(log)

@@ -10,6 +10,11 @@ from Python 3.14 and the ``zstandard`` package otherwise (extra ``[zstd]``). A
 ``.json`` log is the same EvalLog as one object (header fields, ``samples``,
 ``reductions``). inspect writes NaN and infinities bare (``NaN``, ``Infinity``).
 
+An entry larger than :data:`MEMBER_LIMIT` bytes once decompressed (256 MiB; the
+environment variable ``KAGREPORT_MAX_MEMBER_BYTES`` sets another) is refused before it is
+read, naming the file, the entry and the limit: a sample of a real log is a few megabytes,
+and a hostile zip can declare gigabytes that compress to almost nothing.
+
 The shapes follow ``inspect_ai/log/_log.py`` and ``log/_recorders/eval.py`` of
 github.com/UKGovernmentBEIS/inspect_ai (only the fields read are declared).
 """
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
 import zipfile
 import zlib
@@ -27,7 +33,7 @@ from typing import Any
 
 import msgspec
 
-from kagreport._errors import DocumentError
+from kagreport._errors import DocumentError, UsageError
 from kagreport._optional import optional
 from kagreport.sources._common import file_head
 
@@ -36,6 +42,19 @@ __all__ = ["Header", "Log", "Reduction", "Sample", "Score", "read_log"]
 #: The log format version read (EvalLog.version).
 VERSION = 2
 _ZSTD = 93  # zip compression method of zstd (APPNOTE 4.4.5)
+#: Bytes an entry of a ``.eval`` zip may hold once decompressed (see the module docstring).
+MEMBER_LIMIT = 256 * 1024 * 1024
+
+
+def member_limit() -> int:
+    """:data:`MEMBER_LIMIT`, or the byte count ``KAGREPORT_MAX_MEMBER_BYTES`` gives."""
+    value = os.environ.get("KAGREPORT_MAX_MEMBER_BYTES", "")
+    try:
+        return int(value) if value.strip() else MEMBER_LIMIT
+    except ValueError:
+        raise UsageError(
+            f"KAGREPORT_MAX_MEMBER_BYTES must be a number of bytes, not {value!r}"
+        ) from None
 
 
 class Score(msgspec.Struct):
@@ -229,12 +248,23 @@ class _Zip:
         where = f"{self.path}: {name}"
         try:
             info = self.zip.getinfo(name)
+            limit = member_limit()
+            # zipfile reads a deflated or stored entry up to its declared size at most (and
+            # checks the CRC); the zstd path checks the size it got against the same figure.
+            if info.file_size > limit:
+                raise DocumentError(
+                    f"{where}: the entry holds {info.file_size:,} bytes decompressed, over "
+                    f"the limit of {limit:,} (KAGREPORT_MAX_MEMBER_BYTES sets another)",
+                    path=self.path,
+                )
             if info.compress_type == _ZSTD:
                 data = _zstd_decompress(_raw_entry(self.path, info))
-                if zlib.crc32(data) != info.CRC:
+                if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
                     raise zipfile.BadZipFile("CRC check failed")
                 return data
             return self.zip.read(name)
+        except DocumentError:
+            raise  # the size limit (a ValueError too): said as it is
         except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError) as exc:
             raise DocumentError(f"{where}: corrupt zip entry ({exc})", path=self.path) from None
         except NotImplementedError as exc:
