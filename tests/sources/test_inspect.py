@@ -364,3 +364,30 @@ def test_total_cost_is_cost_usd_summed_over_models(tmp_path: Path) -> None:
     assert run.costs["output_tokens"][0] == 3
     assert run.costs["generation_secs"][0] == 2.0
     assert "working_secs" not in run.costs
+
+
+# inspect-ai 0.3.285's own logs (inspect-0.3.285/SOURCE.md): epochs 3, scorers match,
+# includes and a numeric one; multiple choice; an errored sample. Inspect's own headline
+# (results.scores[0].metrics[0]; expected.txt).
+REAL = Path(__file__).parent.parent / "data" / "sources" / "inspect" / "inspect-0.3.285"
+HEADLINES = {
+    "tiny-qa_BtyES3hnYdPwoV5J3Cq3PP": ("mockllm/alpha", "match", 0.7777777777777777),
+    "tiny-mc_WZFQuP9WwCSf3VjD3ksd2o": ("mockllm/alpha", "choice", 0.8),
+    "tiny-qa_cwrVdZ9DMvdr6bLa64ajWv": ("mockllm/beta", "match", 0.27777777777777773),
+    "tiny-mc_XyrkUL2Y682c2Qb8nz4wb5": ("mockllm/beta", "choice", 0.2),
+}
+
+
+@pytest.mark.parametrize("log", sorted(HEADLINES))
+def test_the_leaderboard_of_a_real_log_is_inspects_headline(log: str) -> None:
+    """With no metric named, the leaderboard ranks by the log's headline metric (the first
+    scorer's first metric, as Inspect shows it), epochs reduced as the log says and the
+    errored sample left out: Inspect's own value. It failed before ("the run has no metric
+    'correct'": a mean over epochs is not 0/1)."""
+    (path,) = REAL.glob(f"*_{log}.eval")
+    system, metric, value = HEADLINES[log]
+    run = read_run(path)
+    assert run.headline == metric
+    (row,) = leaderboard(run)
+    assert row.system == system
+    assert row.mean == pytest.approx(value, abs=1e-15)

@@ -191,6 +191,26 @@ class Run(Document):
         arrays += [*self.metrics.values(), *self.costs.values()]
         return sum(a.nbytes for a in arrays)
 
+    @property
+    def headline(self) -> str:
+        """The metric a view shows when none is named: the tool's own headline
+        (``metadata["headline"]``, e.g. an Inspect log's first scorer) when the run has it,
+        else ``correct``, else the first metric.
+
+        Raises
+        ------
+        KagreportError
+            If the run has no metric at all.
+        """
+        named = self.metadata.get("headline")
+        if isinstance(named, str) and named in self.metrics:
+            return named
+        if "correct" in self.metrics:
+            return "correct"
+        if not self.metrics:
+            raise KagreportError("the run has no metric")
+        return next(iter(self.metrics))
+
     def metric(self, name: str) -> npt.NDArray[np.float64]:
         """The values of metric ``name``, one per row (NaN where unscored).
 

@@ -94,15 +94,16 @@ def _system_means(
     return means, n_items, n_defined
 
 
-def leaderboard(run: Run, metric: str = "correct") -> tuple[LeaderboardRow, ...]:
-    """The systems of ``run`` ranked by their mean of ``metric`` (highest first).
+def leaderboard(run: Run, metric: str | None = None) -> tuple[LeaderboardRow, ...]:
+    """The systems of ``run`` ranked by their mean of ``metric`` (highest first; default:
+    :attr:`Run.headline`, the tool's own headline metric, else ``correct``).
 
     Raises
     ------
     KagreportError
         If the run has no such metric.
     """
-    values = run.metric(metric)
+    values = run.metric(run.headline if metric is None else metric)
     means, n_items, n_defined = _system_means(run, values)
     order = sorted(
         range(len(run.systems)),
@@ -372,7 +373,7 @@ class FrontierPoint:
     on_frontier: bool
 
 
-def cost_frontier(run: Run, cost: str, metric: str = "correct") -> tuple[FrontierPoint, ...]:
+def cost_frontier(run: Run, cost: str, metric: str | None = None) -> tuple[FrontierPoint, ...]:
     """Each system's mean ``cost`` and mean ``metric``, and whether it is on the Pareto
     frontier of lower cost and higher value; in the run's system order.
 
@@ -384,8 +385,8 @@ def cost_frontier(run: Run, cost: str, metric: str = "correct") -> tuple[Frontie
         ``"context"``, ``"graph"``: the names the accuracy-against-cost chart takes) or
         a cost column of the run (``"retrieval_secs"``, ``"input_tokens"``, ...). An
         item's cost on ``"graph"`` is its vertices + relationships + properties.
-    metric : str
-        A metric column of the run.
+    metric : str, optional
+        A metric column of the run; default: :attr:`Run.headline`.
 
     Returns
     -------
@@ -420,7 +421,7 @@ def cost_frontier(run: Run, cost: str, metric: str = "correct") -> tuple[Frontie
             0.0 if n == 0 and answered else c
             for c, n, answered in zip(costs, defined, committed, strict=True)
         ]
-    values, _, _ = _system_means(run, run.metric(metric))
+    values, _, _ = _system_means(run, run.metric(run.headline if metric is None else metric))
     on = pareto_front(np.array(costs, dtype=np.float64), np.array(values, dtype=np.float64))
     return tuple(
         FrontierPoint(s, c, v, bool(o))

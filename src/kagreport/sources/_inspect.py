@@ -277,6 +277,9 @@ def read_inspect(path: str | os.PathLike[str], *, summaries_only: bool = False) 
         keys = [k for s in scorers for item in items.values() for k in item.values if _of(k, s)]
         metric_names.update(dict.fromkeys(keys))
         main = _main(scorers, items)
+        if scorers:  # Inspect's headline: the first scorer's first metric (of the first log)
+            first = next((k for k in keys if _of(k, scorers[0])), None)
+            metadata.setdefault("headline", first)
         for sample_id, item in items.items():
             rows.append((systems[name], spec.task, str(sample_id), item, main))
         metadata["systems"][name] = _log_metadata(log, convention, main, items)
