@@ -393,8 +393,10 @@ def test_perturbed_instances_and_multiple_choice_texts() -> None:
     run = read_run(REAL)
     perturbed = "tiny25_qa:data_augmentation=robustness [mild_mix]"
     assert perturbed in run.dataset_names
-    assert run.question_texts is not None and run.options is not None
-    assert run.responses is not None and run.references is not None
+    assert run.question_texts is not None
+    assert run.options is not None
+    assert run.responses is not None
+    assert run.references is not None
     folder = REAL / "tiny25_mc:model=tiny25_scripted"
     states = _json(folder / "scenario_state.json")["request_states"]
     system = run.systems.index("tiny25/scripted")

@@ -44,7 +44,8 @@ def test_each_logs_final_report_is_reproduced() -> None:
     row = run.question_names.index("test-match.s1.1")
     assert run.metrics["correct"][row] == 0.0
     assert run.outcome[row] == 1
-    assert run.responses is not None and run.references is not None
+    assert run.responses is not None
+    assert run.references is not None
     assert (run.responses[row], run.references[row]) == ("Abraham Lincoln", "George Washington")
 
 
@@ -190,7 +191,8 @@ def test_a_real_runs_texts_are_the_events() -> None:
     dummy completion fn records no sampling event, so its questions have no text."""
     run = read_run(RECORDS)
     assert run.question_texts is not None
-    assert run.responses is not None and run.references is not None
+    assert run.responses is not None
+    assert run.references is not None
     checked = 0
     for path in sorted(RECORDS.glob("*.jsonl")):
         lines = [json.loads(x) for x in path.read_text(encoding="utf-8").split("\n") if x]

@@ -238,8 +238,10 @@ def test_a_real_runs_texts_are_promptfoos() -> None:
     response and explanation (the grading reason) of each row, as results.json holds them."""
     raw = json.loads((REAL / "results.json").read_text(encoding="utf-8"))
     run = read_run(REAL / "results.json")
-    assert run.question_texts is not None and run.responses is not None
-    assert run.references is not None and run.explanations is not None
+    assert run.question_texts is not None
+    assert run.responses is not None
+    assert run.references is not None
+    assert run.explanations is not None
     for row, result in enumerate(raw["results"]["results"]):
         vars_ = result["vars"]
         assert run.question_texts[row] == f"Question: {vars_['question']}\nAnswer:"

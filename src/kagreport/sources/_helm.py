@@ -299,8 +299,8 @@ def _attach_requests(state_file: Path, items: dict[tuple[str, str], Item]) -> No
             item.response = result.completions[0].text
             if request_state.output_mapping:  # multiple_choice_joint: the letters asked for
                 item.options = tuple(request_state.output_mapping.items())
-                correct = {r.output.text for r in instance.references if "correct" in r.tags}
-                keys = [k for k, v in item.options if v in correct]
+                right = {r.output.text for r in instance.references if "correct" in r.tags}
+                keys = [k for k, v in item.options if v in right]
                 item.reference = "\n".join(keys) or item.reference
 
 
@@ -321,10 +321,10 @@ def read_helm(path: Path) -> Run:
     if not schema_file.is_file():
         return build_run(runs)
     schema: _Schema = _decode(schema_file, _Schema)
-    not_scores = {
-        m.name for g in schema.metric_groups if g.name in _NOT_SCORES for m in g.metrics
-    }
+    not_scores = {m.name for g in schema.metric_groups if g.name in _NOT_SCORES for m in g.metrics}
     mains = {
-        g.name: g.environment["main_name"] for g in schema.run_groups if "main_name" in g.environment
+        g.name: g.environment["main_name"]
+        for g in schema.run_groups
+        if "main_name" in g.environment
     }
     return build_run(runs, not_scores=frozenset(not_scores), main_names=mains)

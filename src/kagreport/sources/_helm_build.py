@@ -32,7 +32,9 @@ _TOKENS = {"num_prompt_tokens": "input_tokens", "num_output_tokens": "output_tok
 #: them in the "efficiency" and "general information" metric groups, never as accuracy.
 _BOOKKEEPING_PREFIXES = ("num_", "max_num_", "finish_reason_", "training_")
 _BOOKKEEPING_SUFFIXES = ("_runtime", "_cost")
-_BOOKKEEPING = frozenset({"batch_size", "prompt_truncated", "predicted_index", "logprob", "max_prob"})
+_BOOKKEEPING = frozenset(
+    {"batch_size", "prompt_truncated", "predicted_index", "logprob", "max_prob"}
+)
 
 
 def is_bookkeeping(stat: str, not_scores: frozenset[str] = frozenset()) -> bool:
