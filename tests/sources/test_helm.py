@@ -307,3 +307,118 @@ def test_a_real_runs_headline_is_helms_own(folder: str, dataset: str, stat: str)
         run.dataset == run.dataset_names.index(dataset)
     )
     assert run.metrics[stat][rows].mean() == pytest.approx(expected, abs=1e-12)
+
+
+# helm-summarize's own leaderboard (crfm-helm 0.5.16, expected.txt: groups/tiny25.json and
+# groups/tiny25_qa.json), per model: the group's main metric pooled over the model's runs in
+# the group, HELM's way (a run with 3 train trials weighs 3 times the 1-trial robustness run).
+SUMMARIZE = {
+    "simple/model1": {
+        ("tiny25_qa", "f1_score"): 0.0,
+        ("tiny25_qa", "f1_score [robustness/worst]"): 0.0,
+        ("tiny25_mc", "exact_match"): 0.0,
+        ("tiny25_qa", "inference_runtime"): 5.1657358805338544e-06,
+        ("tiny25_mc", "inference_runtime"): 4.079606797960069e-06,
+        ("tiny25_qa", "num_prompt_tokens"): 226.83333333333334,
+        ("tiny25_mc", "num_prompt_tokens"): 295.3333333333333,
+        ("tiny25_qa", "num_output_tokens"): 1.0,
+    },
+    "tiny25/scripted": {
+        ("tiny25_qa", "f1_score"): 0.75,
+        ("tiny25_qa", "f1_score [robustness/worst]"): 0.7083333333333333,
+        ("tiny25_mc", "exact_match"): 0.5555555555555555,
+        ("tiny25_qa", "inference_runtime"): 1.1006991068522135e-05,
+        ("tiny25_mc", "inference_runtime"): 1.049041748046875e-05,
+        ("tiny25_qa", "num_prompt_tokens"): 226.83333333333334,
+        ("tiny25_mc", "num_prompt_tokens"): 295.3333333333333,
+        ("tiny25_mc", "num_output_tokens"): 1.0,
+    },
+}
+
+
+def test_the_headline_per_model_is_helm_summarizes() -> None:
+    """Each run group's numbers per model equal helm-summarize's leaderboard (Accuracy,
+    Robustness, Efficiency, General information), and the group's main metric is the
+    schema's (schema.json, written by helm-summarize)."""
+    groups = read_run(REAL).metadata["groups"]
+    assert groups["tiny25_qa"]["main"] == "f1_score"
+    assert groups["tiny25_mc"]["main"] == "exact_match"
+    for system, expected in SUMMARIZE.items():
+        for (group, stat), value in expected.items():
+            assert groups[group]["systems"][system][stat] == pytest.approx(value, rel=1e-12)
+    # Not the mean of the two QA runs' own means ((0.7222 + 0.8333) / 2 = 0.7778).
+    runs = read_run(REAL).metadata["runs"]
+    robust = runs["tiny25_qa:model=tiny25_scripted,data_augmentation=robustness"]["stats"]
+    main = runs["tiny25_qa:model=tiny25_scripted"]["stats"]
+    assert (main["f1_score"], robust["f1_score"]) == (0.7222222222222222, 0.8333333333333334)
+
+
+def test_each_runs_stated_scores_are_its_stats_json() -> None:
+    """metadata["runs"][...]["stats"]: stats.json's test-split means (expected.txt), the
+    scores and costs only, perturbed ones labelled ``[<name>/<computed_on>]``."""
+    runs = read_run(REAL).metadata["runs"]
+    robust = runs["tiny25_qa:model=tiny25_scripted,data_augmentation=robustness"]["stats"]
+    assert robust["exact_match"] == 0.8333333333333334
+    assert robust["exact_match [mild_mix/perturbed]"] == 0.6666666666666666
+    assert robust["f1_score [mild_mix/worst]"] == 0.6666666666666666
+    assert robust["f1_score [fairness/worst]"] == 0.8333333333333334
+    assert "num_instances" not in robust
+    assert "batch_size" not in robust
+    mc = runs["tiny25_mc:model=tiny25_scripted"]["stats"]
+    assert mc["quasi_prefix_exact_match [robustness/worst]"] == 0.5555555555555555
+
+
+def test_the_schema_says_which_stats_are_not_scores(tmp_path: Path) -> None:
+    """A stat the suite's schema.json puts in its efficiency or general-information metric
+    group is bookkeeping, whatever its name."""
+    suite = tmp_path / "tiny25"
+    shutil.copytree(REAL, suite)
+    schema = _json(suite / "schema.json")
+    for group in schema["metric_groups"]:
+        if group["name"] == "general_information":
+            group["metrics"].append({"name": "quasi_exact_match", "split": "${main_split}"})
+    (suite / "schema.json").write_text(json.dumps(schema), encoding="utf-8")
+    run = read_run(suite)
+    assert "quasi_exact_match" not in run.metrics
+    assert "quasi_exact_match" in run.metadata["bookkeeping"]
+    assert "exact_match" in run.metrics
+    (suite / "schema.json").unlink()
+    assert "quasi_exact_match" in read_run(suite).metrics
+
+
+def test_perturbed_instances_and_multiple_choice_texts() -> None:
+    """The robustness run's perturbed instances are items of their own dataset; a
+    multiple_choice_joint item shows the options HELM asked with (output_mapping), the
+    letter the model answered and the correct letter; every item its question text."""
+    run = read_run(REAL)
+    perturbed = "tiny25_qa:data_augmentation=robustness [mild_mix]"
+    assert perturbed in run.dataset_names
+    assert run.question_texts is not None
+    assert run.options is not None
+    assert run.responses is not None
+    assert run.references is not None
+    folder = REAL / "tiny25_mc:model=tiny25_scripted"
+    states = _json(folder / "scenario_state.json")["request_states"]
+    system = run.systems.index("tiny25/scripted")
+    checked = 0
+    for state in states:
+        if state["train_trial_index"] != 0 or state["instance"]["split"] != "test":
+            continue
+        instance = state["instance"]
+        (row,) = np.flatnonzero(
+            (run.system == system)
+            & (run.dataset == run.dataset_names.index("tiny25_mc"))
+            & (run.question == run.question_names.index(instance["id"]))
+        )
+        mapping = state["output_mapping"]
+        assert run.options[row] == tuple(mapping.items())
+        correct = [r["output"]["text"] for r in instance["references"] if "correct" in r["tags"]]
+        assert run.references[row] == "\n".join(k for k, v in mapping.items() if v in correct)
+        assert run.responses[row] == state["result"]["completions"][0]["text"]
+        assert run.question_texts[row] == instance["input"]["text"]
+        checked += 1
+    assert checked == 6
+    rows = run.dataset == run.dataset_names.index(perturbed)
+    assert rows.sum() == 2 * 6
+    texts = {run.question_texts[r] for r in np.flatnonzero(rows)}
+    assert None not in texts

@@ -15,7 +15,7 @@ from kagreport.runs import compare_setups, leaderboard
 from kagreport.sources import detect_format, read_run
 
 DATA = Path(__file__).parent.parent / "data" / "sources" / "openai-evals"
-LOGS = (DATA / "gpt-3.5-turbo.jsonl", DATA / "gpt-4.jsonl")
+RECORDS = DATA / "evals-3.0.1" / "records"  # evals 3.0.1's own logs (SOURCE.md)
 REAL = DATA / "real" / "self_prompting-oriprompt.log"
 
 
@@ -27,26 +27,26 @@ def _report(path: Path) -> dict:
     raise AssertionError(f"{path} has no final report")
 
 
-def test_the_final_reports_accuracy_is_reproduced() -> None:
-    for path in LOGS:
+def test_each_logs_final_report_is_reproduced() -> None:
+    """One log read alone: a system, its eval's samples, and the final report's accuracy
+    (evals 3.0.1's own, written by oaieval) as the mean of correct."""
+    for path in sorted(RECORDS.glob("*.jsonl")):
         assert detect_format(path).name == "openai-evals"
         run = read_run(path)
         assert len(run.systems) == 1
-        assert math.isclose(float(np.nanmean(run.metrics["correct"])), _report(path)["accuracy"])
         assert run.metadata["final_report"] == _report(path)
-        assert run.dataset_names == ("test-match.s1.simple-v0",)
-        assert sorted(run.question_names) == [f"test-match.s1.{i}" for i in range(5)]
-
-
-def test_texts_and_outcomes() -> None:
-    run = read_run(LOGS[0])
-    row = run.question_names.index("test-match.s1.2")
+        assert float(np.nanmean(run.metrics["correct"])) == pytest.approx(
+            _report(path)["accuracy"], abs=1e-15
+        )
+        (eval_name,) = run.dataset_names
+        assert all(q.startswith(eval_name.rsplit(".", 1)[0]) for q in run.question_names)
+    run = read_run(RECORDS / "test-match.tiny25-scripted.jsonl")
+    row = run.question_names.index("test-match.s1.1")
     assert run.metrics["correct"][row] == 0.0
     assert run.outcome[row] == 1
     assert run.responses is not None
-    assert run.responses[row] == "7"
     assert run.references is not None
-    assert run.references[row] == "6"
+    assert (run.responses[row], run.references[row]) == ("Abraham Lincoln", "George Washington")
 
 
 def test_a_real_log_without_events() -> None:
@@ -57,14 +57,14 @@ def test_a_real_log_without_events() -> None:
     assert run.metadata["final_report"]["n_samples"] == 1500
 
 
-def test_a_folder_is_one_system_per_log() -> None:
-    run = read_run(DATA)
-    assert run.systems == ("gpt-3.5-turbo", "gpt-4")
+def test_the_folder_drives_the_views() -> None:
+    run = read_run(RECORDS)
     board = leaderboard(run)
-    assert [row.system for row in board] == ["gpt-4", "gpt-3.5-turbo"]
-    assert [row.mean for row in board] == [
-        _report(LOGS[1])["accuracy"],
-        _report(LOGS[0])["accuracy"],
+    # Over the 16 samples of the 4 evals: 0 for the dummy, 11 of 16 for the scripted fn
+    # (oaieval's accuracies 2/3, 3/5, 3/4, 3/4 of 3, 5, 4, 4 samples).
+    assert [(row.system, row.mean) for row in board] == [
+        ("tiny25-scripted", 11 / 16),
+        ("dummy", 0.0),
     ]
     comparisons = compare_setups(run, n_resamples=200)
     assert comparisons is not None
@@ -72,7 +72,7 @@ def test_a_folder_is_one_system_per_log() -> None:
 
 
 def test_malformed_logs_are_one_line_each(tmp_path: Path) -> None:
-    lines = LOGS[0].read_text(encoding="utf-8").splitlines()
+    lines = (RECORDS / "test-match.tiny25-scripted.jsonl").read_text(encoding="utf-8").split("\n")
     cases = {
         "truncated.jsonl": ("\n".join([*lines[:3], lines[3][:40]]), "line 4: not JSON"),
         "nospec.jsonl": ("\n".join(lines[1:]), "no spec line"),
@@ -112,7 +112,8 @@ def test_malformed_logs_are_one_line_each(tmp_path: Path) -> None:
 
 def test_an_event_without_data_is_read(tmp_path: Path) -> None:
     # Recorder._create_event's data defaults to None.
-    lines = LOGS[1].read_text(encoding="utf-8").splitlines()
+    log = RECORDS / "test-match.tiny25-scripted.jsonl"
+    lines = log.read_text(encoding="utf-8").split("\n")
     extra = {
         "run_id": "x",
         "event_id": 99,
@@ -128,10 +129,9 @@ def test_an_event_without_data_is_read(tmp_path: Path) -> None:
     row = run.question_names.index("test-match.s1.9")
     assert np.isnan(run.metrics["correct"][row])
     assert run.outcome[row] == -1
-    assert math.isclose(float(np.nanmean(run.metrics["correct"])), _report(LOGS[1])["accuracy"])
+    assert math.isclose(float(np.nanmean(run.metrics["correct"])), _report(log)["accuracy"])
 
 
-RECORDS = DATA / "evals-3.0.1" / "records"  # evals 3.0.1's own logs (SOURCE.md)
 # oaieval's own final reports (evals 3.0.1; expected.txt): accuracy per (fn, eval).
 ACCURACY = {
     ("dummy", "test-match.s1.simple-v0"): 0.0,
@@ -165,3 +165,62 @@ def test_a_folder_of_several_evals_per_completion_fn_is_one_run() -> None:
         if run.systems[run.system[row]] == "tiny25-scripted":
             data = sampled[run.question_names[run.question[row]]]
             assert run.responses[row] == data.get("sampled"), data
+
+
+# oaieval's own final reports (expected.txt): FuzzyMatch's f1_score per completion fn.
+F1 = {"dummy": 0.0, "tiny25-scripted": 0.5833333333333333}
+
+
+def test_a_metrics_events_scores_are_metrics_as_oaieval_reports_them() -> None:
+    """FuzzyMatch records each sample's f1_score in a metrics event; the eval's report
+    is their mean, and the run's f1_score per system and eval equals it. The events'
+    accuracy is the match's result, so no second column holds it."""
+    run = read_run(RECORDS)
+    assert set(run.metrics) == {"correct", "f1_score"}
+    fuzzy = run.dataset == run.dataset_names.index("tiny25-fuzzy-match.dev.v0")
+    for system, f1 in F1.items():
+        rows = fuzzy & (run.system == run.systems.index(system))
+        assert run.metrics["f1_score"][rows].mean() == pytest.approx(f1, abs=1e-15)
+    # Evals without metrics events hold no f1_score.
+    assert np.isnan(run.metrics["f1_score"][~fuzzy]).all()
+
+
+def test_a_real_runs_texts_are_the_events() -> None:
+    """Question text (the sampling prompt's user message), reference (the match's
+    expected), response (the sampled text) per sample, where the log records them: the
+    dummy completion fn records no sampling event, so its questions have no text."""
+    run = read_run(RECORDS)
+    assert run.question_texts is not None
+    assert run.responses is not None
+    assert run.references is not None
+    checked = 0
+    for path in sorted(RECORDS.glob("*.jsonl")):
+        lines = [json.loads(x) for x in path.read_text(encoding="utf-8").split("\n") if x]
+        system = lines[0]["spec"]["completion_fns"][0]
+        eval_name = lines[0]["spec"]["eval_name"]
+        events = [x for x in lines if "type" in x]
+        for event in events:
+            row = int(
+                np.flatnonzero(
+                    (run.system == run.systems.index(system))
+                    & (run.dataset == run.dataset_names.index(eval_name))
+                    & (run.question == run.question_names.index(event["sample_id"]))
+                )[0]
+            )
+            data = event["data"]
+            if event["type"] == "sampling":
+                (user,) = [m["content"] for m in data["prompt"] if m["role"] == "user"]
+                assert run.question_texts[row] == user
+                assert run.responses[row] == data["sampled"]
+                checked += 1
+            elif event["type"] == "match":
+                expected = data["expected"]
+                if isinstance(expected, list) and len(expected) == 1:
+                    expected = expected[0]
+                if isinstance(expected, list):
+                    expected = json.dumps(expected)
+                assert run.references[row] == expected
+                if not any(e["type"] == "sampling" for e in events):
+                    assert run.question_texts[row] is None
+                    assert run.responses[row] == data.get("sampled")
+    assert checked == 16  # every sample of the tiny25-scripted logs

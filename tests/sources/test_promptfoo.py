@@ -188,3 +188,72 @@ def test_a_failed_assertion_is_an_explanation_not_an_error() -> None:
             assert run.outcome[row] == 1
             assert run.explanations[row] == result["gradingResult"]["reason"]
     assert sum(e is not None for e in run.errors) == 3
+
+
+# promptfoo 0.123.1's own numbers (real/expected.txt: results.prompts[].metrics):
+# (passes, failures, errors) per provider of the prompt qa-prompt, over 8 tests x repeat 3.
+COUNTS = {"echo": (3, 21, 0), "mock-scripted": (11, 10, 3)}
+
+
+@pytest.mark.parametrize("name", ["results.json", "results.jsonl"])
+def test_the_headline_per_provider_is_promptfoos_pass_rate(name: str) -> None:
+    """The leaderboard's mean is promptfoo's pass rate per prompt x provider: passes over
+    every run of every test, errors included in the denominator."""
+    board = {row.system: row for row in leaderboard(read_run(REAL / name))}
+    assert set(board) == set(COUNTS)
+    for system, (passes, failures, errors) in COUNTS.items():
+        total = passes + failures + errors
+        assert board[system].mean == passes / total
+        assert board[system].n_items == total == 24
+        assert board[system].n_errors == errors
+
+
+@pytest.mark.parametrize("name", ["results.json", "results.jsonl"])
+def test_repeats_of_a_test_are_marked(name: str) -> None:
+    """repeat: 3 gives each of the 8 tests 3 consecutive testIdx values: every run stays an
+    item (promptfoo counts each), and repeat_of ties the 3 runs of a test together."""
+    raw = json.loads((REAL / "results.json").read_text(encoding="utf-8"))
+    repeat = raw["config"]["evaluateOptions"]["repeat"]
+    tests = raw["config"]["tests"]
+    run = read_run(REAL / name)
+    if name == "results.json":
+        assert run.metadata["repeat"] == repeat == 3
+    repeat_of = run.metadata["repeat_of"]
+    clusters: dict[str, list[str]] = {}
+    for item, first in repeat_of.items():
+        clusters.setdefault(first, []).append(item)
+    assert len(clusters) == len(tests) == 8
+    assert all(len(items) == repeat for items in clusters.values())
+    assert set(repeat_of) == set(run.question_names)
+    # The runs of one test share its description (promptfoo's own test identity).
+    by_index = {r["testIdx"]: r["testCase"]["description"] for r in raw["results"]["results"]}
+    for first, items in clusters.items():
+        assert len({by_index[int(item.split()[1])] for item in items}) == 1, first
+    # The hand-made fixtures repeat no test.
+    assert "repeat_of" not in read_run(RESULTS).metadata
+
+
+def test_a_real_runs_texts_are_promptfoos() -> None:
+    """Question (the rendered prompt), target (the assertions that compare with a text),
+    response and explanation (the grading reason) of each row, as results.json holds them."""
+    raw = json.loads((REAL / "results.json").read_text(encoding="utf-8"))
+    run = read_run(REAL / "results.json")
+    assert run.question_texts is not None
+    assert run.responses is not None
+    assert run.references is not None
+    assert run.explanations is not None
+    for row, result in enumerate(raw["results"]["results"]):
+        vars_ = result["vars"]
+        assert run.question_texts[row] == f"Question: {vars_['question']}\nAnswer:"
+        assert run.question_texts[row] == result["prompt"]["raw"]
+        assert run.responses[row] == result["response"].get("output")
+        grading = result["gradingResult"]  # null for a provider error: nothing was graded
+        assert run.explanations[row] == (grading["reason"] if grading else None)
+        texts = [
+            f"{a['type']}: {a['value']}"
+            for a in result["testCase"]["assert"]
+            if a["type"] in ("equals", "contains", "icontains")
+        ]
+        assert run.references[row] == ("\n".join(texts) or None)
+    capital = run.question_names.index("test 0")
+    assert run.references[capital] == "equals: Paris\ncontains: Paris"

@@ -20,11 +20,22 @@ aggregate weights an instance by its stat's ``count``, 1 for the usual per-insta
 stat HELM dropped (a NaN) is NaN. Two perturbations of one name in a run are told apart by
 their fields. HELM's bookkeeping stats are not metrics
 (:func:`~kagreport.sources._helm_build.is_bookkeeping`: counts, finish reasons, training
-costs, runtimes, logprob): ``num_prompt_tokens``/``num_output_tokens`` become the costs
-``input_tokens``/``output_tokens``, ``inference_runtime`` (else the summed ``request_time``
-of the item's requests) ``generation_secs``, and the rest ``metadata["bookkeeping"]`` (per
-stat, per system: the mean over its items). ``correct`` is the first of :data:`MAIN_METRICS` a run
-records with 0/1 values; the outcome is ``error`` when a request of the item failed.
+costs, runtimes, logprob, and whatever the suite's ``schema.json`` puts in its
+``efficiency`` and ``general_information`` metric groups): ``num_prompt_tokens``/
+``num_output_tokens`` become the costs ``input_tokens``/``output_tokens`` (tokens),
+``inference_runtime`` (else the summed ``request_time`` of the item's requests)
+``generation_secs`` (seconds), and the rest ``metadata["bookkeeping"]`` (per stat, per
+system: the mean over its items). ``correct`` is the first of :data:`MAIN_METRICS` a run
+records with 0/1 values; the outcome is ``error`` when a request of the item failed. A
+``multiple_choice_joint`` item's options are the letters of the request's
+``output_mapping``, its reference the correct letter(s), its response the letter answered.
+
+HELM's own numbers are kept as HELM states them: ``metadata["runs"][<folder>]["stats"]``
+holds stats.json's means of the evaluated split (scores and costs; a perturbed one labelled
+``"<stat> [<perturbation>/<computed_on>]"``), and ``metadata["groups"][<run group>]``
+helm-summarize's leaderboard numbers: per system, each stat merged over the system's runs
+in the group (``run_spec.json`` ``groups``) as HELM merges a ``Stat`` (sums and counts
+added), and ``main``, the group's main metric when ``schema.json`` names it.
 """
 
 from __future__ import annotations
@@ -36,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from kagreport._errors import DocumentError
-from kagreport.sources._helm_build import MAIN_METRICS, HelmRun, Item, build_run
+from kagreport.sources._helm_build import MAIN_METRICS, HelmRun, Item, build_run, stat_label
 
 if TYPE_CHECKING:
     from kagreport.runs import Run
@@ -54,11 +65,13 @@ class _AdapterSpec(msgspec.Struct):
 class _RunSpec(msgspec.Struct):
     name: str
     adapter_spec: _AdapterSpec
+    groups: list[str] = msgspec.field(default_factory=list)
 
 
 class _MetricName(msgspec.Struct):
     name: str
     split: str | None = None
+    sub_split: str | None = None
     perturbation: dict[str, Any] | None = None
 
 
@@ -112,11 +125,36 @@ class _RequestState(msgspec.Struct):
     instance: _Instance
     train_trial_index: int
     reference_index: int | None = None
+    output_mapping: dict[str, str] | None = None
     result: _Result | None = None
 
 
 class _ScenarioState(msgspec.Struct):
     request_states: list[_RequestState]
+
+
+class _GroupMetric(msgspec.Struct):
+    name: str
+
+
+class _MetricGroup(msgspec.Struct):
+    name: str
+    metrics: list[_GroupMetric] = msgspec.field(default_factory=list)
+
+
+class _RunGroup(msgspec.Struct):
+    name: str
+    environment: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class _Schema(msgspec.Struct):
+    metric_groups: list[_MetricGroup] = msgspec.field(default_factory=list)
+    run_groups: list[_RunGroup] = msgspec.field(default_factory=list)
+
+
+#: The metric groups of a HELM schema that hold no score: its leaderboards' "Efficiency"
+#: and "General information" tables (runtimes, token counts, instance and trial counts).
+_NOT_SCORES = ("efficiency", "general_information")
 
 
 def _is_run_folder(path: Path) -> bool:
@@ -214,6 +252,12 @@ def _read_run(folder: Path) -> HelmRun:
     has_state = state_file.is_file()
     if has_state:
         _attach_requests(state_file, items)
+    stats_json = folder / "stats.json"
+    stats: dict[str, tuple[float, int]] = {}
+    if stats_json.is_file():
+        for stat in _decode(stats_json, list[_Stat]):
+            if stat.name.split == split and stat.name.sub_split is None:
+                stats[stat_label(stat.name.name, stat.name.perturbation)] = (stat.sum, stat.count)
     return HelmRun(
         folder=folder.name,
         name=spec.name,
@@ -224,7 +268,9 @@ def _read_run(folder: Path) -> HelmRun:
         split=split,
         items=list(items.values()),
         has_requests=has_state,
-        has_stats=(folder / "stats.json").is_file(),
+        has_stats=stats_json.is_file(),
+        groups=spec.groups,
+        stats=stats,
     )
 
 
@@ -251,6 +297,11 @@ def _attach_requests(state_file: Path, items: dict[tuple[str, str], Item]) -> No
             item.reference = "\n".join(correct)
         if item.response is None and request_state.reference_index is None and result.completions:
             item.response = result.completions[0].text
+            if request_state.output_mapping:  # multiple_choice_joint: the letters asked for
+                item.options = tuple(request_state.output_mapping.items())
+                right = {r.output.text for r in instance.references if "correct" in r.tags}
+                keys = [k for k, v in item.options if v in right]
+                item.reference = "\n".join(keys) or item.reference
 
 
 def read_helm(path: Path) -> Run:
@@ -265,4 +316,15 @@ def read_helm(path: Path) -> Run:
     folders = _run_folders(path) if path.exists() else []
     if not folders:
         raise DocumentError(f"{path}: no HELM run folder (run_spec.json, per_instance_stats.json)")
-    return build_run([_read_run(folder) for folder in folders])
+    runs = [_read_run(folder) for folder in folders]
+    schema_file = folders[0].parent / "schema.json"
+    if not schema_file.is_file():
+        return build_run(runs)
+    schema: _Schema = _decode(schema_file, _Schema)
+    not_scores = {m.name for g in schema.metric_groups if g.name in _NOT_SCORES for m in g.metrics}
+    mains = {
+        g.name: g.environment["main_name"]
+        for g in schema.run_groups
+        if "main_name" in g.environment
+    }
+    return build_run(runs, not_scores=frozenset(not_scores), main_names=mains)

@@ -12,7 +12,7 @@ import numpy as np
 if TYPE_CHECKING:
     from kagreport.runs import Run
 
-__all__ = ["MAIN_METRICS", "HelmRun", "Item", "build_run", "is_bookkeeping"]
+__all__ = ["MAIN_METRICS", "HelmRun", "Item", "build_run", "is_bookkeeping", "stat_label"]
 
 #: The metrics ``correct`` is taken from: the first a run records with 0/1 values.
 MAIN_METRICS = (
@@ -23,22 +23,44 @@ MAIN_METRICS = (
 )
 #: HELM's token-count stats and the cost columns they become.
 _TOKENS = {"num_prompt_tokens": "input_tokens", "num_output_tokens": "output_tokens"}
-#: Stats HELM records beside the scores (its general-information and efficiency stats, the
-#: request's bookkeeping, and the inputs of metrics it derives over a whole run: perplexity
-#: and bits per byte from logprob and num_bytes, calibration error from max_prob). Not scores:
-#: never tested or ranked.
+#: The stats HELM records beside the scores, by the shape of their names: counts
+#: (``num_*``, ``max_num_*``, ``batch_size``), the request's bookkeeping
+#: (``finish_reason_*``, ``prompt_truncated``, ``predicted_index``), costs (``training_*``,
+#: ``*_runtime``, ``*_cost``), and the inputs of metrics HELM derives over a whole run
+#: (perplexity and bits per byte from ``logprob`` and ``num_bytes``, calibration error from
+#: ``max_prob``). HELM's own schemas list these as its "infrastructure" metrics and show
+#: them in the "efficiency" and "general information" metric groups, never as accuracy.
 _BOOKKEEPING_PREFIXES = ("num_", "max_num_", "finish_reason_", "training_")
-_BOOKKEEPING = frozenset({"batch_size", "prompt_truncated", "logprob", "max_prob"})
+_BOOKKEEPING_SUFFIXES = ("_runtime", "_cost")
+_BOOKKEEPING = frozenset(
+    {"batch_size", "prompt_truncated", "predicted_index", "logprob", "max_prob"}
+)
 
 
-def is_bookkeeping(stat: str) -> bool:
-    """Whether HELM's per-instance stat ``stat`` is bookkeeping rather than a score: a
-    count (``num_*``, ``max_num_*``, ``batch_size``, ``prompt_truncated``), a finish reason
-    (``finish_reason_*``), a cost (``training_co2_cost``, ``training_energy_cost``, a
-    ``*_runtime``), or an input of a run-level metric (``logprob``, ``max_prob``)."""
+def is_bookkeeping(stat: str, not_scores: frozenset[str] = frozenset()) -> bool:
+    """Whether HELM's per-instance stat ``stat`` is bookkeeping rather than a score.
+
+    Bookkeeping is a count (``num_*``, ``max_num_*``, ``batch_size``), the request's
+    bookkeeping (``finish_reason_*``, ``prompt_truncated``, ``predicted_index``), a cost
+    (``training_*``, ``*_runtime``, ``*_cost``), an input of a run-level metric
+    (``logprob``, ``max_prob``), or a stat named in ``not_scores``: the metrics a suite's
+    ``schema.json`` (written by ``helm-summarize``) puts in its ``efficiency`` and
+    ``general_information`` metric groups. Anything else is a score.
+    """
     return (
-        stat.startswith(_BOOKKEEPING_PREFIXES) or stat.endswith("_runtime") or stat in _BOOKKEEPING
+        stat in not_scores
+        or stat.startswith(_BOOKKEEPING_PREFIXES)
+        or stat.endswith(_BOOKKEEPING_SUFFIXES)
+        or stat in _BOOKKEEPING
     )
+
+
+def stat_label(name: str, perturbation: dict[str, Any] | None) -> str:
+    """A stats.json entry's name: the stat, with ``[<perturbation>/<computed_on>]`` when it
+    is computed on perturbed instances (``f1_score [robustness/worst]``)."""
+    if perturbation is None:
+        return name
+    return f"{name} [{perturbation.get('name')}/{perturbation.get('computed_on')}]"
 
 
 #: Run.outcome codes (indices into kagreport.runs.OUTCOMES).
@@ -64,6 +86,7 @@ class Item:
     response: str | None = None
     reference: str | None = None
     question_text: str | None = None
+    options: tuple[tuple[str, str], ...] | None = None
 
     def metrics(self) -> dict[str, float]:
         """Each stat's value, the mean over the train trials when there are several."""
@@ -95,6 +118,9 @@ class HelmRun:
     items: list[Item]
     has_requests: bool
     has_stats: bool
+    groups: list[str] = field(default_factory=list)
+    #: stats.json's entries of the evaluated split: label (:func:`stat_label`) -> (sum, count)
+    stats: dict[str, tuple[float, int]] = field(default_factory=dict)
 
 
 def _main_metric(rows: list[dict[str, float]]) -> str | None:
@@ -132,8 +158,59 @@ def _system_names(runs: list[HelmRun]) -> list[str]:
     return names
 
 
-def build_run(runs: list[HelmRun]) -> Run:
-    """The runs as one :class:`Run` (rows: runs in order, items in file order)."""
+def _stated(run: HelmRun, not_scores: frozenset[str]) -> dict[str, float]:
+    """stats.json's means of the run's scores and costs (the numbers HELM states)."""
+    return {
+        label: total / count
+        for label, (total, count) in run.stats.items()
+        if count and _shown(label.partition(" [")[0], not_scores)
+    }
+
+
+def _shown(stat: str, not_scores: frozenset[str]) -> bool:
+    return not is_bookkeeping(stat, not_scores) or stat in _TOKENS or stat == "inference_runtime"
+
+
+def _groups(
+    runs: list[HelmRun],
+    system_names: list[str],
+    not_scores: frozenset[str],
+    main_names: dict[str, str],
+) -> dict[str, Any]:
+    """helm-summarize's numbers per run group and system: each stat merged over the
+    group's runs of the system the way HELM merges a ``Stat`` (sums and counts added, the
+    mean their quotient), so a run with 3 train trials weighs 3 times one with 1."""
+    pooled: dict[str, dict[str, dict[str, list[float]]]] = {}
+    for run, system in zip(runs, system_names, strict=True):
+        for group in run.groups:
+            stats = pooled.setdefault(group, {}).setdefault(system, {})
+            for label, (total, count) in run.stats.items():
+                if _shown(label.partition(" [")[0], not_scores):
+                    sums = stats.setdefault(label, [0.0, 0.0])
+                    sums[0] += total
+                    sums[1] += count
+    return {
+        group: {
+            "main": main_names.get(group),
+            "systems": {
+                system: {label: t / c for label, (t, c) in stats.items() if c}
+                for system, stats in by_system.items()
+            },
+        }
+        for group, by_system in pooled.items()
+    }
+
+
+def build_run(
+    runs: list[HelmRun],
+    not_scores: frozenset[str] = frozenset(),
+    main_names: dict[str, str] | None = None,
+) -> Run:
+    """The runs as one :class:`Run` (rows: runs in order, items in file order).
+
+    ``not_scores`` are stats a schema puts among the non-scores (:func:`is_bookkeeping`),
+    ``main_names`` each run group's main metric (a schema's ``environment.main_name``).
+    """
     system_names = _system_names(runs)
     systems = list(dict.fromkeys(system_names))
     datasets: dict[str, int] = {}
@@ -148,6 +225,9 @@ def build_run(runs: list[HelmRun]) -> Run:
         "correct_from": list(MAIN_METRICS),
         "runs": {},
     }
+    groups = _groups(runs, system_names, not_scores, main_names or {})
+    if groups:
+        metadata["groups"] = groups
     for run, system in zip(runs, system_names, strict=True):
         labels = _perturbation_labels(run)
         values = [item.metrics() for item in run.items]
@@ -165,6 +245,8 @@ def build_run(runs: list[HelmRun]) -> Run:
             "correct": main,
             "stats_json": run.has_stats,
             "scenario_state_json": run.has_requests,
+            "groups": run.groups,
+            "stats": _stated(run, not_scores),
         }
         for item, row in zip(run.items, values, strict=True):
             dataset = run.dataset
@@ -186,7 +268,9 @@ def build_run(runs: list[HelmRun]) -> Run:
             rows.append(row)
             kept.append(item)
             outcome.append(code)
-    return _assemble(systems, datasets, questions, codes, rows, kept, outcome, metadata, runs)
+    return _assemble(
+        systems, datasets, questions, codes, rows, kept, outcome, metadata, runs, not_scores
+    )
 
 
 def _mean(values: np.ndarray[Any, Any]) -> float | None:
@@ -204,6 +288,7 @@ def _assemble(
     outcome: list[int],
     metadata: dict[str, Any],
     runs: list[HelmRun],
+    not_scores: frozenset[str],
 ) -> Run:
     names = list(dict.fromkeys(n for row in rows for n in row))
     columns = {n: np.array([r.get(n, math.nan) for r in rows], dtype=np.float64) for n in names}
@@ -213,7 +298,7 @@ def _assemble(
         costs["generation_secs"] = columns["inference_runtime"]
     elif with_requests:
         costs["generation_secs"] = np.array([i.generation_secs() for i in items], dtype=np.float64)
-    kept = {n: v for n, v in columns.items() if not is_bookkeeping(n)}
+    kept = {n: v for n, v in columns.items() if not is_bookkeeping(n, not_scores)}
     system = np.array([c[0] for c in codes], dtype=np.int64)
     # The rest, per system: the mean over its items (null where it never recorded one).
     metadata["bookkeeping"] = {
@@ -240,5 +325,6 @@ def _assemble(
         references=tuple(i.reference for i in items) if with_requests else None,
         question_texts=tuple(i.question_text for i in items) if with_requests else None,
         errors=tuple(i.failed for i in items) if with_requests else None,
+        options=tuple(i.options for i in items) if any(i.options for i in items) else None,
         metadata=metadata,
     )

@@ -10,8 +10,13 @@ logs (one per eval); an item is (``spec.eval_name``,
 ``sample_id``); ``correct`` is the mean of the sample's ``match`` events'
 ``data.correct`` (``evals.metrics.get_accuracy`` counts every match event, so it is
 the file's ``accuracy`` when each sample has one); NaN for a sample with no match.
-The response is the sample's last ``sampling`` event's ``data.sampled``, the
-reference the match's ``data.expected``.
+Each numeric value of a sample's ``metrics`` events (``evals.record.record_metrics``:
+FuzzyMatch's ``f1_score``) is the metric of its key, the mean over the sample's events (as
+the eval's report takes ``np.mean(recorder.get_scores(key))``), NaN on a sample without
+it; ``accuracy`` there is the match's own result, already ``correct``. The response is the
+sample's last ``sampling`` event's ``data.sampled`` (else its first match's ``sampled``), the
+question text the sampling prompt's user messages, the reference the match's
+``data.expected``.
 """
 
 from __future__ import annotations
@@ -134,12 +139,23 @@ def read_openai_evals(path: Path) -> Run:
         dataset=table[:, 1].copy(),
         question=table[:, 2].copy(),
         outcome=np.concatenate([part[4] for part in parts]).astype(np.int8),
-        metrics={"correct": np.concatenate([part[3] for part in parts])},
+        metrics=_metrics(parts),
         responses=tuple(t for part in parts for t in part[5]),
         references=tuple(t for part in parts for t in part[6]),
         metadata=metadata,
         question_texts=tuple(t for part in parts for t in part[8]),
     )
+
+
+def _metrics(parts: list[_Log]) -> dict[str, np.ndarray[Any, Any]]:
+    """``correct`` and each metrics-event key across the logs (NaN where a log lacks it)."""
+    names = dict.fromkeys(key for part in parts for key in part[9] if key != "correct")
+    columns = {"correct": np.concatenate([part[3] for part in parts])}
+    for key in names:
+        columns[key] = np.concatenate(
+            [part[9].get(key, np.full(len(part[2]), math.nan)) for part in parts]
+        )
+    return columns
 
 
 _Log = tuple[
@@ -152,7 +168,11 @@ _Log = tuple[
     list[str | None],
     dict[str, Any],
     list[str | None],
+    dict[str, "np.ndarray[Any, Any]"],
 ]
+
+#: A metrics event's key that repeats the match events' result (``correct``).
+_CORRECT_KEYS = frozenset({"accuracy"})
 
 
 def _read_log(path: Path) -> _Log:
@@ -165,6 +185,7 @@ def _read_log(path: Path) -> _Log:
     report: Any = None
     matches: dict[str, list[dict[str, Any]]] = {}
     sampled: dict[str, Any] = {}
+    scores: dict[str, dict[str, list[float]]] = {}
     prompts: dict[str, str | None] = {}
     order: dict[str, None] = {}
     for number, line in json_lines(text):
@@ -194,6 +215,12 @@ def _read_log(path: Path) -> _Log:
             if not isinstance(match.get("correct"), bool):
                 raise _fail(path, number, "data.correct is not true or false")
             matches.setdefault(event.sample_id, []).append(match)
+        elif event.type == "metrics":
+            for key, value in (event.data or {}).items():
+                if key in _CORRECT_KEYS or isinstance(value, bool):
+                    continue
+                if isinstance(value, int | float):
+                    scores.setdefault(key, {}).setdefault(event.sample_id, []).append(value)
         elif event.type == "sampling":
             sampled[event.sample_id] = (event.data or {}).get("sampled")
             prompts.setdefault(event.sample_id, _prompt((event.data or {}).get("prompt")))
@@ -228,7 +255,25 @@ def _read_log(path: Path) -> _Log:
     meta = {k: v for k, v in meta.items() if v is not None}
     name = ",".join(spec.completion_fns)
     questions = [prompts.get(s) for s in samples]
-    return name, spec.eval_name, samples, correct, outcome, responses, references, meta, questions
+    metrics = {
+        key: np.array(
+            [sum(v) / len(v) if (v := by_sample.get(s)) else math.nan for s in samples],
+            dtype=np.float64,
+        )
+        for key, by_sample in scores.items()
+    }
+    return (
+        name,
+        spec.eval_name,
+        samples,
+        correct,
+        outcome,
+        responses,
+        references,
+        meta,
+        questions,
+        metrics,
+    )
 
 
 def _prompt(prompt: Any) -> str | None:

@@ -16,6 +16,13 @@ of the test's assertions (``testCase.assert``: ``equals: 4``), the explanation (
 grading reason, ``gradingResult.reason``: why an assertion failed or passed) and the
 error, only for an error outcome (a provider or harness failure: promptfoo also writes a
 failed assertion's reason into ``error``, which is an incorrect item, not an error).
+
+Repeats (``repeat: n``, or ``--repeat n``): promptfoo runs each test n times under n
+consecutive ``testIdx`` values with one test case; each run stays an item, as promptfoo
+counts it (its pass rate is passes over all runs), and ``metadata["repeat_of"]`` maps
+every item of a repeated test to the test's first item (``{"test 4": "test 3"}``), so
+that the runs of one test can be treated as one cluster; ``metadata["repeat"]`` is the
+config's ``evaluateOptions.repeat`` where results.json records it.
 """
 
 from __future__ import annotations
@@ -95,10 +102,19 @@ class _Summary(msgspec.Struct):
     timestamp: str | None = None
 
 
+class _EvaluateOptions(msgspec.Struct):
+    repeat: int | None = None
+
+
+class _Config(msgspec.Struct):
+    evaluateOptions: _EvaluateOptions | None = None
+
+
 class _Output(msgspec.Struct):
     results: _Summary
     evalId: str | None = None
     metadata: dict[str, Any] = {}
+    config: _Config | None = None
 
 
 def is_promptfoo(path: Path) -> bool:
@@ -168,6 +184,9 @@ def read_promptfoo(path: Path) -> Run:
                 "results_version": 3,
             }
         )
+        options = output.config.evaluateOptions if output.config is not None else None
+        if options is not None and options.repeat is not None:
+            meta["repeat"] = options.repeat
     return _to_run(path, results, meta)
 
 
@@ -252,6 +271,9 @@ def _to_run(path: Path, results: list[_Result], meta: dict[str, Any]) -> Run:
             reasons.append(reason or (None if result.success else result.error))
     meta["item_identity"] = "testIdx"
     meta["prompt_index"] = prompt_index
+    clusters = _repeats(results)
+    if clusters:
+        meta["repeat_of"] = {f"test {t}": f"test {first}" for t, first in clusters.items()}
     return Run(
         kind="answers",
         systems=tuple(systems),
@@ -270,6 +292,24 @@ def _to_run(path: Path, results: list[_Result], meta: dict[str, Any]) -> Run:
         question_texts=tuple(prompts) if any(prompts) else None,
         explanations=tuple(reasons) if any(reasons) else None,
     )
+
+
+def _repeats(results: list[_Result]) -> dict[int, int]:
+    """The repeats of each test (``repeat: n``): promptfoo gives the n runs of a test
+    consecutive ``testIdx`` values and the same test case, so a run of consecutive test
+    indices holding one test case is one test. Maps each repeat's ``testIdx`` to its
+    test's first ``testIdx``; empty when no test is repeated."""
+    keys: dict[int, str] = {}
+    for result in results:
+        case = result.testCase if result.testCase is not None else {"vars": result.vars}
+        keys.setdefault(result.testIdx, json.dumps(case, sort_keys=True, default=str))
+    first: dict[int, int] = {}
+    previous: int | None = None
+    for index in sorted(keys):
+        same = previous is not None and previous == index - 1 and keys[previous] == keys[index]
+        first[index] = first[previous] if same and previous is not None else index
+        previous = index
+    return first if any(f != t for t, f in first.items()) else {}
 
 
 def _prompt_text(result: _Result) -> str | None:
