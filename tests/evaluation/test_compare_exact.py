@@ -313,7 +313,10 @@ def test_duplicate_judge_does_not_double_the_holm_p() -> None:
     assert named.family == ("em",)
     assert named.metrics["em"].p_value_holm == named.metrics["em"].p_value == pytest.approx(p)
     everything = compare_items(candidate, baseline, kind="answers", metrics=["em", "em2", "f1"])
-    assert everything.metrics["em"].p_value_holm == pytest.approx(min(1.0, 3 * p))  # before
+    # Named as well, em2 is em on every item: one hypothesis (issue 25), so 2p, not 3p.
+    assert everything.family == ("em", "f1")
+    assert everything.same_as == {"em2": "em"}
+    assert everything.metrics["em2"].p_value_holm == pytest.approx(2 * p, rel=1e-12)
     with pytest.raises(ValueError, match=r"`metrics` names 'nope'.*both hold are: em, em2, f1"):
         compare_items(candidate, baseline, kind="answers", metrics=["nope"])
     with pytest.raises(ValueError, match="must be a list of metric names"):
@@ -401,10 +404,12 @@ def test_cli_compare_metrics_and_method(tmp_path: Path) -> None:
     assert "exact (lattice)" in text.stdout
     js = run_cli("compare", *paths, "--format", "json", "--metrics", "em,em_again")
     document = json.loads(js.stdout)
-    assert document["family"] == ["em", "em_again"]
+    # Named, em_again is still em on every item: tested once, not counted twice.
+    assert document["family"] == ["em"]
+    assert document["settings"]["same_as"] == {"em_again": "em"}
     rows = {row["metric"]: row for row in document["metrics"]}
     assert rows["em"]["p_value"] == 2 / 2**15
-    assert rows["em"]["p_value_holm"] == 4 / 2**15
+    assert rows["em"]["p_value_holm"] == rows["em_again"]["p_value_holm"] == 2 / 2**15
     bad = run_cli("compare", *paths, "--metrics", "nope")
     assert bad.returncode == 2
     assert "--metrics names 'nope'" in bad.stderr

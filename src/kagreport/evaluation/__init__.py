@@ -21,6 +21,7 @@ from kagreport.evaluation._compare import (
     compare_items,
     compare_scores,
     primary_metrics,
+    same_hypotheses,
 )
 from kagreport.evaluation._comparison import EvaluationComparison, MetricComparison
 from kagreport.evaluation._evaluate import evaluate_answers, evaluate_retrieval, metric_name
@@ -128,6 +129,7 @@ __all__ = [
     "pairwise_agreement",
     "parse_verdict",
     "primary_metrics",
+    "same_hypotheses",
     "prompt_files",
     "read_report",
     "render_comparison",

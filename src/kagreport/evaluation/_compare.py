@@ -48,6 +48,7 @@ __all__ = [
     "compare_items",
     "compare_scores",
     "primary_metrics",
+    "same_hypotheses",
 ]
 
 
@@ -400,6 +401,45 @@ def _metric_row(
     }  # fmt: skip
 
 
+def same_hypotheses(
+    columns: Mapping[str, Sequence[npt.ArrayLike]], names: Sequence[str]
+) -> dict[str, str]:
+    """Metrics that are the same hypothesis as an earlier one of ``names``.
+
+    Two metrics whose every column is equal item by item (NaN equal to NaN) are one
+    hypothesis, e.g. an Inspect ``choice`` scorer and the ``correct`` derived from it:
+    tested once, they keep Holm's family from counting it twice.
+
+    Parameters
+    ----------
+    columns : mapping of str to sequence of array_like
+        Metric -> its score arrays (one per system, each of shape (n,)).
+    names : sequence of str
+        The metrics to group, in order of preference: the first of each group stands
+        for it.
+
+    Returns
+    -------
+    dict of str to str
+        Each later member of a group -> the group's first metric; a metric equal to no
+        earlier one is absent.
+    """
+    same: dict[str, str] = {}
+    kept: list[tuple[str, list[np.ndarray[Any, Any]]]] = []
+    for name in names:
+        arrays = [np.asarray(a, dtype=np.float64) for a in columns[name]]
+        for first, theirs in kept:
+            if len(arrays) == len(theirs) and all(
+                x.shape == y.shape and np.array_equal(x, y, equal_nan=True)
+                for x, y in zip(arrays, theirs, strict=True)
+            ):
+                same[name] = first
+                break
+        else:
+            kept.append((name, arrays))
+    return same
+
+
 # Over 80 lines only with its docstring (a public function's parameters, errors, sources).
 def compare_scores(
     candidate: Mapping[str, npt.ArrayLike],
@@ -439,7 +479,10 @@ def compare_scores(
     metrics : sequence of str, optional
         The metrics under test (Holm's family). Default: ``mrr`` alone for retrieval
         when shared (see :func:`primary_metrics`), else every shared metric (the
-        arrays carry no judge identities to tell duplicates by).
+        arrays carry no judge identities to tell duplicates by). A metric equal to
+        another of the family on every item (:func:`same_hypotheses`) is tested once:
+        it carries that metric's p-values and stands in ``settings["same_as"]``, not
+        in the family.
 
     Returns
     -------
@@ -464,14 +507,20 @@ def compare_scores(
         raise InputError("the two systems share no metric")
     columns, n_items = _score_columns(candidate, baseline, shared)
     family = _family(kind, shared, metrics)
+    same = same_hypotheses(columns, family)
     rows: dict[str, dict[str, Any]] = {}
     for metric in shared:
+        if metric in same:  # equal columns: the same test, run once
+            rows[metric] = {**rows[same[metric]], "metric": metric}
+            continue
         c, b = columns[metric]
         rows[metric] = _metric_row(metric, c, b, n_resamples, seed, confidence)
 
-    # A metric without pairs is no hypothesis tested (Holm would skip its NaN anyway).
-    family = [m for m in family if rows[m]["n_pairs"] > 0]
+    # A metric without pairs is no hypothesis tested (Holm would skip its NaN anyway),
+    # and a metric equal to another on every item is that hypothesis again.
+    family = [m for m in family if rows[m]["n_pairs"] > 0 and m not in same]
     adjusted = dict(zip(family, holm_adjust([rows[m]["p_value"] for m in family]), strict=True))
+    adjusted.update({m: adjusted[first] for m, first in same.items() if first in adjusted})
     results = {
         metric: MetricComparison(**rows[metric], p_value_holm=adjusted.get(metric, math.nan))
         for metric in shared
@@ -492,6 +541,7 @@ def compare_scores(
             "interval": "percentile bootstrap",
             "adjustment": "holm",
             "dust": DUST,
+            **({"same_as": same} if same else {}),
         },
         metadata=dict(metadata or {}),
         family=tuple(family),

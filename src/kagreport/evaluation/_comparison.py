@@ -228,7 +228,10 @@ class EvaluationComparison(Document):
     family : tuple of str
         The metrics under test, in sorted order: the hypotheses Holm's adjustment runs
         over (``p_value_holm``); the other metrics are reported with their unadjusted
-        p-values only. Default (None): the metrics with a ``p_value_holm``.
+        p-values only. Default (None): the metrics with a ``p_value_holm``. A metric
+        equal on every item to one of the family is that hypothesis again: it is not in
+        the family, ``settings["same_as"]`` maps it to the family's metric, and it
+        carries that metric's p-values.
 
     Raises
     ------
@@ -294,20 +297,30 @@ class EvaluationComparison(Document):
 
     def to_rows(self) -> list[dict[str, Any]]:
         """One flat row per metric: ``candidate``, ``baseline``, then the metric's fields,
-        then ``in_family`` (the metric is among those under test, Holm-adjusted together)
-        and ``family`` (their names, comma-separated), so a table states its family."""
+        then ``in_family`` (the metric is among those under test, Holm-adjusted together,
+        or equal to one of them), ``family`` (their names, comma-separated), so a table
+        states its family, and ``same_as`` when some metric is another one again."""
         family = tuple(self.family or ())
+        same = self.same_as
         names = ", ".join(family)
         return [
             {
                 "candidate": self.candidate,
                 "baseline": self.baseline,
                 **c.to_dict(),
-                "in_family": c.metric in family,
+                "in_family": c.metric in family or c.metric in same,
                 "family": names,
+                **({"same_as": same.get(c.metric)} if same else {}),
             }
             for c in self.metrics.values()
         ]
+
+    @property
+    def same_as(self) -> dict[str, str]:
+        """Metric -> the metric of the family it equals on every item (tested once,
+        reported with that metric's p-values); empty when no two metrics are equal."""
+        same = self.settings.get("same_as") or {}
+        return {str(k): str(v) for k, v in same.items()} if isinstance(same, Mapping) else {}
 
     # The Document base: dumps, write, read, from_dict (through _from_checked) and equality.
     SCHEMA: ClassVar[str] = SCHEMA

@@ -137,7 +137,9 @@ def family_label(comparison: Any) -> str:
     if not family:
         return "Holm over no metric (none tested)"
     names = _safe(", ".join(family))
-    return f"Holm over {names} ({len(family)} metric{'s' if len(family) != 1 else ''})"
+    same = getattr(comparison, "same_as", None) or {}
+    again = "".join(f"; {_safe(m)} = {_safe(first)}, tested once" for m, first in same.items())
+    return f"Holm over {names} ({len(family)} metric{'s' if len(family) != 1 else ''}{again})"
 
 
 def render_comparison(comparison: Any, alpha: float = 0.05) -> str:

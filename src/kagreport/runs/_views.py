@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -199,6 +199,10 @@ class SetupComparisons:
         share no item and were not compared.
     pairs : {"baseline", "all-pairs"}
         How the pairs were chosen.
+    same_as : mapping of str to str
+        Metric -> the earlier metric it equals on every row of the run (one hypothesis,
+        tested once: it is not counted in the family and carries that metric's
+        p-values); empty when no two metrics are equal.
 
     Iterating gives the comparisons; the repr shows the counts and the first few pairs.
     """
@@ -208,6 +212,7 @@ class SetupComparisons:
     metrics: tuple[str, ...]
     skipped: tuple[tuple[str, str, int, int], ...]
     pairs: str = "baseline"
+    same_as: Mapping[str, str] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.comparisons)
@@ -220,10 +225,11 @@ class SetupComparisons:
         if len(self.comparisons) > _REPR_ROWS:
             shown.append(f"  ... {len(self.comparisons) - _REPR_ROWS} more")
         skipped = f", {len(self.skipped)} skipped" if self.skipped else ""
+        same = "".join(f", {m} = {first}" for m, first in self.same_as.items())
         head = (
             f"<SetupComparisons ({self.pairs}): {len(self.comparisons)} pair(s) x "
             f"{len(self.metrics)} metric(s) ({', '.join(self.metrics)}), Holm family of "
-            f"{len(self.comparisons) * len(self.metrics)}{skipped}"
+            f"{len(self.comparisons) * (len(self.metrics) - len(self.same_as))}{same}{skipped}"
         )
         return "\n".join([head, *shown]) + ">" if shown else head + ">"
 
@@ -258,7 +264,10 @@ def compare_setups(
 
     Each pair is compared on the items both systems hold, aligned by (dataset name,
     question name), so the result does not depend on the order of rows or systems.
-    The run-level family is every pair x metric: Holm (1979) over all of them.
+    The run-level family is every pair x metric: Holm (1979) over all of them. Metrics
+    equal on every row of the run (e.g. an Inspect ``choice`` scorer and the ``correct``
+    derived from it) are one hypothesis, tested once
+    (:func:`kagreport.evaluation.same_hypotheses`; :attr:`SetupComparisons.same_as`).
 
     Parameters
     ----------
@@ -280,7 +289,7 @@ def compare_setups(
     KagreportError
         For an unknown metric, system, ``pairs`` or ``adjust``.
     """
-    from kagreport.evaluation import compare_scores
+    from kagreport.evaluation import compare_scores, same_hypotheses
 
     if adjust != "holm":
         raise KagreportError(f"adjust must be 'holm', not {adjust!r}")
@@ -309,12 +318,16 @@ def compare_setups(
             metrics=list(metrics),
         )
         found.append((candidate, base, comparison, None, only_c, only_b))
-    family_p = holm_adjust([c.metrics[m].p_value for _, _, c, _, _, _ in found for m in metrics])
+    # A metric equal to another on every row is one hypothesis: tested once in the family.
+    same = same_hypotheses({m: (v,) for m, v in columns.items()}, metrics)
+    tested = [m for m in metrics if m not in same]
+    family_p = holm_adjust([c.metrics[m].p_value for _, _, c, _, _, _ in found for m in tested])
     comparisons = []
     for k, (candidate, base, comparison, _, only_c, only_b) in enumerate(found):
         p_family = dict(
-            zip(metrics, family_p[k * len(metrics) : (k + 1) * len(metrics)], strict=True)
+            zip(tested, family_p[k * len(tested) : (k + 1) * len(tested)], strict=True)
         )
+        p_family = {m: p_family[same.get(m, m)] for m in metrics}
         comparisons.append(
             SetupComparison(
                 candidate,
@@ -333,6 +346,7 @@ def compare_setups(
         tuple(metrics),
         tuple(skipped),
         pairs,
+        same,
     )
 
 

@@ -282,7 +282,8 @@ def _build_group(site: SiteContent, group: _Group, pairs: list[dict[str, Any]]) 
                     "method_shown": method_label(m),
                 }
             )
-    family_size = len(tests)
+    # Metrics equal on every item are one hypothesis: counted once (same_as).
+    family_size = comparisons.comparisons[0].family_size if comparisons.comparisons else 0
     href = group.href
     slug = href.removeprefix("systems/").removesuffix(".html")
     mine = [p for p in pairs if p["retrieval_source"] in {s.name for s, _ in group.sources}]
@@ -315,7 +316,12 @@ def _build_group(site: SiteContent, group: _Group, pairs: list[dict[str, Any]]) 
                     {k: v for k, v in t.items() if not k.endswith("shown") and k != "interval"}
                     for t in tests
                 ],
-                "family": {"adjust": "holm", "size": family_size, "metrics": tested},
+                "family": {
+                    "adjust": "holm",
+                    "size": family_size,
+                    "metrics": [m for m in tested if m not in comparisons.same_as],
+                    **({"same_as": dict(comparisons.same_as)} if comparisons.same_as else {}),
+                },
                 "retrieval_answer": {p["setup"]: p["table"].to_dict() for p in mine},
             }
         ),
@@ -331,6 +337,7 @@ def _build_group(site: SiteContent, group: _Group, pairs: list[dict[str, Any]]) 
         table=table,
         tests=tests,
         tested=tested,
+        same_as=dict(comparisons.same_as),
         family_size=family_size,
         n_pairs=len(comparisons),
         skipped=list(comparisons.skipped),
