@@ -391,3 +391,25 @@ def test_the_leaderboard_of_a_real_log_is_inspects_headline(log: str) -> None:
     (row,) = leaderboard(run)
     assert row.system == system
     assert row.mean == pytest.approx(value, abs=1e-15)
+
+
+def test_every_view_defaults_to_the_logs_headline(tmp_path: Path) -> None:
+    """With no metric named, the LaTeX table, the widgets, the paired tests and the site
+    rank by the Inspect log's headline (``match``), not by ``correct``, which a
+    mean-reduced log does not have (each of these failed before or picked another metric)."""
+    from kagreport.frames import to_latex
+    from kagreport.runs import compare_setups
+    from kagreport.site._run import headline_metric
+    from kagreport.widgets import ComparisonView, StatsView
+
+    for log in REAL.glob("*_tiny-qa_*.eval"):
+        shutil.copy(log, tmp_path)
+    run = read_run(tmp_path)
+    assert run.headline == "match" and "correct" not in run.metrics
+    latex = to_latex(run)
+    # Inspect's own match accuracy of each model (expected.txt), as the table prints it.
+    assert "0.778" in latex and "0.278" in latex
+    assert StatsView(run).metric.value == "match"
+    assert ComparisonView(run).metric.value == "match"
+    assert compare_setups(run).metrics == ("match",)
+    assert headline_metric(run) == "match"

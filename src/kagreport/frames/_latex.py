@@ -228,7 +228,7 @@ def _run_table(
         raise TypeError("cannot make a LaTeX table from a Run without a metric")
     if metric is None and bool((run.outcome >= 0).all()):
         return _stats(run, digits, wide)
-    chosen = metric or ("correct" if "correct" in run.metrics else next(iter(run.metrics)))
+    chosen = metric or run.headline
     return _leaderboard(run, chosen, digits, wide)
 
 

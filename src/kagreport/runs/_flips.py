@@ -147,7 +147,7 @@ def flipped_items(
     if metric is None:
         if not run.metrics:
             raise KagreportError("the run has no metric")
-        metric = "correct" if "correct" in run.metrics else next(iter(run.metrics))
+        metric = run.headline
     if limit is not None and limit < 0:
         raise KagreportError(f"`limit` must be 0 or more, not {limit}")
     rows_c, rows_b, _, _ = flip_rows(run, metric, candidate, baseline)

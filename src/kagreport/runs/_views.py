@@ -253,7 +253,7 @@ def _pairs(run: Run, pairs: str, baseline: str | None) -> list[tuple[str, str]]:
 def compare_setups(
     run: Run,
     pairs: Literal["baseline", "all-pairs"] = "baseline",
-    metrics: Sequence[str] = ("correct",),
+    metrics: Sequence[str] | None = None,
     adjust: Literal["holm"] = "holm",
     *,
     baseline: str | None = None,
@@ -274,9 +274,9 @@ def compare_setups(
     run : Run
     pairs : {"baseline", "all-pairs"}
         Each other system against ``baseline``, or every pair in rank order.
-    metrics : sequence of str
+    metrics : sequence of str, optional
         The metrics compared (each must be a column of the run); the first one
-        decides the flipped items.
+        decides the flipped items. Default: the run's headline (:attr:`Run.headline`).
     adjust : {"holm"}
         The run-level adjustment.
     baseline : str, optional
@@ -293,6 +293,8 @@ def compare_setups(
 
     if adjust != "holm":
         raise KagreportError(f"adjust must be 'holm', not {adjust!r}")
+    if metrics is None:
+        metrics = (run.headline,)
     if not metrics:
         raise KagreportError("compare_setups needs at least one metric")
     columns = {m: run.metric(m) for m in metrics}

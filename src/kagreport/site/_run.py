@@ -93,9 +93,10 @@ def read_input(config: RunInput, key: str, source: Any, engine_options: Any = No
 
 
 def headline_metric(run: Run) -> str | None:
-    """The metric the pages rank and compare by: ``correct`` when every system defines it
-    somewhere, else the first metric every system defines (the run's order), else the
-    first metric; None for a run with no metric."""
+    """The metric the pages rank and compare by: the run's headline
+    (:attr:`kagreport.runs.Run.headline`) when every system defines it somewhere, else the
+    first metric every system defines (the run's order), else the first metric; None for a
+    run with no metric."""
     names = list(run.metrics)
     if not names:
         return None
@@ -104,9 +105,9 @@ def headline_metric(run: Run) -> str | None:
         defined = ~np.isnan(run.metrics[name])
         return all(defined[run.system == s].any() for s in range(len(run.systems)))
 
-    if "correct" in names and everywhere("correct"):
-        return "correct"
-    return next((n for n in names if n != "correct" and everywhere(n)), names[0])
+    if everywhere(run.headline):
+        return run.headline
+    return next((n for n in names if everywhere(n)), names[0])
 
 
 def plan_run(site: SiteContent, config: RunInput, key: str, run: Run) -> SiteRun:

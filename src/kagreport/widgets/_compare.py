@@ -170,7 +170,8 @@ class ComparisonView(View):
             description="Baseline",
         )  # fmt: skip
         first = [m for m in (metrics or ()) if m in options] or options
-        default = "correct" if "correct" in options else (first[0] if first else None)
+        headline = self.run.headline if self.run is not None and self.run.metrics else None
+        default = headline if headline in options else (first[0] if first else None)
         self.metric = widgets.Dropdown(options=options, value=default, description="Flips on")
         self.setup_comparison: SetupComparison | None = None
         self.comparison: EvaluationComparison | None = None

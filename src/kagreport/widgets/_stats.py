@@ -355,7 +355,7 @@ class StatsView(View):
             raise ValueError(f"the run has no cost {cost!r}; costs: {', '.join(run.costs)}")
         metrics = list(run.metrics)
         if metric is None:
-            metric = "correct" if "correct" in metrics else (metrics[0] if metrics else None)
+            metric = run.headline if metrics else None
         elif metric not in metrics:
             raise ValueError(f"the run has no metric {metric!r}; metrics: {', '.join(metrics)}")
         self.metric = widgets.Dropdown(options=metrics, value=metric, description="Metric")
