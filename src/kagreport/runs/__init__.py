@@ -10,6 +10,8 @@ interval of each mean cost; :data:`OUTCOMES` names the outcome codes.
 :func:`flipped_items` gives the items two systems score differently, with both sides'
 texts and costs (the same items as ``compare_setups``' flips); :class:`LazyTexts` is a
 text column read on demand (a kag tree's responses stay in its result files).
+:func:`repeat_scores` gives every repeat's score (Inspect epochs, promptfoo repeats) and
+the item, the cluster, it repeats.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from kagreport.runs._flips import FlippedItem, FlippedSide, flipped_items
 from kagreport.runs._intervals import CostInterval, cost_intervals
 from kagreport.runs._metrics import kag_stats_json, setup_metrics
 from kagreport.runs._model import OUTCOMES, Run
+from kagreport.runs._repeats import RepeatScores, repeat_scores
 from kagreport.runs._search import response_matcher
 from kagreport.runs._summaries import MetricSummary, metric_summaries, retrieval_answer_tables
 from kagreport.runs._texts import LazyTexts
@@ -43,6 +46,7 @@ __all__ = [
     "LazyTexts",
     "LeaderboardRow",
     "MetricSummary",
+    "RepeatScores",
     "Run",
     "SetupComparison",
     "SetupComparisons",
@@ -55,6 +59,7 @@ __all__ = [
     "leaderboard",
     "metric_summaries",
     "recorded_costs",
+    "repeat_scores",
     "response_matcher",
     "retrieval_answer_tables",
     "setup_metrics",

@@ -8,7 +8,10 @@ mapped by inspect's ``value_to_float`` (``C``/yes/true 1, ``P`` 0.5, ``I``/``N``
 0, numbers as they are, numeric strings parsed, anything else 0). Samples of several
 epochs are reduced as inspect reduced them: the log's own ``reductions`` (its first
 reducer per scorer) when it has them, else the reducer of ``eval.config.epochs_reducer``
-(mean by default); run metadata ``epochs`` records which. ``correct`` is the first
+(mean by default); run metadata ``epochs`` records which. Every epoch's score is
+kept too: metadata ``systems[<name>]["epoch_scores"]`` maps each item (``"task/id"``) to
+its metrics' scores, one per epoch (null where unscored): the epochs of a sample are
+repeats of it, one cluster (:func:`kagreport.runs.repeat_scores`). ``correct`` is the first
 scorer's metric when its values are all 0 or 1 (no partial credit), and the outcome
 follows it; a sample with an ``error`` (any epoch) has outcome ``error`` and the
 message in ``errors``. Costs (the mean over epochs): ``input_tokens`` and
@@ -169,6 +172,8 @@ class _Item:
     def __init__(self, epochs: list[Sample]) -> None:
         self.epochs = sorted(epochs, key=lambda s: s.epoch)
         self.values: dict[str, float] = {}
+        #: Each metric's score in every epoch (in epoch order; NaN where unscored).
+        self.per_epoch: dict[str, list[float]] = {}
 
 
 def _group(log: Log) -> dict[int | str, _Item]:
@@ -207,10 +212,12 @@ def _reduce(log: Log, items: dict[int | str, _Item]) -> dict[str, Any]:
         raise DocumentError(f"{where}: reducer {name!r} is not one kagreport applies")
     for sample_id, item in items.items():
         per_epoch: dict[str, list[Any]] = {}
-        for sample in item.epochs:
+        for at, sample in enumerate(item.epochs):
             for scorer, score in (sample.scores or {}).items():
                 for key, value in _flat(scorer, score.value).items():
                     per_epoch.setdefault(key, []).append(value)
+                    scores = item.per_epoch.setdefault(key, [math.nan] * len(item.epochs))
+                    scores[at] = value_to_float(value)
         for key, raw in per_epoch.items():
             item.values[key] = value_to_float(raw[0])
             if len(item.epochs) > 1 and reduce is not None:
@@ -322,6 +329,19 @@ def _log_metadata(
             for s in (results.scores if results else [])
         },
     }
+    if max((len(item.epochs) for item in items.values()), default=1) > 1:
+        # Every epoch's score: the epochs of a sample are repeats, one cluster.
+        keys = dict.fromkeys(k for item in items.values() for k in item.per_epoch)
+        meta["epoch_scores"] = {
+            f"{spec.task}/{sample_id}": {
+                key: [
+                    None if math.isnan(v) else v
+                    for v in item.per_epoch.get(key, [math.nan] * len(item.epochs))
+                ]
+                for key in keys
+            }
+            for sample_id, item in items.items()
+        }
     if log.texts:
         answers = {}
         for sample_id, item in items.items():

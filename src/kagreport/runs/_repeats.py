@@ -1,0 +1,142 @@
+"""Repeats of an item as one cluster: every repeat's score and the item it repeats.
+
+A tool that runs an item several times records the repeats in one of two ways, and a
+run keeps each as the tool counts it:
+
+- one row per item, the repeats reduced (Inspect AI's epochs: the row holds the reduced
+  score, as Inspect reports it, and ``metadata["systems"][name]["epoch_scores"]`` every
+  epoch's score);
+- one row per repeat (promptfoo's ``repeat``: its pass rate counts every run), with
+  ``metadata["repeat_of"]`` naming each repeat's first item.
+
+:func:`repeat_scores` gives both as one shape: a score per repeat and the cluster (the
+item) it belongs to, which a clustered standard error or a pass@k needs. A run without
+repeats gives one repeat per row.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kagreport._errors import KagreportError
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from kagreport.runs._model import Run
+
+__all__ = ["RepeatScores", "repeat_scores"]
+
+
+@dataclass(frozen=True, eq=False)
+class RepeatScores:
+    """Every repeat's score of one metric, with the cluster each belongs to.
+
+    Attributes
+    ----------
+    metric : str
+    values : ndarray of float64, shape (k,)
+        One score per repeat; NaN where the repeat has none (an errored epoch).
+    cluster : ndarray of intp, shape (k,)
+        The run's row that stands for the repeat's item: the reduced row (epochs) or
+        the item's first repeat (``repeat_of``); repeats of one item share it.
+    source : {"epochs", "repeat_of", "none"}
+        Where the repeats came from; ``"none"``: the run records no repeats, one per row.
+    """
+
+    metric: str
+    values: npt.NDArray[np.float64]
+    cluster: npt.NDArray[np.intp]
+    source: str
+
+    @property
+    def n_clusters(self) -> int:
+        """Distinct clusters (items)."""
+        return len(np.unique(self.cluster))
+
+    def __repr__(self) -> str:
+        return (
+            f"<RepeatScores {self.metric}: {len(self.values)} repeat(s) of "
+            f"{self.n_clusters} item(s) ({self.source})>"
+        )
+
+
+def repeat_scores(run: Run, metric: str | None = None) -> RepeatScores:
+    """Each repeat's score of ``metric`` (default the run's headline) and its cluster.
+
+    Parameters
+    ----------
+    run : Run
+    metric : str, optional
+        A metric of the run; default :attr:`Run.headline`.
+
+    Returns
+    -------
+    RepeatScores
+        Inspect epochs: every epoch's score in row order, then epoch order, clustered
+        by the row; a row whose item has no recorded epochs (or whose metric was not
+        scored per epoch) gives its own value once. ``repeat_of``: every row, clustered
+        by the row of its first repeat. Otherwise one repeat per row.
+
+    Raises
+    ------
+    KagreportError
+        For an unknown metric, or a ``repeat_of`` naming an item the system lacks.
+    """
+    name = run.headline if metric is None else metric
+    column = run.metric(name)
+    systems = run.metadata.get("systems")
+    epochs = {
+        system: meta["epoch_scores"]
+        for system, meta in (systems.items() if isinstance(systems, Mapping) else ())
+        if isinstance(meta, Mapping) and isinstance(meta.get("epoch_scores"), Mapping)
+    }
+    if epochs:
+        return _from_epochs(run, name, column, epochs)
+    repeat_of = run.metadata.get("repeat_of")
+    if isinstance(repeat_of, Mapping) and repeat_of:
+        return _from_repeat_of(run, name, column, repeat_of)
+    rows = np.arange(len(run), dtype=np.intp)
+    return RepeatScores(name, column.copy(), rows, "none")
+
+
+def _from_epochs(
+    run: Run, name: str, column: npt.NDArray[np.float64], epochs: Mapping[str, Any]
+) -> RepeatScores:
+    values: list[float] = []
+    cluster: list[int] = []
+    for row in range(len(run)):
+        mine = epochs.get(run.systems[run.system[row]], {})
+        scores = mine.get(run.item_label(row), {}).get(name) if isinstance(mine, Mapping) else None
+        if not isinstance(scores, list) or not scores:
+            scores = [column[row]]
+        values += [math.nan if v is None else float(v) for v in scores]
+        cluster += [row] * len(scores)
+    return RepeatScores(
+        name, np.array(values, dtype=np.float64), np.array(cluster, dtype=np.intp), "epochs"
+    )
+
+
+def _from_repeat_of(
+    run: Run, name: str, column: npt.NDArray[np.float64], repeat_of: Mapping[str, Any]
+) -> RepeatScores:
+    at = {(int(run.system[row]), run.item_label(row)): row for row in range(len(run))}
+    cluster = np.arange(len(run), dtype=np.intp)
+    for row in range(len(run)):
+        first = repeat_of.get(run.item_label(row))
+        if first is None:
+            continue
+        key = (int(run.system[row]), str(first))
+        if key not in at:
+            system = run.systems[run.system[row]]
+            raise KagreportError(
+                f"metadata repeat_of: {run.item_label(row)!r} repeats {first!r}, "
+                f"which system {system!r} does not hold"
+            )
+        cluster[row] = at[key]
+    return RepeatScores(name, column.copy(), cluster, "repeat_of")
