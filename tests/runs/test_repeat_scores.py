@@ -76,7 +76,8 @@ def test_every_epoch_of_a_real_log_is_kept_and_clustered_by_its_sample(
     repeats = repeat_scores(qa, scorer)
     assert repeats.source == "epochs"
     # 7 samples x 3 epochs x 2 models; q7 errored in every epoch: three unscored repeats.
-    assert len(repeats.values) == 42 and repeats.n_clusters == 14
+    assert len(repeats.values) == 42
+    assert repeats.n_clusters == 14
     for log in INSPECT.glob("*_tiny-qa_*.eval"):
         model = "mockllm/alpha" if "BtyES3" in log.name else "mockllm/beta"
         expected = _epochs_from_zip(log, scorer)
@@ -123,5 +124,6 @@ def test_promptfoo_repeats_are_rows_clustered_by_their_test() -> None:
 def test_a_run_without_repeats_is_one_repeat_per_row(qa: Run) -> None:
     plain = Run.loads(qa.dumps().replace('"epoch_scores"', '"epoch_scores_"'))
     repeats = repeat_scores(plain)
-    assert repeats.source == "none" and repeats.n_clusters == len(plain)
+    assert repeats.source == "none"
+    assert repeats.n_clusters == len(plain)
     np.testing.assert_array_equal(repeats.values, plain.metrics["match"])

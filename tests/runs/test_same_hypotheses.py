@@ -65,7 +65,8 @@ def test_equal_columns_with_nan_are_one_hypothesis_and_round_trip(tmp_path: Path
     assert result.metrics["y"].p_value == result.metrics["x"].p_value == 0.5
     assert result.metrics["y"].p_value_holm == result.metrics["x"].p_value_holm
     rows = {row["metric"]: row for row in result.to_rows()}
-    assert rows["y"]["same_as"] == "x" and rows["y"]["in_family"]
+    assert rows["y"]["same_as"] == "x"
+    assert rows["y"]["in_family"]
     path = tmp_path / "comparison.json"
     result.write(path)
     assert EvaluationComparison.read(path).same_as == {"y": "x"}

@@ -405,10 +405,12 @@ def test_every_view_defaults_to_the_logs_headline(tmp_path: Path) -> None:
     for log in REAL.glob("*_tiny-qa_*.eval"):
         shutil.copy(log, tmp_path)
     run = read_run(tmp_path)
-    assert run.headline == "match" and "correct" not in run.metrics
+    assert run.headline == "match"
+    assert "correct" not in run.metrics
     latex = to_latex(run)
     # Inspect's own match accuracy of each model (expected.txt), as the table prints it.
-    assert "0.778" in latex and "0.278" in latex
+    assert "0.778" in latex
+    assert "0.278" in latex
     assert StatsView(run).metric.value == "match"
     assert ComparisonView(run).metric.value == "match"
     assert compare_setups(run).metrics == ("match",)

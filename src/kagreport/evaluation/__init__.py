@@ -129,7 +129,6 @@ __all__ = [
     "pairwise_agreement",
     "parse_verdict",
     "primary_metrics",
-    "same_hypotheses",
     "prompt_files",
     "read_report",
     "render_comparison",
@@ -137,6 +136,7 @@ __all__ = [
     "retrieval_answer_from_reports",
     "retrieval_answer_table",
     "retrieval_scores",
+    "same_hypotheses",
     "sign_flip_test",
     "write_report",
 ]

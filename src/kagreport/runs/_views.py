@@ -326,9 +326,7 @@ def compare_setups(
     family_p = holm_adjust([c.metrics[m].p_value for _, _, c, _, _, _ in found for m in tested])
     comparisons = []
     for k, (candidate, base, comparison, _, only_c, only_b) in enumerate(found):
-        p_family = dict(
-            zip(tested, family_p[k * len(tested) : (k + 1) * len(tested)], strict=True)
-        )
+        p_family = dict(zip(tested, family_p[k * len(tested) : (k + 1) * len(tested)], strict=True))
         p_family = {m: p_family[same.get(m, m)] for m in metrics}
         comparisons.append(
             SetupComparison(
