@@ -85,6 +85,8 @@ def _text(value: Any) -> str | None:
         return None
     if isinstance(value, list) and len(value) == 1:
         value = value[0]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "\n".join(value)  # several accepted answers, one a line (as Inspect, HELM)
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
