@@ -85,11 +85,16 @@ def test_the_run_drives_the_views(run: Run) -> None:
         results = _results(model)
         arc, gsm = results["arc_easy"]["acc,none"], results["gsm8k"]["exact_match,strict-match"]
         expected[model] = (arc * 10 + gsm * 5) / 15
-    board = leaderboard(run)
+    board = leaderboard(run, "correct")
     assert [row.system for row in board] == sorted(MODELS, key=lambda m: -expected[m])
     for row in board:
         assert row.mean == pytest.approx(expected[row.system], abs=1e-12)
         assert row.n_items == 15
+    # By default the first metric lm-eval prints: arc_easy's acc (its tasks sorted by name).
+    assert run.headline == "acc"
+    for row in leaderboard(run):
+        assert row.mean == pytest.approx(_results(row.system)["arc_easy"]["acc,none"], abs=1e-12)
+        assert row.n_defined == 10
     (comparison,) = compare_setups(run, baseline=MODELS[0])
     assert comparison.candidate == MODELS[1]
     assert comparison.only_candidate == comparison.only_baseline == 0

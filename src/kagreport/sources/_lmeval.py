@@ -13,7 +13,26 @@ otherwise; ``correct`` (and the outcome) from ``acc`` under the filter ``none``,
 ``exact_match`` (filter ``none`` first, else the first filter of the file), when its
 values are 0/1. A non-numeric metric value (corpus metrics such as ``bleu`` log a
 tuple) is NaN. The response is the main filter's first filtered response, the reference
-the target as text.
+the target as text. A multiple-choice document (a log-likelihood request per option)
+answers with the option lm-eval's ``acc`` picks (the highest log-likelihood), shown as
+``"<letter>: <option text>"``; its reference is the gold option's letter (lm-eval writes
+the target index as a string), its explanation names the log-likelihoods and the options
+``acc`` and ``acc_norm`` pick (``acc_norm``: the highest log-likelihood per character of
+the option, as lm-eval computes it), and ``metadata["systems"][<system>]["loglikelihoods"]
+[<task>][<doc_id>]`` keeps the log-likelihoods, one per option, as numbers.
+
+lm-eval's own numbers are kept as it prints them (``lm_eval`` ``make_table``, 0.4.13):
+``metadata["systems"][<system>]["results"]`` are the rows of its "Tasks" table (the
+results file's ``results``, groups included) and ``["groups"]`` those of its "Groups" table
+(``groups``), in its order: dicts with ``name`` (the task or group), ``alias`` (the name it
+prints), ``filter``, ``metric``, ``value`` and ``stderr`` (lm-eval's numbers; None where it
+has none or writes ``"N/A"``) and ``kagreport_mean``, kagreport's own mean of the column
+over the items it read for the task (a group: its tasks'), each document weighing the
+same; it equals ``value`` for a task and for a group aggregated with ``weight_by_size``,
+not for a group lm-eval averages over its tasks' means. ``metadata["headline"]`` (hence
+:attr:`Run.headline`, what :func:`kagreport.runs.leaderboard` ranks by when no metric is
+named) is the column of the first row
+lm-eval prints that kagreport holds: the top group's (or first task's) first metric.
 """
 
 from __future__ import annotations
@@ -40,8 +59,11 @@ _CORRECT, _INCORRECT = 0, 1
 
 _CONVENTION = (
     "one system per results file; an item per (task, doc_id); a metric per (metric, filter); "
-    "correct from acc under the filter none, else exact_match; lm-eval's acc_stderr is the "
-    "sample standard deviation over the square root of n"
+    "correct from acc under the filter none, else exact_match; a multiple-choice answer is the "
+    "option of the highest log-likelihood (lm-eval's acc); lm-eval's own values and stderrs, "
+    "as its tables print them, are metadata systems[<system>]['results'] and ['groups'] "
+    "(its acc_stderr is the sample standard deviation over the square root of n, a group's "
+    "its tasks' pooled one); kagreport's means weigh every document the same"
 )
 
 
@@ -53,6 +75,9 @@ class _Results(msgspec.Struct):
     git_hash: str | None = None
     versions: dict[str, Any] | None = None
     n_samples: dict[str, Any] | None = msgspec.field(default=None, name="n-samples")
+    groups: dict[str, dict[str, Any]] | None = None
+    group_subtasks: dict[str, list[str]] | None = None
+    configs: dict[str, dict[str, Any]] | None = None
 
 
 class _Sample(msgspec.Struct):
@@ -168,6 +193,9 @@ def read_lmeval(path: Path) -> Run:
             name = f"{name} ({date})"
         system = len(systems)
         systems.append(name)
+        subtasks = results.group_subtasks or {}
+        first = len(rows)
+        loglikelihoods: dict[str, dict[str, list[float]]] = {}
         metadata["systems"][name] = {
             "file": file.name,
             "lm_eval_version": results.lm_eval_version,
@@ -175,15 +203,120 @@ def read_lmeval(path: Path) -> Run:
             "model": (results.config or {}).get("model"),
             "model_args": (results.config or {}).get("model_args"),
             "tasks": sorted(results.results),
+            "results": _table(results.results, subtasks),
+            "groups": _table(results.groups or {}, subtasks),
+            "loglikelihoods": loglikelihoods,
         }
         for task in sorted(results.results):
             samples_file = file.parent / f"samples_{task}_{date}.jsonl"
             if not samples_file.is_file():
                 continue  # a group's row, or a run without --log_samples for it
-            for doc_id, values, texts in _read_task(samples_file):
+            config = (results.configs or {}).get(task)
+            delimiter = config.get("target_delimiter") if isinstance(config, dict) else None
+            for doc_id, values, texts in _read_task(samples_file, delimiter):
                 metric_names.update(dict.fromkeys(values))
                 rows.append((system, task, doc_id, values, texts))
+                if texts.loglikelihoods is not None:
+                    loglikelihoods.setdefault(task, {})[str(doc_id)] = list(texts.loglikelihoods)
+        _own_means(metadata["systems"][name], subtasks, rows[first:])
+    headline = _headline(metadata["systems"], metric_names)
+    if headline is not None:
+        metadata["headline"] = headline
     return _build(systems, rows, list(metric_names), metadata)
+
+
+def _table(section: dict[str, dict[str, Any]], subtasks: dict[str, list[str]]) -> list[Any]:
+    """The rows of lm-eval's printed table of a results file's ``results`` or ``groups``
+    section, in its order (``lm_eval.utils.make_table`` of 0.4.13): the tasks and groups
+    walked down ``group_subtasks`` from the top groups (each level sorted by name), then
+    the rest sorted; a task's ``"<metric>,<filter>"`` keys sorted, its stderr from
+    ``"<metric>_stderr,<filter>"``."""
+    order: dict[str, None] = {}
+    children = {c for names in subtasks.values() for c in names}
+    # Depth first, children in name order; a name is walked once (a hostile file's cycle
+    # or a deep chain ends; lm-eval itself recurses).
+    stack = sorted((t for t in subtasks if t not in children), reverse=True)
+    walked: set[str] = set()
+    while stack:
+        name = stack.pop()
+        if name in walked:
+            continue
+        walked.add(name)
+        if name in section:
+            order[name] = None
+        stack += sorted(subtasks.get(name, ()), reverse=True)
+    order.update(dict.fromkeys(sorted(k for k in section if k not in order)))
+    rows = []
+    for name in order:
+        entry = section[name]
+        alias = entry.get("alias", name)
+        for key in sorted(k for k in entry if k not in _NOT_METRICS):
+            metric, _, filter_key = key.partition(",")
+            if metric.endswith("_stderr"):
+                continue
+            stderr = entry.get(f"{metric}_stderr,{filter_key}")
+            rows.append(
+                {
+                    "name": name,
+                    "alias": alias if isinstance(alias, str) else name,
+                    "filter": filter_key,
+                    "metric": metric,
+                    "value": _finite(entry[key]),
+                    "stderr": _finite(stderr),
+                }
+            )
+    return rows
+
+
+#: Keys of a results entry lm-eval's table leaves out.
+_NOT_METRICS = frozenset({"alias", "name", "sample_len", "sample_count"})
+
+
+def _finite(value: Any) -> float | None:
+    """A number lm-eval states, or None (``"N/A"``, a non-number, NaN, infinite)."""
+    number = _number(value)
+    return number if math.isfinite(number) else None
+
+
+def _leaves(name: str, subtasks: dict[str, list[str]]) -> set[str]:
+    """The tasks of a group (through its subgroups), or the task itself."""
+    leaves, walked, stack = set(), set(), [name]
+    while stack:
+        task = stack.pop()
+        if task in walked:
+            continue
+        walked.add(task)
+        if task in subtasks:
+            stack += subtasks[task]
+        else:
+            leaves.add(task)
+    return leaves
+
+
+def _own_means(
+    entry: dict[str, Any],
+    subtasks: dict[str, list[str]],
+    rows: list[tuple[int, str, int, dict[str, float], _Texts]],
+) -> None:
+    """Set each table row's ``kagreport_mean``: the mean of its column over the items of
+    its task(s) in ``rows`` (one system's), NaN left out; None when no item has a value."""
+    sums: dict[tuple[str, str], list[float]] = {}
+    for _, task, _, metrics, _ in rows:
+        for column, value in metrics.items():
+            if not math.isnan(value):
+                sums.setdefault((task, column), []).append(value)
+    for row in (*entry["results"], *entry["groups"]):
+        column = _metric_name(row["metric"], row["filter"])
+        values = [v for t in _leaves(row["name"], subtasks) for v in sums.get((t, column), ())]
+        row["kagreport_mean"] = math.fsum(values) / len(values) if values else None
+
+
+def _headline(systems: dict[str, Any], metric_names: dict[str, None]) -> str | None:
+    """The column of the first row lm-eval prints (the first system's table) that the run
+    holds."""
+    entry = next(iter(systems.values()), {"results": ()})
+    columns = (_metric_name(row["metric"], row["filter"]) for row in entry["results"])
+    return next((c for c in columns if c in metric_names), None)
 
 
 class _Texts(NamedTuple):
@@ -195,40 +328,82 @@ class _Texts(NamedTuple):
     prompt: str | None
     options: tuple[tuple[str, str], ...] | None = None
     explanation: str | None = None
+    loglikelihoods: tuple[float, ...] | None = None
 
 
-def _texts(sample: _Sample) -> _Texts:
+def _texts(sample: _Sample, delimiter: str) -> _Texts:
     """The texts of one sample line. A multiple-choice document (one log-likelihood request
     per option) answers with the option of the highest log-likelihood, as lm-eval's ``acc``
-    scores it; the log-likelihoods are kept as its explanation."""
+    scores it (``np.argmax``: the first of equal ones); its explanation names the
+    log-likelihoods and the picks of ``acc`` and, when scored, ``acc_norm`` (the highest
+    log-likelihood per character of the option, ``lm_eval.api.task.process_results``).
+    ``delimiter`` is the task's ``target_delimiter``, which each request's continuation
+    starts with."""
     prompt = _prompt(sample.arguments)
     choices = _multiple_choice(sample)
     if choices is None:
         return _Texts(_text(sample.filtered_resps), _text(sample.target), prompt)
-    options, likelihoods = choices
-    chosen = max(range(len(likelihoods)), key=lambda k: (likelihoods[k], -k))
-    target = sample.target
-    reference = (
-        options[target][0]
-        if isinstance(target, int) and not isinstance(target, bool) and 0 <= target < len(options)
-        else _text(target)
-    )
+    continuations, likelihoods = choices
+    options = tuple((chr(ord("A") + k), text.strip()) for k, text in enumerate(continuations))
+    chosen = _argmax(likelihoods)
     explanation = "log-likelihoods: " + ", ".join(
-        f"{key} {value:g}" for (key, _), value in zip(options, likelihoods, strict=True)
+        f"{key} {value:.6g}" for (key, _), value in zip(options, likelihoods, strict=True)
     )
+    explanation += f"; acc picks {options[chosen][0]} (the highest log-likelihood)"
+    lengths = [len(c.removeprefix(delimiter)) for c in continuations]
+    if "acc_norm" in sample.metrics and all(lengths):
+        normed = _argmax([v / n for v, n in zip(likelihoods, lengths, strict=True)])
+        explanation += f", acc_norm picks {options[normed][0]} (the highest per character)"
     key, text = options[chosen]
-    return _Texts(f"{key}: {text}", reference, prompt, options, explanation)
+    return _Texts(
+        f"{key}: {text}",
+        _gold(sample.target, options),
+        prompt,
+        options,
+        explanation,
+        tuple(likelihoods),
+    )
 
 
-def _multiple_choice(
-    sample: _Sample,
-) -> tuple[tuple[tuple[str, str], ...], list[float]] | None:
-    """(options lettered A, B, ..., log-likelihoods) of a multiple-choice sample; None for
+def _argmax(values: list[float]) -> int:
+    return max(range(len(values)), key=lambda k: (values[k], -k))
+
+
+def _gold(target: Any, options: tuple[tuple[str, str], ...]) -> str | None:
+    """The gold option's key: lm-eval writes the target (an option index, else the
+    option's text) as a string; a target that is neither stays as text."""
+    index = target if isinstance(target, int) and not isinstance(target, bool) else None
+    if isinstance(target, str) and target.isascii() and target.isdigit():
+        index = int(target)
+    if index is not None and 0 <= index < len(options):
+        return options[index][0]
+    if isinstance(target, str):
+        for key, text in options:
+            if text == target.strip():
+                return key
+    return _text(target)
+
+
+def _requests(arguments: Any) -> list[Any] | None:
+    """A sample's requests in order: lm-eval 0.4.3 and later write ``{"gen_args_<i>":
+    {"arg_0": ..., "arg_1": ...}}``, earlier ones a list (of argument lists or dicts)."""
+    if isinstance(arguments, list):
+        return arguments
+    if not isinstance(arguments, dict):
+        return None
+    keys = list(arguments)
+    if keys != [f"gen_args_{i}" for i in range(len(keys))]:
+        return None
+    return [arguments[key] for key in keys]
+
+
+def _multiple_choice(sample: _Sample) -> tuple[list[str], list[float]] | None:
+    """(each option's continuation, log-likelihoods) of a multiple-choice sample; None for
     any other (a generation's ``filtered_resps`` is text)."""
-    responses, arguments = sample.filtered_resps, sample.arguments
+    responses, arguments = sample.filtered_resps, _requests(sample.arguments)
     if not isinstance(responses, list) or len(responses) < 2 or len(responses) > 26:
         return None
-    if not isinstance(arguments, list) or len(arguments) != len(responses):
+    if arguments is None or len(arguments) != len(responses):
         return None
     likelihoods = []
     for response in responses:
@@ -247,17 +422,20 @@ def _multiple_choice(
             request = None
         request = argument if isinstance(argument, dict) and "arg_1" in argument else request
         continuation = request.get("arg_1") if isinstance(request, dict) else None
+        if isinstance(argument, list) and len(argument) == 2:  # (context, continuation)
+            continuation = argument[1]
         if not isinstance(continuation, str):
             return None
-        continuations.append(continuation.strip())
-    options = tuple((chr(ord("A") + k), text) for k, text in enumerate(continuations))
-    return options, likelihoods
+        continuations.append(continuation)
+    return continuations, likelihoods
 
 
 def _read_task(
-    samples_file: Path,
+    samples_file: Path, delimiter: Any = None
 ) -> list[tuple[int, dict[str, float], _Texts]]:
-    """One task's documents: (doc_id, metrics, texts)."""
+    """One task's documents: (doc_id, metrics, texts); ``delimiter`` is the task's
+    ``target_delimiter`` (lm-eval's default ``" "`` when it is not a string)."""
+    delimiter = delimiter if isinstance(delimiter, str) else " "
     samples = _read_samples(samples_file)
     if not samples:  # --log_samples writes a line per document, so none is a cut file
         raise DocumentError(f"{samples_file}: no sample line", path=samples_file)
@@ -282,7 +460,7 @@ def _read_task(
     texts: dict[int, _Texts] = {}
     for sample, _ in samples:
         if sample.filter == text_filter or sample.doc_id not in texts:
-            texts[sample.doc_id] = _texts(sample)
+            texts[sample.doc_id] = _texts(sample, delimiter)
     out = []
     for doc_id, values in sorted(items.items()):
         if main is not None:
