@@ -84,16 +84,18 @@ def _promptfoo_counts() -> dict[str, tuple[int, int]]:
 
 
 def _lmeval_counts() -> dict[str, tuple[int, int]]:
-    """System -> (correct, items) from lm-eval's results_*.json: acc under the filter none
-    (arc_easy), exact_match under strict-match (gsm8k, its first filter), x n-samples."""
+    """System -> (correct, items) from lm-eval's results_*.json: the run's headline is the
+    first metric lm-eval prints, acc under the filter none (arc_easy; gsm8k has none), x
+    n-samples."""
     found = {}
     for path in sorted(LMEVAL.glob("*/results_*.json")):
         document = json.loads(path.read_text(encoding="utf-8"))
         correct = total = 0.0
         for task, values in document["results"].items():
+            if "acc,none" not in values:
+                continue
             n = document["n-samples"][task]["effective"]
-            value = values.get("acc,none", values.get("exact_match,strict-match"))
-            correct += value * n
+            correct += values["acc,none"] * n
             total += n
         found[document["model_name"]] = (round(correct), int(total))
     return found
@@ -105,8 +107,7 @@ def _check_leaderboard(page: Path, expected: dict[str, tuple[int, int]], run: Ru
     metric's mean (mean, correct, n_defined)."""
     cells = _parse(page).cells
     assert set(expected) <= set(cells)
-    # The API's leaderboard of the metric the pages rank by (``correct`` where defined,
-    # which an lm-eval run's own headline, lm-eval's first printed metric, is not).
+    # The API's leaderboard of the metric the pages rank by: the run's headline.
     api = {row.system: row for row in leaderboard(run, headline_metric(run))}
     for system, (k, n) in expected.items():
         mine = cells[system]
@@ -145,8 +146,10 @@ def test_cli_builds_a_page_set_per_run(tmp_path: Path) -> None:
     family = comparison["metadata"]["holm_family"]
     assert family == ["EleutherAI/pythia-14m vs EleutherAI/pythia-70m"]
     assert (out / "figures/lm-eval--comparisons-forest.svg").is_file()
-    # ... and no cost: no chart, and a sentence saying so.
-    assert "recorded a cost above zero" in _section(out, "lm-eval")
+    # ... ranked by lm-eval's own headline (acc), not by every item's outcome: no
+    # accuracy-against-cost chart, and a sentence saying so.
+    assert "acc, the tool&#39;s own headline metric" in _section(out, "lm-eval")
+    assert not list(out.glob("figures/lm-eval--accuracy-cost*"))
     # promptfoo records latency: the generation-time chart.
     assert (out / "figures/results--accuracy-cost.svg").is_file()
     for system in read_run(LMEVAL).systems:
@@ -328,7 +331,7 @@ def test_a_partial_correct_ranks_and_compares_by_a_metric_every_system_has(
     build_site(SiteConfig(sources=(SourceConfig(logs[0].parent, name="pop"),)), out)
     text = _section(out, "pop")
     assert 'data-metric="match"' in text
-    assert "Not every system has a pass/fail `correct`" in text
+    assert "match, the tool&#39;s own headline metric" in text
     (document,) = (out / "data/comparisons").glob("pop--*.json")
     comparison = json.loads(document.read_text("utf-8"))
     (match,) = comparison["metrics"]

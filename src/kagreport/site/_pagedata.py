@@ -33,6 +33,7 @@ class SiteRun:
     baseline: str | None = None
     metric: str | None = None  # the headline metric: "correct", else the run's first
     percent: bool = False  # whether the metric is a proportion (shown as a percentage)
+    wilson: bool = False  # whether the leaderboard's means are proportions with Wilson intervals
     kag: bool = False  # every row has an outcome and the metric is correct: kag's columns
     leaderboard: list[dict[str, Any]] = field(default_factory=list)
     costs: list[tuple[str, str]] = field(default_factory=list)  # leaderboard cost columns

@@ -271,7 +271,14 @@ def _leaderboard(entry: SiteRun) -> None:
                     "n_errors": ranked.n_errors,
                 }
             )
-        if entry.metric != "correct":
+        entry.wilson = any(row["correct"] is not None for row in entry.leaderboard)
+        if entry.metric != "correct" and run.metadata.get("headline") == entry.metric:
+            entry.notes.append(
+                f"Systems are ranked and compared by {entry.metric}, the tool's own headline "
+                "metric, with a Wilson interval where its values are 0 or 1, and without an "
+                "accuracy-against-cost chart (which counts every item's outcome)."
+            )
+        elif entry.metric != "correct":
             lacks = (
                 "Not every system has a pass/fail `correct` (a score that is not 0 or 1, "
                 "such as a mean over epochs, has none)"
