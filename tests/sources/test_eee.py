@@ -457,3 +457,19 @@ def test_convert_writes_eee_by_name_or_flag(kag_run: Run, tmp_path: Path) -> Non
         convert_run(tmp_path / "folder" / "data", tmp_path, to="eee")
     with pytest.raises(UsageError, match="'xml'"):
         convert_run(document, tmp_path / "x.json", to="xml")
+
+
+def test_a_system_name_the_folder_cannot_spell_keeps_its_name(tmp_path: Path) -> None:
+    """Two Inspect logs of one model are systems ``"mockllm/alpha (<task id>)"``: the EEE
+    folder and ``model_info.id`` spell it ``mockllm/alpha_<task id>`` (EEE's validator wants
+    the two to agree: it warned before), and reading the files back gives the name again."""
+    run = read_run(DATA / "inspect" / "inspect-0.3.285")
+    assert any(" (" in system for system in run.systems)
+    write_eee(run, tmp_path / "out.eee")
+    for aggregate in (tmp_path / "out.eee").glob("data/*/*/*/*.json"):
+        document = json.loads(aggregate.read_text("utf-8"))
+        folder = "/".join(aggregate.parent.parts[-2:])
+        assert document["model_info"]["id"] == folder
+    again = read_run(tmp_path / "out.eee")
+    assert sorted(again.systems) == sorted(run.systems)
+    assert again.metrics.keys() == run.metrics.keys()

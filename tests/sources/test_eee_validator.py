@@ -103,13 +103,16 @@ def _refusals(report: list[dict[str, Any]]) -> list[str]:
 @pytest.mark.parametrize(
     ("source", "files"),
     [
-        ("promptfoo/results.json", 4),
+        # The tools' own outputs (SOURCE.md beside each): an aggregate and a samples file
+        # per system.
+        ("promptfoo/real/results.json", 4),
         ("promptfoo/two-prompts.jsonl", 4),
-        ("lm-eval", 4),
+        ("lm-eval/lm-eval-0.4.13/output", 6),
+        ("inspect/inspect-0.3.285", 8),
         ("inspect/mmlu-summary-choices.eval", 2),
         ("inspect/log_formats.eval", 2),
-        ("openai-evals/gpt-4.jsonl", 2),
-        ("helm/v1", 4),
+        ("openai-evals/evals-3.0.1/records", 4),
+        ("helm/real/tiny25", 4),
     ],
 )
 def test_converted_runs_pass_eees_validator(

@@ -22,15 +22,15 @@ from kagreport.site import slugify
 from kagreport.sources import FORMATS, detect_format, write_eee
 
 DATA = Path(__file__).parent.parent / "data" / "sources"
-PROMPTFOO = DATA / "promptfoo" / "results.json"
+PROMPTFOO = DATA / "promptfoo" / "real" / "results.json"
 
-#: One real (or, for HELM, hand-made: see its SOURCE.md) fixture per format.
+#: One fixture per format, made by the tool itself (SOURCE.md beside each).
 FIXTURES = {
-    "lm-eval": DATA / "lm-eval",
-    "helm": DATA / "helm" / "v1",
+    "lm-eval": DATA / "lm-eval" / "lm-eval-0.4.13" / "output",
+    "helm": DATA / "helm" / "real" / "tiny25",
     "promptfoo": PROMPTFOO,
-    "openai-evals": DATA / "openai-evals",
-    "inspect": DATA / "inspect",
+    "openai-evals": DATA / "openai-evals" / "evals-3.0.1" / "records",
+    "inspect": DATA / "inspect" / "inspect-0.3.285",
 }
 
 
@@ -65,8 +65,8 @@ def test_a_run_of_every_format_drives_the_views(name: str, paths: dict[str, Path
     assert isinstance(run.metadata["convention"], str)  # how the tool's files were read
     assert len(run.systems) >= 2
     assert len(run) > 0
-    metric = "correct" if "correct" in run.metrics else next(iter(run.metrics))
-    rows = leaderboard(run, metric=metric)
+    metric = run.headline
+    rows = leaderboard(run)
     assert {r.system for r in rows} == set(run.systems)
     for row in rows:
         values = run.metrics[metric][run.system == run.systems.index(row.system)]
@@ -76,7 +76,7 @@ def test_a_run_of_every_format_drives_the_views(name: str, paths: dict[str, Path
             assert row.mean == pytest.approx(math.fsum(defined) / len(defined), abs=1e-12)
         else:  # e.g. an Inspect log never scored
             assert math.isnan(row.mean)
-    comparisons = compare_setups(run, metrics=(metric,))
+    comparisons = compare_setups(run)
     assert len(comparisons.family) >= 1
     p_values = [c.p_values_family[metric] for c in comparisons]
     assert any(0.0 <= p <= 1.0 for p in p_values)  # some pair shares items

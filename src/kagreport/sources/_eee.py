@@ -217,7 +217,8 @@ def _read_one(path: Path, reader: _Reader, ranks: dict[str, Any]) -> dict[str, A
     aggregate: Aggregate = decode_checked(_read(path), Aggregate, str(path))
     samples = instance_file(aggregate, path)
     hints = _hints(aggregate, path)
-    system = aggregate.model_info.id
+    named = hints.get("kagreport_system")  # kagreport's own spelling, where it wrote the file
+    system = named if isinstance(named, str) and named else aggregate.model_info.id
     ranks.setdefault(system, hints.get("kagreport_rank", len(ranks)))
     lines: list[tuple[str, Instance]] = []
     for number, text in json_lines(_read(samples)):

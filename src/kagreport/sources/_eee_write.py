@@ -81,6 +81,9 @@ def _system_files(run: Run, index: int, stamp: str, collection: str) -> tuple[st
     system = run.systems[index]
     rows = np.flatnonzero(run.system == index)
     developer, model = _developer(system)
+    # The id addresses the folder (EEE's datastore is queried by path); the system's own
+    # spelling travels in model_info.name and the kagreport_system hint.
+    model_id = f"{_component(developer)}/{_component(model)}" if "/" in system else system
     evaluation_id = f"{collection}/{system}/{stamp}"
     name = _uuid4_like(evaluation_id)
     folder = f"data/{_component(collection)}/{_component(developer)}/{_component(model)}"
@@ -122,11 +125,12 @@ def _system_files(run: Run, index: int, stamp: str, collection: str) -> tuple[st
             )
     lines = []
     for row in rows:
-        lines.extend(_lines(run, int(row), evaluation_id, ids))
+        lines.extend(_lines(run, int(row), evaluation_id, ids, model_id))
     jsonl = "".join(json.dumps(x, ensure_ascii=False, allow_nan=False) + "\n" for x in lines)
     samples = jsonl.encode()
     hints = {
         "kagreport_kind": run.kind,
+        "kagreport_system": system,
         "kagreport_rank": index,
         "kagreport_metrics": metrics,
         "kagreport_costs": list(run.costs),
@@ -146,7 +150,7 @@ def _system_files(run: Run, index: int, stamp: str, collection: str) -> tuple[st
         },
         "model_info": {
             "name": system,
-            "id": system,
+            "id": model_id,
             **({"developer": developer} if developer else {}),
             "additional_details": {"deployment_type": "unknown", "model_availability": "unknown"},
         },
@@ -169,7 +173,7 @@ def _system_files(run: Run, index: int, stamp: str, collection: str) -> tuple[st
 
 
 def _lines(
-    run: Run, row: int, evaluation_id: str, ids: dict[tuple[int, str], str]
+    run: Run, row: int, evaluation_id: str, ids: dict[tuple[int, str], str], model_id: str
 ) -> list[dict[str, Any]]:
     d = int(run.dataset[row])
     outcome = int(run.outcome[row])
@@ -185,7 +189,7 @@ def _lines(
     common: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "evaluation_id": evaluation_id,
-        "model_id": run.systems[int(run.system[row])],
+        "model_id": model_id,
         "evaluation_name": run.dataset_names[d],
         "sample_id": run.question_names[int(run.question[row])],
         "interaction_type": "single_turn",
