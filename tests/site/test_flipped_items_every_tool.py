@@ -24,20 +24,26 @@ from kagreport.site import SiteConfig, SourceConfig, build_site
 DATA = Path(__file__).resolve().parents[1] / "data" / "sources"
 
 
+OPENAI_EVALS = DATA / "openai-evals" / "evals-3.0.1" / "records"  # evals 3.0.1's own logs
+
+
 def _openai_evals() -> tuple[dict[str, str], dict[tuple[str, str], bool]]:
-    """Question text by sample, and (log, sample) -> correct, from the record logs."""
+    """Question text by (eval, sample), and (completion fn, eval/sample) -> correct, from
+    the record logs."""
     questions: dict[str, str] = {}
     correct: dict[tuple[str, str], bool] = {}
-    for path in sorted((DATA / "openai-evals").glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            event = json.loads(line)
+    for path in sorted(OPENAI_EVALS.glob("*.jsonl")):
+        spec: dict[str, object] = {}
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            event = json.loads(line) if line else {}
+            spec = event.get("spec", spec)
+            item = f"{spec.get('eval_name')}/{event.get('sample_id')}"
             if event.get("type") == "sampling":
                 prompt = event["data"]["prompt"]
-                questions[event["sample_id"]] = next(
-                    m["content"] for m in prompt if m["role"] == "user"
-                )
+                questions[item] = next(m["content"] for m in prompt if m["role"] == "user")
             elif event.get("type") == "match":
-                correct[path.stem, event["sample_id"]] = event["data"]["correct"]
+                (system,) = spec["completion_fns"]  # type: ignore[misc]
+                correct[system, item] = event["data"]["correct"]
     return questions, correct
 
 
@@ -61,9 +67,9 @@ def _flipped(correct: dict[tuple[str, object], bool]) -> int:
 
 
 CASES = {
-    "openai-evals": (DATA / "openai-evals", "openai-evals"),
+    "openai-evals": (OPENAI_EVALS, "openai-evals"),
     "promptfoo": (DATA / "promptfoo" / "two-prompts.jsonl", "promptfoo"),
-    "lm-eval": (DATA / "lm-eval", "lm-eval"),
+    "lm-eval": (DATA / "lm-eval" / "lm-eval-0.4.13" / "output", "lm-eval"),
     "inspect": (inspect_popularity().logs[0].parent, "inspect"),
 }
 

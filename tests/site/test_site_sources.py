@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 import math
 import re
 from html.parser import HTMLParser
@@ -28,7 +29,7 @@ from kagreport.site._templates import PAGE_CSP
 DATA = Path(__file__).resolve().parents[1] / "data" / "sources"
 PROMPTFOO = DATA / "promptfoo" / "results.json"
 TWO_PROMPTS = DATA / "promptfoo" / "two-prompts.jsonl"
-LMEVAL = DATA / "lm-eval"
+LMEVAL = DATA / "lm-eval" / "lm-eval-0.4.13" / "output"  # lm-eval 0.4.13's own output
 
 
 class _Page(HTMLParser):
@@ -92,8 +93,8 @@ def _lmeval_counts() -> dict[str, tuple[int, int]]:
         document = json.loads(path.read_text(encoding="utf-8"))
         correct = total = 0.0
         for task, values in document["results"].items():
-            if "acc,none" not in values:
-                continue
+            if "acc,none" not in values or task in document.get("groups", {}):
+                continue  # a group's acc is its tasks' items again
             n = document["n-samples"][task]["effective"]
             correct += values["acc,none"] * n
             total += n
@@ -130,7 +131,9 @@ def _section(out: Path, slug: str) -> str:
 
 def test_cli_builds_a_page_set_per_run(tmp_path: Path) -> None:
     out = tmp_path / "site"
-    done = run_cli("site", "build", "--run", PROMPTFOO, "--run", LMEVAL, "-o", out)
+    lmeval = tmp_path / "lm-eval"  # a run is named by its folder
+    shutil.copytree(LMEVAL, lmeval)
+    done = run_cli("site", "build", "--run", PROMPTFOO, "--run", lmeval, "-o", out)
     assert done.returncode == 0, done.stderr
     _check_leaderboard(out / "index.html", _promptfoo_counts(), read_run(PROMPTFOO))
     _check_leaderboard(out / "index.html", _lmeval_counts(), read_run(LMEVAL))
@@ -139,12 +142,17 @@ def test_cli_builds_a_page_set_per_run(tmp_path: Path) -> None:
         # The run document keeps texts cut as on the pages (every fixture's are shorter).
         assert Run.read(out / f"data/runs/{name}/run.json") == read_run(path)
         assert f'href="#run-{name}"' in index
-    # lm-eval: two systems on the same 15 items, one comparison, its forest plot.
+    # lm-eval: three systems on the same items, each against the best (lm-eval's tiny25
+    # acc: seed0 0.2727, seed3 0.1818, seed1 0), one Holm family, its forest plot.
     assert "paired sign-flip test" in index
-    (document,) = (out / "data/comparisons").glob("lm-eval--*.json")
-    comparison = json.loads(document.read_text("utf-8"))
-    family = comparison["metadata"]["holm_family"]
-    assert family == ["EleutherAI/pythia-14m vs EleutherAI/pythia-70m"]
+    documents = sorted((out / "data/comparisons").glob("lm-eval--*.json"))
+    assert len(documents) == 2
+    for document in documents:
+        comparison = json.loads(document.read_text("utf-8"))
+        assert comparison["metadata"]["holm_family"] == [  # in the run's system order
+            "mock/dummy-seed1 vs mock/dummy-seed0",
+            "mock/dummy-seed3 vs mock/dummy-seed0",
+        ]
     assert (out / "figures/lm-eval--comparisons-forest.svg").is_file()
     # ... ranked by lm-eval's own headline (acc), not by every item's outcome: no
     # accuracy-against-cost chart, and a sentence saying so.
@@ -162,7 +170,7 @@ def test_site_toml_sources(tmp_path: Path) -> None:
     config.write_text(
         f'title = "Other tools"\n[[sources]]\npath = "{TWO_PROMPTS}"\nformat = "promptfoo"\n'
         'name = "Prompt A/B"\ncompare = "all-pairs"\nbaseline = "mini / polite"\n'
-        f'[[sources]]\npath = "{LMEVAL / "EleutherAI__pythia-14m"}"\n',
+        f'[[sources]]\npath = "{LMEVAL / "mock__dummy-seed0"}"\n',
         encoding="utf-8",
     )
     out = tmp_path / "site"
@@ -172,7 +180,7 @@ def test_site_toml_sources(tmp_path: Path) -> None:
     assert "Every pair of systems" in index
     counts = {"mini / terse": (2, 2), "mini / polite": (0, 2)}  # by hand from the 4 lines
     _check_leaderboard(out / "index.html", counts, read_run(TWO_PROMPTS))
-    assert "one system only" in _section(out, "eleutherai__pythia-14m")
+    assert "one system only" in _section(out, "mock__dummy-seed0")
 
 
 @pytest.mark.parametrize(

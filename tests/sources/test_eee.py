@@ -166,12 +166,21 @@ def _validate(*folders: Path) -> int:
 
 
 def test_what_is_written_is_valid_eee(kag_eee: Path, tmp_path: Path) -> None:
-    lm_eval = write_eee(read_run(DATA / "lm-eval"), tmp_path / "lm.eee", timestamp=1)
-    assert _validate(kag_eee, lm_eval) == 6 + 2
+    lm_eval = DATA / "lm-eval" / "lm-eval-0.4.13" / "output"  # 3 systems
+    written = write_eee(read_run(lm_eval), tmp_path / "lm.eee", timestamp=1)
+    assert _validate(kag_eee, written) == 6 + 3
 
 
 @pytest.mark.parametrize(
-    "source", ["promptfoo/results.json", "promptfoo/two-prompts.jsonl", "lm-eval"]
+    "source",
+    [
+        "promptfoo/real/results.json",
+        "promptfoo/two-prompts.jsonl",
+        "lm-eval/lm-eval-0.4.13/output",
+        "openai-evals/evals-3.0.1/records",
+        "helm/real/tiny25",
+        "inspect/inspect-0.3.285",
+    ],
 )
 def test_other_tools_runs_round_trip(source: str, tmp_path: Path) -> None:
     run = read_run(DATA / source)

@@ -188,8 +188,18 @@ def test_a_metrics_events_scores_are_metrics_as_oaieval_reports_them() -> None:
 def test_a_real_runs_texts_are_the_events() -> None:
     """Question text (the sampling prompt's user message), reference (the match's
     expected), response (the sampled text) per sample, where the log records them: the
-    dummy completion fn records no sampling event, so its questions have no text."""
+    dummy completion fn records no sampling event, so its questions take the prompt the
+    other completion fn's log recorded for the same eval and sample."""
     run = read_run(RECORDS)
+    prompts: dict[tuple[str, str], str] = {}
+    for path in sorted(RECORDS.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            event = json.loads(line) if line else {}
+            if "spec" in event:
+                name = event["spec"]["eval_name"]
+            if event.get("type") == "sampling":
+                (user,) = [m["content"] for m in event["data"]["prompt"] if m["role"] == "user"]
+                prompts[name, event["sample_id"]] = user
     assert run.question_texts is not None
     assert run.responses is not None
     assert run.references is not None
@@ -221,6 +231,7 @@ def test_a_real_runs_texts_are_the_events() -> None:
                     expected = "\n".join(expected)
                 assert run.references[row] == expected
                 if not any(e["type"] == "sampling" for e in events):
-                    assert run.question_texts[row] is None
+                    # The prompt another completion function's log recorded for the sample.
+                    assert run.question_texts[row] == prompts.get((eval_name, event["sample_id"]))
                     assert run.responses[row] == data.get("sampled")
     assert checked == 16  # every sample of the tiny25-scripted logs

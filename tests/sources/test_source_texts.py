@@ -59,53 +59,23 @@ def test_inspect_choices_are_lettered_options() -> None:
 
 
 def test_lm_eval_texts_are_the_logged_samples() -> None:
-    folder = DATA / "lm-eval/EleutherAI__pythia-14m"
-    (samples,) = folder.glob("samples_gsm8k_*.jsonl")
-    line = _jsonl(samples)[0]
-    run = read_run(DATA / "lm-eval")
-    row = _row(run, "EleutherAI/pythia-14m", "gsm8k", str(line["doc_id"]))
-    assert run.question_texts is not None
-    assert run.references is not None
-    assert run.question_texts[row] == line["arguments"][0]["gen_args_0"]["arg_0"]
-    assert run.references[row] == line["target"]
-    # A generated answer has no explanation (multiple choice rows carry log-likelihoods).
-    assert run.explanations is not None
-    assert run.explanations[row] is None
-
-
-def test_openai_evals_texts_are_the_events() -> None:
-    path = DATA / "openai-evals/gpt-4.jsonl"
-    lines = _jsonl(path)
-    spec = next(x["spec"] for x in lines if "spec" in x)
-    sampling = next(x for x in lines if x.get("type") == "sampling")
-    match = next(
-        x for x in lines if x.get("type") == "match" and x["sample_id"] == sampling["sample_id"]
-    )
-    run = read_run(DATA / "openai-evals")
-    row = _row(run, "gpt-4", spec["eval_name"], sampling["sample_id"])
-    user = [m["content"] for m in sampling["data"]["prompt"] if m["role"] == "user"]
+    # lm-eval 0.4.13's own output (lm-eval-0.4.13/SOURCE.md): every logged generation.
+    folder = DATA / "lm-eval" / "lm-eval-0.4.13" / "output"
+    run = read_run(folder)
     assert run.question_texts is not None
     assert run.references is not None
     assert run.responses is not None
-    assert run.question_texts[row] == "\n\n".join(user)
-    assert run.responses[row] == sampling["data"]["sampled"][0]
-    assert run.references[row] == match["data"]["expected"]
-
-
-def test_helm_texts_are_the_request_states() -> None:
-    folder = DATA / "helm/v1/boolq:model=openai_gpt2"
-    state = json.loads((folder / "scenario_state.json").read_text(encoding="utf-8"))
-    request = state["request_states"][0]
-    instance = request["instance"]
-    run = read_run(DATA / "helm/v1")
-    row = _row(run, "openai/gpt2", "boolq", instance["id"])
-    correct = [r["output"]["text"] for r in instance["references"] if "correct" in r["tags"]]
-    assert run.question_texts is not None
-    assert run.references is not None
-    assert run.responses is not None
-    assert run.question_texts[row] == instance["input"]["text"]
-    assert run.references[row] == "\n".join(correct)
-    assert run.responses[row] == request["result"]["completions"][0]["text"]
+    checked = 0
+    for results in folder.glob("*/results_*.json"):
+        system = json.loads(results.read_text("utf-8"))["model_name"]
+        for samples in results.parent.glob("samples_tiny25_free_*.jsonl"):
+            for line in _jsonl(samples):
+                row = _row(run, system, "tiny25_free", str(line["doc_id"]))
+                assert run.question_texts[row] == line["arguments"]["gen_args_0"]["arg_0"]
+                assert run.references[row] == line["target"]
+                assert run.responses[row] == line["filtered_resps"][0]
+                checked += 1
+    assert checked >= 15  # 5 documents x 3 seeds (a line per filter)
 
 
 def test_promptfoo_texts_are_the_results() -> None:

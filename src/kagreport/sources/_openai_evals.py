@@ -15,8 +15,9 @@ FuzzyMatch's ``f1_score``) is the metric of its key, the mean over the sample's 
 the eval's report takes ``np.mean(recorder.get_scores(key))``), NaN on a sample without
 it; ``accuracy`` there is the match's own result, already ``correct``. The response is the
 sample's last ``sampling`` event's ``data.sampled`` (else its first match's ``sampled``), the
-question text the sampling prompt's user messages, the reference the match's
-``data.expected``.
+question text the sampling prompt's user messages (for a log without sampling events,
+the prompt another completion function's log recorded for the same eval and sample), the
+reference the match's ``data.expected`` (several accepted answers one a line).
 """
 
 from __future__ import annotations
@@ -145,7 +146,23 @@ def read_openai_evals(path: Path) -> Run:
         responses=tuple(t for part in parts for t in part[5]),
         references=tuple(t for part in parts for t in part[6]),
         metadata=metadata,
-        question_texts=tuple(t for part in parts for t in part[8]),
+        question_texts=_shared_questions(table, [t for part in parts for t in part[8]]),
+    )
+
+
+def _shared_questions(
+    table: np.ndarray[Any, Any], texts: list[str | None]
+) -> tuple[str | None, ...]:
+    """Each row's question text; a row without one (a completion function whose log has no
+    sampling event, such as ``dummy``) takes the prompt another system's log recorded for
+    the same (eval, sample): the sample's input, which the eval renders alike for all."""
+    known: dict[tuple[int, int], str] = {}
+    for (_, data, question), text in zip(table.tolist(), texts, strict=True):
+        if text is not None:
+            known.setdefault((data, question), text)
+    return tuple(
+        text if text is not None else known.get((data, question))
+        for (_, data, question), text in zip(table.tolist(), texts, strict=True)
     )
 
 
