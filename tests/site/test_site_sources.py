@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 import math
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
