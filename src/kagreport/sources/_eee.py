@@ -28,16 +28,17 @@ final ``answer_attribution`` entries (``regex: B``; kagreport's own in the line'
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
 
 from kagreport._errors import DocumentError
 from kagreport.sources._common import json_lines
+from kagreport.sources._load import convert, decode, read_document
 from kagreport.sources._eee_schema import (
     OUTCOMES,
     SCHEMA_VERSION,
@@ -158,17 +159,26 @@ def _costs(line: Instance, hints: dict[str, Any]) -> dict[str, float]:
     return costs
 
 
+class _Hints(msgspec.Struct):
+    """The types of the ``kagreport_*`` details :mod:`~kagreport.sources._eee_write` writes."""
+
+    kagreport_kind: str | None = None
+    kagreport_rank: int | None = None
+    kagreport_metrics: list[str] | None = None
+    kagreport_costs: list[str] | None = None
+    kagreport_texts: list[str] | None = None
+    kagreport_metadata: dict[str, Any] | None = None
+
+
 def _hints(aggregate: Aggregate, where: Path) -> dict[str, Any]:
     details = aggregate.eval_library.additional_details or {}
     hints: dict[str, Any] = {}
     for key, value in details.items():
         if key.startswith("kagreport_"):
-            try:
-                hints[key] = json.loads(value)
-            except ValueError:
-                raise DocumentError(
-                    f"{where}: eval_library.additional_details.{key} is not JSON text"
-                ) from None
+            at = f"{where}: eval_library.additional_details.{key}"
+            hints[key] = decode(value, Any, f"{at} (JSON text)", path=where)
+    # A hint of the wrong type (a list for the rank) is one line, not a TypeError later.
+    convert(hints, _Hints, f"{where}: eval_library.additional_details", path=where)
     return hints
 
 
@@ -282,10 +292,7 @@ def _read_one(path: Path, reader: _Reader, ranks: dict[str, Any]) -> dict[str, A
 
 
 def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise DocumentError(f"{path}: cannot read ({exc.strerror})") from None
+    return read_document(path)
 
 
 def read_eee(path: Path) -> Run:
