@@ -31,14 +31,13 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 import numpy as np
 
 from kagreport._errors import DocumentError
 from kagreport.sources._common import json_lines
-from kagreport.sources._load import convert, decode, read_document
 from kagreport.sources._eee_schema import (
     OUTCOMES,
     SCHEMA_VERSION,
@@ -49,6 +48,7 @@ from kagreport.sources._eee_schema import (
     decode_checked,
     instance_file,
 )
+from kagreport.sources._load import convert, decode, read_document
 
 if TYPE_CHECKING:
     from kagreport.runs import Run
@@ -162,12 +162,12 @@ def _costs(line: Instance, hints: dict[str, Any]) -> dict[str, float]:
 class _Hints(msgspec.Struct):
     """The types of the ``kagreport_*`` details :mod:`~kagreport.sources._eee_write` writes."""
 
-    kagreport_kind: str | None = None
-    kagreport_rank: int | None = None
-    kagreport_metrics: list[str] | None = None
-    kagreport_costs: list[str] | None = None
-    kagreport_texts: list[str] | None = None
-    kagreport_metadata: dict[str, Any] | None = None
+    kagreport_kind: Literal["answers", "retrieval"] = "answers"
+    kagreport_rank: int = 0
+    kagreport_metrics: list[str] = []
+    kagreport_costs: list[str] = []
+    kagreport_texts: list[str] = []
+    kagreport_metadata: dict[str, Any] = {}
 
 
 def _hints(aggregate: Aggregate, where: Path) -> dict[str, Any]:

@@ -217,7 +217,9 @@ def instance_file(aggregate: Aggregate, path: Path) -> Path:
             raise DocumentError(
                 f"{path}: detailed_evaluation_results.format is {detailed.format!r}, not 'jsonl'"
             )
-        named = path.with_name(detailed.file_path.replace("\\", "/").rsplit("/", 1)[-1])
+        last = detailed.file_path.replace("\\", "/").rsplit("/", 1)[-1]
+        # A path ending in "/" (or ".") names no file: Path.with_name would raise.
+        named = path.with_name(last) if last not in ("", ".") else sibling
         found = named if named.is_file() or not sibling.is_file() else sibling
     if not found.is_file():
         raise DocumentError(

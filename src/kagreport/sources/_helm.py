@@ -47,8 +47,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from kagreport._errors import DocumentError
-from kagreport.sources._load import load
 from kagreport.sources._helm_build import MAIN_METRICS, HelmRun, Item, build_run, stat_label
+from kagreport.sources._load import load
 
 if TYPE_CHECKING:
     from kagreport.runs import Run

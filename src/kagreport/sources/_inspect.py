@@ -106,8 +106,9 @@ def _reducer(name: str) -> Callable[[list[Any]], float] | None:
         return lambda raw: float(floats[name]([value_to_float(v) for v in raw]))
     if name == "mode":  # of the values as they are; a list or dict counts as its float
         return lambda raw: value_to_float(
-            Counter(v if isinstance(v, str | int | float) else value_to_float(v) for v in raw)
-            .most_common(1)[0][0]
+            Counter(
+                v if isinstance(v, str | int | float) else value_to_float(v) for v in raw
+            ).most_common(1)[0][0]
         )
     head, _, k = name.rpartition("_")
     if head == "at_least" and k.isdigit():

@@ -67,10 +67,15 @@ MEMBER_LIMIT = 256 << 20
 #: Bytes decompressed (or read) at a time from a zip entry.
 _CHUNK = 1 << 20
 _ZSTD = 93  # zip compression method of zstd (APPNOTE 4.4.5)
-# The first 309 digits of a run of digits: 309 digits reach 10**308, near a float's largest
-# (1.8e308); a run inside a string matches too, and the tree is then looked at.
-_LONG_INTEGER = re.compile(rb"(?<![0-9])[0-9]{309}")
-_LONG_INTEGER_TEXT = re.compile(r"(?<![0-9])[0-9]{309}")
+# A run of 309 digits: 309 digits reach 10**308, near a float's largest (1.8e308); a run
+# inside a string matches too, and the decoded values are then looked at. Bytes are mapped
+# to "1" (a digit) or "0" and searched for 309 ones, a chunk at a time (about 1 GB/s, a
+# regular expression 20 times slower).
+_DIGITS = 309
+_DIGIT_TABLE = bytes(0x31 if 0x30 <= b <= 0x39 else 0x30 for b in range(256))
+_DIGIT_RUN = b"1" * _DIGITS
+_DIGIT_RUN_TEXT = re.compile(f"[0-9]{{{_DIGITS}}}")
+_SCAN = 1 << 24
 
 
 def _limit(variable: str, default: int) -> int:
@@ -185,6 +190,18 @@ def _big_integer(value: Any) -> str | None:
     return None
 
 
+def _long_digits(data: bytes | bytearray | memoryview | str) -> bool:
+    """Whether ``data`` holds a run of :data:`_DIGITS` digits (chunks of :data:`_SCAN`)."""
+    if isinstance(data, str):
+        return _DIGIT_RUN_TEXT.search(data) is not None
+    view = memoryview(data).cast("B")
+    for start in range(0, len(view), _SCAN):
+        # Chunks overlap by a run's length less one, so that no run falls between two.
+        if _DIGIT_RUN in bytes(view[start : start + _SCAN + _DIGITS - 1]).translate(_DIGIT_TABLE):
+            return True
+    return False
+
+
 def _loads(data: bytes | bytearray | memoryview | str, where: str, path: Path | None) -> Any:
     """``data`` as Python values: msgspec, else :func:`json.loads` (NaN, Infinity)."""
     try:
@@ -194,7 +211,8 @@ def _loads(data: bytes | bytearray | memoryview | str, where: str, path: Path | 
     except msgspec.DecodeError as exc:
         first = exc
     try:
-        return json.loads(data if isinstance(data, str | bytes | bytearray) else bytes(data))
+        # Strict UTF-8 first: json.loads would guess UTF-16 or 32 and pass lone surrogates.
+        return json.loads(data if isinstance(data, str) else str(data, "utf-8"))
     except RecursionError:
         raise _nested(where, path) from None
     except ValueError:  # msgspec's message is the more precise one
@@ -233,8 +251,7 @@ def decode(
         the recursion limit, an integer past a float's range (with its key path), or a
         value not of its field's type (msgspec's message, with the key path).
     """
-    pattern = _LONG_INTEGER_TEXT if isinstance(data, str) else _LONG_INTEGER
-    if pattern.search(data):  # type: ignore[arg-type]
+    if _long_digits(data):
         found = _big_integer(_loads(data, where, path))
         if found is not None:
             raise DocumentError(
@@ -393,7 +410,9 @@ class Archive:
         except NotImplementedError as exc:  # a compression method zipfile lacks
             raise DocumentError(f"{where}: {exc}", path=self.path) from None
         except _zstd_errors() as exc:
-            raise DocumentError(f"{where}: corrupt zip entry (zstd: {exc})", path=self.path) from None
+            raise DocumentError(
+                f"{where}: corrupt zip entry (zstd: {exc})", path=self.path
+            ) from None
 
     def _drain(self, stream: Any, info: zipfile.ZipInfo, *, check_crc: bool) -> bytearray:
         """Exactly ``info.file_size`` bytes of ``stream``, read a chunk at a time."""
@@ -412,4 +431,3 @@ class Archive:
         if check_crc and crc != info.CRC:
             raise zipfile.BadZipFile("CRC check failed")
         return out
-

@@ -179,7 +179,8 @@ _CORRECT_KEYS = frozenset({"accuracy"})
 
 
 def _read_log(path: Path) -> _Log:
-    text = decode_utf8(read_document(path), path, "OpenAI evals log")
+    data = read_document(path)
+    decode_utf8(data, path, "OpenAI evals log")  # the offset of a byte that is not UTF-8
     spec: _Spec | None = None
     report: Any = None
     matches: dict[str, list[dict[str, Any]]] = {}
@@ -187,7 +188,7 @@ def _read_log(path: Path) -> _Log:
     scores: dict[str, dict[str, list[float]]] = {}
     prompts: dict[str, str | None] = {}
     order: dict[str, None] = {}
-    for number, line in json_lines(text):
+    for number, line in json_lines(data):
         raw = decode(line, Any, f"{path}: line {number}", path=path)
         if not isinstance(raw, dict):
             raise _fail(path, number, "not a JSON object")

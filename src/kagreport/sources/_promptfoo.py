@@ -138,14 +138,15 @@ def read_promptfoo(path: Path) -> Run:
         line naming the file and the field), an unknown results version, or a
         (provider, prompt, test) in two results.
     """
-    text = decode_utf8(read_document(path), path, "promptfoo output")
+    data = read_document(path)
+    decode_utf8(data, path, "promptfoo output")  # the offset of a byte that is not UTF-8
     meta: dict[str, Any] = {"tool": "promptfoo", "convention": _CONVENTION}
     results: list[_Result] = []
     if path.suffix == ".jsonl":
-        for number, line in json_lines(text):
+        for number, line in json_lines(data):
             results.append(decode(line, _Result, f"{path}: line {number}", path=path))
     else:
-        output: _Output = decode(text, _Output, str(path), path=path)
+        output: _Output = decode(data, _Output, str(path), path=path)
         if output.results.version != 3:
             raise DocumentError(
                 f"{path}: results.version is {output.results.version}; kagreport reads "
