@@ -70,9 +70,10 @@ def test_a_document_over_the_limit_is_refused(
     )
     monkeypatch.setenv("KAGREPORT_MAX_DOCUMENT_BYTES", str(size))
     assert len(read_run(copy, format=fmt)) > 0
-    monkeypatch.setenv("KAGREPORT_MAX_DOCUMENT_BYTES", "1 GB")
-    with pytest.raises(UsageError, match="KAGREPORT_MAX_DOCUMENT_BYTES must be a number of bytes"):
-        read_run(copy, format=fmt)
+    for value in ("1 GB", "-1"):
+        monkeypatch.setenv("KAGREPORT_MAX_DOCUMENT_BYTES", value)
+        with pytest.raises(UsageError, match="KAGREPORT_MAX_DOCUMENT_BYTES must be a number of"):
+            read_run(copy, format=fmt)
 
 
 # Peak resident memory of the reading process (VmHWM: ru_maxrss would keep the high-water
@@ -368,3 +369,14 @@ def test_nesting_names_the_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "two-prompts.jsonl"
     path.write_text("\n".join(lines), "utf-8")
     _one_line("promptfoo", path, f"{path}: line 2: nested too deeply to read")
+
+
+def test_an_integer_across_the_scans_chunk_boundary_is_found() -> None:
+    """The digits are looked for 16 MiB at a time; a run across two chunks is one run."""
+    from kagreport.sources._load import decode
+
+    head = b'{"pad": "' + b"x" * ((1 << 24) - 200) + b'", "n": '
+    data = head + str(10**400).encode() + b"}"
+    with pytest.raises(DocumentError, match=r"^doc: \$\.n: an integer out of a float's range"):
+        decode(data, Any, "doc")
+    assert decode(head + str(10**300).encode() + b"}", Any, "doc")["n"] == 10**300

@@ -64,6 +64,8 @@ __all__ = [
 DOCUMENT_LIMIT = 1 << 30
 #: Bytes an entry of a zip may hold once decompressed (see the module docstring).
 MEMBER_LIMIT = 256 << 20
+_DOCUMENT_VARIABLE = "KAGREPORT_MAX_DOCUMENT_BYTES"
+_MEMBER_VARIABLE = "KAGREPORT_MAX_MEMBER_BYTES"
 #: Bytes decompressed (or read) at a time from a zip entry.
 _CHUNK = 1 << 20
 _ZSTD = 93  # zip compression method of zstd (APPNOTE 4.4.5)
@@ -83,9 +85,12 @@ def _limit(variable: str, default: int) -> int:
     if not value.strip():
         return default
     try:
-        return int(value)
+        limit = int(value)
     except ValueError:
-        raise UsageError(f"{variable} must be a number of bytes, not {value!r}") from None
+        limit = -1
+    if limit < 0:
+        raise UsageError(f"{variable} must be a number of bytes, not {value!r}")
+    return limit
 
 
 def document_limit() -> int:
@@ -94,9 +99,9 @@ def document_limit() -> int:
     Raises
     ------
     UsageError
-        If the variable is set to something other than a whole number.
+        If the variable is set to something other than a whole number of bytes.
     """
-    return _limit("KAGREPORT_MAX_DOCUMENT_BYTES", DOCUMENT_LIMIT)
+    return _limit(_DOCUMENT_VARIABLE, DOCUMENT_LIMIT)
 
 
 def member_limit() -> int:
@@ -105,9 +110,9 @@ def member_limit() -> int:
     Raises
     ------
     UsageError
-        If the variable is set to something other than a whole number.
+        If the variable is set to something other than a whole number of bytes.
     """
-    return _limit("KAGREPORT_MAX_MEMBER_BYTES", MEMBER_LIMIT)
+    return _limit(_MEMBER_VARIABLE, MEMBER_LIMIT)
 
 
 def _too_big(where: str, size: int, limit: int, variable: str, path: Path) -> DocumentError:
@@ -154,10 +159,6 @@ def read_document(path: Path) -> bytes:
     if total > limit:
         raise _too_big(str(path), total, limit, _DOCUMENT_VARIABLE, path)
     return b"".join(chunks)
-
-
-_DOCUMENT_VARIABLE = "KAGREPORT_MAX_DOCUMENT_BYTES"
-_MEMBER_VARIABLE = "KAGREPORT_MAX_MEMBER_BYTES"
 
 
 def _one_line(text: str) -> str:
