@@ -164,6 +164,7 @@ class _Hints(msgspec.Struct):
 
     kagreport_kind: Literal["answers", "retrieval"] = "answers"
     kagreport_rank: int = 0
+    kagreport_system: str = ""
     kagreport_metrics: list[str] = []
     kagreport_costs: list[str] = []
     kagreport_texts: list[str] = []
