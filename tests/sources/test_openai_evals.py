@@ -74,7 +74,7 @@ def test_the_folder_drives_the_views() -> None:
 def test_malformed_logs_are_one_line_each(tmp_path: Path) -> None:
     lines = (RECORDS / "test-match.tiny25-scripted.jsonl").read_text(encoding="utf-8").split("\n")
     cases = {
-        "truncated.jsonl": ("\n".join([*lines[:3], lines[3][:40]]), "line 4: not JSON"),
+        "truncated.jsonl": ("\n".join([*lines[:3], lines[3][:40]]), "line 4: not valid JSON"),
         "nospec.jsonl": ("\n".join(lines[1:]), "no spec line"),
         "twospecs.jsonl": ("\n".join([lines[0], *lines]), "line 2: a second spec line"),
         "badevent.jsonl": (

@@ -131,7 +131,7 @@ def test_malformed_files_are_one_line_each(tmp_path: Path, raw: dict) -> None:
     lines = JSONL.read_text(encoding="utf-8").splitlines()
     badline = _write(tmp_path, "bad.jsonl", "\n".join([lines[0], '{"provider": {}}']))
     cases = [
-        (truncated, "not JSON"),
+        (truncated, "not valid JSON"),
         (unknown, "results.version is 4"),
         (badfield, "results.results[2].testIdx"),
         (duplicated, "holds testIdx 0 twice"),

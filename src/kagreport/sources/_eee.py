@@ -28,12 +28,12 @@ final ``answer_attribution`` entries (``regex: B``; kagreport's own in the line'
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
+import msgspec
 import numpy as np
 
 from kagreport._errors import DocumentError
@@ -48,6 +48,7 @@ from kagreport.sources._eee_schema import (
     decode_checked,
     instance_file,
 )
+from kagreport.sources._load import convert, decode, read_document
 
 if TYPE_CHECKING:
     from kagreport.runs import Run
@@ -158,17 +159,27 @@ def _costs(line: Instance, hints: dict[str, Any]) -> dict[str, float]:
     return costs
 
 
+class _Hints(msgspec.Struct):
+    """The types of the ``kagreport_*`` details :mod:`~kagreport.sources._eee_write` writes."""
+
+    kagreport_kind: Literal["answers", "retrieval"] = "answers"
+    kagreport_rank: int = 0
+    kagreport_system: str = ""
+    kagreport_metrics: list[str] = []
+    kagreport_costs: list[str] = []
+    kagreport_texts: list[str] = []
+    kagreport_metadata: dict[str, Any] = {}
+
+
 def _hints(aggregate: Aggregate, where: Path) -> dict[str, Any]:
     details = aggregate.eval_library.additional_details or {}
     hints: dict[str, Any] = {}
     for key, value in details.items():
         if key.startswith("kagreport_"):
-            try:
-                hints[key] = json.loads(value)
-            except ValueError:
-                raise DocumentError(
-                    f"{where}: eval_library.additional_details.{key} is not JSON text"
-                ) from None
+            at = f"{where}: eval_library.additional_details.{key}"
+            hints[key] = decode(value, Any, f"{at} (JSON text)", path=where)
+    # A hint of the wrong type (a list for the rank) is one line, not a TypeError later.
+    convert(hints, _Hints, f"{where}: eval_library.additional_details", path=where)
     return hints
 
 
@@ -282,10 +293,7 @@ def _read_one(path: Path, reader: _Reader, ranks: dict[str, Any]) -> dict[str, A
 
 
 def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise DocumentError(f"{path}: cannot read ({exc.strerror})") from None
+    return read_document(path)
 
 
 def read_eee(path: Path) -> Run:

@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from kagreport._errors import DocumentError
+from kagreport.sources import _load
 
 __all__ = [
     "OUTCOMES",
@@ -176,17 +177,12 @@ class Instance(msgspec.Struct):
         return "\n".join(lines) or None
 
 
-def decode(data: bytes, kind: type[Any], where: str) -> Any:
+def decode(data: bytes | bytearray | str, kind: type[Any], where: str) -> Any:
     """``data`` decoded as ``kind``; DocumentError naming ``where`` and the field otherwise."""
-    try:
-        return msgspec.json.decode(data, type=kind)
-    except msgspec.ValidationError as exc:
-        raise DocumentError(f"{where}: {exc}") from None
-    except msgspec.DecodeError as exc:
-        raise DocumentError(f"{where}: not valid JSON ({exc})") from None
+    return _load.decode(data, kind, where)
 
 
-def decode_checked(data: bytes, kind: type[Any], where: str) -> Any:
+def decode_checked(data: bytes | bytearray | str, kind: type[Any], where: str) -> Any:
     """:func:`decode`, after refusing a schema version other than 0.3.x (whose fields
     may differ) in one line."""
     check_version(decode(data, Versioned, where).schema_version, where)
@@ -221,7 +217,9 @@ def instance_file(aggregate: Aggregate, path: Path) -> Path:
             raise DocumentError(
                 f"{path}: detailed_evaluation_results.format is {detailed.format!r}, not 'jsonl'"
             )
-        named = path.with_name(detailed.file_path.replace("\\", "/").rsplit("/", 1)[-1])
+        last = detailed.file_path.replace("\\", "/").rsplit("/", 1)[-1]
+        # A path ending in "/" (or ".") names no file: Path.with_name would raise.
+        named = path.with_name(last) if last not in ("", ".") else sibling
         found = named if named.is_file() or not sibling.is_file() else sibling
     if not found.is_file():
         raise DocumentError(

@@ -48,6 +48,7 @@ import msgspec
 
 from kagreport._errors import DocumentError
 from kagreport.sources._helm_build import MAIN_METRICS, HelmRun, Item, build_run, stat_label
+from kagreport.sources._load import load
 
 if TYPE_CHECKING:
     from kagreport.runs import Run
@@ -185,16 +186,7 @@ def is_helm(path: Path) -> bool:
 
 
 def _decode(file: Path, kind: type[Any]) -> Any:
-    try:
-        data = file.read_bytes()
-    except OSError as exc:
-        raise DocumentError(f"{file}: cannot read ({exc.strerror})") from None
-    try:
-        return msgspec.json.decode(data, type=kind)
-    except msgspec.ValidationError as exc:
-        raise DocumentError(f"{file}: {exc}") from None
-    except msgspec.DecodeError as exc:
-        raise DocumentError(f"{file}: not valid JSON ({exc})") from None
+    return load(file, kind)
 
 
 def dataset_name(run_name: str) -> str:

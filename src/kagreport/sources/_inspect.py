@@ -104,8 +104,12 @@ def _reducer(name: str) -> Callable[[list[Any]], float] | None:
     }
     if name in floats:
         return lambda raw: float(floats[name]([value_to_float(v) for v in raw]))
-    if name == "mode":
-        return lambda raw: value_to_float(Counter(raw).most_common(1)[0][0])
+    if name == "mode":  # of the values as they are; a list or dict counts as its float
+        return lambda raw: value_to_float(
+            Counter(
+                v if isinstance(v, str | int | float) else value_to_float(v) for v in raw
+            ).most_common(1)[0][0]
+        )
     head, _, k = name.rpartition("_")
     if head == "at_least" and k.isdigit():
         return lambda raw: float(sum(value_to_float(v) >= 1.0 for v in raw) >= int(k))
@@ -193,9 +197,8 @@ def _group(log: Log) -> dict[int | str, _Item]:
 
 def _reduce(log: Log, items: dict[int | str, _Item]) -> dict[str, Any]:
     """Fill each item's metric values; the convention used, for metadata."""
-    config = log.header.eval.config
-    reducers = config.get("epochs_reducer") or ["mean"]
-    name = reducers[0] if isinstance(reducers, list) and reducers else str(reducers)
+    reducers = log.header.eval.config.epochs_reducer or ["mean"]
+    name = reducers[0] if isinstance(reducers, list) else reducers
     epochs = max((len(item.epochs) for item in items.values()), default=1)
     used: dict[str, Any] = {"epochs": epochs, "reducer": name}
     reduced: dict[str, dict[int | str | None, Any]] = {}

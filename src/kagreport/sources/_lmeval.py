@@ -46,6 +46,7 @@ import numpy as np
 
 from kagreport._errors import DocumentError
 from kagreport.sources._common import json_lines
+from kagreport.sources._load import convert, decode, read_document
 
 if TYPE_CHECKING:
     from kagreport.runs import Run
@@ -112,19 +113,11 @@ def is_lmeval(path: Path) -> bool:
 
 
 def _decode(data: bytes, kind: type[Any], where: str) -> Any:
-    try:
-        return msgspec.json.decode(data, type=kind)
-    except msgspec.ValidationError as exc:
-        raise DocumentError(f"{where}: {exc}") from None
-    except msgspec.DecodeError as exc:
-        raise DocumentError(f"{where}: not valid JSON ({exc})") from None
+    return decode(data, kind, where)
 
 
 def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise DocumentError(f"{path}: cannot read ({exc.strerror})") from None
+    return read_document(path)
 
 
 def _number(value: Any) -> float:
@@ -161,10 +154,7 @@ def _read_samples(file: Path) -> list[tuple[_Sample, dict[str, Any]]]:
     for number, line in json_lines(_read(file)):
         where = f"{file}: line {number}"
         raw = _decode(line, dict[str, Any], where)
-        try:
-            sample = msgspec.convert(raw, _Sample)
-        except msgspec.ValidationError as exc:
-            raise DocumentError(f"{where}: {exc}") from None
+        sample = convert(raw, _Sample, where)
         for metric in sample.metrics:
             if metric not in raw:
                 raise DocumentError(f"{where}: $.{metric} is missing (named in $.metrics)")

@@ -32,6 +32,7 @@ import numpy as np
 
 from kagreport._errors import DocumentError, decode_utf8
 from kagreport.sources._common import file_head, json_lines
+from kagreport.sources._load import convert, decode, read_document
 
 if TYPE_CHECKING:
     from kagreport.runs import Run
@@ -195,11 +196,8 @@ _CORRECT_KEYS = frozenset({"accuracy"})
 
 
 def _read_log(path: Path) -> _Log:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise DocumentError(f"{path}: cannot read: {exc.strerror}", path=path) from None
-    text = decode_utf8(data, path, "OpenAI evals log")
+    data = read_document(path)
+    decode_utf8(data, path, "OpenAI evals log")  # the offset of a byte that is not UTF-8
     spec: _Spec | None = None
     report: Any = None
     matches: dict[str, list[dict[str, Any]]] = {}
@@ -207,25 +205,20 @@ def _read_log(path: Path) -> _Log:
     scores: dict[str, dict[str, list[float]]] = {}
     prompts: dict[str, str | None] = {}
     order: dict[str, None] = {}
-    for number, line in json_lines(text):
-        try:
-            raw = json.loads(line)
-        except ValueError as exc:
-            raise _fail(path, number, f"not JSON: {exc}") from None
+    for number, line in json_lines(data):
+        raw = decode(line, Any, f"{path}: line {number}", path=path)
         if not isinstance(raw, dict):
             raise _fail(path, number, "not a JSON object")
-        try:
-            if "spec" in raw:
-                if spec is not None:
-                    raise _fail(path, number, "a second spec line")
-                spec = msgspec.convert(raw["spec"], _Spec)
-                continue
-            if "final_report" in raw:
-                report = raw["final_report"]
-                continue
-            event = msgspec.convert(raw, _Event)
-        except msgspec.ValidationError as exc:
-            raise _fail(path, number, f"not an evals record line: {exc}") from None
+        shape = f"{path}: line {number}: not an evals record line"
+        if "spec" in raw:
+            if spec is not None:
+                raise _fail(path, number, "a second spec line")
+            spec = convert(raw["spec"], _Spec, shape, path=path)
+            continue
+        if "final_report" in raw:
+            report = raw["final_report"]
+            continue
+        event = convert(raw, _Event, shape, path=path)
         if event.sample_id is None:
             continue
         order.setdefault(event.sample_id, None)

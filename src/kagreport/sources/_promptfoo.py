@@ -37,6 +37,7 @@ import numpy as np
 
 from kagreport._errors import DocumentError, decode_utf8
 from kagreport.sources._common import file_head, json_lines
+from kagreport.sources._load import decode, read_document
 
 if TYPE_CHECKING:
     from kagreport.runs import Run
@@ -127,10 +128,6 @@ def is_promptfoo(path: Path) -> bool:
     return b'"testIdx"' in head and b'"provider"' in head and b'"promptIdx"' in head
 
 
-def _field(exc: msgspec.MsgspecError) -> str:
-    return str(exc).replace("\n", " ")
-
-
 def read_promptfoo(path: Path) -> Run:
     """Read promptfoo's ``results.json`` (version 3) or JSONL output into a :class:`Run`.
 
@@ -141,34 +138,15 @@ def read_promptfoo(path: Path) -> Run:
         line naming the file and the field), an unknown results version, or a
         (provider, prompt, test) in two results.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise DocumentError(f"{path}: cannot read: {exc.strerror}", path=path) from None
-    text = decode_utf8(data, path, "promptfoo output")
+    data = read_document(path)
+    decode_utf8(data, path, "promptfoo output")  # the offset of a byte that is not UTF-8
     meta: dict[str, Any] = {"tool": "promptfoo", "convention": _CONVENTION}
     results: list[_Result] = []
     if path.suffix == ".jsonl":
-        for number, line in json_lines(text):
-            try:
-                results.append(msgspec.json.decode(line, type=_Result))
-            except msgspec.ValidationError as exc:
-                raise DocumentError(
-                    f"{path}: line {number}: not a promptfoo result: {_field(exc)}", path=path
-                ) from None
-            except msgspec.DecodeError as exc:
-                raise DocumentError(
-                    f"{path}: line {number}: not JSON: {_field(exc)}", path=path
-                ) from None
+        for number, line in json_lines(data):
+            results.append(decode(line, _Result, f"{path}: line {number}", path=path))
     else:
-        try:
-            output = msgspec.json.decode(text, type=_Output)
-        except msgspec.ValidationError as exc:
-            raise DocumentError(
-                f"{path}: not a promptfoo results file: {_field(exc)}", path=path
-            ) from None
-        except msgspec.DecodeError as exc:
-            raise DocumentError(f"{path}: not JSON: {_field(exc)}", path=path) from None
+        output: _Output = decode(data, _Output, str(path), path=path)
         if output.results.version != 3:
             raise DocumentError(
                 f"{path}: results.version is {output.results.version}; kagreport reads "

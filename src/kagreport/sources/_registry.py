@@ -10,7 +10,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from kagreport._errors import DocumentError, UsageError
+from kagreport._errors import DocumentError, KagreportError, UsageError
 from kagreport.sources import _inspect, _openai_evals, _promptfoo
 from kagreport.sources._common import file_head
 from kagreport.sources._eee import is_eee, read_eee
@@ -205,8 +205,12 @@ def read_run(path: str | os.PathLike[str], format: str | None = None, **options:
         does not take.
     KagreportError
         For a file the reader cannot read (one line naming the file and the field); a
-        DocumentError for JSON nested deeper than the interpreter's recursion limit or a
-        number out of a float's range.
+        DocumentError for a file over its size limit, JSON nested deeper than the
+        interpreter's recursion limit, a number out of a float's range or a field of the
+        wrong type (:mod:`kagreport.sources._load`, which every reader loads through).
+    UsageError
+        Also for ``KAGREPORT_MAX_DOCUMENT_BYTES`` or ``KAGREPORT_MAX_MEMBER_BYTES`` set to
+        something other than a number of bytes.
     """
     if format is None:
         source = _FORMATS["kag"] if "datasets" in options else detect_format(path)
@@ -225,15 +229,22 @@ def read_run(path: str | os.PathLike[str], format: str | None = None, **options:
             return source.read(path, **options)
         return source.read(Path(path))
     except RecursionError:
-        # Every reader decodes JSON recursively (msgspec, json): a document nested deeper
-        # than the interpreter's stack is refused here, whichever reader met it.
+        # sources._load refuses a document nested too deeply where it decodes it; a value
+        # nested just under the limit can still meet it when a reader walks it (json.dumps
+        # deeper in the stack): refused here, whichever reader met it.
         raise DocumentError(
             f"{os.fspath(path)}: nested too deeply to read as {source.name} "
             f"(more than {sys.getrecursionlimit():,} levels of arrays or objects)",
             path=path,
         ) from None
     except OverflowError as exc:
-        # An integer such as 10**400 where a number is read as a float.
+        # sources._load refuses integers past a float's range; any other overflow of a
+        # reader's arithmetic on the values it read is refused here.
         raise DocumentError(
             f"{os.fspath(path)}: a number out of range in {source.name} data ({exc})", path=path
         ) from None
+    except KagreportError as exc:
+        if type(exc) is not KagreportError or source.options or os.fspath(path) in exc.message:
+            raise  # kag trees (the one format with options) say what kag says
+        # The Run built from the file refused it (an item in two rows, say): name the file.
+        raise DocumentError(f"{os.fspath(path)}: {exc.message}", path=path) from None
