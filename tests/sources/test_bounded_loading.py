@@ -22,8 +22,10 @@ from kagreport._errors import DocumentError
 from kagreport.sources import read_run
 
 DATA = Path(__file__).parent.parent / "data" / "sources"
-LM = "EleutherAI__pythia-14m"
-HELM_RUN = "boolq:model=openai_gpt2"
+# The tools' own outputs (SOURCE.md beside each).
+LM = DATA / "lm-eval" / "lm-eval-0.4.13" / "output" / "mock__dummy-seed0"
+HELM_RUN = DATA / "helm" / "real" / "tiny25" / "tiny25_qa:model=simple_model1"
+OPENAI_EVALS = DATA / "openai-evals" / "evals-3.0.1" / "records"
 EEE_MC = DATA / "eee" / "converted" / "inspect" / "data" / "tiny_mc"
 
 
@@ -43,11 +45,11 @@ def _copy(source: Path, tmp: Path) -> Path:
     ("fmt", "source"),
     [
         ("promptfoo", DATA / "promptfoo" / "results.json"),
-        ("promptfoo", DATA / "promptfoo" / "two-prompts.jsonl"),
-        ("openai-evals", DATA / "openai-evals" / "gpt-4.jsonl"),
+        ("promptfoo", DATA / "promptfoo" / "real" / "results.jsonl"),
+        ("openai-evals", OPENAI_EVALS / "tiny25-match.tiny25-scripted.jsonl"),
         ("inspect", DATA / "inspect" / "log_read_sample.json"),
-        ("lm-eval", DATA / "lm-eval" / LM),
-        ("helm", DATA / "helm" / "v1" / HELM_RUN),
+        ("lm-eval", LM),
+        ("helm", HELM_RUN),
         ("eee", EEE_MC),
     ],
 )
@@ -314,8 +316,8 @@ def test_an_eee_file_path_naming_a_folder_reads_the_sibling(tmp_path: Path) -> N
 
 def test_an_integer_past_a_floats_range_names_its_key(tmp_path: Path) -> None:
     """10**400 as an lm-eval score: the message now names the line and the key."""
-    copy = _copy(DATA / "lm-eval" / LM, tmp_path)
-    (samples,) = copy.glob("samples_gsm8k_*.jsonl")
+    copy = _copy(LM, tmp_path)
+    (samples,) = copy.glob("samples_tiny25_free_*.jsonl")
     lines = samples.read_text("utf-8").split("\n")
     first = json.loads(lines[0])
     key = next(k for k in first if k.startswith("exact_match"))
@@ -354,7 +356,7 @@ def test_a_wrong_typed_promptfoo_field_is_one_line(
 
 
 def test_an_lmeval_results_section_that_is_a_list_is_one_line(tmp_path: Path) -> None:
-    copy = _copy(DATA / "lm-eval" / LM, tmp_path)
+    copy = _copy(LM, tmp_path)
     (results,) = copy.glob("results_*.json")
     data = json.loads(results.read_text("utf-8"))
     data["results"] = list(data["results"].values())

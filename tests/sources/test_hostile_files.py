@@ -26,14 +26,20 @@ from kagreport.sources import read_run
 
 DATA = Path(__file__).parent.parent / "data" / "sources"
 SEPARATORS = ["\u2028", "\u2029", "\u0085"]
+LMEVAL = "lm-eval/lm-eval-0.4.13/output"  # lm-eval 0.4.13's own output
 
 
 @pytest.mark.parametrize("separator", SEPARATORS, ids=["U+2028", "U+2029", "U+0085"])
 @pytest.mark.parametrize(
     ("fmt", "name", "old"),
     [
-        ("promptfoo", "promptfoo/two-prompts.jsonl", '"output": "4"'),
-        ("openai-evals", "openai-evals/gpt-4.jsonl", '"expected": "4"'),
+        # The tools' own outputs (SOURCE.md beside each).
+        ("promptfoo", "promptfoo/real/results.jsonl", '"output":"Paris"'),
+        (
+            "openai-evals",
+            "openai-evals/evals-3.0.1/records/tiny25-match.tiny25-scripted.jsonl",
+            '"expected": "8"',
+        ),
     ],
 )
 def test_jsonl_string_with_unicode_line_separator_reads(
@@ -54,7 +60,8 @@ def test_jsonl_string_with_unicode_line_separator_reads(
     run = read_run(hostile, format=fmt)
     assert len(run) == len(plain)
     texts = [*(run.responses or ()), *(run.references or ())]
-    assert f"4a{separator}b" in texts
+    value = old.rstrip('"').rpartition('"')[2]
+    assert f"{value}a{separator}b" in texts
 
 
 def test_infinity_read_from_an_inspect_log_is_written_back(tmp_path: Path) -> None:
@@ -86,13 +93,13 @@ def _nest_first_object(text: str) -> str:
     ("folder", "file"),
     [
         ("inspect", "log_read_sample.json"),
-        ("lm-eval", "EleutherAI__pythia-14m/results_2024-06-01T10-00-00.000000.json"),
-        ("lm-eval", "EleutherAI__pythia-14m/samples_gsm8k_2024-06-01T10-00-00.000000.jsonl"),
-        ("helm/v1", "boolq:model=openai_gpt2/per_instance_stats.json"),
-        ("helm/v1", "boolq:model=openai_gpt2/run_spec.json"),
-        ("promptfoo", "results.json"),
-        ("promptfoo", "two-prompts.jsonl"),
-        ("openai-evals", "gpt-4.jsonl"),
+        (LMEVAL, "mock__dummy-seed0/results_2026-12-05T11-10-23.150187.json"),
+        (LMEVAL, "mock__dummy-seed0/samples_tiny25_free_2026-12-05T11-10-23.150187.jsonl"),
+        ("helm/real/tiny25", "tiny25_qa:model=simple_model1/per_instance_stats.json"),
+        ("helm/real/tiny25", "tiny25_qa:model=simple_model1/run_spec.json"),
+        ("promptfoo/real", "results.json"),
+        ("promptfoo/real", "results.jsonl"),
+        ("openai-evals/evals-3.0.1/records", "tiny25-match.tiny25-scripted.jsonl"),
     ],
 )
 def test_deep_nesting_is_one_error_or_a_run(tmp_path: Path, folder: str, file: str) -> None:
@@ -133,8 +140,8 @@ def test_deep_nesting_on_the_command_line_is_one_line(tmp_path: Path) -> None:
 def test_an_integer_past_a_floats_range_is_one_error(tmp_path: Path) -> None:
     """Fault 12: 10**400 where lm-eval records a score ended in an OverflowError."""
     copy = tmp_path / "lm-eval"
-    shutil.copytree(DATA / "lm-eval", copy)
-    (samples,) = (copy / "EleutherAI__pythia-14m").glob("samples_gsm8k_*.jsonl")
+    shutil.copytree(DATA / LMEVAL, copy)
+    (samples,) = (copy / "mock__dummy-seed0").glob("samples_tiny25_free_*.jsonl")
     lines = samples.read_text(encoding="utf-8").split("\n")
     first = json.loads(lines[0])
     key = next(k for k in first if k.startswith("exact_match"))

@@ -76,7 +76,6 @@ CASES: list[tuple[str, Path | None, Path]] = [
     ("helm", DATA / "helm" / "real" / "tiny25", Path(_HELM_RUN)),
     ("promptfoo", DATA / "promptfoo" / "results.json", Path(".")),
     ("promptfoo", DATA / "promptfoo" / "two-prompts.jsonl", Path(".")),
-    ("openai-evals", DATA / "openai-evals" / "gpt-4.jsonl", Path(".")),
     (
         "openai-evals",
         DATA / "openai-evals" / "evals-3.0.1" / "records" / "tiny25-match.dummy.jsonl",

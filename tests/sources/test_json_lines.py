@@ -46,9 +46,10 @@ def _rewrite(path: Path) -> None:
 @pytest.mark.parametrize(
     ("fixture", "pattern"),
     [
-        ("promptfoo/two-prompts.jsonl", None),
-        ("openai-evals", "*.jsonl"),
-        ("lm-eval", "*/samples_*.jsonl"),
+        # The tools' own outputs (SOURCE.md beside each).
+        ("promptfoo/real/results.jsonl", None),
+        ("openai-evals/evals-3.0.1/records", "*.jsonl"),
+        ("lm-eval/lm-eval-0.4.13/output", "*/samples_*.jsonl"),
     ],
 )
 def test_raw_unicode_line_breaks_inside_strings_read(

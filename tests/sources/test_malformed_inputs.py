@@ -20,9 +20,9 @@ from kagreport.sources import read_run
 
 DATA = Path(__file__).parent.parent / "data" / "sources"
 CASES = [
-    ("promptfoo", "promptfoo/results.json"),
-    ("promptfoo", "promptfoo/two-prompts.jsonl"),
-    ("openai-evals", "openai-evals/gpt-4.jsonl"),
+    ("promptfoo", "promptfoo/real/results.json"),
+    ("promptfoo", "promptfoo/real/results.jsonl"),
+    ("openai-evals", "openai-evals/evals-3.0.1/records/tiny25-match.tiny25-scripted.jsonl"),
     ("inspect", "inspect/log_read_sample.json"),
     ("inspect", "inspect/log_formats.eval"),
 ]
@@ -106,23 +106,21 @@ def _folder_cases(tmp: Path) -> list[tuple[str, Path, str]]:
     from kagreport.sources import write_eee
 
     tmp.mkdir()
-    run = read_run(DATA / "promptfoo" / "results.json")
+    run = read_run(DATA / "promptfoo" / "real" / "results.json")
     run.write(tmp / "run.json")
     write_eee(run, tmp / "eee")
     eee_files = sorted(p.relative_to(tmp / "eee") for p in (tmp / "eee").rglob("*.json*"))
-    helm_run = "anatomy:subject=anatomy,model=openai_gpt2"
-    lm = "EleutherAI__pythia-14m"
+    # The tools' own outputs (SOURCE.md beside each).
+    helm = DATA / "helm" / "real" / "tiny25" / "tiny25_qa:model=simple_model1"
+    lm = DATA / "lm-eval" / "lm-eval-0.4.13" / "output" / "mock__dummy-seed0"
     return [
         ("kagreport", tmp / "run.json", "run.json"),
         *[("eee", tmp / "eee", str(p)) for p in eee_files],
         *[
-            ("helm", DATA / "helm" / "v1" / helm_run, name)
+            ("helm", helm, name)
             for name in ("per_instance_stats.json", "scenario_state.json", "run_spec.json")
         ],
-        *[
-            ("lm-eval", DATA / "lm-eval" / lm, p.name)
-            for p in sorted((DATA / "lm-eval" / lm).iterdir())
-        ],
+        *[("lm-eval", lm, p.name) for p in sorted(lm.iterdir())],
     ]
 
 
