@@ -7,7 +7,7 @@ STAMP_DEV := $(VENV)/.installed-dev
 # Debian's Chromium drives the browser tests (Playwright's own browser download is not used).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: demo test test-fast lint typecheck pytest tex eee bench examples lab clean
+.PHONY: demo test test-fast lint typecheck pytest chromium tex eee bench examples lab clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,32 +36,39 @@ lint: $(STAMP_DEV)
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy
 
-pytest: $(STAMP_DEV) $(CHROMIUM) tex eee
+pytest: $(STAMP_DEV) chromium tex eee
 	KAGREPORT_CHROMIUM=$(CHROMIUM) KAGREPORT_NOTEBOOK_CELL_TIMEOUT=120 $(BIN)/python -m pytest -q
 
 ## test-fast: the inner loop: the tests not marked slow (no browser, notebook kernels or signals), first failure stops
 test-fast: $(STAMP_DEV)
 	$(BIN)/python -m pytest -x -q -m "not slow"
 
-# Installed once, from Debian's packages, when missing.
-$(CHROMIUM):
-	@if ! command -v apt-get >/dev/null 2>&1; then \
-		echo "The browser tests need Chromium at $(CHROMIUM) (set CHROMIUM=...)." >&2; exit 1; fi
-	@SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-		$$SUDO apt-get update -q && \
-		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+# System packages the tests use, from Debian's packages: each says what it installs and why
+# before apt-get runs, and without apt-get or root the tests that need it skip, saying how to
+# enable them.
+APT_INSTALL = SUDO=; if [ "$$(id -u)" != 0 ]; then \
+		if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO=sudo; \
+		else echo "make: $(1) needs root to install with apt-get: $(2) To run them: sudo apt-get install $(3)" >&2; exit 0; fi; fi; \
+	echo "make: installing $(1) for $(4): apt-get install $(3). Stop now (Ctrl-C) and run make test-fast to test without it." >&2; \
+	$$SUDO apt-get update -q && \
+	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(3)
+
+## chromium: Debian's Chromium for the browser tests (CHROMIUM=/path/to/chromium uses another)
+chromium:
+	@if [ -x "$(CHROMIUM)" ] || command -v "$(CHROMIUM)" >/dev/null 2>&1; then exit 0; fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+		echo "make: no Chromium at $(CHROMIUM) and no apt-get to install it: the browser tests (tests/browser) will skip. To run them: make test CHROMIUM=/path/to/chromium" >&2; \
+		exit 0; fi; \
+	$(call APT_INSTALL,Chromium (about 100 MB),the browser tests (tests/browser) will skip.,chromium,the browser tests (the site and JupyterLab in headless Chromium))
 
 ## tex: pdflatex and booktabs for the test that compiles the LaTeX tables (Debian's TeX Live, ~140 MB)
-# tests/frames/test_latex.py skips, saying why, where they are missing and apt-get is not there.
+# tests/frames/test_latex.py skips, saying why, where they are missing.
 tex:
 	@if command -v pdflatex >/dev/null 2>&1 && kpsewhich booktabs.sty >/dev/null 2>&1; then exit 0; fi; \
 	if ! command -v apt-get >/dev/null 2>&1; then \
-		echo "No pdflatex with booktabs.sty, and no apt-get to install them: the LaTeX compile test will skip." >&2; \
+		echo "make: no pdflatex with booktabs.sty, and no apt-get to install them: the LaTeX compile test will skip. To run it, install TeX Live with booktabs." >&2; \
 		exit 0; fi; \
-	SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-		$$SUDO apt-get update -q && \
-		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-			texlive-latex-base texlive-latex-recommended
+	$(call APT_INSTALL,TeX Live (about 140 MB),the LaTeX compile test will skip.,--no-install-recommends texlive-latex-base texlive-latex-recommended,the test that compiles the LaTeX tables (tests/frames/test_latex.py))
 
 ## eee: Every Eval Ever's validator in its own .venv-eee (it needs Python >= 3.12; pinned)
 # tests/sources/test_eee_validator.py runs it on what `kagreport convert` writes; it skips, saying
@@ -103,7 +110,7 @@ lab: $(STAMP_LAB)
 		$(BIN)/jupyter lab $$ROOT $$OPEN $(LAB_FLAGS) --ServerApp.port=$(LAB_PORT) --ServerApp.root_dir=notebooks
 
 ## bench: speed and memory measurements (not part of the tests)
-bench: $(STAMP_DEV) $(CHROMIUM)
+bench: $(STAMP_DEV) chromium
 	$(BIN)/python benchmarks/bench_stats.py
 	$(BIN)/python benchmarks/bench_compare.py
 	KAGREPORT_CHROMIUM=$(CHROMIUM) $(BIN)/python benchmarks/bench_site.py

@@ -181,9 +181,10 @@ def browser() -> Iterator[Browser]:
     thread), so the tests after these would never reach the parallel paths.
     """
     if not os.path.exists(CHROMIUM) and shutil.which(CHROMIUM) is None:
-        pytest.fail(
-            f"Chromium not found at {CHROMIUM}: install Debian's chromium (apt-get install "
-            "chromium) or set KAGREPORT_CHROMIUM"
+        # make test installs it where it can (and says so); elsewhere these tests skip.
+        pytest.skip(
+            f"no Chromium at {CHROMIUM}: to run the browser tests, install Debian's chromium "
+            "(apt-get install chromium) or set KAGREPORT_CHROMIUM=/path/to/chromium"
         )
     from playwright.sync_api import sync_playwright
 

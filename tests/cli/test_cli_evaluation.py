@@ -196,9 +196,14 @@ def test_compare_refuses_mismatched_or_foreign_files(files: Path) -> None:
     assert shared.returncode == 0, shared.stderr
     document = json.loads(shared.stdout)
     assert document["n_items"] == 3
-    assert document["metadata"] == {"items_only_in_candidate": 1, "items_only_in_baseline": 1}
+    assert document["metadata"] == {
+        "items_in_candidate": 4,
+        "items_in_baseline": 4,
+        "items_only_in_candidate": 1,
+        "items_only_in_baseline": 1,
+    }
     text = run_cli("compare", str(files / "a.json"), str(files / "c.json"), "--shared")
-    assert "left out (not in both reports): 1 only in" in text.stdout
+    assert "left out (not in both): 1 only in" in text.stdout
     (files / "other.json").write_text('{"schema": "something-else"}')
     foreign = run_cli("compare", str(files / "a.json"), str(files / "other.json"))
     assert foreign.returncode == 1

@@ -586,7 +586,12 @@ def test_shared_only_compares_the_common_items() -> None:
     m = result.metrics["m"]
     assert (result.n_items, m.n_pairs, m.n_nonzero, m.p_value, m.exact) == (4, 4, 2, 0.5, True)
     assert m.mean_difference == pytest.approx(0.5)
-    assert result.metadata == {"items_only_in_candidate": 1, "items_only_in_baseline": 1}
+    assert result.metadata == {  # five each, one of them only in one
+        "items_in_candidate": 5,
+        "items_in_baseline": 5,
+        "items_only_in_candidate": 1,
+        "items_only_in_baseline": 1,
+    }
     with pytest.raises(ValueError, match="share no item"):
         compare_items(candidate, evaluation({"m": [1.0]}, identifiers=["x"]), kind="answers",
                       shared_only=True)  # fmt: skip

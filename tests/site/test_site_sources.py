@@ -154,6 +154,11 @@ def test_cli_builds_a_page_set_per_run(tmp_path: Path) -> None:
             "mock/dummy-seed3 vs mock/dummy-seed0",
         ]
     assert (out / "figures/lm-eval--comparisons-forest.svg").is_file()
+    # 16 items both hold, 11 of them with acc (the multiple-choice ones): the page says both
+    # counts, as its table's Pairs column counts 11 (it said "16 paired items" only).
+    for page in sorted((out / "comparisons").glob("lm-eval--*.html")):
+        text = page.read_text("utf-8")
+        assert "over 16 paired items, 11 of them with acc defined for both" in text
     # ... ranked by lm-eval's own headline (acc), not by every item's outcome: no
     # accuracy-against-cost chart, and a sentence saying so.
     assert "acc, the tool&#39;s own headline metric" in _section(out, "lm-eval")

@@ -122,3 +122,37 @@ def test_runs_that_share_no_item_are_one_usage_error(
             f"kagreport: error: cannot compare {one} with {other}: the runs share no item "
             "(items are paired by dataset and question name)\n"
         )
+
+
+def test_runs_whose_items_differ_are_refused_with_the_counts_or_compared_on_the_shared() -> None:
+    """Issue 26, item 1: the two bundled Inspect logs hold 10 and 2 samples; compare said
+    "2 paired items" and nothing of the 8 left out. Without --shared it now refuses, with
+    the counts; with --shared every output counts the items of each side and those left out."""
+    from kagreport.evaluation import DifferentItemsError
+    from kagreport.examples import inspect_popularity
+
+    ten, two = inspect_popularity().logs  # 10 samples, 2 samples (1 and 2 of the ten)
+    assert len(kagreport.read_run(ten)) == 10
+    assert len(kagreport.read_run(two)) == 2
+    with pytest.raises(DifferentItemsError) as refused:
+        compare_files(ten, two)
+    assert (refused.value.only_candidate, refused.value.only_baseline) == (8, 0)
+    assert "10 in the candidate, 8 of them only there" in str(refused.value)
+    assert "2 in the baseline, 0 only there" in str(refused.value)
+    comparison = compare_files(ten, two, shared_only=True)
+    assert comparison.n_items == 2
+    assert {k: v for k, v in comparison.metadata.items() if k.startswith("items_")} == {
+        "items_in_candidate": 10,
+        "items_in_baseline": 2,
+        "items_only_in_candidate": 8,
+        "items_only_in_baseline": 0,
+    }
+    done = run_cli("compare", ten, two)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1
+    assert "--shared" in done.stderr
+    text = run_cli("compare", ten, two, "--shared")
+    assert text.returncode == 0, text.stderr
+    assert "left out (not in both): 8 only in openai/gpt-4o-mini (of 10 in" in text.stdout
+    document = json.loads(run_cli("compare", ten, two, "--shared", "--format", "json").stdout)
+    assert document["metadata"]["items_only_in_candidate"] == 8

@@ -157,13 +157,13 @@ def test_the_run_drives_the_views(run: Run, tmp_path: Path) -> None:
         }
         # 5 unperturbed and 2 typos items; boolq has no 0/1 `correct`.
         expected[system] = (5 * means[False] + 2 * means[True]) / 7
-    board = leaderboard(run)
+    board = leaderboard(run, "correct")  # the headline is EM on every item, boolq's too
     assert [row.system for row in board] == ["meta/llama-7b", "openai/gpt2"]
     for row in board:
         assert row.mean == pytest.approx(expected[row.system], abs=1e-15)
         assert row.n_defined == 7
     assert board[1].n_errors == 1
-    (comparison,) = compare_setups(run, baseline="openai/gpt2")
+    (comparison,) = compare_setups(run, metrics=["correct"], baseline="openai/gpt2")
     assert comparison.candidate == "meta/llama-7b"
     assert comparison.only_candidate == 0
     assert comparison.only_baseline == 3  # the boolq items
@@ -422,3 +422,22 @@ def test_perturbed_instances_and_multiple_choice_texts() -> None:
     assert rows.sum() == 2 * 6
     texts = {run.question_texts[r] for r in np.flatnonzero(rows)}
     assert None not in texts
+
+
+def test_the_headline_of_a_real_suite_is_helms_em_on_every_item() -> None:
+    """crfm-helm 0.5.16's run with 3 train trials: `correct` is defined only where a run's
+    values are all 0 or 1, so ranking by it put the systems on different items (12 of 24
+    and 24 of 24). The headline is EM, on every item; per run it is stats.json's EM."""
+    from kagreport.runs import leaderboard
+
+    real = Path(__file__).parent.parent / "data" / "sources" / "helm" / "real" / "tiny25"
+    run = read_run(real)
+    assert run.headline == "exact_match"
+    rows = leaderboard(run)
+    assert {row.n_defined for row in rows} == {24}
+    folder = real / "tiny25_mc:model=tiny25_scripted"
+    stats = json.loads((folder / "stats.json").read_text("utf-8"))
+    (stated,) = [s["mean"] for s in stats if s["name"] == {"name": "exact_match", "split": "test"}]
+    mine = run.system == run.systems.index("tiny25/scripted")
+    mc = run.dataset == run.dataset_names.index("tiny25_mc")
+    assert run.metrics["exact_match"][mine & mc].mean() == pytest.approx(stated, abs=1e-12)

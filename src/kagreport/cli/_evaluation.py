@@ -39,7 +39,13 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
     evaluate.add_argument("-o", "--output", metavar="FILE", required=True, help="report to write")
     evaluate.add_argument("--cache", metavar="FILE", help="SQLite response cache for LLM judges")
     evaluate.add_argument("--keep-verdicts", action="store_true", help="keep raw verdicts")
-    evaluate.add_argument("--max-concurrency", type=int, default=8, metavar="N")
+    evaluate.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=8,
+        metavar="N",
+        help="LLM judge requests in flight at once (default 8)",
+    )
     evaluate.add_argument("--name", help="name of the evaluated system (report metadata)")
     evaluate.set_defaults(parser=evaluate)
 
@@ -50,8 +56,20 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
     )
     compare.add_argument("candidate", metavar="CANDIDATE", help="report file of the candidate")
     compare.add_argument("baseline", metavar="BASELINE", help="report file of the baseline")
-    compare.add_argument("--n-resamples", type=int, default=10000, metavar="N")
-    compare.add_argument("--seed", type=int, default=0)
+    compare.add_argument(
+        "--n-resamples",
+        type=int,
+        default=10000,
+        metavar="N",
+        help="bootstrap resamples for the intervals, and Monte Carlo sign flips where no "
+        "exact test applies (default 10000)",
+    )
+    compare.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the resampling (default 0): same seed, same numbers",
+    )
     compare.add_argument(
         "--shared",
         action="store_true",
@@ -65,7 +83,12 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
         "metric but those of duplicate judges, for retrieval mrr); the others are shown "
         "unadjusted",
     )
-    compare.add_argument("--format", choices=("text", "json"), default="text")
+    compare.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="a table to read (text, default) or the comparison document (json)",
+    )
     compare.add_argument("-o", "--output", metavar="FILE", help="also write the comparison")
     compare.set_defaults(parser=compare)
 

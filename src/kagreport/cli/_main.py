@@ -179,6 +179,19 @@ def _tree_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     )  # fmt: skip
 
 
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """Give each command's own ``--help`` a description: its one-line help where it has
+    none of its own (``kagreport demo --help`` said nothing of what demo does)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                if not sub.description and helps.get(name):
+                    text = str(helps[name])
+                    sub.description = text[:1].upper() + text[1:] + "."
+                _describe(sub)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``kagreport`` argument parser."""
     verbosity = _verbosity_parent()
@@ -230,7 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[verbosity],
         help="list the results whose response matches a regular expression",
         description="Search every <prefix>*.json result under --results (any depth) for REGEX "
-        "(Python re syntax, searched in the trimmed response).",
+        "anywhere in the trimmed response. REGEX is in the syntax of Rust's regex crate, "
+        "which kag uses (https://docs.rs/regex/latest/regex/#syntax): like Python's re, "
+        "but without look-around or backreferences.",
     )
     finder.add_argument("regex", metavar="REGEX", help="regular expression")
     _tree_options(finder, suppress=True)
@@ -249,12 +264,18 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[verbosity],
         help="grade the bundled real MMLU-Pro philosophy example and print the table",
     )
-    demo.add_argument("--format", choices=("text", "json"), default="text")
+    demo.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="kag's table (text, default) or kag's JSON report (json)",
+    )
 
     _add_simulate_parser(commands, verbosity)
     add_evaluation_parsers(commands, verbosity)
     add_site_parsers(commands, verbosity)
     add_convert_parser(commands, verbosity)
+    _describe(parser)
     return parser
 
 

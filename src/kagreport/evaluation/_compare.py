@@ -225,8 +225,9 @@ def compare_items(
     shared_only : bool, default False
         Compare on the items both evaluations hold and leave the others out, instead of
         refusing evaluations whose items differ (e.g. a result file that did not parse for
-        one system). The counts left out are recorded in the result's ``metadata``
-        (``items_only_in_candidate``, ``items_only_in_baseline``).
+        one system). The items each holds and those left out are counted in the result's
+        ``metadata`` (``items_in_candidate``, ``items_in_baseline``,
+        ``items_only_in_candidate``, ``items_only_in_baseline``).
     metrics : sequence of str, optional
         The metrics under test: Holm's adjustment runs over these (the result's
         ``family``); the other shared metrics are reported with unadjusted p-values.
@@ -277,6 +278,8 @@ def compare_items(
             )
         candidate_items = [i for i in candidate_items if i.identifier in baseline_index]
         metadata = {
+            "items_in_candidate": len(candidate_index),
+            "items_in_baseline": len(baseline_index),
             "items_only_in_candidate": len(only_candidate),
             "items_only_in_baseline": len(only_baseline),
         }

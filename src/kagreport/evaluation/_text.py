@@ -186,9 +186,16 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
             ("items_only_in_baseline", comparison.baseline),
         )
     ]
+    held = [comparison.metadata.get(k) for k in ("items_in_candidate", "items_in_baseline")]
     if any(n for n, _ in left_out):
         parts = [f"{n} only in {_safe(str(who))}" for n, who in left_out if n]
-        out.append(f"left out (not in both reports): {', '.join(parts)}")
+        line = f"left out (not in both): {', '.join(parts)}"
+        if all(isinstance(n, int) for n in held):
+            line += (
+                f" (of {held[0]} in {_safe(str(comparison.candidate))}, "
+                f"{held[1]} in {_safe(str(comparison.baseline))})"
+            )
+        out.append(line)
     if comparison.judge_mismatch:
         judges = _safe(", ".join(sorted(comparison.judge_mismatch)))
         out.append(

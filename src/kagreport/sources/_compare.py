@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kagreport._errors import NoSharedItemsError, UsageError
+from kagreport._errors import DifferentItemsError, NoSharedItemsError, UsageError
 from kagreport.runs._columns import TEXTS
 from kagreport.sources._registry import _FORMATS, read_run
 
@@ -112,14 +113,19 @@ def compare_files(
 
     Two evaluation reports go to :func:`kagreport.evaluation.compare_report_files`. Two
     runs of any format :func:`read_run` reads, one system each, are joined by item name
-    and compared with :func:`kagreport.runs.compare_setups` (paired on the items both
-    hold, so ``shared_only`` is implied); ``metrics`` default every metric both hold.
+    and compared with :func:`kagreport.runs.compare_setups` on the items both hold: runs
+    whose items differ are refused unless ``shared_only``, and the comparison's metadata
+    states the items each run holds, and how many of them only it holds (left out):
+    ``items_in_candidate``, ``items_in_baseline``, ``items_only_in_candidate``,
+    ``items_only_in_baseline``. ``metrics`` default every metric both hold.
 
     Raises
     ------
     NoSharedItemsError
         If the two runs (or reports) share no item: one line naming both files (a
         UsageError, exit code 2).
+    DifferentItemsError
+        If their items differ and ``shared_only`` is False: the message counts them.
     UsageError
         If a run holds more than one system, the runs share no metric, or one file is a
         run and the other an evaluation report.
@@ -168,6 +174,23 @@ def compare_files(
             only_candidate=len(items[0]),
             only_baseline=len(items[1]),
         )
+    counts = {
+        "items_in_candidate": len(items[0]),
+        "items_in_baseline": len(items[1]),
+        "items_only_in_candidate": len(items[0] - items[1]),
+        "items_only_in_baseline": len(items[1] - items[0]),
+    }
+    if (counts["items_only_in_candidate"] or counts["items_only_in_baseline"]) and not shared_only:
+        raise DifferentItemsError(
+            f"cannot compare {os.fspath(candidate)} with {os.fspath(baseline)}: they hold "
+            f"different items ({counts['items_in_candidate']} in the candidate, "
+            f"{counts['items_only_in_candidate']} of them only there; "
+            f"{counts['items_in_baseline']} in the baseline, "
+            f"{counts['items_only_in_baseline']} only there); --shared (shared_only=True) "
+            f"compares the {len(items[0] & items[1])} items both hold",
+            only_candidate=counts["items_only_in_candidate"],
+            only_baseline=counts["items_only_in_baseline"],
+        )
     joined = join_runs(pair, labels)
     shared = sorted(set(pair[0].metrics) & set(pair[1].metrics))
     chosen = list(metrics) if metrics is not None else shared
@@ -184,4 +207,5 @@ def compare_files(
     found = compare_setups(
         joined, metrics=chosen, baseline=labels[1], n_resamples=n_resamples, seed=seed
     )
-    return found.comparisons[0].comparison
+    comparison = found.comparisons[0].comparison
+    return dataclasses.replace(comparison, metadata={**comparison.metadata, **counts})

@@ -26,7 +26,10 @@ costs, runtimes, logprob, and whatever the suite's ``schema.json`` puts in its
 ``inference_runtime`` (else the summed ``request_time`` of the item's requests)
 ``generation_secs`` (seconds), and the rest ``metadata["bookkeeping"]`` (per stat, per
 system: the mean over its items). ``correct`` is the first of :data:`MAIN_METRICS` a run
-records with 0/1 values; the outcome is ``error`` when a request of the item failed. A
+records with 0/1 values; the outcome is ``error`` when a request of the item failed. The
+run's headline (``metadata["headline"]``, what views rank by) is the first of
+:data:`MAIN_METRICS` every item of every run records (HELM's EM, averaged over trials as
+stats.json averages it), not ``correct``, which runs with trials leave undefined. A
 ``multiple_choice_joint`` item's options are the letters of the request's
 ``output_mapping``, its reference the correct letter(s), its response the letter answered.
 

@@ -268,6 +268,12 @@ def build_run(
             rows.append(row)
             kept.append(item)
             outcome.append(code)
+    # The headline: HELM's accuracy metric (the first of MAIN_METRICS) where every item of
+    # every run has it, a mean over trials as stats.json's; ``correct`` is defined only for
+    # the runs whose values are 0 or 1, so ranking by it would rank systems on other items.
+    headline = next((m for m in MAIN_METRICS if rows and all(m in r for r in rows)), None)
+    if headline is not None:
+        metadata["headline"] = headline
     return _assemble(
         systems, datasets, questions, codes, rows, kept, outcome, metadata, runs, not_scores
     )

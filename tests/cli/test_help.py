@@ -1,0 +1,44 @@
+"""Every command and option says what it does (issue 26, item 12: ``demo``, ``compare``,
+``--n-resamples``, ``--seed``, ``--max-concurrency`` and ``--format`` had no description,
+and ``stats find --help`` named Python's re while the pattern is Rust's regex, as kag's)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+
+import pytest
+
+from kagreport.cli._main import build_parser
+
+
+def _commands(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ("kagreport",)
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _commands(sub, (*path, name))
+
+
+COMMANDS = dict(_commands(build_parser()))
+
+
+@pytest.mark.parametrize("path", sorted(COMMANDS), ids=" ".join)
+def test_each_command_and_option_has_a_description(path: tuple[str, ...]) -> None:
+    parser = COMMANDS[path]
+    assert parser.description, f"{' '.join(path)} --help describes nothing"
+    silent = [
+        action.option_strings or [action.dest]
+        for action in parser._actions
+        if not isinstance(action, argparse._SubParsersAction) and not action.help
+    ]
+    assert silent == [], f"{' '.join(path)}: options without help"
+
+
+def test_find_names_the_regex_dialect_it_uses() -> None:
+    text = COMMANDS["kagreport", "stats", "find"].format_help()
+    assert "Python re syntax" not in text
+    assert "Rust" in text
+    assert "docs.rs/regex" in text
