@@ -98,7 +98,7 @@ def test_a_helm_file_that_is_a_folder_is_refused_not_skipped(tmp_path: Path) -> 
     stats = suite / "tiny25_mc:model=simple_model1" / "per_instance_stats.json"
     stats.unlink()
     stats.mkdir()
-    with pytest.raises(KagreportError, match="per_instance_stats.json: not a regular file"):
+    with pytest.raises(KagreportError, match=r"per_instance_stats\.json: not a regular file"):
         read_run(suite, format="helm")
 
 
