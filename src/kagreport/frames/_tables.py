@@ -19,7 +19,15 @@ import pandas as pd
 
 from kagreport._errors import KagreportError
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
-from kagreport.runs import COSTS, Run, SetupComparison, SetupComparisons, cost_axis, setup_metrics
+from kagreport.runs import (
+    COSTS,
+    Run,
+    SetupComparison,
+    SetupComparisons,
+    cost_axis,
+    recorded_columns,
+    setup_metrics,
+)
 from kagreport.sources import as_run
 from kagreport.stats import pareto_front, wilson_interval
 
@@ -48,6 +56,8 @@ COST_AXES = {name: (axis.stats_column, axis.title) for name, axis in COSTS.items
 RETRIEVAL_COSTS = frozenset(name for name, axis in COSTS.items() if axis.retrieval)
 
 #: Columns of :func:`stats_frame` that a run without the cost column cannot know (NaN).
+#: Cost columns whose all-zero column means "not recorded" (recorded_columns).
+_ZERO_IS_UNKNOWN = frozenset({"generation_secs", "context_bytes"})
 _UNKNOWN_WITHOUT = {
     "generation_secs": ("avg_generation_secs", "total_generation_secs"),
     "context_bytes": ("avg_context_length",),
@@ -171,7 +181,9 @@ def stats_frame(report: Any, *, per_dataset: bool = True, confidence: float = 0.
         A run (a graded kag tree becomes ``Run.from_stats(report)``): its kag metrics by
         :func:`kagreport.runs.setup_metrics`. The columns a run cannot know because it lacks
         the cost column (``generation_secs``, ``context_bytes``, ``retrieval_secs``)
-        are NaN, ``retrieval_samples`` included: unknown, not "retrieves nothing".
+        are NaN, ``retrieval_samples`` included: unknown, not "retrieves nothing"; so are
+        the generation time and context length of a run that recorded none above 0
+        (:func:`kagreport.runs.recorded_columns`: MMLU-Pro's files hold a time of 0).
     per_dataset : bool
         Include each setup's per-dataset rows besides its overall row
         (``dataset == OVERALL``).
@@ -220,8 +232,12 @@ def stats_frame(report: Any, *, per_dataset: bool = True, confidence: float = 0.
         position = list(frame.columns).index(name) + 1
         frame.insert(position, f"{name}_high", high)
         frame.insert(position, f"{name}_low", low)
+    recorded = recorded_columns(run)
     for column, unknown in _UNKNOWN_WITHOUT.items():
-        if column not in run.costs:
+        # A time or length no item recorded above 0 is unknown (MMLU-Pro's files hold 0 s),
+        # not 0; a retrieval time of 0 is a setup that retrieves nothing.
+        never = column in _ZERO_IS_UNKNOWN and column not in recorded
+        if column not in run.costs or never:
             for name in unknown:
                 frame[name] = math.nan
     _add_tool_costs(frame, run)

@@ -16,7 +16,7 @@ the item, the cluster, it repeats.
 
 from __future__ import annotations
 
-from kagreport.runs._costs import COSTS, CostAxis, cost_axis, recorded_costs
+from kagreport.runs._costs import COSTS, CostAxis, cost_axis, recorded_columns, recorded_costs
 from kagreport.runs._flips import FlippedItem, FlippedSide, flipped_items
 from kagreport.runs._intervals import CostInterval, cost_intervals
 from kagreport.runs._metrics import kag_stats_json, setup_metrics
@@ -58,6 +58,7 @@ __all__ = [
     "kag_stats_json",
     "leaderboard",
     "metric_summaries",
+    "recorded_columns",
     "recorded_costs",
     "repeat_scores",
     "response_matcher",

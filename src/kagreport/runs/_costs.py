@@ -27,7 +27,7 @@ import numpy as np
 from kagreport._errors import KagreportError
 from kagreport.runs._model import Run
 
-__all__ = ["COSTS", "CostAxis", "cost_axis", "item_costs", "recorded_costs"]
+__all__ = ["COSTS", "CostAxis", "cost_axis", "item_costs", "recorded_columns", "recorded_costs"]
 
 
 @dataclass(frozen=True)
@@ -198,3 +198,15 @@ def recorded_costs(run: Run) -> tuple[str, ...]:
             found.append(name)
             seen.add(axis.columns)
     return tuple(found)
+
+
+def recorded_columns(run: Run) -> frozenset[str]:
+    """The run's cost columns that some row recorded above zero.
+
+    A column that is 0 or NaN in every row was not recorded (MMLU-Pro's published
+    outputs hold a time of 0 for every answer): views show its values as unknown ("—"),
+    never as 0.
+    """
+    return frozenset(
+        name for name, column in run.costs.items() if bool((np.nan_to_num(column) > 0).any())
+    )

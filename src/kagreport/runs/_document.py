@@ -234,6 +234,11 @@ def _per_row(
             )
         values = _texts(name, given)
         assert values is not None
+        if len(dataset) != len(question):
+            raise DocumentError(
+                f"not a valid Run: dataset and question hold {len(dataset)} and "
+                f"{len(question)} rows"
+            )
         try:
             found[name] = tuple(
                 values[at[key]] for key in zip(dataset.tolist(), question.tolist(), strict=True)

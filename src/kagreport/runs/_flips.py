@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from kagreport._errors import KagreportError
 from kagreport.runs._columns import OUTCOMES
+from kagreport.runs._costs import recorded_columns
 from kagreport.runs._model import Run
 
 __all__ = ["FlippedItem", "FlippedSide", "flip_rows", "flipped_items"]
@@ -37,7 +38,8 @@ class FlippedSide:
         As the run holds them (whole: a view cuts what it shows).
     costs : mapping of str to float or None
         Each cost column of the run on this row (seconds, bytes, tokens, ...); None
-        where it is unknown.
+        where it is unknown, and in a column no row recorded above 0
+        (:func:`~kagreport.runs.recorded_columns`).
     """
 
     system: str
@@ -154,6 +156,7 @@ def flipped_items(
     if limit is not None:
         rows_c, rows_b = rows_c[:limit], rows_b[:limit]
     values = run.metrics[metric]
+    recorded = recorded_columns(run)
     found = []
     for r, s in zip(rows_c.tolist(), rows_b.tolist(), strict=True):
         found.append(
@@ -164,8 +167,8 @@ def flipped_items(
                 question_text=_text(run.question_texts, r),
                 options=None if run.options is None else run.options[r],
                 reference=_text(run.references, r),
-                candidate=_side(run, r, values),
-                baseline=_side(run, s, values),
+                candidate=_side(run, r, values, recorded),
+                baseline=_side(run, s, values, recorded),
             )
         )
     return tuple(found)
@@ -175,12 +178,15 @@ def _text(column: Any, row: int) -> str | None:
     return None if column is None else column[row]
 
 
-def _side(run: Run, row: int, values: npt.NDArray[np.float64]) -> FlippedSide:
+def _side(
+    run: Run, row: int, values: npt.NDArray[np.float64], recorded: frozenset[str]
+) -> FlippedSide:
     code = int(run.outcome[row])
     costs = {}
     for name, column in run.costs.items():
         value = float(column[row])
-        costs[name] = None if math.isnan(value) else value
+        # A column no row recorded above 0 is unknown, not 0 (recorded_columns).
+        costs[name] = None if math.isnan(value) or name not in recorded else value
     return FlippedSide(
         system=run.systems[run.system[row]],
         outcome=OUTCOMES[code] if code >= 0 else None,

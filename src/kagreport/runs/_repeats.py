@@ -23,8 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kagreport._errors import KagreportError
-
 if TYPE_CHECKING:
     import numpy.typing as npt
 
@@ -81,12 +79,12 @@ def repeat_scores(run: Run, metric: str | None = None) -> RepeatScores:
         Inspect epochs: every epoch's score in row order, then epoch order, clustered
         by the row; a row whose item has no recorded epochs (or whose metric was not
         scored per epoch) gives its own value once. ``repeat_of``: every row, clustered
-        by the row of its first repeat. Otherwise one repeat per row.
+        by the first row of its test the system holds. Otherwise one repeat per row.
 
     Raises
     ------
     KagreportError
-        For an unknown metric, or a ``repeat_of`` naming an item the system lacks.
+        For an unknown metric.
     """
     name = run.headline if metric is None else metric
     column = run.metric(name)
@@ -125,18 +123,12 @@ def _from_epochs(
 def _from_repeat_of(
     run: Run, name: str, column: npt.NDArray[np.float64], repeat_of: Mapping[str, Any]
 ) -> RepeatScores:
-    at = {(int(run.system[row]), run.item_label(row)): row for row in range(len(run))}
+    # Repeats of one test share a cluster: (system, the test's first item); the row that
+    # stands for it is the first of them the system holds (a system may lack the first).
+    first_row: dict[tuple[int, str], int] = {}
     cluster = np.arange(len(run), dtype=np.intp)
     for row in range(len(run)):
-        first = repeat_of.get(run.item_label(row))
-        if first is None:
-            continue
-        key = (int(run.system[row]), str(first))
-        if key not in at:
-            system = run.systems[run.system[row]]
-            raise KagreportError(
-                f"metadata repeat_of: {run.item_label(row)!r} repeats {first!r}, "
-                f"which system {system!r} does not hold"
-            )
-        cluster[row] = at[key]
+        label = run.item_label(row)
+        key = (int(run.system[row]), str(repeat_of.get(label, label)))
+        cluster[row] = first_row.setdefault(key, row)
     return RepeatScores(name, column.copy(), cluster, "repeat_of")

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kagreport._format import number
-from kagreport.runs import OUTCOMES, Run
+from kagreport.runs import OUTCOMES, Run, recorded_columns
 
 __all__ = [
     "ITEM_COLUMNS",
@@ -129,8 +129,9 @@ def item_rows(
     length of each row's whole response, when the run's responses are already cut.
     """
     metrics = sorted(run.metrics)
-    generation = run.costs.get("generation_secs")
-    retrieval = run.costs.get("retrieval_secs")
+    recorded = recorded_columns(run)  # a column no item recorded above 0 is unknown, "—"
+    generation = run.costs.get("generation_secs") if "generation_secs" in recorded else None
+    retrieval = run.costs.get("retrieval_secs") if "retrieval_secs" in recorded else None
     found = []
     for row in (int(r) for r in rows):
         code = int(run.outcome[row])
@@ -208,7 +209,8 @@ def item_columns(run: Run) -> list[tuple[str, str]]:
         shown.append("error")
     if set(run.metrics) - {"correct"}:
         shown.append("scores")
+    recorded = recorded_columns(run)
     for name in ("generation_secs", "retrieval_secs"):
-        if name in run.costs:
+        if name in recorded:
             shown.append(name)
     return [(name, HEADINGS[name]) for name in shown]

@@ -19,7 +19,15 @@ import numpy as np
 
 from kagreport._errors import KagreportError, SiteError
 from kagreport._format import is_proportion
-from kagreport.runs import COSTS, Run, kag_stats_json, leaderboard, recorded_costs, setup_metrics
+from kagreport.runs import (
+    COSTS,
+    Run,
+    kag_stats_json,
+    leaderboard,
+    recorded_columns,
+    recorded_costs,
+    setup_metrics,
+)
 from kagreport.site._comparisons import plan_comparisons
 from kagreport.site._config import RunConfig, SourceConfig
 from kagreport.site._items import ITEM_COLUMNS, RESPONSE_LIMIT, item_columns, item_rows
@@ -249,6 +257,18 @@ def _leaderboard(entry: SiteRun) -> None:
             if row["json"]["retrieval"] is not None:
                 recorded.add("graph")
         entry.costs = [(k, h) for k, h, _, group in COST_COLUMNS if group in recorded]
+        if "generation_secs" not in recorded_columns(run):
+            # kag's table prints 0.000 for times never recorded; the page shows "—".
+            for row in entry.leaderboard:
+                row["json"] = {**row["json"], "avg_generation_secs": None}
+                row["per_dataset"] = {
+                    k: {**m, "avg_generation_secs": None} for k, m in row["per_dataset"].items()
+                }
+            if recorded_costs(run):  # else the note that no cost was recorded says it
+                entry.notes.append(
+                    "No setup recorded a generation time above zero (every result file holds "
+                    "0 s), so mean generation times show as — (kag's table prints 0.000)."
+                )
         decimals = {k: d for k, _, d, _ in COST_COLUMNS}
         for row in entry.leaderboard:
             row["costs"] = [(k, _cost_cell(row["json"], k), decimals[k]) for k, _ in entry.costs]

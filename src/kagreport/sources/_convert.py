@@ -76,7 +76,10 @@ def convert_run(
         raise UsageError(f"{target}: a run document's name ends in .json (or use --to eee)")
     if not eee and target.is_dir():
         raise UsageError(f"{target} is a folder, not a file to write")
-    resolved, inside = target.resolve(), source.resolve()
+    try:
+        resolved, inside = target.resolve(), source.resolve()
+    except (RuntimeError, OSError) as exc:  # a symbolic link loop (RuntimeError before 3.13)
+        raise KagreportError(f"{target} or {source}: cannot follow the path: {exc}") from None
     if resolved == inside or (source.is_dir() and inside in resolved.parents):
         raise UsageError(f"{target} is the run being read ({source}): choose another output")
     if target.exists() and source.exists() and os.path.samefile(target, source):

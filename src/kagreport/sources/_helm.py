@@ -44,6 +44,7 @@ added), and ``main``, the group's main metric when ``schema.json`` names it.
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -172,7 +173,18 @@ def _run_folders(path: Path) -> list[Path]:
         return [path]
     if not path.is_dir():
         return []
-    return sorted(p for p in path.iterdir() if p.is_dir() and _is_run_folder(p))
+    found = []
+    for folder in sorted(p for p in path.iterdir() if p.is_dir()):
+        if _is_run_folder(folder):
+            found.append(folder)
+        elif any(os.path.lexists(folder / name) for name in _RUN_FILES):
+            # A run folder whose file is a FIFO, a folder or a link loop: not left out unsaid.
+            bad = next(folder / n for n in _RUN_FILES if not (folder / n).is_file())
+            raise DocumentError(f"{bad}: not a regular file (a HELM run's)", path=bad)
+    return found
+
+
+_RUN_FILES = ("run_spec.json", "per_instance_stats.json")
 
 
 def is_helm(path: Path) -> bool:

@@ -264,7 +264,13 @@ def read_inspect(path: str | os.PathLike[str], *, summaries_only: bool = False) 
         For a zstd-compressed entry without Python 3.14 or ``kagreport[zstd]``.
     """
     path = Path(path)
-    files = sorted(p for p in path.iterdir() if is_log(p)) if path.is_dir() else [path]
+    # In a folder every *.eval is a log (an empty or broken one is refused, not skipped);
+    # a *.json is one when it looks like one.
+    files = (
+        sorted(p for p in path.iterdir() if p.suffix == ".eval" or is_log(p))
+        if path.is_dir()
+        else [path]
+    )
     if not files:
         raise DocumentError(f"{path}: no inspect log (*.eval, *.json)", path=path)
     logs = [read_log(file, summaries_only=summaries_only) for file in files]

@@ -38,6 +38,7 @@ lm-eval prints that kagreport holds: the top group's (or first task's) first met
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -199,6 +200,12 @@ def read_lmeval(path: Path) -> Run:
         }
         for task in sorted(results.results):
             samples_file = file.parent / f"samples_{task}_{date}.jsonl"
+            if os.path.lexists(samples_file) and not samples_file.is_file():
+                # A FIFO, a folder, a link loop in its place: said, not left out.
+                raise DocumentError(
+                    f"{samples_file}: not a regular file (task {task!r}'s samples)",
+                    path=samples_file,
+                )
             if not samples_file.is_file():
                 continue  # a group's row, or a run without --log_samples for it
             config = (results.configs or {}).get(task)

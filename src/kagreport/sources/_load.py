@@ -222,6 +222,26 @@ def _loads(data: bytes | bytearray | memoryview | str, where: str, path: Path | 
         ) from None
 
 
+# An escaped UTF-16 surrogate pair, or one surrogate escape alone (a lone one is no text:
+# it reads, then cannot be written as UTF-8 or shown in a page).
+_SURROGATES = re.compile(
+    rb"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
+)
+
+
+def _lone_surrogate(data: bytes | bytearray | memoryview | str) -> int | None:
+    """The byte offset of a lone surrogate escape (``\\ud800`` not in a pair), or None."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    if b"\\ud" not in raw and b"\\uD" not in raw:
+        return None
+    for match in _SURROGATES.finditer(raw):
+        start = match.start()
+        slashes = len(raw[:start]) - len(raw[:start].rstrip(b"\\"))
+        if slashes % 2 == 0 and match.end() - start == 6:  # an escape, not "\\\\ud800"
+            return start
+    return None
+
+
 def decode(
     data: bytes | bytearray | memoryview | str,
     kind: Any,
@@ -248,10 +268,16 @@ def decode(
     Raises
     ------
     DocumentError
-        One line, ``"<where>: <what>"``: not valid JSON (or not UTF-8), nested deeper than
+        One line, ``"<where>: <what>"``: not valid JSON (or not UTF-8), a lone surrogate
+        escape (``\\ud800``: no text), nested deeper than
         the recursion limit, an integer past a float's range (with its key path), or a
         value not of its field's type (msgspec's message, with the key path).
     """
+    lone = _lone_surrogate(data)
+    if lone is not None:
+        raise DocumentError(
+            f"{where}: byte {lone}: a lone UTF-16 surrogate escape, which is not text", path=path
+        )
     if _long_digits(data):
         found = _big_integer(_loads(data, where, path))
         if found is not None:

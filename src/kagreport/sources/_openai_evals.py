@@ -79,7 +79,10 @@ def _is_log(path: Path) -> bool:
     head = file_head(path, (".jsonl", ".log"))
     if head is None:
         return False
-    return head.lstrip().startswith(b'{"spec"') and b'"completion_fns"' in head
+    # A byte-order mark is not JSON: the log is taken, then refused in one line (not skipped).
+    return head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b'{"spec"') and (
+        b'"completion_fns"' in head
+    )
 
 
 def _text(value: Any) -> str | None:

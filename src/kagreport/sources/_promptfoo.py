@@ -120,12 +120,16 @@ class _Output(msgspec.Struct):
 
 def is_promptfoo(path: Path) -> bool:
     """Whether ``path`` looks like promptfoo's JSON or JSONL eval output."""
-    head = file_head(path, (".json", ".jsonl"))
+    if path.suffix == ".json":
+        head = file_head(path, (".json",))
+        return head is not None and b'"evalId"' in head and b'"version"' in head
+    # A JSONL line's keys follow its response, which can run to many kilobytes: look at
+    # the whole first line (up to a mebibyte), not its first 4 KiB.
+    head = file_head(path, (".jsonl",), size=1 << 20)
     if head is None:
         return False
-    if path.suffix == ".json":
-        return b'"evalId"' in head and b'"version"' in head
-    return b'"testIdx"' in head and b'"provider"' in head and b'"promptIdx"' in head
+    line = head.split(b"\n", 1)[0]
+    return b'"testIdx"' in line and b'"provider"' in line and b'"promptIdx"' in line
 
 
 def read_promptfoo(path: Path) -> Run:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -226,8 +228,8 @@ def read_run(path: str | os.PathLike[str], format: str | None = None, **options:
         )
     try:
         if source.options:
-            return source.read(path, **options)
-        return source.read(Path(path))
+            return _plain_names(source.read(path, **options))
+        return _plain_names(source.read(Path(path)))
     except RecursionError:
         # sources._load refuses a document nested too deeply where it decodes it; a value
         # nested just under the limit can still meet it when a reader walks it (json.dumps
@@ -248,3 +250,22 @@ def read_run(path: str | os.PathLike[str], format: str | None = None, **options:
             raise  # kag trees (the one format with options) say what kag says
         # The Run built from the file refused it (an item in two rows, say): name the file.
         raise DocumentError(f"{os.fspath(path)}: {exc.message}", path=path) from None
+
+
+# Control characters and the line and paragraph separators: a name holding one breaks the
+# figures (a NUL aborts the SVG export, U+2028 ends a Vega expression) and the tables.
+_NOT_IN_NAMES = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _plain_names(run: Run) -> Run:
+    """``run`` with each control character or line separator in a system, dataset or
+    question name replaced by U+FFFD (names are labels on one line; texts keep theirs)."""
+    names = (run.systems, run.dataset_names, run.question_names)
+    if not any(_NOT_IN_NAMES.search(name) for group in names for name in group):
+        return run
+    systems, datasets, questions = (
+        tuple(_NOT_IN_NAMES.sub("\ufffd", name) for name in group) for group in names
+    )
+    return dataclasses.replace(
+        run, systems=systems, dataset_names=datasets, question_names=questions
+    )
