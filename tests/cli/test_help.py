@@ -42,3 +42,9 @@ def test_find_names_the_regex_dialect_it_uses() -> None:
     assert "Python re syntax" not in text
     assert "Rust" in text
     assert "docs.rs/regex" in text
+
+
+def test_site_build_says_how_to_compare_systems_of_several_files() -> None:
+    """Issue 26, item 10: two --run files stay two runs; the help says to give the folder."""
+    text = " ".join(COMMANDS["kagreport", "site", "build"].format_help().split())
+    assert "give their folder as one --run" in text

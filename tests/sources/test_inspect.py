@@ -107,7 +107,8 @@ def test_summaries_only_keeps_the_scores_but_not_the_texts() -> None:
     assert full.responses is not None
     # sample 3 (a popularity statement the model answered "No" against " Yes"), per the log.
     row = full.question_names.index("3")
-    assert (full.responses[row], full.references and full.references[row]) == ("No", " Yes")
+    # The target as Inspect's scorers compare it: stripped (the log holds " Yes").
+    assert (full.responses[row], full.references and full.references[row]) == ("No", "Yes")
     assert full.metadata["systems"]["openai/gpt-4o-mini"]["answers"]["3"] == ["No", "No"]
     assert full.costs["input_tokens"].sum() == 620  # stats.model_usage input_tokens
     assert full.costs["output_tokens"].sum() == 20

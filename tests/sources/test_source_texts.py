@@ -42,7 +42,7 @@ def test_inspect_texts_are_the_samples() -> None:
     assert run.responses is not None
     assert run.explanations is not None
     assert run.question_texts[row] == sample["input"]
-    assert run.references[row] == sample["target"]
+    assert run.references[row] == sample["target"].strip()  # as Inspect's scorers take it
     assert run.responses[row] == sample["output"]["choices"][0]["message"]["content"]
     assert run.explanations[row] == sample["scores"]["match"]["explanation"]
 

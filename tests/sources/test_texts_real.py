@@ -62,7 +62,8 @@ def test_inspect_texts_of_every_sample() -> None:
                 text = "\n\n".join(m["content"] for m in text if m["role"] == "user")
             assert run.question_texts[row] == text
             target = sample["target"]
-            assert run.references[row] == (target if isinstance(target, str) else "\n".join(target))
+            target = [target] if isinstance(target, str) else target
+            assert run.references[row] == "\n".join(t.strip() for t in target)
             choices = (sample.get("output") or {}).get("choices") or []
             if choices:
                 assert run.responses[row] == choices[0]["message"]["content"]

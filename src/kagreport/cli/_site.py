@@ -65,7 +65,9 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
         default=[],
         metavar="PATH",
         help="a run of another tool (lm-eval, promptfoo, OpenAI evals, ... or a kagreport.run "
-        "document; the format is detected), named after its file or folder (repeatable)",
+        "document; the format is detected), named after its file or folder (repeatable). Each "
+        "--run is a run of its own, its systems compared with each other: to compare systems "
+        "that sit in several files (two Inspect logs, say), give their folder as one --run",
     )
     build.add_argument(
         "--evaluation",

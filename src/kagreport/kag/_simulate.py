@@ -275,7 +275,10 @@ def simulate_run(
         for setup in setups:
             path = os.path.join(folder, f"{prefix}{setup.name}.json")
             if rng.random() < setup.error_rate:
-                body = dumps_pretty({"error": rng.choice(_ERRORS)})
+                error = rng.choice(_ERRORS)
+                if not setup.kag and error.startswith("Retrieval"):
+                    error = _NATIVE_ERROR  # a setup that never retrieves cannot fail to
+                body = dumps_pretty({"error": error})
             else:
                 body = _ok_body(rng, setup, text, choices, key, difficulty, vectors, vector_dim)
             with open(path, "w", encoding="utf-8") as file:
@@ -358,6 +361,8 @@ _ERRORS = (
     "Retrieval failed: neo4j connection refused",
     "Generation failed: context length exceeded",
 )
+#: A native setup's error where a KAG setup's retrieval fails (the same draw of the seed).
+_NATIVE_ERROR = "Generation failed: HTTP 503 Service Unavailable"
 
 
 def _ok_body(

@@ -451,4 +451,5 @@ def _response(sample: Sample) -> str | None:
 
 
 def _reference(target: str | list[str]) -> str:
-    return target if isinstance(target, str) else "\n".join(target)
+    # Inspect's scorers compare the target stripped (" Yes" is "Yes"): shown as they see it.
+    return target.strip() if isinstance(target, str) else "\n".join(t.strip() for t in target)

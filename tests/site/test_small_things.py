@@ -1,0 +1,37 @@
+"""Small things that looked careless on the bundled site (issue 26, item 11): the simulated
+run's notice said twice, and a setup that never retrieves failing with a retrieval error."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from kagreport.examples import simulated_kag_run
+from kagreport.site import RunConfig, SiteConfig, build_site
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    example = simulated_kag_run()
+    out = tmp_path_factory.mktemp("sim") / "site"
+    config = RunConfig("sim", example.datasets, example.results, attribution=example.attribution)
+    build_site(SiteConfig(runs=(config,)), out, execute_notebooks=False)
+    return out
+
+
+def test_the_simulated_notice_is_said_once(site: Path) -> None:
+    html = (site / "index.html").read_text("utf-8")
+    start = html.index('id="run-sim"')
+    section = html[start : html.index("</section>", start)]
+    text = re.sub(r"<[^>]+>", " ", re.sub(r"<script.*?</script>", "", section, flags=re.S))
+    assert text.count("no model was run") == 1
+
+
+def test_a_setup_that_never_retrieves_never_fails_to_retrieve() -> None:
+    example = simulated_kag_run()
+    for path in Path(example.results).rglob("native-*.json"):
+        body = json.loads(path.read_text("utf-8"))
+        assert not str(body.get("error", "")).startswith("Retrieval"), path
