@@ -9,8 +9,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from kagreport import _format
 from kagreport.runs import compare_setups, flipped_items
 from kagreport.site._diff import flip_detail
 from kagreport.site._items import RESPONSE_LIMIT
@@ -21,13 +22,44 @@ if TYPE_CHECKING:
     from kagreport.evaluation import EvaluationComparison
     from kagreport.site._context import SiteContent
 
-__all__ = ["N_RESAMPLES", "SIDE_BY_SIDE_LIMIT", "plan_comparisons"]
+__all__ = [
+    "ALPHA",
+    "FIRST_FLIPS",
+    "N_RESAMPLES",
+    "SIDE_BY_SIDE_LIMIT",
+    "Verdict",
+    "plan_comparisons",
+    "verdict",
+]
 
 #: Resamples of the paired sign-flip test between systems.
 N_RESAMPLES = 10_000
 #: Flipped items a comparison page shows side by side (the first, by item); every flip is
 #: in its table. Each shows two responses of up to RESPONSE_LIMIT characters.
 SIDE_BY_SIDE_LIMIT = 500
+#: Flipped items side by side on a comparison page's first screenful of them; the others
+#: are a page away (assets/site.js) or, without scripts, in a fold below them.
+FIRST_FLIPS = 20
+#: The level below which a Holm-adjusted p-value makes a comparison significant (as the
+#: forest plot's filled points, :func:`kagreport.charts.forest_plot`).
+ALPHA = 0.05
+
+
+class Verdict(NamedTuple):
+    """One comparison as one of its two systems reads it: the other system, its page, the
+    difference (this system minus the other, as the pages show it), the Holm-adjusted
+    p-value across the run's comparisons and what it says (``"higher"``, ``"lower"`` or
+    ``"not significant"``, at :data:`ALPHA`)."""
+
+    other: str
+    href: str
+    difference: str
+    p_value: str
+    word: str
+
+    @property
+    def significant(self) -> bool:
+        return self.word != "not significant"
 
 
 def plan_comparisons(site: SiteContent, entry: SiteRun) -> None:
@@ -82,7 +114,34 @@ def plan_comparisons(site: SiteContent, entry: SiteRun) -> None:
             c.gained = sum(1 for f in items if f.candidate.score > f.baseline.score)
         c.details = [flip_detail(f) for f in items[:SIDE_BY_SIDE_LIMIT]]
         entry.comparisons.append(c)
+    _verdicts(entry)
     _pages(site, entry)
+
+
+def verdict(entry: SiteRun, c: SiteComparison, system: str) -> Verdict:
+    """Comparison ``c`` as ``system`` (its candidate or its baseline) reads it."""
+    m = c.result
+    sign = 1.0 if system == c.candidate else -1.0
+    raw = math.nan if m is None else sign * float(m.mean_difference)
+    shown = _format.points(raw) if entry.percent else _format.fixed(raw, 4)
+    p = c.p_value_family
+    word = "not significant"
+    if not math.isnan(p) and p < ALPHA and not math.isnan(raw) and raw != 0:
+        word = "higher" if raw > 0 else "lower"
+    other = c.baseline if system == c.candidate else c.candidate
+    return Verdict(other, c.href, shown, _format.p_value(p), word)
+
+
+def _verdicts(entry: SiteRun) -> None:
+    """Each leaderboard row's verdicts (its ``"verdicts"``): against the baseline for a
+    candidate (none for the baseline itself), against every other system with all pairs."""
+    for row in entry.leaderboard:
+        system = row["system"]
+        row["verdicts"] = [
+            verdict(entry, c, system)
+            for c in entry.comparisons
+            if system == c.candidate or (entry.compare == "all-pairs" and system == c.baseline)
+        ]
 
 
 def _pages(site: SiteContent, entry: SiteRun) -> None:
@@ -95,6 +154,7 @@ def _pages(site: SiteContent, entry: SiteRun) -> None:
         f"{_noun(entry).capitalize()} differences, every comparison of the run",
     )
     all_pairs = entry.compare == "all-pairs"
+    rows = {row["system"]: row for row in entry.leaderboard}
     for c in entry.comparisons:
         document = c.comparison.dumps("json")
         site.write(c.data, document)
@@ -118,6 +178,20 @@ def _pages(site: SiteContent, entry: SiteRun) -> None:
                 f"Differences involving {c.candidate} or {c.baseline}",
                 figure=False,
             )
+        # Each flip links to its article side by side (``flip-<n>``) where it has one; each
+        # article says whether the candidate gained it (correct, or the higher score).
+        anchors = {d.item: f"flip-{n}" for n, d in enumerate(c.details, start=1)}
+        flips = [(item, a, b, anchors.get(item)) for item, a, b in c.flips]
+        sides = [
+            "gained"
+            if (
+                d.candidate.outcome == "correct"
+                if c.metric == "correct"
+                else d.candidate.score > d.baseline.score
+            )
+            else "lost"
+            for d in c.details
+        ]
         site.page(
             c.href,
             "comparison.html.j2",
@@ -130,17 +204,21 @@ def _pages(site: SiteContent, entry: SiteRun) -> None:
             baseline_href=entry.system_hrefs[c.baseline],
             comparison=c.comparison,
             rows=[m.to_dict() for m in c.comparison.metrics.values()],
+            headline_rows=[rows[s] for s in (c.candidate, c.baseline) if s in rows],
+            verdict=verdict(entry, c, c.candidate),
             document=json.loads(document),
             data=c.data,
             figure=figure,
             all_pairs=all_pairs,
             forest_row=_forest_label(entry, c),
-            flips={"columns": ["item", "candidate", "baseline"], "rows": c.flips},
-            first_flips=c.flips[:PAGE_SIZE],
+            flips={"columns": ["item", "candidate", "baseline", "anchor"], "rows": flips},
+            first_flips=flips[:PAGE_SIZE],
             page_size=PAGE_SIZE,
             n_flips=len(c.flips),
             gained=c.gained,
             details=c.details,
+            first_details=FIRST_FLIPS,
+            sides=sides,
             response_limit=RESPONSE_LIMIT,
             family=len(entry.comparisons),
         )

@@ -142,7 +142,16 @@
     },
     flips: function (r, col, tr) {
       tr.className = r[col.candidate] === "correct" ? "gained" : "lost";
-      cell(tr, r[col.item]);
+      var anchor = value(r, col, "anchor");
+      if (anchor) {
+        // The item's article side by side (setupFlips shows its page).
+        var link = document.createElement("a");
+        link.href = "#" + anchor;
+        link.textContent = r[col.item];
+        cell(tr, "").appendChild(link);
+      } else {
+        cell(tr, r[col.item]);
+      }
       cell(tr, r[col.candidate], "o-" + r[col.candidate]);
       cell(tr, r[col.baseline], "o-" + r[col.baseline]);
     }
@@ -618,8 +627,98 @@
     }
   }
 
+  // ---------------------------------------------------------------- flipped items
+
+  // A comparison's flipped items side by side, a page at a time: the page holds them all
+  // (the first ones shown, the others in a <details> fold, for a reader without scripts);
+  // here they are paged, filtered by outcome (the candidate gained or lost the item), and
+  // a link to one of them (#flip-<n>) turns to its page.
+  function setupFlips(section) {
+    var pager = section.querySelector(".flip-pager");
+    var list = section.querySelector(".flip-list");
+    if (!pager || !list) {
+      return;
+    }
+    var articles = Array.prototype.slice.call(list.querySelectorAll("article.flip"));
+    var fold = list.querySelector("details.more-flips");
+    for (var i = 0; i < articles.length; i++) {
+      list.appendChild(articles[i]);
+    }
+    if (fold) {
+      fold.parentNode.removeChild(fold);
+    }
+    var pageSize = parseInt(pager.getAttribute("data-page-size"), 10) || 20;
+    var select = pager.querySelector(".flip-outcome");
+    var prev = pager.querySelector(".flip-prev");
+    var next = pager.querySelector(".flip-next");
+    var label = pager.querySelector(".flip-page");
+    var status = pager.querySelector(".flip-status");
+    var page = 0;
+    var matches = articles;
+
+    function render() {
+      var pages = Math.max(1, Math.ceil(matches.length / pageSize));
+      page = Math.min(Math.max(page, 0), pages - 1);
+      var shown = {};
+      for (var k = page * pageSize; k < Math.min(matches.length, (page + 1) * pageSize); k++) {
+        shown[matches[k].id] = true;
+      }
+      for (var j = 0; j < articles.length; j++) {
+        articles[j].hidden = !shown[articles[j].id];
+      }
+      label.textContent = "page " + (page + 1) + " of " + pages;
+      status.textContent = matches.length + " of " + articles.length + " items";
+      prev.disabled = page === 0;
+      next.disabled = page >= pages - 1;
+    }
+
+    function filter() {
+      var chosen = select.value;
+      matches = articles.filter(function (a) {
+        return chosen === "" || a.classList.contains(chosen);
+      });
+      page = 0;
+      render();
+    }
+
+    // Shows the article the address names (#flip-<n>), on its page, and scrolls to it.
+    function follow() {
+      var target = location.hash ? document.getElementById(location.hash.slice(1)) : null;
+      var at = articles.indexOf(target);
+      if (at < 0) {
+        return;
+      }
+      if (matches.indexOf(target) < 0) {
+        select.value = "";
+        filter();
+      }
+      page = Math.floor(matches.indexOf(target) / pageSize);
+      render();
+      target.scrollIntoView();
+    }
+
+    select.addEventListener("change", filter);
+    prev.addEventListener("click", function () {
+      page -= 1;
+      render();
+    });
+    next.addEventListener("click", function () {
+      page += 1;
+      render();
+      pager.scrollIntoView();
+    });
+    window.addEventListener("hashchange", follow);
+    pager.hidden = false;
+    filter();
+    follow();
+  }
+
   function start() {
     wrapTables();
+    var flips = document.querySelectorAll("#side-by-side");
+    for (var f = 0; f < flips.length; f++) {
+      setupFlips(flips[f]);
+    }
     var paged = document.querySelectorAll("div.paged");
     for (var i = 0; i < paged.length; i++) {
       setupPaged(paged[i]);

@@ -1,0 +1,383 @@
+"""Pages people read, at a phone's width and a desktop's (issue 26, items 7 and 8).
+
+The bundled examples' site is built once for this module with ``kagreport site build``
+(no notebooks) and opened from ``file://`` with the network blocked (``conftest.py``), at
+375 x 812 px (a phone) and 1280 x 800 px:
+
+- item 7: the first screen of the index, of a setup page and of a comparison page shows
+  each system's headline number with its interval and its verdict (significance after
+  Holm's adjustment across the run's comparisons) with no sideways scrolling, neither of the
+  page nor of a box; the numbers are those of ``kag stats`` (``data/runs/*/report.json``),
+  the intervals Wilson's, computed here, and the verdicts those of the comparisons' JSON;
+- item 8: the Llama-2-7b vs gemini-1.5-pro comparison of the MMLU-Pro example (288 flipped
+  items; 95,706 px tall before) shows 20 flipped items side by side, pages through the
+  others, filters them by outcome and links each from its row of the flipped-items table;
+  without scripts every flipped item is still in the page, the ones after the 20th folded.
+
+A test that fails keeps a screenshot of the page in ``tests/browser/_output/`` and names it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import LOAD_TIMEOUT_MS, OUTPUT, Browser
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+# A phone (375 px wide, as an iPhone X-class screen) and a laptop.
+SCREENS = {"phone": (375, 812), "desktop": (1280, 800)}
+LLAMA = "mmlu-pro-philosophy--llama-2-7b-hf--vs--gemini-1-5-pro-002"
+FIRST_FLIPS = 20
+ALPHA = 0.05  # the level of the forest plot's filled points (kagreport.charts.forest_plot)
+Z95 = 1.959963984540054  # the 97.5% quantile of the standard normal
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled examples' site, built by the CLI."""
+    out = tmp_path_factory.mktemp("site-pages") / "site"
+    env = dict(os.environ)
+    src = str(REPO / "src")
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    done = subprocess.run(
+        [sys.executable, "-m", "kagreport", "site", "build", "-q", "-o", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@contextmanager
+def _page(
+    browser: Browser, path: Path, screen: str, name: str, fragment: str = ""
+) -> Iterator[Any]:
+    """``path`` open at ``screen``'s size, scripts run; on a failed assertion inside, a
+    screenshot of what was on the screen is kept as ``_output/<name>-<screen>.png``."""
+    width, height = SCREENS[screen]
+    page, log = browser.new_page(path.as_uri())
+    try:
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto(path.as_uri() + fragment, wait_until="load", timeout=LOAD_TIMEOUT_MS)
+        try:
+            yield page
+            assert not log.problems(), log.problems()
+        except AssertionError as error:
+            OUTPUT.mkdir(parents=True, exist_ok=True)
+            shot = OUTPUT / f"{name}-{screen}.png"
+            page.screenshot(path=str(shot), full_page=False)
+            raise AssertionError(f"{error}\nscreenshot: {shot}") from error
+    finally:
+        page.close()
+
+
+def _wilson(correct: int, total: int) -> tuple[float, float]:
+    """Wilson's (1927) score interval at 95%, computed here from its formula."""
+    p = correct / total
+    denominator = 1 + Z95**2 / total
+    centre = (p + Z95**2 / (2 * total)) / denominator
+    half = Z95 * math.sqrt(p * (1 - p) / total + Z95**2 / (4 * total**2)) / denominator
+    return centre - half, centre + half
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def _headline(overall: dict[str, Any]) -> str:
+    """A kag setup's accuracy and its interval as the pages write them: 72.3% [68.3%, 76.1%]."""
+    low, high = _wilson(overall["correct"], overall["total"])
+    return f"{_pct(overall['accuracy'])} [{_pct(low)}, {_pct(high)}]"
+
+
+def _comparisons(site: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every comparison's JSON, by (candidate, baseline)."""
+    found = {}
+    for path in (site / "data" / "comparisons").glob("*.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        found[data["candidate"], data["baseline"]] = data
+    return found
+
+
+def _word(comparison: dict[str, Any], system: str) -> str:
+    """What a comparison says of ``system``: higher, lower, or not significant."""
+    p = comparison["metadata"]["p_value_holm_across_run"]
+    difference = comparison["metrics"][0]["mean_difference"]
+    if system == comparison["baseline"]:
+        difference = -difference
+    if p is None or p >= ALPHA or difference == 0:
+        return "not significant"
+    return "higher" if difference > 0 else "lower"
+
+
+# The part of an element the reader sees without scrolling anything: its box clipped by
+# every ancestor that clips (a scrolling table box) and by the viewport.
+SEEN_JS = """
+(el) => {
+  const r = el.getBoundingClientRect();
+  let left = r.left, right = r.right, top = r.top, bottom = r.bottom;
+  for (let a = el.parentElement; a; a = a.parentElement) {
+    const style = getComputedStyle(a);
+    if (style.overflowX !== 'visible' || style.overflowY !== 'visible') {
+      const b = a.getBoundingClientRect();
+      left = Math.max(left, b.left); right = Math.min(right, b.right);
+      top = Math.max(top, b.top); bottom = Math.min(bottom, b.bottom);
+    }
+  }
+  left = Math.max(left, 0); top = Math.max(top, 0);
+  right = Math.min(right, window.innerWidth); bottom = Math.min(bottom, window.innerHeight);
+  const shown = el.offsetParent !== null || getComputedStyle(el).position === 'fixed';
+  // Nor does its content spill out of it (a line too long for its card).
+  const spills = getComputedStyle(el).display !== 'inline' && el.scrollWidth > el.clientWidth + 1;
+  return {whole: shown && !spills && r.width > 0 && Math.abs(right - left - r.width) < 1.5
+                 && Math.abs(bottom - top - r.height) < 1.5,
+          text: el.innerText.replace(/\\s+/g, ' ').trim(), rect: [r.left, r.top, r.right, r.bottom]};
+}
+"""
+
+
+def _seen(page: Any, selector: str) -> dict[str, Any]:
+    """Whether the one element ``selector`` finds is whole on the screen, and its text."""
+    handle = page.query_selector(selector)
+    assert handle is not None, f"no {selector}"
+    seen: dict[str, Any] = handle.evaluate(SEEN_JS)
+    return seen
+
+
+def _no_sideways_scroll(page: Any) -> None:
+    scroll, inner = page.evaluate(
+        "() => [document.scrollingElement.scrollWidth, window.innerWidth]"
+    )
+    assert scroll <= inner, f"the page scrolls sideways: {scroll} > {inner} px"
+
+
+def _css(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+# ------------------------------------------------------------------------ item 7
+
+
+@pytest.mark.parametrize("screen", SCREENS)
+def test_index_first_screen_shows_every_headline_and_verdict(
+    browser: Browser, site: Path, screen: str
+) -> None:
+    """Each run's leaderboard, from its heading (the first run's at the top of the page),
+    shows on one screen every system's accuracy, interval and verdict; at 375 px the
+    accuracy column was below the fold and its interval cut ("72.3% [68.3%, 7")."""
+    reports = {
+        p.parent.name: json.loads(p.read_text(encoding="utf-8"))
+        for p in (site / "data" / "runs").glob("*/report.json")
+    }
+    comparisons = _comparisons(site)
+    slugs = [
+        s.removeprefix("leaderboard-")
+        for s in re.findall(r'id="(leaderboard-[^"]+)"', (site / "index.html").read_text())
+    ]
+    assert slugs[0] == "mmlu-pro-philosophy"
+    assert len(slugs) >= 3
+    with _page(browser, site / "index.html", screen, "index") as page:
+        _no_sideways_scroll(page)
+        for slug in slugs:
+            if slug != slugs[0]:
+                page.evaluate(f"() => document.getElementById('run-{slug}').scrollIntoView()")
+            table = f"#leaderboard-{slug}"
+            systems = page.eval_on_selector_all(
+                f"{table} tbody tr", "(rows) => rows.map((tr) => tr.dataset.system)"
+            )
+            assert len(systems) >= 2
+            for system in systems:
+                row = f'{table} tr[data-system="{_css(system)}"]'
+                lead = _seen(page, f"{row} td.lead")
+                verdict = _seen(page, f"{row} td[data-verdict]")
+                assert lead["whole"], (slug, system, "headline", lead)
+                assert verdict["whole"], (slug, system, "verdict", verdict)
+                if slug in reports:  # a kag run: kag stats' numbers
+                    setup = next(s for s in reports[slug]["setups"] if s["setup"] == system)
+                    assert lead["text"] == _headline(setup["overall"]), (system, lead)
+                against = [c for pair, c in comparisons.items() if pair[0] == system]
+                if not against:  # the baseline
+                    assert verdict["text"] == "the baseline", (system, verdict)
+                for c in against:
+                    assert verdict["text"].startswith(_word(c, system)), (system, verdict)
+
+
+def _setup_pages(site: Path) -> list[Path]:
+    return [
+        site / "setups" / "mmlu-pro-philosophy--llama-2-7b-hf.html",
+        site / "setups" / "mmlu-pro-philosophy--gemini-1-5-pro-002.html",
+        *sorted((site / "setups").glob("inspect-*.html"))[:1],
+    ]
+
+
+@pytest.mark.parametrize("screen", SCREENS)
+def test_setup_page_first_screen_shows_headline_and_verdict(
+    browser: Browser, site: Path, screen: str
+) -> None:
+    """A setup page opens with its accuracy, interval and what the run's comparisons say
+    of it (before, a kag setup's accuracy was in the per-dataset table only, without
+    the comparisons until far below)."""
+    report = json.loads((site / "data/runs/mmlu-pro-philosophy/report.json").read_text())
+    comparisons = _comparisons(site)
+    for path in _setup_pages(site):
+        with _page(browser, path, screen, path.stem) as page:
+            _no_sideways_scroll(page)
+            setup = page.evaluate("() => document.querySelector('h1').firstChild.textContent")
+            setup = setup.strip()
+            headline = _seen(page, f'[data-headline="{_css(setup)}"] .value')
+            verdict = _seen(page, f'[data-verdict="{_css(setup)}"]')
+            assert headline["whole"], (path.name, headline)
+            assert verdict["whole"], (path.name, verdict)
+            if path.stem.startswith("mmlu-pro"):
+                overall = next(s for s in report["setups"] if s["setup"] == setup)["overall"]
+                assert headline["text"] == _headline(overall), headline
+                mine = [c for pair, c in comparisons.items() if pair[0] == setup]
+                if mine:
+                    (c,) = mine
+                    assert verdict["text"].startswith(f"{_word(c, setup)} than {c['baseline']}")
+                else:
+                    assert verdict["text"] == "the baseline", verdict
+
+
+@pytest.mark.parametrize("screen", SCREENS)
+def test_comparison_first_screen_shows_headlines_verdict_and_whole_test(
+    browser: Browser, site: Path, screen: str
+) -> None:
+    """A comparison page opens with both systems' accuracies and intervals and the
+    verdict; its paired test shows the difference, interval, p and Holm p with no
+    sideways scrolling (at 375 px they were off-screen in a box that scrolled)."""
+    report = json.loads((site / "data/runs/mmlu-pro-philosophy/report.json").read_text())
+    comparisons = _comparisons(site)
+    paths = [site / "comparisons" / f"{LLAMA}.html", *(site / "comparisons").glob("inspect-*")]
+    for path in paths:
+        data = json.loads((site / "data" / "comparisons" / f"{path.stem}.json").read_text())
+        candidate, baseline = data["candidate"], data["baseline"]
+        with _page(browser, path, screen, path.stem) as page:
+            _no_sideways_scroll(page)
+            for system in (candidate, baseline):
+                seen = _seen(page, f'li[data-headline="{_css(system)}"]')
+                assert seen["whole"], (system, seen)
+                if path.stem.startswith("mmlu-pro"):
+                    overall = next(s for s in report["setups"] if s["setup"] == system)
+                    assert seen["text"].endswith(_headline(overall["overall"])), seen
+            verdict = _seen(page, f'[data-verdict="{_css(candidate)}"]')
+            assert verdict["whole"], verdict
+            word = _word(comparisons[candidate, baseline], candidate)
+            expected = "No significant difference" if word == "not significant" else word
+            assert expected in verdict["text"], (word, verdict)
+            page.evaluate("() => document.getElementById('paired-test').scrollIntoView()")
+            cells = page.eval_on_selector_all(
+                "#paired-test-table tbody td", "(cells) => cells.length"
+            )
+            assert cells == 8
+            for k in range(1, cells + 1):
+                seen = _seen(page, f"#paired-test-table tbody td:nth-child({k})")
+                assert seen["whole"], (k, seen)
+
+
+# ------------------------------------------------------------------------ item 8
+
+
+def _flips(site: Path) -> list[list[Any]]:
+    html = (site / "comparisons" / f"{LLAMA}.html").read_text(encoding="utf-8")
+    found = re.search(r'<script type="application/json" id="flips-data">(.*?)</script>', html, re.S)
+    assert found
+    rows: list[list[Any]] = json.loads(found.group(1))["rows"]
+    return rows
+
+
+SHOWN_JS = """
+() => Array.from(document.querySelectorAll('article.flip'))
+  .filter((a) => a.checkVisibility()).map((a) => [a.id, a.dataset.item, a.className])
+"""
+
+
+@pytest.mark.parametrize("screen", SCREENS)
+def test_flipped_items_paged_filtered_and_linked(browser: Browser, site: Path, screen: str) -> None:
+    """The 288 flipped items of Llama-2-7b vs gemini-1.5-pro: 20 side by side at a time
+    (the page was 95,706 px tall), paged, filtered by outcome, each linked from the
+    flipped-items table and from the page's contents."""
+    rows = _flips(site)
+    assert len(rows) == 288
+    gained = [r[0] for r in rows if r[1] == "correct"]
+    assert 0 < len(gained) < len(rows)
+    path = site / "comparisons" / f"{LLAMA}.html"
+    with _page(browser, path, screen, "flips") as page:
+        _no_sideways_scroll(page)
+        height = page.evaluate("() => document.scrollingElement.scrollHeight")
+        assert height < 20_000, height
+        toc = page.eval_on_selector_all("nav.toc a", "(links) => links.map((a) => a.hash)")
+        assert toc == ["#paired-test", "#forest", "#flips", "#side-by-side"]
+        assert page.eval_on_selector_all("article.flip", "(a) => a.length") == len(rows)
+        shown = page.evaluate(SHOWN_JS)
+        assert [s[1] for s in shown] == [r[0] for r in rows[:FIRST_FLIPS]]
+        page.click("#side-by-side .flip-next")
+        shown = page.evaluate(SHOWN_JS)
+        assert [s[1] for s in shown] == [r[0] for r in rows[FIRST_FLIPS : 2 * FIRST_FLIPS]]
+        page.select_option("#flip-outcome", "gained")
+        shown = page.evaluate(SHOWN_JS)
+        assert [s[1] for s in shown] == gained[:FIRST_FLIPS]
+        status = page.inner_text("#side-by-side .flip-status")
+        assert status == f"{len(gained)} of {len(rows)} items", status
+        # The last flip the candidate lost (filtered out, on the last page) from its row.
+        target = next(r for r in reversed(rows) if r[1] != "correct")
+        assert rows.index(target) >= 2 * FIRST_FLIPS
+        page.evaluate(
+            "(item) => { const pager = document.querySelector('#flips .paged-search');"
+            " pager.value = item; pager.dispatchEvent(new Event('input')); }",
+            target[0],
+        )
+        page.click(f'#flipped tbody a[href="#{target[3]}"]')
+        page.wait_for_function(
+            "(id) => document.getElementById(id).offsetParent !== null", arg=target[3]
+        )
+        seen = _seen(page, f"#{target[3]} h3")
+        assert seen["whole"], seen
+        assert seen["text"] == target[0], seen
+        assert page.input_value("#flip-outcome") == ""
+
+
+def test_flipped_items_without_scripts(browser: Browser, site: Path) -> None:
+    """With scripts off the page holds every flipped item: the first 20 shown, the
+    others in a fold that opens (no data lost), and the page is short until it does."""
+    rows = _flips(site)
+    context = browser.browser.new_context(
+        viewport={"width": SCREENS["phone"][0], "height": SCREENS["phone"][1]},
+        java_script_enabled=False,
+    )
+    context.route(
+        "**/*", lambda r: r.continue_() if r.request.url.startswith("file:") else r.abort()
+    )
+    page = context.new_page()
+    try:
+        page.goto((site / "comparisons" / f"{LLAMA}.html").as_uri(), wait_until="load")
+        try:
+            shown = page.evaluate(SHOWN_JS)
+            assert [s[1] for s in shown] == [r[0] for r in rows[:FIRST_FLIPS]]
+            height = page.evaluate("() => document.scrollingElement.scrollHeight")
+            assert height < 25_000, height
+            page.click("details.more-flips > summary")
+            shown = page.evaluate(SHOWN_JS)
+            assert [s[1] for s in shown] == [r[0] for r in rows]
+        except AssertionError as error:
+            OUTPUT.mkdir(parents=True, exist_ok=True)
+            shot = OUTPUT / "flips-no-script-phone.png"
+            page.screenshot(path=str(shot))
+            raise AssertionError(f"{error}\nscreenshot: {shot}") from error
+    finally:
+        context.close()
