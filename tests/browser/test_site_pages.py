@@ -381,3 +381,36 @@ def test_flipped_items_without_scripts(browser: Browser, site: Path) -> None:
             raise AssertionError(f"{error}\nscreenshot: {shot}") from error
     finally:
         context.close()
+
+
+# Green and red as the site's CSS variables --good and --bad resolve (site.css).
+_COLOURS_JS = """() => {
+  const root = getComputedStyle(document.documentElement);
+  const probe = (name) => { const e = document.createElement('span');
+    e.style.color = root.getPropertyValue(name); document.body.appendChild(e);
+    const c = getComputedStyle(e).color; e.remove(); return c; };
+  const good = probe('--good'), bad = probe('--bad');
+  return [...document.querySelectorAll('.flip-side')].flatMap((side) =>
+    [...side.querySelectorAll('del, ins')].map((mark) => {
+      const style = getComputedStyle(mark);
+      return {outcome: side.dataset.outcome, line: style.textDecorationLine,
+              colour: style.color, good, bad};
+    }));
+}"""
+
+
+@pytest.mark.parametrize("screen", ["desktop"])
+def test_a_right_answer_is_never_struck_through_and_colour_follows_correctness(
+    browser: Browser, site: Path, screen: str
+) -> None:
+    """Issue 26, item 4: the baseline's correct "b" was struck through in red and the
+    candidate's wrong answer underlined in green, whatever their correctness."""
+    with _page(browser, site / "comparisons" / f"{LLAMA}.html", screen, "flip-colours") as page:
+        marks = page.evaluate(_COLOURS_JS)
+        assert {m["outcome"] for m in marks} >= {"correct", "incorrect"}
+        for mark in marks:
+            assert "line-through" not in mark["line"], mark
+            if mark["outcome"] == "correct":
+                assert mark["colour"] == mark["good"], mark
+            elif mark["outcome"] == "incorrect":
+                assert mark["colour"] == mark["bad"], mark

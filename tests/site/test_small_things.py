@@ -35,3 +35,14 @@ def test_a_setup_that_never_retrieves_never_fails_to_retrieve() -> None:
     for path in Path(example.results).rglob("native-*.json"):
         body = json.loads(path.read_text("utf-8"))
         assert not str(body.get("error", "")).startswith("Retrieval"), path
+
+
+def test_flipped_items_say_how_they_were_graded(site: Path) -> None:
+    """A kag run's flipped item read '"Answer: b" incorrect against expected "b"' with no
+    word of kag's rule (the trimmed response must be the answer key)."""
+    pages = sorted((site / "comparisons").glob("*.html"))
+    assert pages
+    for page in pages:
+        html = page.read_text("utf-8")
+        assert 'id="graded-how"' in html, page.name
+        assert "trimmed of Unicode white space, it equals the question" in html
