@@ -270,6 +270,10 @@ class Fixed:
     identity: Mapping[str, Any] = field(default_factory=lambda: {"kind": "fixed"})
     blocking: bool = False
 
+    @property
+    def scales(self) -> dict[str, str]:
+        return dict.fromkeys(self.criteria, "interval")  # every criterion on one scale
+
     def judge(self, item: AnswerItem) -> Judgement:
         value = self.scores[item.identifier]
         return Judgement({} if value is None else {self.criteria[0]: value})

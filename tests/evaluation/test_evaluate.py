@@ -38,6 +38,10 @@ class Scripted:
     active: list[int] = field(default_factory=lambda: [0, 0])
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    @property
+    def scales(self) -> dict[str, str]:
+        return dict.fromkeys(self.criteria, "interval 0..1")
+
     def judge(self, item: AnswerItem) -> Judgement:
         with self.lock:
             self.active[0] += 1

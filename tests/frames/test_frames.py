@@ -252,7 +252,8 @@ def test_latex_comparison_says_how_p_was_computed_and_over_which_family() -> Non
 
 def test_agreement_frame_counts_single_score_judges() -> None:
     # Rule judges score one criterion each ("score"), so their metrics are their names alone:
-    # the frame counted 0 judges for their alpha. The report now records whom alpha compared.
+    # the frame counted 0 judges for their alpha. The report now records whom alpha compared:
+    # the two 0/1 judges, and token F1 (0..1) apart (issue 26, item 2).
     from kagreport.evaluation import (
         AnswerEvaluation,
         AnswerItem,
@@ -266,7 +267,7 @@ def test_agreement_frame_counts_single_score_judges() -> None:
     items = [AnswerItem(f"q{i}", "?", a, "Paris") for i, a in enumerate(["Paris", "Lyon", "x"])]
     evaluation = evaluate_answers(items, [ExactMatch(), TokenF1(), Contains("Paris")])
     frame = agreement_frame(evaluation)
-    assert frame["judges"].tolist() == [3]
+    assert frame["judges"].tolist() == [2, 1]
     again = AnswerEvaluation.from_dict(json.loads(evaluation.dumps("json")))
     assert again.agreement_judges == evaluation.agreement_judges
-    assert agreement_frame(again)["judges"].tolist() == [3]
+    assert agreement_frame(again)["judges"].tolist() == [2, 1]

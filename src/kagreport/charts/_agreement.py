@@ -168,10 +168,12 @@ def agreement_chart(
 def criterion_ratings(evaluation: AnswerEvaluation, criterion: str) -> dict[str, np.ndarray]:
     """Judge -> its per-item scores on ``criterion`` (NaN where undefined), in item order.
 
-    A judge with several criteria scores ``criterion`` through its metric
-    ``<judge>.<criterion>``. A judge with a single criterion has the metric ``<judge>``, which
+    The judges are those whose metrics the alpha compared (``agreement_judges``: one criterion
+    on one scale). A report written before they were recorded falls back on the names: a
+    judge with several criteria scores ``criterion`` through its metric
+    ``<judge>.<criterion>``; a judge with a single criterion has the metric ``<judge>``, which
     does not name the criterion: it is included when ``criterion`` is the evaluation's only
-    criterion (then every judge scores it), and left out otherwise.
+    criterion, and left out otherwise.
 
     Raises
     ------
@@ -181,6 +183,18 @@ def criterion_ratings(evaluation: AnswerEvaluation, criterion: str) -> dict[str,
     if criterion not in evaluation.agreement:
         known = ", ".join(map(repr, evaluation.agreement)) or "none"
         raise ValueError(f"no judge criterion {criterion!r} in this evaluation (criteria: {known})")
+    compared = evaluation.agreement_judges.get(criterion)
+    if compared is not None:
+        # Metric -> its judge: the metric itself, or "<judge>.<criterion>" (longest judge name).
+        owners = {
+            metric: max(
+                (j for j in evaluation.judges if metric == j or metric.startswith(j + ".")),
+                key=len,
+                default=metric,
+            )
+            for metric in compared
+        }
+        return {owners[m]: evaluation.per_item(m) for m in compared if m in evaluation.metrics}
     only = len(evaluation.agreement) == 1
     ratings: dict[str, np.ndarray] = {}
     for judge in evaluation.judges:

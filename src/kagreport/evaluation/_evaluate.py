@@ -17,7 +17,13 @@ from kagreport.evaluation._agreement import LEVELS
 from kagreport.evaluation._items import AnswerItem, RetrievalItem
 from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation, mean_scores
 from kagreport.evaluation._retrieval import DEFAULT_KS, retrieval_scores
-from kagreport.evaluation.judges._protocol import Judge, JudgeFailure, Judgement, Usage
+from kagreport.evaluation.judges._protocol import (
+    Judge,
+    JudgeFailure,
+    Judgement,
+    Usage,
+    declared_scale,
+)
 
 __all__ = ["current_stop", "evaluate_answers", "evaluate_retrieval", "metric_name"]
 
@@ -218,7 +224,8 @@ def evaluate_answers(
     cache : JudgeCache or path, optional
         A response cache given to every judge that takes one (``with_cache``).
     agreement_level : {"interval", "nominal", "ordinal", "ratio"}
-        Level of Krippendorff's alpha between judges sharing a criterion.
+        Level of Krippendorff's alpha between judges sharing a criterion and its scale
+        (``scales``; judges on different scales, or declaring none, are not compared).
     agreement_resamples : int
         Bootstrap resamples (over items) for the alpha intervals; 0 skips them.
     seed : int
@@ -393,22 +400,57 @@ def _agreement(
 ) -> tuple[
     dict[str, float], dict[str, tuple[float, float]], dict[str, str], dict[str, tuple[str, ...]]
 ]:
-    """Alpha per criterion over the judges that score it (coders = judges, units = items),
-    its bootstrap interval, why alpha (or its interval) is missing where it is, and the
-    judges' metrics each criterion compared."""
+    """Alpha per criterion and scale over the judges that score it (coders = judges, units =
+    items), its bootstrap interval, why alpha (or its interval) is missing where it is, and the
+    judges' metrics each alpha compared.
+
+    Judges are coders of one alpha only when they declare the same criterion on the same scale
+    (:func:`~kagreport.evaluation.judges._protocol.declared_scale`): a 0/1 exact match, a token
+    F1 and a 1-5 rating, all named ``"score"``, answer different questions. A criterion scored
+    on one scale keeps its name as key; one scored on several has a key per scale,
+    ``"<criterion> (<scale>)"``.
+    """
     from kagreport.evaluation._agreement import compute_agreement
 
-    by_criterion: dict[str, list[str]] = {}
+    scales: dict[str, dict[str | None, list[str]]] = {}  # criterion -> scale -> metrics
     for judge in judges:
         for criterion in judge.criteria:
-            by_criterion.setdefault(criterion, []).append(metric_name(judge, criterion))
+            scale = declared_scale(judge, criterion)
+            scales.setdefault(criterion, {}).setdefault(scale, []).append(
+                metric_name(judge, criterion)
+            )
+    by_criterion: dict[str, list[str]] = {}
+    explained: dict[str, str] = {}  # key -> why these judges are apart from the others
+    for criterion, groups in scales.items():
+        for scale, metrics in groups.items():
+            shown = scale or "no scale declared"
+            key = criterion if len(groups) == 1 else f"{criterion} ({shown})"
+            by_criterion[key] = metrics
+            others = "; ".join(
+                f"{other or 'no scale declared'} ({', '.join(judged)})"
+                for other, judged in groups.items()
+                if other != scale
+            )
+            if (scale is not None and len(metrics) > 1) or (not others and len(metrics) == 1):
+                continue  # alpha is computed, or the usual "one judge" says why not
+            why = (
+                f"no scale declared ({', '.join(metrics)})"
+                if scale is None
+                else f"one judge on {scale} ({metrics[0]})"
+            )
+            if others:
+                why += f"; {criterion!r} is also scored on {others}"
+            explained[key] = (
+                f"{why}: alpha compares only judges that declare the same criterion on the "
+                "same scale"
+            )
     agreement: dict[str, float] = {}
     intervals: dict[str, tuple[float, float]] = {}
     notes: dict[str, str] = {}
     for criterion, metrics in by_criterion.items():
-        if len(metrics) < 2:
+        if len(metrics) < 2 or criterion in explained:
             agreement[criterion] = math.nan
-            notes[criterion] = f"one judge ({metrics[0]})"
+            notes[criterion] = explained.get(criterion, f"one judge ({metrics[0]})")
             continue
         data = [[item.scores.get(metric) for item in items] for metric in metrics]
         try:

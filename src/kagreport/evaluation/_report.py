@@ -217,8 +217,10 @@ class AnswerEvaluation(_ReportMixin):
     judges : Mapping[str, Any]
         Judge name -> identity (everything that determines its verdicts).
     agreement : Mapping[str, float]
-        Judge criterion -> Krippendorff's alpha between the judges that score it;
-        NaN with fewer than two judges, no pairable item or no variation
+        Judge criterion -> Krippendorff's alpha between the judges that score it on the
+        same scale (their ``scales``); a criterion scored on several scales has one entry
+        per scale, ``"<criterion> (<scale>)"``. NaN with fewer than two judges on that
+        criterion and scale, judges that declare no scale, no pairable item or no variation
         (``agreement_notes`` says which).
     usage : Mapping[str, Mapping[str, int]]
         Judge name -> ``responses``, ``cached_responses``, ``input_tokens``,

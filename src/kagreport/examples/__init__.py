@@ -21,7 +21,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -163,13 +163,15 @@ class PublishedVerdicts:
     """A judge that replays published verdicts (no model is called).
 
     ``verdicts`` maps item identifier -> criterion -> score; an item or a
-    criterion it lacks is undefined for this judge.
+    criterion it lacks is undefined for this judge. ``scales`` maps criterion ->
+    the scale the verdicts were given on (``"nominal 0/1"``, ``"ordinal 1-10"``).
     """
 
     name: str
     verdicts: Mapping[str, Mapping[str, float]]
     criteria: tuple[str, ...]
     identity: Mapping[str, Any]
+    scales: Mapping[str, str] = field(default_factory=dict)
     blocking = False
 
     def judge(self, item: AnswerItem) -> Judgement:
@@ -229,6 +231,11 @@ def llmbar_natural(*, agreement_resamples: int = 1000) -> AnswerEvaluation:
             name=judge,
             verdicts=judges.get(judge, {}),
             criteria=tuple(criteria[judge]),
+            # A pick is right or wrong; a rating is from 1 to 10 (stored as (x - 1) / 9).
+            scales={
+                c: "nominal 0/1" if c in ("swap_false", "swap_true") else "ordinal 1-10"
+                for c in criteria[judge]
+            },
             identity={
                 "kind": "published",
                 "source": "princeton-nlp/LLMBar",

@@ -345,7 +345,10 @@ def metrics_frame(evaluation: AnswerEvaluation | RetrievalEvaluation) -> pd.Data
 
 
 def agreement_frame(evaluation: AnswerEvaluation) -> pd.DataFrame:
-    """One row per judge criterion: criterion, alpha, low, high (bootstrap interval), judges."""
+    """One row per judge criterion (per criterion and scale when judges score it on several):
+    criterion, alpha, low, high (bootstrap interval), judges, note (why alpha or its interval
+    is missing, :meth:`~kagreport.evaluation.AnswerEvaluation.agreement_note`; ``""`` when
+    both are there)."""
     judges_per = {
         criterion: len(evaluation.agreement_judges[criterion])
         if criterion in evaluation.agreement_judges
@@ -368,9 +371,10 @@ def agreement_frame(evaluation: AnswerEvaluation) -> pd.DataFrame:
                 "low": float(low),
                 "high": float(high),
                 "judges": judges_per[criterion],
+                "note": evaluation.agreement_note(criterion),
             }
         )
-    return pd.DataFrame(rows, columns=["criterion", "alpha", "low", "high", "judges"])
+    return pd.DataFrame(rows, columns=["criterion", "alpha", "low", "high", "judges", "note"])
 
 
 def comparison_frame(

@@ -124,10 +124,10 @@ def test_item_options_give_the_valid_letters() -> None:
 
 
 def test_identity_carries_the_extraction_version() -> None:
-    # Version 2 changed what is extracted; cached or stored judgements of version 1 differ.
+    # Versions 2 and 3 changed what is extracted; stored judgements of earlier ones differ.
     assert OptionExtraction().identity == {
         "kind": "option_extraction",
-        "version": 2,
+        "version": 3,
         "letters": "ABCDEFGHIJ",
     }
     assert OptionMatch().identity["version"] == 1
@@ -181,3 +181,37 @@ def test_long_answers_take_linear_time(text: str) -> None:
 )
 def test_adversarial_phrasings(response: str, expected: tuple[str, ...]) -> None:
     assert read_option(response, "ABCD") == expected
+
+
+# Issue 26, item 6: a letter that is no option of the question (a ten-option letter for a
+# four-option question) is not an answer to it: never credited, never mapped to another option.
+OUTSIDE = [
+    ("The answer is (J)", ()),
+    ("Answer: J\nB", ()),  # the declaration decides; the lone "B" line does not stand in
+    ("The answer is (J)\nB", ()),
+    ("Answer: B\nThe answer is J", ()),  # the last declaration wins, and names no option
+    ("B\nThe answer is J", ()),
+    ("J\nB", ()),  # lone lines must agree: J and B do not
+    ("(J) first\n(B) second", ()),  # mentions must agree
+    ("I pick E.", ()),
+    ("The answer is (B)\nJ", ("B",)),  # the declaration decides; the lone "J" is weaker
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), OUTSIDE)
+def test_a_letter_outside_the_options_names_no_option(text: str, expected: tuple[str, ...]) -> None:
+    assert read_option(text, AD) == expected
+    assert extract_option(text, AD) == (expected[0] if expected else None)
+
+
+def test_a_letter_outside_the_options_is_never_credited() -> None:
+    judge = OptionExtraction()
+    options = {"options": {"A": "w", "B": "x", "C": "y", "D": "z"}}
+    for text, reference in [("The answer is (J)\nB", "B"), ("The answer is (J)", "J")]:
+        judgement = judge.judge(AnswerItem("q", "Q", text, reference, metadata=options))
+        assert judgement.scores == {"score": 0.0}, text
+        assert judgement.verdict == "not an option: J", text
+    # The same letters on a ten-option question are an answer.
+    judgement = judge.judge(AnswerItem("q", "Q", "The answer is (J)", "J"))
+    assert (judgement.scores, judgement.verdict) == ({"score": 1.0}, "J")
+    assert option_verdict(("B", "K"), AD) == "not an option: K"

@@ -63,7 +63,15 @@ from kagreport._errors import KagreportError
 from kagreport.evaluation._items import AnswerItem
 from kagreport.evaluation.judges._cache import JudgeCache
 from kagreport.evaluation.judges._client import _NO_KEY, _ChatClient, _is_openai
-from kagreport.evaluation.judges._protocol import JudgeFailure, Judgement, Usage, identity_hash
+from kagreport.evaluation.judges._protocol import (
+    BINARY_SCALE,
+    JudgeFailure,
+    Judgement,
+    Usage,
+    identity_hash,
+    range_scale,
+    rating_scale,
+)
 from kagreport.evaluation.judges._sandbox import _compile, _environment, _render
 from kagreport.evaluation.judges._settings import _check_settings
 from kagreport.evaluation.judges._verdict import (
@@ -293,6 +301,20 @@ class LLMJudge(_ChatClient):
     def criteria(self) -> tuple[str, ...]:
         """The score names (one, except for JSON verdicts with several keys)."""
         return self._criteria
+
+    @property
+    def scales(self) -> dict[str, str]:
+        """Criterion -> the scale the model is asked to score it on: ``"nominal 0/1"``
+        (binary), ``"ordinal 1-5"``, ``"ordinal 1-10"``, or ``"interval <low>..<high>"`` (JSON,
+        its ``score_range``), whatever the [0, 1] number it is stored as. Judges are compared
+        by Krippendorff's alpha only on the same criterion and scale."""
+        if self._scale == "binary":
+            scale = BINARY_SCALE
+        elif self._scale == "json":
+            scale = range_scale(*self._score_range)
+        else:
+            scale = rating_scale(int(self._scale.split("-")[1]))
+        return dict.fromkeys(self._criteria, scale)
 
     @property
     def identity(self) -> dict[str, Any]:

@@ -12,12 +12,30 @@ from kagreport._errors import KagreportError
 from kagreport.evaluation._items import AnswerItem
 
 __all__ = [
+    "BINARY_SCALE",
     "Judge",
     "JudgeFailure",
     "Judgement",
     "Usage",
+    "declared_scale",
     "identity_hash",
+    "range_scale",
+    "rating_scale",
 ]
+
+#: The scale of a score that is 1 (right) or 0 (wrong): two categories.
+BINARY_SCALE = "nominal 0/1"
+
+
+def rating_scale(top: int) -> str:
+    """The scale of a rating from 1 to ``top`` (an ordinal level), e.g. ``"ordinal 1-5"``."""
+    return f"ordinal 1-{top}"
+
+
+def range_scale(low: float, high: float) -> str:
+    """The scale of a number anywhere from ``low`` to ``high`` (an interval level), e.g.
+    ``"interval 0..1"``."""
+    return f"interval {low:g}..{high:g}"
 
 
 @dataclass
@@ -109,6 +127,14 @@ class Judge(Protocol):
     identity : Mapping[str, Any]
         Everything that determines its verdicts (kind, model, endpoint, prompt
         hash, temperature, seed, scale, version); JSON-compatible.
+    scales : Mapping[str, str], optional
+        Criterion -> the scale it is scored on, as the judge asked or computed it:
+        its level of measurement and its values, e.g. ``"nominal 0/1"`` (right or
+        wrong), ``"interval 0..1"`` (token F1), ``"ordinal 1-5"`` (a 1-5 rating,
+        whatever number it is stored as). Not required by the protocol, but
+        Krippendorff's alpha compares only judges that declare the same criterion
+        on the same scale (equal text); a judge that declares none is compared
+        with no other (:func:`declared_scale`).
 
     ``judge(item)`` returns a :class:`Judgement` or raises :class:`JudgeFailure`
     (any other exception is also counted as a failure). It may be called from
@@ -125,6 +151,16 @@ class Judge(Protocol):
     def identity(self) -> Mapping[str, Any]: ...
 
     def judge(self, item: AnswerItem) -> Judgement: ...
+
+
+def declared_scale(judge: Judge, criterion: str) -> str | None:
+    """The scale ``judge`` declares for ``criterion`` (its ``scales`` entry), or None when it
+    declares none (no ``scales`` mapping, no entry, or not a non-empty string)."""
+    scales = getattr(judge, "scales", None)
+    if not isinstance(scales, Mapping):
+        return None
+    scale = scales.get(criterion)
+    return scale if isinstance(scale, str) and scale else None
 
 
 def identity_hash(value: Any) -> str:

@@ -2,7 +2,8 @@
 token F1 and option extraction from free text.
 
 All are deterministic, cost nothing and score in [0, 1]. Each has one
-criterion, ``"score"``, so its metric is named after the judge.
+criterion, ``"score"``, so its metric is named after the judge. Its scale is
+``"nominal 0/1"`` (right or wrong), except :class:`TokenF1`'s ``"interval 0..1"``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from kagreport.evaluation._items import AnswerItem
-from kagreport.evaluation.judges._protocol import JudgeFailure, Judgement
+from kagreport.evaluation.judges._protocol import (
+    BINARY_SCALE,
+    JudgeFailure,
+    Judgement,
+    range_scale,
+)
 from kagreport.grading import WHITE_SPACE, grade_response
 
 __all__ = [
@@ -57,6 +63,7 @@ class _RuleJudge:
     name: str
     blocking: ClassVar[bool] = False  # fast and local: evaluate_answers runs it inline
     kind: ClassVar[str] = ""
+    scale: ClassVar[str] = BINARY_SCALE
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -65,6 +72,11 @@ class _RuleJudge:
     @property
     def criteria(self) -> tuple[str, ...]:
         return ("score",)
+
+    @property
+    def scales(self) -> Mapping[str, str]:
+        """Criterion -> its scale (see :class:`~kagreport.evaluation.judges.Judge`)."""
+        return {"score": self.scale}
 
     @property
     def identity(self) -> Mapping[str, Any]:
@@ -125,6 +137,7 @@ class TokenF1(_RuleJudge):
 
     name: str = "token_f1"
     kind: ClassVar[str] = "token_f1"
+    scale: ClassVar[str] = range_scale(0, 1)
 
     def judge(self, item: AnswerItem) -> Judgement:
         predicted = normalize_answer(_answer(item)).split()
@@ -201,8 +214,9 @@ class Contains(_RuleJudge):
 
 
 # Option extraction (PITFALLS.md B1, B4; issue #10). Four patterns, strongest first; the
-# strongest that names a valid option decides. Nothing reaches across a line break.
-_EXTRACTION_VERSION = 2  # version 1 took articles and pronouns and had no ambiguity rule
+# strongest that names a letter decides. Nothing reaches across a line break.
+_EXTRACTION_VERSION = 3  # 1 took articles and pronouns, had no ambiguity rule; 2 skipped letters
+# that are no option (a "J" among A-D) and let a weaker pattern decide (issue 26)
 # Markdown and LaTeX decoration around an option, and zero-width characters inside a line.
 _WRAPPERS = str.maketrans(
     {"*": " ", "_": " ", "$": " ", "`": " "}
@@ -274,20 +288,17 @@ _ALONE = re.compile(
 )
 
 
-def _names(line: str, start: int, end: int, valid: set[str]) -> tuple[str, ...]:
-    """The distinct valid option letters named in ``line[start:end]``, in order, upper case.
+def _names(line: str, start: int, end: int) -> tuple[str, ...]:
+    """The distinct option letters named in ``line[start:end]``, in order, upper case.
 
     An option that is rejected ends the list: "(B), and (C) is wrong" names B, "C is wrong"
-    nothing. A list
-    holding a letter that is no option of the item names none: it is not a list of options
-    ("I/O bound", "A or E" among A-D).
+    nothing. Letters that are no option of the item are kept: such an answer names something
+    else than an option, and :func:`read_option` says so rather than look further (issue 26).
     """
     found: dict[str, None] = {}
     for match in _LETTER_RE.finditer(line, start, end):
         if _REJECTED.match(line, match.end()) is not None:
             break  # first of all: "Answer: C is wrong" names nothing
-        if match.group().upper() not in valid:
-            return ()
         found[match.group().upper()] = None
     return tuple(found)
 
@@ -298,10 +309,22 @@ def read_option(text: str, letters: str = "ABCDEFGHIJ") -> tuple[str, ...]:
     Returns
     -------
     tuple of str
-        Empty when no pattern names a valid option; one letter for a committed answer;
-        several (in order of appearance) when the deciding pattern is ambiguous.
+        Empty when no pattern names an option, or when the deciding pattern names a letter
+        outside ``letters``; one letter for a committed answer; several (in order of
+        appearance) when the deciding pattern is ambiguous.
     """
+    names = _read_letters(text)
     valid = {c.upper() for c in letters}
+    return names if valid.issuperset(names) else ()
+
+
+def _read_letters(text: str) -> tuple[str, ...]:
+    """The letters the strongest pattern of ``text`` names, options of the item or not.
+
+    A letter that is no option of the item still decides: "The answer is (J)" to a question
+    with options A-D answers another question, and no weaker pattern or other line stands in
+    for it (issue 26).
+    """
     clean = "".join(_FULL_WIDTH.get(ch, ch) for ch in text.translate(_WRAPPERS))
     clean = _LATEX_LETTER.sub(r"\1", clean)
     declared: tuple[str, ...] = ()
@@ -311,23 +334,23 @@ def read_option(text: str, letters: str = "ABCDEFGHIJ") -> tuple[str, ...]:
     for line in _LINE_BREAK.split(clean):
         for match in _DECLARATION.finditer(line):
             names = _NAMES_RE.match(line, match.end())
-            if names is not None and (found := _names(line, names.start(), names.end(), valid)):
+            if names is not None and (found := _names(line, names.start(), names.end())):
                 declared = found
         choices: list[tuple[int, tuple[str, ...]]] = []
         for match in _CHOICE.finditer(line):
             names = _NAMES_RE.match(line, match.end())
-            if names is not None and (found := _names(line, names.start(), names.end(), valid)):
+            if names is not None and (found := _names(line, names.start(), names.end())):
                 choices.append((match.start(), found))
         for match in _CORRECT.finditer(line):
             names = _NAMES_BEFORE.search(line, max(0, match.start() - _LOOK_BACK), match.start())
-            if names is not None and (found := _names(line, names.start(), names.end(), valid)):
+            if names is not None and (found := _names(line, names.start(), names.end())):
                 choices.append((names.start(), found))
         if choices:
             chosen = max(choices)[1]
         if declared or chosen:
             continue  # weaker patterns cannot decide any more; keep reading for later lines
         if _ALONE.fullmatch(line) is not None:
-            alone.update(dict.fromkeys(_names(line, 0, len(line), valid)))
+            alone.update(dict.fromkeys(_names(line, 0, len(line))))
             continue
         # (position, whether it needs two options): the line's head, then each either/both.
         heads = [(m.start(), True) for m in _HEDGE.finditer(line)]
@@ -337,7 +360,7 @@ def read_option(text: str, letters: str = "ABCDEFGHIJ") -> tuple[str, ...]:
             names = _NAMES_RE.match(line, at)
             if names is None or _REJECTED.match(line, names.end()) is not None:
                 continue
-            found = _names(line, names.start(), names.end(), valid)
+            found = _names(line, names.start(), names.end())
             if not hedge or len(found) > 1:
                 mentioned.update(dict.fromkeys(found))
     for deciding in (declared, chosen, tuple(mentioned), tuple(alone)):
@@ -351,8 +374,10 @@ def extract_option(text: str, letters: str = "ABCDEFGHIJ") -> str | None:
 
     Markdown/LaTeX wrappers (``*``, ``_``, ``$``, backticks) are removed first and
     full-width letters fold to ASCII. Then four patterns are tried, strongest first;
-    the strongest one that names a valid option decides, and no pattern reaches
-    across a line break:
+    the strongest one that names a letter decides, and no pattern reaches across a
+    line break. When that letter is not among ``letters`` (``The answer is (J)`` to a
+    question with options A-D) the answer names no option of this question: ``None``,
+    never a weaker pattern's or another line's option:
 
     1. **Declaration**: ``answer:`` (or ``-``), ``answer is``/``would be``/``should be``,
        ``the correct option is``, ``答案：``, ``\\boxed{``, followed by the option.
@@ -375,8 +400,8 @@ def extract_option(text: str, letters: str = "ABCDEFGHIJ") -> str | None:
     stands alone: not inside a word (``Answer: Answer: C`` gives C), an abbreviation
     (``e.g.``) or a contraction (``I'm``); ``A``/``I`` followed by a word are the
     article and the pronoun (``a good choice``, ``I think``) unless the word is one
-    that follows an option (``is``, ``because``, ``or``, ...). Letters outside
-    ``letters`` are ignored (``Answer: $5`` gives none).
+    that follows an option (``is``, ``because``, ``or``, ...). ``Answer: $5`` names no
+    letter.
 
     Letters are matched case-insensitively and returned in upper case.
     Decision: full-width letters (``Ｂ``) count as their ASCII letter, as in
@@ -394,9 +419,15 @@ def extract_option(text: str, letters: str = "ABCDEFGHIJ") -> str | None:
     return names[0] if len(names) == 1 else None
 
 
-def option_verdict(names: tuple[str, ...]) -> str:
-    """The verdict text for :func:`read_option`'s result: the letter, ``"no option found"``
-    or ``"ambiguous: names A and C"``."""
+def option_verdict(names: tuple[str, ...], letters: str | None = None) -> str:
+    """The verdict text for the letters an answer names (:func:`read_option`'s result): the
+    letter, ``"no option found"``, ``"ambiguous: names A and C"``, or, given the valid
+    ``letters``, ``"not an option: J"`` for letters outside them."""
+    if letters is not None:
+        valid = {c.upper() for c in letters}
+        outside = [name for name in names if name not in valid]
+        if outside:
+            return f"not an option: {', '.join(outside)}"
     if not names:
         return NO_OPTION
     if len(names) == 1:
@@ -410,10 +441,12 @@ class OptionExtraction(_RuleJudge):
     with the reference key, ignoring case.
 
     Score 1 when they agree, 0 otherwise, including when no option is found (then
-    the verdict is ``"no option found"``) and when the answer is ambiguous (then the
-    verdict is ``"ambiguous: names A and C"``); else the verdict is the extracted
-    letter. Valid letters are the item's single-letter ``metadata["options"]`` keys
-    when it has any, else ``letters``. Fails without a reference.
+    the verdict is ``"no option found"``), when the answer is ambiguous (then the
+    verdict is ``"ambiguous: names A and C"``) and when it names a letter that is no
+    option of the item (then the verdict is ``"not an option: J"``; never credited,
+    never read as another option); else the verdict is the extracted letter. Valid
+    letters are the item's single-letter ``metadata["options"]`` keys when it has any,
+    else ``letters``. Fails without a reference.
     """
 
     name: str = "option_extraction"
@@ -441,6 +474,13 @@ class OptionExtraction(_RuleJudge):
             if isinstance(options, Mapping)
             else []
         )
-        names = read_option(_answer(item), "".join(keys) or self.letters)
-        score = len(names) == 1 and names[0].lower() == reference.strip(WHITE_SPACE).lower()
-        return self._judgement(float(score), option_verdict(names))
+        valid = "".join(keys) or self.letters
+        names = _read_letters(_answer(item))
+        # Credit only a valid option: "J" answers another question than this A-D one, even
+        # when its reference is (wrongly) "J".
+        score = (
+            len(names) == 1
+            and names[0] in valid.upper()
+            and names[0].lower() == reference.strip(WHITE_SPACE).lower()
+        )
+        return self._judgement(float(score), option_verdict(names, valid))
