@@ -695,8 +695,8 @@ def test_comparison_view_shows_the_sites_numbers_for_the_same_pair(
                 + document["metadata"]["items_only_in_baseline"]
             )
             assert p_value_text(site["p_value"]) in view.table_html
-            assert list(view.flips["identifier"]) == [item for item, _, _ in flips]
-            winners = {item: mine == "correct" for item, mine, _ in flips}
+            assert list(view.flips["identifier"]) == [item for item, *_ in flips]
+            winners = {item: mine == "correct" for item, mine, *_ in flips}
             assert {
                 row["identifier"]: row["flipped_to"] == "candidate"
                 for _, row in view.flips.iterrows()
