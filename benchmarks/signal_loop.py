@@ -1,0 +1,98 @@
+"""SIGTERM or SIGINT to a command's process group at random moments, a bounded number of
+tries per command: each must end within 3 s with 0 (it finished first), 130 or 143, print
+no traceback, leave no process of its group and no half-written output.
+
+Run: ``.venv/bin/python benchmarks/signal_loop.py [SEED] [TRIES]`` (the 50,000-question
+tree comes from ``benchmarks/bench_stats.py``; without it that command is skipped).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+KAGREPORT = str(Path(sys.executable).parent / "kagreport")
+DATA = ROOT / "tests" / "data" / "sources"
+BIG = ROOT / "benchmarks" / "_data" / "stats-50000"
+LOGS = sorted((ROOT / "src" / "kagreport" / "examples" / "inspect-popularity").glob("*.eval"))
+
+
+def commands(out: Path) -> dict[str, list[str]]:
+    found = {
+        "convert": [KAGREPORT, "convert", str(DATA / "inspect" / "inspect-0.3.285"), "-o",
+                    str(out / "run.json")],
+        "convert-eee": [KAGREPORT, "convert", str(DATA / "lm-eval" / "lm-eval-0.4.13" / "output"),
+                        "-o", str(out / "x.eee")],
+        "site": [KAGREPORT, "site", "build", "--run", str(DATA / "helm" / "real" / "tiny25"),
+                 "-o", str(out / "site")],
+        "compare": [KAGREPORT, "compare", str(LOGS[0]), str(LOGS[1]), "--shared"],
+    }  # fmt: skip
+    if BIG.is_dir():
+        tree = [str(BIG / "results"), "-d", str(BIG / "datasets.json")]
+        found["convert-kag-50k"] = [KAGREPORT, "convert", *tree, "-o", str(out / "big.json")]
+    return found
+
+
+def main() -> int:
+    seed = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    tries = int(sys.argv[2]) if len(sys.argv) > 2 else 8
+    rng = random.Random(seed)
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        for name, command in commands(out).items():
+            for attempt in range(tries):
+                shutil.rmtree(out, ignore_errors=True)
+                out.mkdir()
+                sig = rng.choice([signal.SIGTERM, signal.SIGINT])
+                delay = rng.uniform(0.05, 2.5)
+                process = subprocess.Popen(
+                    command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    start_new_session=True,
+                )  # fmt: skip
+                time.sleep(delay)
+                sent = time.monotonic()
+                with contextlib.suppress(ProcessLookupError):  # it finished first
+                    os.killpg(process.pid, sig)
+                try:
+                    _, err = process.communicate(timeout=10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.communicate()
+                    print(f"{name} try {attempt}: still running 10 s after {sig.name}")
+                    bad += 1
+                    continue
+                took = time.monotonic() - sent
+                text = err.decode(errors="replace")
+                group = subprocess.run(
+                    ["pgrep", "-g", str(process.pid)], capture_output=True, text=True, check=False
+                ).stdout.split()
+                hidden = [p.name for p in out.rglob("*") if p.name.startswith(".")]
+                ok = (
+                    process.returncode in (0, 130, 143, -signal.SIGTERM)
+                    and "Traceback" not in text
+                    and took < 3
+                    and not group
+                    and not hidden
+                )
+                bad += not ok
+                print(
+                    f"{name:16} try {attempt} {sig.name:7} at {delay:4.2f} s: exit "
+                    f"{process.returncode:4} {took:4.2f} s after it"
+                    f"{'' if ok else ' BAD'}"
+                )
+    print(f"{bad} bad")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
