@@ -104,3 +104,69 @@ def test_views_share_the_formatter() -> None:
 )
 def test_is_proportion(name: str, values: list[object], expected: bool) -> None:
     assert _format.is_proportion(name, values) is expected
+
+
+# One convention per kind of number (issue #26 item 5). Expected strings are written out by
+# hand from the convention in the module docstring, not produced by the code under test.
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (0.0412, "0.0412"),
+        (1.23, "1.23"),
+        (12.345, "12.3"),
+        (1104.991, "1,105"),  # mean context bytes: no "1104.991"
+        (9.996, "10.0"),  # rounds up a digit: still three significant digits
+        (99.95, "100"),
+        (123456.7, "123,457"),  # the integer part in full
+        (0.000123, "0.000123"),
+        (0, "0"),
+        (0.0, "0"),
+        (1105, "1,105"),
+        (-3.21, "\u22123.21"),
+        (math.nan, MISSING),
+    ],
+)
+def test_quantities_have_three_significant_digits_and_full_integers(
+    value: float, shown: str
+) -> None:
+    assert _format.quantity(value) == shown
+
+
+def test_scores_and_differences_have_one_style_per_kind() -> None:
+    assert _format.score(0.72549) == "0.725"
+    assert _format.score(-0.04) == "\u22120.040"
+    assert _format.score_interval(0.725, 0.69, 0.76) == "0.725 [0.690, 0.760]"
+    # The two rows of issue #26 item 5, as they now read side by side.
+    assert _format.difference_interval(-0.106, -0.146, -0.066, proportion=True) == (
+        "\u221210.6 pp [\u221214.6, \u22126.6]"
+    )
+    assert _format.difference_interval(-0.25, -0.5, 0.0, proportion=False) == (
+        "\u22120.250 [\u22120.500, 0.000]"
+    )
+    assert _format.difference(0.25, proportion=False) == "+0.250"
+    assert _format.difference(0.0, proportion=True) == "0.0 pp"
+
+
+def test_a_metric_reads_as_its_kind() -> None:
+    # "Mean match 0.8000" for a 0/1 metric was issue #26's example: a proportion is a percentage.
+    assert _format.metric("match", 0.8, [1, 1, 1, 1, 0]) == "80.0%"
+    assert _format.metric("hit@5", 0.5) == "50.0%"  # the metric before "@" decides
+    assert _format.metric("mrr", 0.72549, [0.5, 1.0, 0.33]) == "0.725"
+    assert _format.metric_interval("accuracy", 0.723, 0.683, 0.761) == "72.3% [68.3%, 76.1%]"
+    assert _format.metric_interval("f1", 0.5, 0.25, 0.75, [0.5, 0.25]) == "0.500 [0.250, 0.750]"
+
+
+@pytest.mark.parametrize(
+    ("n", "noun", "many", "shown"),
+    [
+        (1, "judge", None, "1 judge"),
+        (0, "judge", None, "0 judges"),
+        (2, "judge", None, "2 judges"),
+        (1234, "item", None, "1,234 items"),
+        (1, "entry", "entries", "1 entry"),
+        (3, "entry", "entries", "3 entries"),
+    ],
+)
+def test_plurals_are_right(n: int, noun: str, many: str | None, shown: str) -> None:
+    assert _format.plural(n, noun, many) == shown
+    assert _format.count(n) == shown.split()[0]

@@ -1,8 +1,25 @@
 """The one formatter of numbers, percentages, p-values and missing values for every view.
 
-Text tables, HTML reprs, LaTeX tables, widgets and the site all call these functions, so one
-value reads the same everywhere. kag's byte-exact ``kag stats`` text
+Text tables, HTML reprs, LaTeX tables, widgets, chart tooltips and the site all call these
+functions, so one value reads the same everywhere. kag's byte-exact ``kag stats`` text
 (:mod:`kagreport.grading._render`) keeps its own rules, as kag writes them.
+
+One convention per kind of number:
+
+=====================  ==================================  ===============================
+kind                   function                            example
+=====================  ==================================  ===============================
+proportion             :func:`percent`, :func:`metric`     ``72.3% [68.3%, 76.1%]``
+score (not 0/1)        :func:`score`, :func:`metric`       ``0.725 [0.690, 0.760]``
+difference, proportion :func:`points`, :func:`difference`  ``−10.6 pp [−14.6, −6.6]``
+difference, score      :func:`difference`                  ``−0.250 [−0.500, 0.000]``
+p-value                :func:`p_value`                     ``0.0312``, ``1.91e-06``
+time, size, tokens     :func:`quantity`                    ``1.23``, ``0.0412``, ``1,105``
+count                  :func:`count`, :func:`plural`       ``1,234``, ``1 judge``
+=====================  ==================================  ===============================
+
+The unit of a time or size is named once, in the column or axis title ("Mean generation (s)",
+"Context length (bytes)"), not after each number.
 
 Standard library only: this module sits at the bottom of the layers, beside ``_errors``.
 """
@@ -18,20 +35,34 @@ __all__ = [
     "MINUS",
     "MISSING",
     "PERCENT_METRICS",
+    "SCORE_DIGITS",
+    "count",
+    "difference",
+    "difference_interval",
     "fixed",
     "interval",
     "is_missing",
     "is_proportion",
     "json_safe",
+    "metric",
+    "metric_interval",
     "number",
     "p_value",
     "percent",
     "percent_interval",
+    "plural",
     "points",
     "points_interval",
+    "quantity",
+    "score",
+    "score_interval",
     "signed",
     "significant",
 ]
+
+#: Decimals of a score that is not a proportion (a mean F1, MRR, Krippendorff's alpha, a judge's
+#: 1-5 rating) and of a difference of such scores.
+SCORE_DIGITS = 3
 
 #: The mark of an undefined value (None, NaN, an infinity) in every view: an em dash.
 MISSING = "—"
@@ -153,8 +184,9 @@ PERCENT_METRICS = frozenset(
 
 
 def is_proportion(name: str, values: Iterable[Any] = ()) -> bool:
-    """Whether a metric is shown as a percentage: its name is in :data:`PERCENT_METRICS`,
-    or every defined per-item value is 0 or 1 (a judge's verdicts, a rule's matches).
+    """Whether a metric is shown as a percentage: its name (or the part before ``@``, as in
+    ``hit@5``) is in :data:`PERCENT_METRICS`, or every defined per-item value is 0 or 1 (a
+    judge's verdicts, a rule's matches).
 
     Parameters
     ----------
@@ -166,7 +198,7 @@ def is_proportion(name: str, values: Iterable[Any] = ()) -> bool:
     Means of 0/1 items are proportions; a metric with any other value (a score in [0, 10], a
     latency) is not, so the view shows it with fixed decimals instead.
     """
-    if name in PERCENT_METRICS:
+    if name in PERCENT_METRICS or name.partition("@")[0] in PERCENT_METRICS:
         return True
     seen = False
     for value in values:
@@ -204,6 +236,89 @@ def interval(value: Any, low: Any, high: Any, digits: int = 3, *, grouping: bool
         return shown
     low_text, high_text = (number(x, digits, grouping=grouping) for x in (low, high))
     return f"{shown} [{low_text}, {high_text}]"
+
+
+def score(value: Any) -> str:
+    """A score that is not a proportion (a mean F1, an MRR, an alpha, a 1-5 rating) with
+    :data:`SCORE_DIGITS` decimals and a real minus: ``0.725``, ``−0.040``; :data:`MISSING`
+    where undefined."""
+    return signed(value, SCORE_DIGITS)
+
+
+def score_interval(value: Any, low: Any, high: Any) -> str:
+    """A score and its interval: ``0.725 [0.690, 0.760]``; the score alone when a bound is
+    undefined; :data:`MISSING` when the score is."""
+    if is_missing(value):
+        return MISSING
+    if is_missing(low) or is_missing(high):
+        return score(value)
+    return f"{score(value)} [{score(low)}, {score(high)}]"
+
+
+def metric(name: str, value: Any, values: Iterable[Any] = ()) -> str:
+    """A metric's value as every view shows it: a percentage where the metric is a proportion
+    (:func:`is_proportion` of ``name`` and its per-item ``values``), else a :func:`score`."""
+    return percent(value) if is_proportion(name, values) else score(value)
+
+
+def metric_interval(name: str, value: Any, low: Any, high: Any, values: Iterable[Any] = ()) -> str:
+    """A metric's value and interval: :func:`percent_interval` for a proportion (see
+    :func:`metric`), else :func:`score_interval`."""
+    if is_proportion(name, values):
+        return percent_interval(value, low, high)
+    return score_interval(value, low, high)
+
+
+def difference(value: Any, *, proportion: bool) -> str:
+    """A difference of two systems' means, signed: in percentage points for proportions
+    (``−10.6 pp``, :func:`points`), else with :data:`SCORE_DIGITS` decimals (``+0.250``)."""
+    return points(value) if proportion else signed(value, SCORE_DIGITS, plus=True)
+
+
+def difference_interval(value: Any, low: Any, high: Any, *, proportion: bool) -> str:
+    """A difference and its interval: ``−10.6 pp [−14.6, −6.6]`` for proportions,
+    ``−0.250 [−0.500, 0.000]`` for scores; the difference alone when a bound is undefined."""
+    if proportion:
+        return points_interval(value, low, high)
+    if is_missing(value):
+        return MISSING
+    if is_missing(low) or is_missing(high):
+        return difference(value, proportion=False)
+    bounds = ", ".join(signed(x, SCORE_DIGITS) for x in (low, high))
+    return f"{difference(value, proportion=False)} [{bounds}]"
+
+
+def quantity(value: Any) -> str:
+    """A measured amount (seconds, bytes, tokens, dollars) with three significant digits and
+    the integer part in full, grouped by thousands: ``0.0412``, ``1.23``, ``12.3``, ``1,105``;
+    integers in full (``1,105``); ``0`` for zero; :data:`MISSING` where undefined.
+
+    The unit belongs to the column or axis title, not to the number.
+    """
+    if is_missing(value):
+        return MISSING
+    if isinstance(value, numbers.Integral) and not _is_bool(value):
+        return f"{int(value):,}"
+    x = float(value)
+    if x == 0:
+        return "0"
+    digits = max(0, 2 - math.floor(math.log10(abs(x))))
+    text = f"{abs(x):,.{digits}f}"
+    if digits and float(text.replace(",", "")) >= 10 ** (3 - digits):  # 9.996 rounds to 10.00
+        text = f"{abs(x):,.{digits - 1}f}"
+    return (MINUS if x < 0 else "") + text
+
+
+def count(value: Any) -> str:
+    """A count, in full and grouped by thousands (``12,345``); :data:`MISSING` where
+    undefined."""
+    return MISSING if is_missing(value) else f"{int(value):,}"
+
+
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """``n`` and its noun in the right number: ``1 judge``, ``2 judges``, ``0 judges``,
+    ``1,234 items``; ``many`` gives an irregular plural (``plural(2, "entry", "entries")``)."""
+    return f"{count(n)} {noun if n == 1 else (many or noun + 's')}"
 
 
 def json_safe(value: Any) -> Any:
