@@ -426,8 +426,9 @@ ALLOWED_PRIVATE: dict[str, tuple[tuple[str, ...], frozenset[str] | None, str]] =
     ),
     "kagreport.evaluation._text": (
         ("frames", "charts", "widgets", "site"),
-        frozenset({"family_label", "method_label"}),
-        "display labels only: how a p-value was computed, which metrics Holm ran over",
+        frozenset({"compared_proportion", "family_label", "method_label"}),
+        "display labels only: how a p-value was computed, which metrics Holm ran over, "
+        "whether a compared metric shows as a percentage",
     ),
     "kagreport.charts._export": (
         ("widgets", "site"),
@@ -462,6 +463,9 @@ DISPLAY_HELPERS = {
     ("widgets/_html.py", "fmt_interval"): "formats a value and its bounds as HTML text",
     ("widgets/_html.py", "fmt_percent_interval"): "formats a proportion and its bounds in %",
     ("widgets/_stats.py", "interval"): "a table column's formatter of given bounds",
+    ("site/_evaluations.py", "shown_interval"): "formats a value and its bounds as page text",
+    ("site/_templates.py", "fmt_mean_interval"): "the page filter of a mean and its bounds",
+    ("site/_templates.py", "split_interval"): "splits a formatted interval off its value",
 }
 
 

@@ -30,17 +30,18 @@ __all__ = ["FLIP_COSTS", "FlipDetail", "FlipSide", "Segment", "flip_detail", "wo
 #: ``"ins"`` (only in the second).
 Segment = tuple[str, str]
 
-#: The per-item costs shown for each side: (cost column of the run model, label, decimals).
+#: The per-item costs shown for each side: (cost column of the run model, label). The page
+#: shows each as a quantity (:func:`kagreport._format.quantity`), its unit in the label.
 FLIP_COSTS = (
-    ("generation_secs", "Generation (s)", 3),
-    ("retrieval_secs", "Retrieval (s)", 3),
-    ("context_bytes", "Context length (bytes)", 0),
-    ("vertices", "Vertices", 0),
-    ("relationships", "Relationships", 0),
-    ("properties", "Properties", 0),
-    ("input_tokens", "Input tokens", 0),
-    ("output_tokens", "Output tokens", 0),
-    ("cost_usd", "Cost (USD)", 4),
+    ("generation_secs", "Generation (s)"),
+    ("retrieval_secs", "Retrieval (s)"),
+    ("context_bytes", "Context length (bytes)"),
+    ("vertices", "Vertices"),
+    ("relationships", "Relationships"),
+    ("properties", "Properties"),
+    ("input_tokens", "Input tokens"),
+    ("output_tokens", "Output tokens"),
+    ("cost_usd", "Cost (USD)"),
 )
 
 # Words and the whitespace between them, both kept, so the segments join back to the text.
@@ -103,8 +104,8 @@ class FlipSide:
         cut to :data:`RESPONSE_LIMIT` characters.
     explanation, error : str or None
         How the row was scored; the system's error message.
-    costs : list of (str, float or None, int)
-        (label, value, decimals) of :data:`FLIP_COSTS`; None where not recorded.
+    costs : list of (str, float or None)
+        (label, value) of :data:`FLIP_COSTS`; None where not recorded.
     """
 
     setup: str
@@ -113,7 +114,7 @@ class FlipSide:
     segments: list[Segment]
     explanation: str | None
     error: str | None
-    costs: list[tuple[str, float | None, int]]
+    costs: list[tuple[str, float | None]]
 
 
 @dataclass(frozen=True)
@@ -128,14 +129,12 @@ class FlipDetail:
     candidate: FlipSide
 
     @property
-    def cost_rows(self) -> list[tuple[str, float | None, float | None, int]]:
-        """(label, baseline's value, candidate's value, decimals) of the costs either
-        system recorded for the item."""
+    def cost_rows(self) -> list[tuple[str, float | None, float | None]]:
+        """(label, baseline's value, candidate's value) of the costs either system
+        recorded for the item."""
         return [
-            (label, b, c, digits)
-            for (label, b, digits), (_, c, _) in zip(
-                self.baseline.costs, self.candidate.costs, strict=True
-            )
+            (label, b, c)
+            for (label, b), (_, c) in zip(self.baseline.costs, self.candidate.costs, strict=True)
             if b is not None or c is not None
         ]
 
@@ -148,7 +147,7 @@ def _side(side: FlippedSide, segments: list[Segment]) -> FlipSide:
         segments,
         cut(side.explanation),
         cut(side.error),
-        [(label, side.costs.get(name), d) for name, label, d in FLIP_COSTS],
+        [(label, side.costs.get(name)) for name, label in FLIP_COSTS],
     )
 
 

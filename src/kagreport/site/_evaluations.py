@@ -15,7 +15,16 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from kagreport._errors import KagreportError, SiteError
-from kagreport._format import MISSING, fixed, is_missing, is_proportion, percent
+from kagreport._format import (
+    MISSING,
+    is_missing,
+    is_proportion,
+    percent,
+    percent_interval,
+    plural,
+    score,
+    score_interval,
+)
 from kagreport.site._config import EvaluationSource
 from kagreport.site._json import dumps_json
 from kagreport.site._templates import Page
@@ -122,7 +131,10 @@ def _details(
                     "Agreement between judges",
                 )
             )
-        note = f"answer evaluation, {len(report.items)} items, {len(report.judges)} judge(s)"
+        note = (
+            f"answer evaluation, {plural(len(report.items), 'item')}, "
+            f"{plural(len(report.judges), 'judge')}"
+        )
         return "answers", note, context
     if isinstance(report, RetrievalEvaluation):
         context = _retrieval_context(report)
@@ -135,11 +147,14 @@ def _comparison_context(
     site: SiteContent, report: EvaluationComparison, slug: str
 ) -> dict[str, Any]:
     from kagreport.charts import forest_plot
-    from kagreport.evaluation._text import family_label
+    from kagreport.evaluation._text import compared_proportion, family_label
 
     return {
         "comparison": report,
-        "rows": [m.to_dict() for m in report.metrics.values()],
+        "rows": [
+            {**m.to_dict(), "percent": compared_proportion(report, name)}
+            for name, m in report.metrics.items()
+        ],
         "family": family_label(report),
         "left_out": {
             report.candidate: int(report.metadata.get("items_only_in_candidate") or 0),
@@ -181,7 +196,7 @@ def _answer_context(report: AnswerEvaluation) -> dict[str, Any]:
         ("Errors", errors["summary"].removeprefix("errors: ")),
     ]
     headline += [
-        (f"Agreement, {criterion} (alpha)", fixed(alpha, 3))
+        (f"Agreement, {criterion} (alpha)", score(alpha))
         for criterion, alpha in list(report.agreement.items())[:4]
     ]
     return {
@@ -242,15 +257,23 @@ def cutoffs(names: Any, family: str) -> list[int]:
 
 
 def is_percent(name: str, values: Any = ()) -> bool:
-    """Whether a metric shows as a percentage (:func:`kagreport._format.is_proportion`, of
-    the name without its ``@k`` too: ``recall@5`` is a recall)."""
-    values = list(values)
-    return is_proportion(name, values) or is_proportion(name.partition("@")[0])
+    """Whether a metric shows as a percentage (:func:`kagreport._format.is_proportion`: by
+    its name, ``recall@5`` being a recall, or its 0/1 items)."""
+    return is_proportion(name, values)
 
 
 def shown(value: Any, percent_: bool) -> str:
-    """A metric's value as its tables show it: percent for a proportion, else 4 decimals."""
-    return percent(value) if percent_ else fixed(value, 4)
+    """A metric's value as every view shows it: a percentage for a proportion, else a score
+    with 3 decimals (:mod:`kagreport._format`)."""
+    return percent(value) if percent_ else score(value)
+
+
+def shown_interval(value: Any, low: Any, high: Any, percent_: bool) -> str:
+    """A metric's value and interval as every view shows them: ``72.3% [68.3%, 76.1%]`` or
+    ``0.725 [0.690, 0.760]`` (the value alone when a bound is undefined)."""
+    if percent_:
+        return percent_interval(value, low, high)
+    return score_interval(value, low, high)
 
 
 def metric_rows(report: AnswerEvaluation | RetrievalEvaluation) -> list[dict[str, Any]]:
@@ -275,9 +298,7 @@ def metric_rows(report: AnswerEvaluation | RetrievalEvaluation) -> list[dict[str
                 "low": low,
                 "high": high,
                 "method": None if summary is None else summary.method,
-                "shown_interval": text
-                if low is None or high is None
-                else f"{text} [{shown(low, pct)}, {shown(high, pct)}]",
+                "shown_interval": shown_interval(value, low, high, pct),
                 "coverage": coverage.get(name),
             }
         )
