@@ -381,7 +381,7 @@ def test_comparison_reprs_are_short(from_stats: Run) -> None:
     text = repr(found)
     assert len(text.splitlines()) == 1 + 5 + 1  # head, five pairs, "... 10 more"
     assert "... 10 more" in text
-    assert "15 pair(s)" in text
+    assert "15 pairs x 1 metric (correct)" in text
     assert len(text) < 2000
     one = repr(found.comparisons[0])
     assert f"{len(found.comparisons[0].flips)} flipped" in one

@@ -30,18 +30,19 @@ __all__ = ["FLIP_COSTS", "FlipDetail", "FlipSide", "Segment", "flip_detail", "wo
 #: ``"ins"`` (only in the second).
 Segment = tuple[str, str]
 
-#: The per-item costs shown for each side: (cost column of the run model, label). The page
-#: shows each as a quantity (:func:`kagreport._format.quantity`), its unit in the label.
+#: The per-item costs shown for each side: (cost column of the run model, label, whether one
+#: item's value is a whole number: bytes, elements, tokens). The page shows each as a quantity
+#: (:func:`kagreport._format.quantity`: a whole number in full), its unit in the label.
 FLIP_COSTS = (
-    ("generation_secs", "Generation (s)"),
-    ("retrieval_secs", "Retrieval (s)"),
-    ("context_bytes", "Context length (bytes)"),
-    ("vertices", "Vertices"),
-    ("relationships", "Relationships"),
-    ("properties", "Properties"),
-    ("input_tokens", "Input tokens"),
-    ("output_tokens", "Output tokens"),
-    ("cost_usd", "Cost (USD)"),
+    ("generation_secs", "Generation (s)", False),
+    ("retrieval_secs", "Retrieval (s)", False),
+    ("context_bytes", "Context length (bytes)", True),
+    ("vertices", "Vertices", True),
+    ("relationships", "Relationships", True),
+    ("properties", "Properties", True),
+    ("input_tokens", "Input tokens", True),
+    ("output_tokens", "Output tokens", True),
+    ("cost_usd", "Cost (USD)", False),
 )
 
 # Words and the whitespace between them, both kept, so the segments join back to the text.
@@ -104,8 +105,9 @@ class FlipSide:
         cut to :data:`RESPONSE_LIMIT` characters.
     explanation, error : str or None
         How the row was scored; the system's error message.
-    costs : list of (str, float or None)
-        (label, value) of :data:`FLIP_COSTS`; None where not recorded.
+    costs : list of (str, float or int or None)
+        (label, value) of :data:`FLIP_COSTS` (an int for a whole-number cost); None where
+        not recorded.
     """
 
     setup: str
@@ -114,7 +116,7 @@ class FlipSide:
     segments: list[Segment]
     explanation: str | None
     error: str | None
-    costs: list[tuple[str, float | None]]
+    costs: list[tuple[str, float | int | None]]
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,7 @@ class FlipDetail:
     candidate: FlipSide
 
     @property
-    def cost_rows(self) -> list[tuple[str, float | None, float | None]]:
+    def cost_rows(self) -> list[tuple[str, float | int | None, float | int | None]]:
         """(label, baseline's value, candidate's value) of the costs either system
         recorded for the item."""
         return [
@@ -137,6 +139,11 @@ class FlipDetail:
             for (label, b), (_, c) in zip(self.baseline.costs, self.candidate.costs, strict=True)
             if b is not None or c is not None
         ]
+
+
+def _cost(value: float | None, whole: bool) -> float | int | None:
+    # A whole-number cost (bytes, elements, tokens) as an int: 30 reads "30", not "30.0".
+    return int(value) if whole and value is not None and float(value).is_integer() else value
 
 
 def _side(side: FlippedSide, segments: list[Segment]) -> FlipSide:
@@ -147,7 +154,7 @@ def _side(side: FlippedSide, segments: list[Segment]) -> FlipSide:
         segments,
         cut(side.explanation),
         cut(side.error),
-        [(label, side.costs.get(name)) for name, label in FLIP_COSTS],
+        [(label, _cost(side.costs.get(name), whole)) for name, label, whole in FLIP_COSTS],
     )
 
 
