@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import ast
 import html
+import json
 import math
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -291,3 +294,32 @@ def test_no_message_or_page_writes_a_plural_as_s_in_brackets() -> None:
             if re.search(r"[A-Za-z]\(s\)", line):
                 found.append(f"{path.relative_to(SOURCE)}:{number}")
     assert found == []
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js to run the page script")
+def test_the_page_script_writes_a_quantity_as_python_does() -> None:
+    # The item tables' later pages are drawn by site.js: its quantity() must give the string
+    # the first page (drawn in Python) gives for the same value.
+    script = (SOURCE / "site" / "assets" / "site.js").read_text(encoding="utf-8")
+    found = re.search(
+        r"\n  function fixedEven\(.*?\n  \}\n.*?\n  function quantity\(value\) \{\n.*?\n  \}\n",
+        script,
+        flags=re.S,
+    )
+    assert found is not None
+    values = [0.0, 0.04123, 0.0999, 0.5, 1.0, 2.5, 9.996, 12.34, 99.95, 100.4, 999.6, 1104.991]
+    values += [12345.678, 1e6, -0.25, -1234.5, 7e-5, 2.125]  # ties: half to even, as Python
+    program = (
+        'var MISSING = "\\u2014";\n' + found.group(0) + "\nconsole.log(JSON.stringify("
+        f"{json.dumps(values)}.map(quantity).concat([quantity(null), quantity(NaN)])));"
+    )
+    done = subprocess.run(
+        ["node", "-e", program], capture_output=True, text=True, timeout=60, check=True
+    )
+    expected = ["0", "0.0412", "0.0999", "0.500", "1.00", "2.50", "10.0", "12.3", "100"]
+    expected += ["100", "1,000", "1,105", "12,346", "1,000,000", f"{MINUS}0.250"]
+    expected += [f"{MINUS}1,234", "0.0000700", "2.12", "—", "—"]
+    assert json.loads(done.stdout) == expected
+    from kagreport._format import quantity
+
+    assert [quantity(v) for v in values] + [quantity(None), quantity(math.nan)] == expected

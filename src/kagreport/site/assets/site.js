@@ -30,6 +30,17 @@
     return td;
   }
 
+  // toFixed as Python's format rounds: an exact tie (1234.5, 0.125) goes to the even digit.
+  function fixedEven(a, digits) {
+    var scale = Math.pow(10, digits);
+    var scaled = a * scale;
+    var low = Math.floor(scaled);
+    if (scaled - low === 0.5 && (low + 0.5) / scale === a && low % 2 === 0) {
+      return (low / scale).toFixed(digits);
+    }
+    return a.toFixed(digits);
+  }
+
   // A time or size as the pages' Python filter writes it (kagreport._format.quantity):
   // three significant digits, the integer part in full with thousands commas, a real minus.
   function quantity(value) {
@@ -41,9 +52,9 @@
       return "0";
     }
     var digits = Math.max(0, 2 - Math.floor(Math.log10(Math.abs(x))));
-    var text = Math.abs(x).toFixed(digits);
+    var text = fixedEven(Math.abs(x), digits);
     if (digits > 0 && Number(text) >= Math.pow(10, 3 - digits)) { // 9.996 rounds to 10.00
-      text = Math.abs(x).toFixed(digits - 1);
+      text = fixedEven(Math.abs(x), digits - 1);
     }
     var parts = text.split(".");
     parts[0] = parts[0].replace(/\B(?=(\d{3})+(?!\d))/g, ",");
