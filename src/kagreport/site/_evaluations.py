@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from kagreport._errors import KagreportError, SiteError
 from kagreport._format import (
     MISSING,
+    count,
     is_missing,
     is_proportion,
     percent,
@@ -139,7 +140,7 @@ def _details(
     if isinstance(report, RetrievalEvaluation):
         context = _retrieval_context(report)
         context["charts"] = []
-        return "retrieval", f"retrieval evaluation, {len(report.items)} items", context
+        return "retrieval", f"retrieval evaluation, {plural(len(report.items), 'item')}", context
     raise TypeError(type(report).__name__)  # pragma: no cover - none of the three
 
 
@@ -190,8 +191,8 @@ def _answer_context(report: AnswerEvaluation) -> dict[str, Any]:
     errors = _errors(report)
     best = next((m for m in metrics if m["value"] is not None), None)
     headline = [
-        ("Items", str(len(report.items))),
-        ("Judges", str(len(report.judges))),
+        ("Items", count(len(report.items))),
+        ("Judges", count(len(report.judges))),
         ("Best metric", f"{best['name']}: {best['shown']}" if best else MISSING),
         ("Errors", errors["summary"].removeprefix("errors: ")),
     ]
@@ -225,7 +226,7 @@ def _retrieval_context(report: RetrievalEvaluation) -> dict[str, Any]:
     by_name = {m["name"]: m for m in metrics}
     key = [by_name[n] for n in headline_metrics(report.metrics) if n in by_name]
     errors = _errors(report)
-    headline = [("Items", str(len(report.items)))]
+    headline = [("Items", count(len(report.items)))]
     headline += [(m["name"], m["shown_interval"]) for m in key]
     headline.append(("Errors", errors["summary"].removeprefix("errors: ")))
     return {
@@ -384,10 +385,10 @@ def _usage(report: AnswerEvaluation) -> dict[str, Any]:
     if not rows:
         summary = "usage: none recorded (rule-based or replayed judges)"
     elif not recorded:
-        summary = f"usage: none recorded ({len(rows)} judges, no model called)"
+        summary = f"usage: none recorded ({plural(len(rows), 'judge')}, no model called)"
     else:
         calls = sum(int(counts.get("responses", 0)) for counts in report.usage.values())
-        summary = f"usage: {calls} responses from {len(rows)} judges"
+        summary = f"usage: {plural(calls, 'response')} from {plural(len(rows), 'judge')}"
     return {"rows": rows, "recorded": recorded, "summary": summary}
 
 
@@ -399,6 +400,6 @@ def _errors(report: AnswerEvaluation | RetrievalEvaluation) -> dict[str, Any]:
     if not failing:
         summary = "errors: none"
     else:
-        summary = f"errors: {total} in {len(failing)} of {len(counts)} counts"
+        summary = f"errors: {count(total)} in {len(failing)} of {plural(len(counts), 'count')}"
     counts.sort(key=lambda kv: (-kv[1], kv[0]))
     return {"rows": counts, "any": bool(failing), "summary": summary}
