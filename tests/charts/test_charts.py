@@ -405,7 +405,7 @@ def test_heatmap_values_equal_stats_frame(sim: StatsReport) -> None:
     for row in data.to_dict("records"):
         value = frame.loc[(row["setup"], row["dataset"]), "accuracy"]
         assert row["value"] == value
-        assert row["label"] == f"{100 * value:.1f}"
+        assert row["label"] == f"{100 * value:.1f}%"  # as the tables write it
     with pytest.raises(ValueError, match=r"`metric` must be one of .*accuracy.*; not 'speed'"):
         dataset_heatmap(sim, "speed")
 
@@ -414,7 +414,7 @@ def test_b2_null_precision_is_missing_not_zero(b2: StatsReport, tmp_path: Path) 
     chart = dataset_heatmap(b2, "precision")
     data = _table(chart).set_index(["setup", "dataset"])
     assert data.loc[("allerr", "ds"), "value"] is None  # null, not 0
-    assert data.loc[("allerr", "ds"), "label"] == "–"
+    assert data.loc[("allerr", "ds"), "label"] == "—"  # kagreport._format.MISSING
     assert not data.loc[("allerr", "ds"), "defined"]
     assert data.loc[("mixed", "ds"), "value"] == 0.5
     coloured = _spec(chart)["layer"][1]
