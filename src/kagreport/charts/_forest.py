@@ -155,17 +155,23 @@ _POINTS_LABEL: Final = (
 )
 
 
-def _with_texts(data: pd.DataFrame, source: Comparisons, metric: str | None, percent: bool) -> Any:
-    """``data`` with the tooltips' texts, as the tables write them (:mod:`kagreport._format`):
-    differences and their intervals in percentage points for proportions (``percent``, or a
-    metric that is one by :func:`kagreport._format.is_proportion`), else as scores; means as
-    :func:`~kagreport._format.metric`; p-values; pairs."""
+def _proportions(
+    data: pd.DataFrame, source: Comparisons, metric: str | None, percent: bool
+) -> list[bool]:
+    """Whether each row's metric is a proportion: ``percent``, or its name says so
+    (:func:`kagreport._format.is_proportion`; a run's pairs share one metric)."""
     if isinstance(source, SetupComparisons):
         name = metric or (source.metrics or ("",))[0]
         names = [name] * len(data)
     else:
         names = [str(m) for m in data["metric"]]
-    proportion = [percent or is_proportion(name) for name in names]
+    return [percent or is_proportion(name) for name in names]
+
+
+def _with_texts(data: pd.DataFrame, proportion: list[bool]) -> Any:
+    """``data`` with the tooltips' texts, as the tables write them (:mod:`kagreport._format`):
+    differences and their intervals in percentage points for proportions, else as scores;
+    means as percentages or scores; p-values; pairs."""
     rows = zip(data["mean_difference"], data["ci_low"], data["ci_high"], proportion, strict=True)
 
     def means(column: str) -> list[str]:
@@ -212,7 +218,10 @@ def forest_plot(
     title : str, optional
         Defaults to "<candidate> − <baseline>".
     percent : bool
-        Show differences and means as percentages (for proportions such as accuracy).
+        Treat every metric as a proportion: differences in percentage points, means as
+        percentages. Without it, metrics that are proportions by name
+        (:func:`kagreport._format.is_proportion`) are shown so, and the axis is in points
+        when all of them are.
     theme : bool
         Apply the paper theme.
     metric : str, optional
@@ -250,13 +259,15 @@ def forest_plot(
     metrics = list(data["metric"])
     labels = _labels(alpha)
     y = alt.Y("metric:N", title=None, sort=metrics)
+    proportion = _proportions(data, comparison_or_frame, metric, percent)
+    points = bool(proportion) and all(proportion)
     x = alt.X(
         "mean_difference:Q",
         # Differences of proportions in percentage points, as every table writes them.
         title="Mean difference (pp, candidate − baseline)"
-        if percent
+        if points
         else "Mean difference (candidate − baseline)",
-        axis=alt.Axis(labelExpr=_POINTS_LABEL) if percent else alt.Undefined,
+        axis=alt.Axis(labelExpr=_POINTS_LABEL) if points else alt.Undefined,
         # 0 (no difference) always inside the plot, on a tick, never at its edge.
         scale=alt.Scale(zero=True, nice=True, padding=6),
     )
@@ -270,7 +281,7 @@ def forest_plot(
         alt.Tooltip("test:N", title="Test"),
         alt.Tooltip("pairs_text:N", title="Pairs"),
     ]
-    base = alt.Chart(inline_data(_with_texts(data, comparison_or_frame, metric, percent)))
+    base = alt.Chart(inline_data(_with_texts(data, proportion)))
     defined = base.transform_filter("datum.defined")
     layers = [
         alt.Chart(inline_data(pd.DataFrame({"zero": [0.0]})))
