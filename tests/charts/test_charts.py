@@ -237,6 +237,23 @@ def test_text_layers_come_last(all_specs: dict[str, dict[str, Any]]) -> None:
             assert set(marks[first:]) == {"text"}, (name, marks)
 
 
+def test_tooltips_show_texts_not_d3_formats(all_specs: dict[str, dict[str, Any]]) -> None:
+    # Issue #26 item 5: a tooltip reads what the tables read, a text written in Python by
+    # kagreport._format (d3 cannot write its p-values, quantities or points).
+    for name, spec in all_specs.items():
+        tooltips = [
+            t
+            for node in _dicts(spec)
+            if isinstance(node.get("tooltip"), list)
+            for t in node["tooltip"]
+            if isinstance(t, dict)
+        ]
+        assert tooltips, name
+        for tooltip in tooltips:
+            assert "format" not in tooltip, (name, tooltip)
+            assert tooltip["type"] == "nominal", (name, tooltip)
+
+
 # ----------------------------------------------------------------- accuracy against cost
 
 

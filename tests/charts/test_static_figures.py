@@ -200,7 +200,7 @@ def test_coincident_points_and_long_names_are_identified(tmp_path: Path) -> None
     assert LONG in key.values() or LONG in texts
 
 
-def test_no_label_is_cut_on_screen(sim: StatsReport) -> None:
+def test_no_label_is_cut_on_screen() -> None:
     """A label whole on paper is whole on a screen too (text 12 px instead of 8)."""
     run = read_run(inspect_popularity().logs[0])
     screen = fit_container(accuracy_cost_chart(run, cost="tokens"))

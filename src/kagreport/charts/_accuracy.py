@@ -2,8 +2,9 @@
 
 Intervals on both axes: Wilson on accuracy (``frames.stats_frame``), the percentile bootstrap
 on the mean cost (:func:`kagreport.runs.cost_intervals`); per dataset, one panel a dataset
-(small multiples), each with its own frontier; labels name the frontier setups only, each
-placed clear of the others (:mod:`kagreport.charts._labels`).
+(small multiples), each with its own frontier. Every point is identified without a tooltip
+(a printed figure has none): by its name, placed clear of the others, or by a number that the
+key in the subtitle maps to the full name (:mod:`kagreport.charts._labels`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from kagreport.charts._data import (
     stats_rows,
     title_params,
 )
-from kagreport.charts._labels import POSITIONS, Box, name_points
+from kagreport.charts._labels import POSITIONS, Box, name_points, nice_top
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme, preset_width
 from kagreport.frames import (
     COST_AXES,
@@ -122,24 +123,6 @@ def _cost_bounds(
     )
 
 
-def _nice_top(value: float, count: int = 10) -> float:
-    """The top of a zero-based axis as Vega's ``nice: true`` extends ``value``: d3's
-    ``linear.nice(10)``, whose steps are 1, 2 or 5 times a power of ten (``tickIncrement``)."""
-    if not math.isfinite(value) or value <= 0:
-        return 1.0
-    top = value
-    for _ in range(10):  # d3 repeats until the step no longer changes
-        raw = top / count
-        power = 10.0 ** math.floor(math.log10(raw))
-        error = raw / power
-        factor = 10 if error >= 50**0.5 else 5 if error >= 10**0.5 else 2 if error >= 2**0.5 else 1
-        nice = math.ceil(top / (factor * power) - 1e-9) * factor * power
-        if nice == top:
-            break
-        top = nice
-    return top
-
-
 def _point_labels(data: pd.DataFrame, per_dataset: bool) -> tuple[list[int], list[Any], list[str]]:
     """How each row's point is identified in a static figure, worked out per panel on the
     paper figure's plot (:func:`kagreport.charts._labels.name_points`): where its label goes
@@ -152,9 +135,9 @@ def _point_labels(data: pd.DataFrame, per_dataset: bool) -> tuple[list[int], lis
     height = _PLOT_HEIGHT if per_dataset else _plot_height(data["setup"].nunique())
     placed = data["cost_defined"].to_numpy(dtype=bool)
     x_values = np.concatenate([data["cost"], data["cost_high"]])[np.tile(placed, 2)]
-    x_top = _nice_top(float(np.nanmax(x_values)) if np.isfinite(x_values).any() else 1.0)
+    x_top = nice_top(float(np.nanmax(x_values)) if np.isfinite(x_values).any() else 1.0)
     y_values = data.loc[placed, ["accuracy_low", "accuracy_high", "accuracy"]].to_numpy(float)
-    y_top = _nice_top(float(np.nanmax(y_values)) if np.isfinite(y_values).any() else 1.0)
+    y_top = nice_top(float(np.nanmax(y_values)) if np.isfinite(y_values).any() else 1.0)
     positions = [-1] * len(data)
     keyed = [False] * len(data)
     groups: dict[int, list[int]] = {}  # a labelled row -> the rows its label names
@@ -292,8 +275,14 @@ def accuracy_cost_data(
     s"`` / ``"no retrieval, 0 elements"`` (:data:`ZERO_NOTES`) for a setup drawn at 0, or why
     the cost is undefined: ``"no parsed answer"``, or ``"no retrieval"`` for a frame without
     the ``parsed`` and ``retrieval_samples`` columns), total, correct, errors, label (the setup,
-    with the note), label_side (``"left"`` for points in the right part of the plot, whose
-    label goes to their left), order (kag's ranking of the setup).
+    with the note), order (kag's ranking of the setup), label_position (where the point's
+    label goes: an index of ``_labels.POSITIONS``, -1 for none), key (the setup's number in
+    the chart's key where the point is numbered rather than named, else null), point_label
+    (the text beside the point: the setup, its number, or "1, 2" for points drawn at one
+    place; "" for none), and the tooltips' texts as the tables write them
+    (:mod:`kagreport._format`): accuracy_text (accuracy and its interval in percent),
+    cost_text (the mean cost and its interval as quantities, "—" where undefined),
+    total_text, correct_text, errors_text (counts).
 
     A :class:`~kagreport.runs.Run` gives the rows of ``stats_frame(run)``: the same
     numbers as its report for ``Run.from_stats(report)``; a run from evaluations draws
@@ -396,9 +385,14 @@ def accuracy_cost_chart(
     accuracy (correct / total, as a percentage) with its Wilson interval as a vertical bar.
     The Pareto frontier (no other setup is at most as costly and at least as accurate) is
     recomputed for the chosen cost with :func:`kagreport.frames.pareto_front`, drawn as a step
-    line through the frontier setups, whose points are filled and **named** (each label placed
-    clear of the others, :mod:`kagreport.charts._labels`); the others are hollow and unlabelled
-    (the tooltip names them). Tooltips give the exact numbers.
+    line through the frontier setups, whose points are filled; the others are hollow. **Every
+    point is identified** in a static figure: by its name beside it, placed clear of the
+    other labels and points, or, where a name is too long for the plot, finds no free place,
+    or shares its place with another point, by a number beside it ("1, 2" for points drawn
+    at one place) that the key ("Key: 1 name; 2 name", last lines of the subtitle) maps to
+    the full name (:mod:`kagreport.charts._labels`). No name is cut. Both axes start at 0 (a
+    cost and an accuracy are never negative). Tooltips give the exact numbers, written as
+    the tables write them (:mod:`kagreport._format`).
 
     With ``per_dataset`` the chart is small multiples: one panel per dataset (at most
     :data:`FACET_COLUMNS` a row), each with its own frontier and labels, on shared axes; it is

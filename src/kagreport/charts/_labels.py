@@ -13,6 +13,7 @@ so labels apart on paper stay apart there.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -23,6 +24,7 @@ __all__ = [
     "PointLabel",
     "Position",
     "name_points",
+    "nice_top",
     "place_labels",
     "text_width",
 ]
@@ -69,6 +71,25 @@ Box = tuple[float, float, float, float]  # left, top, right, bottom
 def text_width(text: str, font_size: float) -> float:
     """The estimated width (pixels) of ``text`` at ``font_size`` in Liberation Sans."""
     return _CHARACTER * font_size * len(text)
+
+
+def nice_top(value: float, count: int = 10) -> float:
+    """The top of a zero-based axis as Vega's ``nice: true`` extends ``value``: d3's
+    ``linear.nice(10)``, whose steps are 1, 2 or 5 times a power of ten (``tickIncrement``):
+    where a point sits in the plot, to place its label."""
+    if not math.isfinite(value) or value <= 0:
+        return 1.0
+    top = value
+    for _ in range(10):  # d3 repeats until the step no longer changes
+        raw = top / count
+        power = 10.0 ** math.floor(math.log10(raw))
+        error = raw / power
+        factor = 10 if error >= 50**0.5 else 5 if error >= 10**0.5 else 2 if error >= 2**0.5 else 1
+        nice = math.ceil(top / (factor * power) - 1e-9) * factor * power
+        if nice == top:
+            break
+        top = nice
+    return top
 
 
 def _box(x: float, y: float, p: Position, width: float, height: float) -> Box:
