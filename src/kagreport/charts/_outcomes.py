@@ -8,6 +8,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from kagreport._format import MISSING, count, percent, quantity
 from kagreport.charts._data import (
     inline_data,
     is_simulated_source,
@@ -34,14 +35,15 @@ _PROPORTIONS: Final = frozenset(
     for name in ("accuracy", "precision", "coverage")
     for suffix in ("", "_low", "_high")
 )
-_MISSING_LABEL: Final = "–"
 
 
 def outcomes_data(report_or_frame: Run | pd.DataFrame | Any) -> pd.DataFrame:
     """The table :func:`outcomes_chart` draws: one row per setup and outcome.
 
     Columns: setup, outcome (correct / incorrect / error), count (result files), total,
-    share (count / total; NaN when total is 0), stack (0, 1, 2: the stacking order), rank.
+    share (count / total; NaN when total is 0), stack (0, 1, 2: the stacking order), rank,
+    and the texts of count, share and total as the tables write them
+    (:mod:`kagreport._format`): count_text, share_text, total_text.
     """
     frame = stats_rows(report_or_frame, 0.95)
     require_columns(frame, ("total", *_COUNTS.values()), "the stats frame")
@@ -52,19 +54,24 @@ def outcomes_data(report_or_frame: Run | pd.DataFrame | Any) -> pd.DataFrame:
         row = overall[overall["setup"].astype(str) == setup].iloc[0]
         total = int(row["total"])
         for stack, (outcome, column) in enumerate(_COUNTS.items()):
-            count = int(row[column])
+            files = int(row[column])
+            share = files / total if total else np.nan
             rows.append(
                 {
                     "setup": setup,
                     "outcome": outcome,
-                    "count": count,
+                    "count": files,
                     "total": total,
-                    "share": count / total if total else np.nan,
+                    "share": share,
                     "stack": stack,
                     "rank": rank,
+                    "count_text": count(files),
+                    "share_text": percent(share),
+                    "total_text": count(total),
                 }
             )
     columns = ["setup", "outcome", "count", "total", "share", "stack", "rank"]
+    columns += ["count_text", "share_text", "total_text"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -124,9 +131,9 @@ def outcomes_chart(
             tooltip=[
                 alt.Tooltip("setup:N", title="Setup"),
                 alt.Tooltip("outcome:N", title="Outcome"),
-                alt.Tooltip("count:Q", title="Files", format="d"),
-                alt.Tooltip("share:Q", title="Share", format=".1%"),
-                alt.Tooltip("total:Q", title="Setup total", format="d"),
+                alt.Tooltip("count_text:N", title="Files"),
+                alt.Tooltip("share_text:N", title="Share"),
+                alt.Tooltip("total_text:N", title="Setup total"),
             ],
         )
         .properties(
@@ -142,10 +149,21 @@ def outcomes_chart(
     return apply_theme(chart) if theme else chart
 
 
-def _label(value: float, proportion: bool) -> str:
-    if not np.isfinite(value):
-        return _MISSING_LABEL
-    return f"{100 * value:.1f}" if proportion else f"{value:.3g}"
+def _labels(values: Any, proportion: bool) -> list[str]:
+    """Each cell's text as the tables write it (:mod:`kagreport._format`): a percentage for
+    a proportion, a count where every value is a whole number, else a quantity."""
+    finite = values[np.isfinite(values)]
+    whole = not proportion and bool(np.all(finite == np.round(finite)))
+    return [
+        MISSING
+        if not np.isfinite(v)
+        else percent(v)
+        if proportion
+        else count(int(v))
+        if whole
+        else quantity(float(v))
+        for v in values
+    ]
 
 
 def heatmap_data(
@@ -159,9 +177,10 @@ def heatmap_data(
 
     Every setup x dataset pair is present; ``value`` is NaN where the metric is undefined
     (for example precision without a parsed answer) or the setup has no result in the dataset.
-    Columns: setup, dataset, value, label (the value as text: percent with one decimal for
-    proportions, 3 significant digits otherwise, ``"–"`` where missing), defined, dark (whether
-    the cell is dark enough for a white label).
+    Columns: setup, dataset, value, label (the value as the tables write it,
+    :mod:`kagreport._format`: a percentage with one decimal for proportions, a count for
+    whole numbers, a quantity (3 significant digits) otherwise, ``"—"`` where missing),
+    defined, dark (whether the cell is dark enough for a white label).
 
     Raises
     ------
@@ -206,7 +225,7 @@ def heatmap_data(
             "setup": [s for s in setups for _ in datasets],
             "dataset": [d for _ in setups for d in datasets],
             "value": values,
-            "label": [_label(v, proportion) for v in values],
+            "label": _labels(values, proportion),
             "defined": np.isfinite(values),
             "dark": np.isfinite(values) & (values > middle),
         }
@@ -229,8 +248,9 @@ def dataset_heatmap(
     setup's overall value in the column ``(overall)``), colour = the metric: proportions
     (accuracy, precision, coverage and their Wilson bounds) on a fixed 0-100% scale and labelled
     in percent with one decimal, other metrics (seconds, bytes, counts) on the range of the data
-    with 3 significant digits. Undefined values (precision of a setup without a parsed answer,
-    a setup absent from a dataset) are **missing**: a light grey cell labelled "–", never 0.
+    as counts or quantities (:mod:`kagreport._format`). Undefined values (precision of a
+    setup without a parsed answer, a setup absent from a dataset) are **missing**: a light grey
+    cell labelled "—", never 0.
 
     Parameters
     ----------
@@ -276,7 +296,7 @@ def dataset_heatmap(
     tooltip: list[Any] = [
         alt.Tooltip("setup:N", title="Setup"),
         alt.Tooltip("dataset:N", title="Dataset"),
-        alt.Tooltip("value:Q", title=name, format=".2%" if proportion else ".4~g"),
+        alt.Tooltip("label:N", title=name),
     ]
     base = alt.Chart(inline_data(data))
     colour_scale = (
@@ -311,7 +331,7 @@ def dataset_heatmap(
         ),
     ]
     heading = f"{name.capitalize()} per setup and dataset" if title is None else title
-    subtitle = ["Grey cells with “–”: undefined."] if not data["defined"].all() else []
+    subtitle = [f"Grey cells with “{MISSING}”: undefined."] if not data["defined"].all() else []
     chart = alt.LayerChart(
         layer=layers,
         title=title_params(heading, subtitle, simulated=is_simulated_source(report_or_frame)),

@@ -68,6 +68,7 @@ FONT: Final = "Liberation Sans"
 _TEXT = 8  # pt: labels, legends, mark text; the smallest size used
 _TITLE = 10  # pt: the chart title
 _AXIS_TITLE = 9  # pt
+_TICKS = 6  # ticks Vega aims for on a quantitative axis
 
 #: The Vega-Lite ``config`` of the paper theme (a plain JSON-compatible mapping).
 PAPER_CONFIG: Final[dict[str, Any]] = {
@@ -96,6 +97,10 @@ PAPER_CONFIG: Final[dict[str, Any]] = {
         "gridColor": "#e8e8e8",
         "labelLimit": 140,
     },
+    # About six ticks on a quantitative axis, on paper and on a wide screen alike: Vega's
+    # default (one every 40 px) gives 36 on a 1,400 px page. d3 rounds the count to steps of
+    # 1, 2 or 5, so an axis has at most 10 labels.
+    "axisQuantitative": {"tickCount": _TICKS},
     # An x-axis title ends at the plot's right edge: centred, a title wider than the plot
     # (long row labels leave it narrow) would run past the figure.
     "axisX": {"titleAnchor": "end"},
