@@ -21,7 +21,6 @@ import pandas as pd
 from kagreport._errors import KagreportError
 from kagreport._format import MISSING, count, percent_interval, plural
 from kagreport.charts._data import (
-    SUBTITLE_CHARACTERS,
     inline_data,
     is_simulated_source,
     quantity_interval,
@@ -32,6 +31,7 @@ from kagreport.charts._data import (
     title_params,
 )
 from kagreport.charts._labels import POSITIONS, Box, name_points, nice_top
+from kagreport.charts._names import key_lines
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme, preset_width
 from kagreport.frames import (
     COST_AXES,
@@ -218,20 +218,10 @@ def _add_texts(data: pd.DataFrame, cost: str) -> None:
 
 
 def _key_lines(data: pd.DataFrame, *, wide: bool) -> list[str]:
-    """The key of the numbered points, as subtitle lines: "Key: 1 name; 2 name", each full
-    name whole on one line (lines filled up to the subtitle's width)."""
+    """The key of the numbered points, as subtitle lines (:func:`_names.key_lines`)."""
     keyed = data.dropna(subset=["key"]).drop_duplicates("key").sort_values("key")
-    entries = [f"{int(k)} {setup}" for k, setup in zip(keyed["key"], keyed["setup"], strict=True)]
-    if not entries:
-        return []
-    width = SUBTITLE_CHARACTERS * (2 if wide else 1)
-    lines = [f"Key: {entries[0]}"]
-    for entry in entries[1:]:
-        if len(lines[-1]) + 2 + len(entry) <= width:
-            lines[-1] += f"; {entry}"
-        else:
-            lines.append(entry)
-    return lines
+    entries = [(int(k), str(s)) for k, s in zip(keyed["key"], keyed["setup"], strict=True)]
+    return key_lines(entries, wide=wide)
 
 
 def _plot_height(setups: int) -> int:

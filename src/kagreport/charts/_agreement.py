@@ -12,6 +12,7 @@ import pandas as pd
 
 from kagreport._format import count, plural, score, score_interval, signed
 from kagreport.charts._data import inline_data, require_columns, rows_height, title_params
+from kagreport.charts._names import axis_names
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.evaluation import AnswerEvaluation, pairwise_agreement
 from kagreport.frames import agreement_frame
@@ -122,7 +123,13 @@ def agreement_chart(
     finite = bounds[np.isfinite(bounds)]
     lowest = min(0.0, float(finite.min())) if finite.size else 0.0
     x_scale = alt.Scale(domain=[math.floor(lowest * 10) / 10, 1.0])
-    y = alt.Y("label:N", title=None, sort=labels)
+    names = axis_names(labels)
+    y = alt.Y(
+        "label:N",
+        title=None,
+        sort=labels,
+        axis=alt.Axis(labelExpr=names.expr(labels) or alt.Undefined),
+    )
     tooltip = [
         alt.Tooltip("criterion:N", title="Criterion"),
         alt.Tooltip("alpha_text:N", title="alpha [95% interval]"),
@@ -157,13 +164,14 @@ def agreement_chart(
     subtitle = [
         f"Alpha{level_text} with bootstrap 95% intervals over items.",
         "Dashed: 0.667 and 0.800 (Krippendorff, 2004).",
+        *names.key_lines(),
     ]
     heading = "Agreement between judges" if title is None else title
     chart = alt.LayerChart(
         layer=layers,
         title=title_params(heading, subtitle),
         width=COLUMN_WIDTH,
-        height=rows_height(18, len(labels)),
+        height=rows_height(names.step(18), len(labels)),
     )
     return apply_theme(chart) if theme else chart
 
@@ -353,8 +361,20 @@ def pairwise_agreement_chart(
     columns = list(dict.fromkeys(data["judge_b"]))
     write = shown <= 12 if labels is None else labels
     cell = 24 if write else 16 if shown <= 12 else 11 if shown <= 30 else 8
-    x = alt.X("judge_b:N", title=None, sort=columns, axis=alt.Axis(labelAngle=-60, ticks=False))
-    y = alt.Y("judge_a:N", title=None, sort=rows, axis=alt.Axis(ticks=False))
+    # One line a judge: a cell is too small for two (the same number on both axes).
+    names = axis_names([*rows, *columns], lines=1)
+    x = alt.X(
+        "judge_b:N",
+        title=None,
+        sort=columns,
+        axis=alt.Axis(labelAngle=-60, ticks=False, labelExpr=names.expr(columns) or alt.Undefined),
+    )
+    y = alt.Y(
+        "judge_a:N",
+        title=None,
+        sort=rows,
+        axis=alt.Axis(ticks=False, labelExpr=names.expr(rows) or alt.Undefined),
+    )
     tooltip = [
         alt.Tooltip("judge_a:N", title="Judge"),
         alt.Tooltip("judge_b:N", title="Judge"),
@@ -400,6 +420,7 @@ def pairwise_agreement_chart(
         subtitle.append(f"{shown} of {available} judges{which}.")
     if not data["defined"].all():
         subtitle.append("Grey: undefined.")
+    subtitle += names.key_lines()
     heading = f"Pairwise agreement: {criterion}" if title is None else title
     chart = alt.LayerChart(
         layer=layers,

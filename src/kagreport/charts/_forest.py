@@ -13,6 +13,7 @@ from kagreport._format import count, difference_interval, is_proportion, p_value
 from kagreport._format import percent as percent_text
 from kagreport.charts._accuracy import RING
 from kagreport.charts._data import inline_data, require_columns, rows_height, title_params
+from kagreport.charts._names import axis_names
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.evaluation import EvaluationComparison
 from kagreport.frames import comparison_frame
@@ -257,8 +258,14 @@ def forest_plot(
         first = comparison_or_frame.iloc[0]
         heading = f"{first['candidate']} − {first['baseline']}"
     metrics = list(data["metric"])
+    names = axis_names(metrics)
     labels = _labels(alpha)
-    y = alt.Y("metric:N", title=None, sort=metrics)
+    y = alt.Y(
+        "metric:N",
+        title=None,
+        sort=metrics,
+        axis=alt.Axis(labelExpr=names.expr(metrics) or alt.Undefined),
+    )
     proportion = _proportions(data, comparison_or_frame, metric, percent)
     points = bool(proportion) and all(proportion)
     x = alt.X(
@@ -311,13 +318,14 @@ def forest_plot(
     # No-break spaces keep "Holm p < 0.05" on one line when the subtitle wraps.
     subtitle = [
         f"Bars: {confidence:.0%} bootstrap intervals. "
-        f"Filled: {labels[0].replace(' ', chr(0xA0))}; hollow: {labels[1]}."
+        f"Filled: {labels[0].replace(' ', chr(0xA0))}; hollow: {labels[1]}.",
+        *names.key_lines(),
     ]
     chart = alt.LayerChart(
         layer=layers,
         title=title_params(heading if title is None else title, subtitle),
         width=COLUMN_WIDTH,
         # A plot of one or two rows keeps room for its bars (16 px a row beyond).
-        height=rows_height(16, len(metrics)) if len(metrics) > 2 else 48.0,
+        height=rows_height(names.step(16), len(metrics)) if len(metrics) > 2 else 48.0,
     )
     return apply_theme(chart) if theme else chart

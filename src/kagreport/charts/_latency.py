@@ -18,6 +18,7 @@ from kagreport.charts._data import (
     run_or_frame,
     title_params,
 )
+from kagreport.charts._names import axis_names
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.frames import items_frame
 from kagreport.runs import Run
@@ -213,7 +214,13 @@ def latency_chart(
     # A time is never negative: a linear axis starts at 0.
     x_scale = alt.Scale(type="log") if log else alt.Scale(zero=True, nice=True, domainMin=0)
     x_title = f"{kind.capitalize()} time per item (s)"
-    y = alt.Y("setup:N", title=None, sort=order)
+    names = axis_names(order)
+    y = alt.Y(
+        "setup:N",
+        title=None,
+        sort=order,
+        axis=alt.Axis(labelExpr=names.expr(order) or alt.Undefined),
+    )
     # The tooltips' texts, as the tables write them (kagreport._format).
     histogram = histogram.assign(
         from_text=[quantity(v) for v in histogram["bin_start"]],
@@ -272,11 +279,12 @@ def latency_chart(
     if untimed:
         shown = ", ".join(untimed) if len(untimed) <= 3 else f"{len(untimed)} setups"
         subtitle.append(f"No {kind} time: {shown}.")
+    subtitle += names.key_lines()
     heading = f"{kind.capitalize()} time per item" if title is None else title
     chart = alt.LayerChart(
         layer=[strip, medians],
         title=title_params(heading, subtitle, simulated=is_simulated_source(report_or_items)),
         width=COLUMN_WIDTH,
-        height=rows_height(16, len(order)),
+        height=rows_height(names.step(16), len(order)),
     )
     return apply_theme(chart) if theme else chart

@@ -18,6 +18,7 @@ from kagreport.charts._data import (
     stats_rows,
     title_params,
 )
+from kagreport.charts._names import axis_names
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.frames import OVERALL
 from kagreport.runs import Run
@@ -108,6 +109,7 @@ def outcomes_chart(
     """
     data = outcomes_data(report_or_frame)
     setups = list(dict.fromkeys(data["setup"]))
+    names = axis_names(setups)
     value = "share" if normalize else "count"
     x = alt.X(
         f"{value}:Q",
@@ -121,7 +123,12 @@ def outcomes_chart(
         .mark_bar(stroke="white", strokeWidth=0.5)
         .encode(
             x=x,
-            y=alt.Y("setup:N", title=None, sort=setups),
+            y=alt.Y(
+                "setup:N",
+                title=None,
+                sort=setups,
+                axis=alt.Axis(labelExpr=names.expr(setups) or alt.Undefined),
+            ),
             color=alt.Color(
                 "outcome:N",
                 title=None,
@@ -139,11 +146,11 @@ def outcomes_chart(
         .properties(
             title=title_params(
                 "Outcomes per setup" if title is None else title,
-                [],
+                names.key_lines(),
                 simulated=is_simulated_source(report_or_frame),
             ),
             width=COLUMN_WIDTH,
-            height=rows_height(14, len(setups)),
+            height=rows_height(names.step(14), len(setups)),
         )
     )
     return apply_theme(chart) if theme else chart
@@ -283,6 +290,10 @@ def dataset_heatmap(
     proportion = metric in _PROPORTIONS
     setups = list(dict.fromkeys(data["setup"]))
     datasets = list(dict.fromkeys(data["dataset"]))
+    names = axis_names(setups)
+    rows_expr = names.expr(setups)
+    # Upright column labels: one line each (two would sit across the next column).
+    columns_expr = names.add(datasets, lines=1).expr(datasets)
     name = metric.replace("_", " ")
     legend_title = f"{name} (%)" if proportion else name
     x = alt.X(
@@ -290,9 +301,21 @@ def dataset_heatmap(
         title=None,
         sort=datasets,
         # Upright labels: slanted ones run past the right edge of a one-column figure.
-        axis=alt.Axis(orient="top", labelAngle=-90, labelAlign="left", domain=False, ticks=False),
+        axis=alt.Axis(
+            orient="top",
+            labelAngle=-90,
+            labelAlign="left",
+            domain=False,
+            ticks=False,
+            labelExpr=columns_expr or alt.Undefined,
+        ),
     )
-    y = alt.Y("setup:N", title=None, sort=setups, axis=alt.Axis(domain=False, ticks=False))
+    y = alt.Y(
+        "setup:N",
+        title=None,
+        sort=setups,
+        axis=alt.Axis(domain=False, ticks=False, labelExpr=rows_expr or alt.Undefined),
+    )
     tooltip: list[Any] = [
         alt.Tooltip("setup:N", title="Setup"),
         alt.Tooltip("dataset:N", title="Dataset"),
@@ -332,10 +355,11 @@ def dataset_heatmap(
     ]
     heading = f"{name.capitalize()} per setup and dataset" if title is None else title
     subtitle = [f"Grey cells with “{MISSING}”: undefined."] if not data["defined"].all() else []
+    subtitle += names.key_lines()
     chart = alt.LayerChart(
         layer=layers,
         title=title_params(heading, subtitle, simulated=is_simulated_source(report_or_frame)),
         width=COLUMN_WIDTH,
-        height=rows_height(18, len(setups)),
+        height=rows_height(names.step(18), len(setups)),
     )
     return apply_theme(chart) if theme else chart

@@ -10,6 +10,7 @@ import pandas as pd
 
 from kagreport._format import count, percent_interval
 from kagreport.charts._data import inline_data, title_params
+from kagreport.charts._names import AxisNames, axis_names
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.evaluation import RetrievalAnswerTable
 
@@ -100,9 +101,16 @@ def retrieval_answer_chart(
         alt.Tooltip("n_text:N", title="Of"),
         alt.Tooltip("share_text:N", title="Share [95% interval]"),
     ]
+    names = AxisNames()
     if many:
         setups = list(dict.fromkeys(data["setup"]))
-        colour = alt.Color("setup:N", title="Setup", sort=setups)
+        names = axis_names(setups)
+        colour = alt.Color(
+            "setup:N",
+            title="Setup",
+            sort=setups,
+            legend=alt.Legend(labelExpr=names.expr(setups) or alt.Undefined),
+        )
         offset: dict[str, alt.YOffset] = {"yOffset": alt.YOffset("setup:N", sort=setups)}
     else:
         colour = alt.Color(
@@ -133,6 +141,7 @@ def retrieval_answer_chart(
     ]
     subtitle = [
         "Share of the items where both are known; lines: Wilson 95% intervals; numbers: items.",
+        *names.key_lines(),
     ]
     heading = "Retrieval against answer" if title is None else title
     chart = alt.LayerChart(
