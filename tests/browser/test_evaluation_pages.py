@@ -43,7 +43,7 @@ def _open(browser: Browser, path: Path, width: int) -> tuple[Any, Any]:
     page.goto(path.as_uri(), wait_until="load", timeout=LOAD_TIMEOUT_MS)
     wait_for_charts(page)
     page.wait_for_function(
-        "() => document.querySelector('table.data thead th button.sort') !== null",
+        "() => document.documentElement.hasAttribute('data-site-ready')",
         timeout=LOAD_TIMEOUT_MS,
     )
     return page, log

@@ -142,10 +142,9 @@ def _open(browser: Browser, path: Path, width: int) -> Iterator[tuple[Any, PageL
         page.set_viewport_size({"width": width, "height": 900})
         page.goto(path.as_uri(), wait_until="load", timeout=LOAD_TIMEOUT_MS)
         wait_for_charts(page)
-        # site.js has run: sortable tables carry a button in each header.
+        # site.js has run: it marks the document when every table is set up.
         page.wait_for_function(
-            "() => !document.querySelector('table.data thead th')"
-            " || document.querySelector('table.data thead th button.sort') !== null",
+            "() => document.documentElement.hasAttribute('data-site-ready')",
             timeout=LOAD_TIMEOUT_MS,
         )
         yield page, log
@@ -272,45 +271,110 @@ def _run_reports(site: Path) -> dict[str, dict[str, Any]]:
     return found
 
 
-def test_leaderboard_sorts_by_a_numeric_header(browser: Browser, site: Path) -> None:
-    """Each run's leaderboard by its Correct column: ascending, then descending, as the
-    run's report.json says (ties in rank order), and from the keyboard."""
+SORT_MIN_ROWS = 10  # site.js: a table of fewer rows is read at a glance and has no sort
+
+
+def _repeated(site: Path, table_id: str, tmp_path: Path) -> Path:
+    """A page of the site's own table ``table_id`` (its HTML as built, read from index.html)
+    with its rows repeated up to SORT_MIN_ROWS or more, so site.js makes it sortable; each row
+    gets data-test-row (its place) and data-repeat (which copy)."""
+    index = (site / "index.html").read_text(encoding="utf-8")
+    found = re.search(rf'<table[^>]*id="{re.escape(table_id)}".*?</table>', index, re.S)
+    assert found is not None, table_id
+    head, body, tail = re.match(r"(.*?<tbody>)(.*?)(</tbody>.*)", found.group(0), re.S).groups()
+    rows = re.findall(r"<tr\b.*?</tr>", body, re.S)
+    copies = -(-SORT_MIN_ROWS // len(rows))
+    repeated = [
+        row.replace("<tr", f'<tr data-test-row="{c * len(rows) + i}" data-repeat="{c}"', 1)
+        for c in range(copies)
+        for i, row in enumerate(rows)
+    ]
+    (tmp_path / "assets").mkdir(exist_ok=True)
+    for name in ("site.js", "site.css"):
+        (tmp_path / "assets" / name).write_bytes((site / "assets" / name).read_bytes())
+    page = tmp_path / f"{table_id}.html"
+    page.write_text(
+        '<!DOCTYPE html><html><head><meta charset="utf-8">'
+        '<link rel="stylesheet" href="assets/site.css"></head><body>'
+        + head
+        + "".join(repeated)
+        + tail
+        + '<script src="assets/site.js"></script></body></html>',
+        encoding="utf-8",
+    )
+    return page
+
+
+def test_small_tables_have_no_sort_controls(browser: Browser, site: Path) -> None:
+    """Issue 26 item 11: the index's tables (6 rows or fewer) are read at a glance: no sort
+    buttons, no sort marks; numeric headers are still right-aligned."""
+    with _open(browser, site / "index.html", DESKTOP) as (page, log):
+        tables = page.evaluate(
+            "() => Array.from(document.querySelectorAll('table.data')).map((t) => ({"
+            " id: t.id, rows: t.tBodies[0] ? t.tBodies[0].rows.length : 0,"
+            " buttons: t.querySelectorAll('thead button.sort, .sort-mark').length,"
+            " numeric: t.querySelectorAll('thead th.num').length}))"
+        )
+        small = [t for t in tables if t["rows"] < SORT_MIN_ROWS]
+        assert small, tables
+        assert all(t["buttons"] == 0 for t in small), small
+        assert any(t["numeric"] for t in small), small
+        assert not log.problems(), log.problems()
+
+
+def test_leaderboard_sorts_by_a_numeric_header(
+    browser: Browser, site: Path, tmp_path: Path
+) -> None:
+    """Each run's leaderboard (its rows repeated to a sortable length) by its Correct column:
+    ascending, then descending, as the run's report.json says (ties in page order), and from
+    the keyboard."""
     reports = _run_reports(site)
     assert reports
-    with _open(browser, site / "index.html", DESKTOP) as (page, log):
-        for slug, report in reports.items():
-            correct = {s["setup"]: s["overall"]["correct"] for s in report["setups"]}
-            ranked = [s["setup"] for s in report["setups"]]  # the page's first order
-            assert len(set(correct.values())) > 2, "the setups tie: nothing to sort"
+    for slug, report in reports.items():
+        correct = {s["setup"]: s["overall"]["correct"] for s in report["setups"]}
+        assert len(set(correct.values())) > 2, "the setups tie: nothing to sort"
+        path = _repeated(site, f"leaderboard-{slug}", tmp_path)
+        with _open(browser, path, DESKTOP) as (page, log):
             table = f"#leaderboard-{slug}"
-            assert _order(page, table, "data-setup") == ranked
+            rows = _order(page, table, "data-test-row")
+            setups = dict(zip(rows, _order(page, table, "data-setup"), strict=True))
+            # The page's first order is the rank order, repeated.
+            ranked = [s["setup"] for s in report["setups"]]
+            assert [setups[r] for r in rows] == ranked * (len(rows) // len(ranked))
+            values = {r: float(correct[setups[r]]) for r in rows}
             _click_header(page, table, "Correct")
             assert _aria_sort(page, table, "Correct") == "ascending"
-            assert _order(page, table, "data-setup") == _stable_sorted(ranked, correct, False)
+            assert _order(page, table, "data-test-row") == _stable_sorted(rows, values, False)
             _click_header(page, table, "Correct")
             assert _aria_sort(page, table, "Correct") == "descending"
-            assert _order(page, table, "data-setup") == _stable_sorted(ranked, correct, True)
+            assert _order(page, table, "data-test-row") == _stable_sorted(rows, values, True)
             # Keyboard: the header is a button; Enter on it sorts again (ascending).
             page.locator(f"{table} thead th button.sort", has_text="Correct").first.focus()
             page.keyboard.press("Enter")
             assert _aria_sort(page, table, "Correct") == "ascending"
-        assert not log.problems(), log.problems()
+            assert not log.problems(), log.problems()
 
 
-def test_static_table_sort_matches_data_values(browser: Browser, site: Path) -> None:
-    """The index's comparisons sorted by p (Holm): the order of their data-value numbers,
-    read from the HTML before the click and sorted here (ties keep their order)."""
-    with _open(browser, site / "index.html", DESKTOP) as (page, log):
-        table = "#comparisons-mmlu-pro-philosophy"
+def test_static_table_sort_matches_data_values(
+    browser: Browser, site: Path, tmp_path: Path
+) -> None:
+    """The index's comparisons (rows repeated to a sortable length) sorted by p (Holm): the
+    order of their data-value numbers, read from the HTML before the click and sorted here
+    (ties keep their order)."""
+    table = "#comparisons-mmlu-pro-philosophy"
+    path = _repeated(site, table[1:], tmp_path)
+    with _open(browser, path, DESKTOP) as (page, log):
         cells = page.evaluate(
-            "() => Array.from(document.querySelectorAll('#comparisons-mmlu-pro-philosophy tbody tr'))"
-            ".map((tr, i) => { tr.setAttribute('data-test-row', String(i));"
-            " const td = tr.querySelector('td[data-key=\"p_value_holm_across_run\"]');"
-            " return td.getAttribute('data-value'); })"
+            "(t) => Array.from(document.querySelectorAll(t + ' tbody tr')).map((tr) =>"
+            " [tr.getAttribute('data-test-row'),"
+            "  tr.querySelector('td[data-key=\"p_value_holm_across_run\"]')"
+            "    .getAttribute('data-value')])",
+            table,
         )
-        assert len(cells) >= 3, cells
-        names = [str(i) for i in range(len(cells))]
-        values = {n: (None if v == "null" else float(v)) for n, v in zip(names, cells, strict=True)}
+        assert len(cells) >= SORT_MIN_ROWS, cells
+        names = [n for n, _ in cells]
+        values = {n: (None if v == "null" else float(v)) for n, v in cells}
+        assert len({v for v in values.values()}) >= 3, values
         assert _order(page, table, "data-test-row") == names
         _click_header(page, table, "p (Holm)")
         assert _order(page, table, "data-test-row") == _stable_sorted(names, values, False)
@@ -546,7 +610,11 @@ def test_sort_rules_on_a_fixture_table(browser: Browser, site: Path, tmp_path: P
         ("e", "-2", "minus two"),
         ("f", "null", "—"),
         ("g", "2", "2"),
+        ("h", "1", "one"),
+        ("i", "0.25", "25%"),
+        ("j", "null", "—"),
     ]
+    assert len(rows) >= SORT_MIN_ROWS  # fewer would get no sort controls
     body = "".join(
         f'<tr data-name="{n}"><td>item{10 - i}</td><td class="num" data-value="{v}">{t}</td></tr>'
         for i, (n, v, t) in enumerate(rows)
@@ -566,17 +634,17 @@ def test_sort_rules_on_a_fixture_table(browser: Browser, site: Path, tmp_path: P
     with _open(browser, path, DESKTOP) as (page, log):
         order = lambda: _order(page, "#t", "data-name")  # noqa: E731
         _click_header(page, "#t", "Value")
-        assert order() == ["e", "a", "d", "g", "c", "b", "f", "total"]
+        assert order() == ["e", "i", "a", "d", "h", "g", "c", "b", "f", "j", "total"]
         _click_header(page, "#t", "Value")
-        assert order() == ["c", "g", "a", "d", "e", "b", "f", "total"]
+        assert order() == ["c", "g", "h", "a", "d", "i", "e", "b", "f", "j", "total"]
         assert _aria_sort(page, "#t", "Value") == "descending"
         assert _aria_sort(page, "#t", "Name") is None
-        # Names item10 .. item4: natural order puts item4 first, item10 last.
+        # Names item10 .. item1: natural order puts item1 first, item10 last.
         page.locator("#t thead th button.sort", has_text="Name").focus()
         page.keyboard.press("Enter")
-        assert order() == ["g", "f", "e", "d", "c", "b", "a", "total"]
+        assert order() == ["j", "i", "h", "g", "f", "e", "d", "c", "b", "a", "total"]
         page.keyboard.press("Space")
-        assert order() == ["a", "b", "c", "d", "e", "f", "g", "total"]
+        assert order() == ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "total"]
         assert _aria_sort(page, "#t", "Name") == "descending"
         assert _aria_sort(page, "#t", "Value") is None
         assert not log.problems(), log.problems()

@@ -237,6 +237,23 @@ def test_text_layers_come_last(all_specs: dict[str, dict[str, Any]]) -> None:
             assert set(marks[first:]) == {"text"}, (name, marks)
 
 
+def test_tooltips_show_texts_not_d3_formats(all_specs: dict[str, dict[str, Any]]) -> None:
+    # Issue #26 item 5: a tooltip reads what the tables read, a text written in Python by
+    # kagreport._format (d3 cannot write its p-values, quantities or points).
+    for name, spec in all_specs.items():
+        tooltips = [
+            t
+            for node in _dicts(spec)
+            if isinstance(node.get("tooltip"), list)
+            for t in node["tooltip"]
+            if isinstance(t, dict)
+        ]
+        assert tooltips, name
+        for tooltip in tooltips:
+            assert "format" not in tooltip, (name, tooltip)
+            assert tooltip["type"] == "nominal", (name, tooltip)
+
+
 # ----------------------------------------------------------------- accuracy against cost
 
 
@@ -405,7 +422,7 @@ def test_heatmap_values_equal_stats_frame(sim: StatsReport) -> None:
     for row in data.to_dict("records"):
         value = frame.loc[(row["setup"], row["dataset"]), "accuracy"]
         assert row["value"] == value
-        assert row["label"] == f"{100 * value:.1f}"
+        assert row["label"] == f"{100 * value:.1f}%"  # as the tables write it
     with pytest.raises(ValueError, match=r"`metric` must be one of .*accuracy.*; not 'speed'"):
         dataset_heatmap(sim, "speed")
 
@@ -414,7 +431,7 @@ def test_b2_null_precision_is_missing_not_zero(b2: StatsReport, tmp_path: Path) 
     chart = dataset_heatmap(b2, "precision")
     data = _table(chart).set_index(["setup", "dataset"])
     assert data.loc[("allerr", "ds"), "value"] is None  # null, not 0
-    assert data.loc[("allerr", "ds"), "label"] == "–"
+    assert data.loc[("allerr", "ds"), "label"] == "—"  # kagreport._format.MISSING
     assert not data.loc[("allerr", "ds"), "defined"]
     assert data.loc[("mixed", "ds"), "value"] == 0.5
     coloured = _spec(chart)["layer"][1]

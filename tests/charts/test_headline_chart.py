@@ -1,7 +1,7 @@
 """The headline chart (accuracy against a mean cost) and the paper and screen sizes.
 
-Issue #14 items 2 and 3: small multiples per dataset, each with its own frontier; labels on
-the frontier setups only and apart; intervals on both axes; every recorded cost; charts fill
+Issue #14 items 2 and 3: small multiples per dataset, each with its own frontier; labels
+apart (issue #26 item 9: on every setup, or a key number); intervals on both axes; every recorded cost; charts fill
 their container on screen and come back to a paper preset for export, PNG at 300 dpi.
 """
 
@@ -108,18 +108,26 @@ def test_per_dataset_is_one_panel_per_dataset(sim: StatsReport) -> None:
     assert line["encoding"]["color"] == {"value": "#333333"}
 
 
-def test_frontier_labels_name_exactly_the_frontier_setups(sim: StatsReport) -> None:
+def test_labels_name_every_setup_and_the_frontier_is_filled(sim: StatsReport) -> None:
+    """Issue #26 item 9: every placed setup is named (or numbered in the key), once; the
+    frontier setups, by the definition, are the filled ones."""
     expected = _expected_frontier(sim)
     for per_dataset in (True, False):
         spec = accuracy_cost_chart(sim, per_dataset=per_dataset).to_dict()
         texts = [layer for layer in _layers(spec) if _mark(layer) == "text"]
         assert texts
-        labelled = [(r["setup"], r["dataset"]) for t in texts for r in _shown(spec, t)]
-        assert len(labelled) == len(set(labelled))  # no label twice: nothing stacked
+        labelled = [r for t in texts for r in _shown(spec, t)]
+        keys = [(r["setup"], r["dataset"]) for r in labelled]
+        assert len(keys) == len(set(keys))  # no label twice: nothing stacked
         for layer in texts:
-            assert layer["encoding"]["text"]["field"] == "setup"
+            assert layer["encoding"]["text"]["field"] == "point_label"
+        for row in labelled:
+            assert row["point_label"] in (row["setup"], str(row["key"])), row
+        rows = _rows(spec)
+        assert set(keys) == {(r["setup"], r["dataset"]) for r in rows}  # every point
+        filled = {(r["setup"], r["dataset"]) for r in rows if r["frontier"]}
         if per_dataset:
-            assert set(labelled) == {k for k, on in expected.items() if on}
+            assert filled == {k for k, on in expected.items() if on}
         else:
             overall = {}
             for setup in sim.setups:
@@ -128,7 +136,7 @@ def test_frontier_labels_name_exactly_the_frontier_setups(sim: StatsReport) -> N
                 cost = r.avg_time_secs if r is not None and r.samples else 0.0
                 overall[setup.setup] = (float(cost), m.correct / m.total)
             front = brute_frontier(overall)
-            assert {s for s, _ in labelled} == {s for s, on in front.items() if on}
+            assert {s for s, _ in filled} == {s for s, on in front.items() if on}
 
 
 def test_error_bars_on_both_axes(sim: StatsReport) -> None:
@@ -161,20 +169,28 @@ def test_error_bars_on_both_axes(sim: StatsReport) -> None:
 
 
 def _label_boxes(svg: str) -> list[tuple[float, float, float, float, str]]:
-    """Approximate boxes of the setup labels in a rendered figure (8 pt Liberation Sans)."""
+    """Approximate boxes of the setup labels in a rendered figure (8 pt Liberation Sans), in
+    the figure's coordinates (each panel of a facet is translated)."""
     boxes = []
-    root = ET.fromstring(svg)
-    for group in root.iter(f"{SVG}g"):
-        if "role-mark" not in (group.get("class") or "") or "mark-text" not in (
-            group.get("class") or ""
-        ):
-            continue
-        for text in group.iter(f"{SVG}text"):
-            x, y = (float(v) for v in re.findall(r"[-0-9.]+", text.get("transform", "0,0"))[:2])
-            width = 0.5 * 8 * len("".join(text.itertext()))
-            anchor = text.get("text-anchor", "start")
+
+    def walk(node: ET.Element, dx: float, dy: float, in_text: bool) -> None:
+        shift = re.match(r"translate\(([-0-9.]+),\s*([-0-9.]+)\)", node.get("transform") or "")
+        if node.tag == f"{SVG}g" and shift:
+            dx, dy = dx + float(shift.group(1)), dy + float(shift.group(2))
+        classes = node.get("class") or ""
+        in_text = in_text or ("role-mark" in classes and "mark-text" in classes)
+        if node.tag == f"{SVG}text" and in_text:
+            x, y = (float(v) for v in re.findall(r"[-0-9.]+", node.get("transform", "0,0"))[:2])
+            x, y = x + dx, y + dy
+            width = 0.5 * 8 * len("".join(node.itertext()))
+            anchor = node.get("text-anchor", "start")
             left = x - width if anchor == "end" else x - width / 2 if anchor == "middle" else x
-            boxes.append((left, y - 8, left + width, y, "".join(text.itertext())))
+            boxes.append((left, y - 8, left + width, y, "".join(node.itertext())))
+            return
+        for child in node:
+            walk(child, dx, dy, in_text)
+
+    walk(ET.fromstring(svg), 0.0, 0.0, False)
     return boxes
 
 

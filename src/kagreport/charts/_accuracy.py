@@ -2,8 +2,9 @@
 
 Intervals on both axes: Wilson on accuracy (``frames.stats_frame``), the percentile bootstrap
 on the mean cost (:func:`kagreport.runs.cost_intervals`); per dataset, one panel a dataset
-(small multiples), each with its own frontier; labels name the frontier setups only, each
-placed clear of the others (:mod:`kagreport.charts._labels`).
+(small multiples), each with its own frontier. Every point is identified without a tooltip
+(a printed figure has none): by its name, placed clear of the others, or by a number that the
+key in the subtitle maps to the full name (:mod:`kagreport.charts._labels`).
 """
 
 from __future__ import annotations
@@ -18,16 +19,19 @@ import numpy as np
 import pandas as pd
 
 from kagreport._errors import KagreportError
+from kagreport._format import MISSING, count, percent_interval, plural
 from kagreport.charts._data import (
     inline_data,
     is_simulated_source,
+    quantity_interval,
     require_columns,
     run_or_frame,
     sorted_setups,
     stats_rows,
     title_params,
 )
-from kagreport.charts._labels import POSITIONS, Box, place_labels
+from kagreport.charts._labels import POSITIONS, Box, name_points, nice_top
+from kagreport.charts._names import key_lines
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme, preset_width
 from kagreport.frames import (
     COST_AXES,
@@ -64,17 +68,6 @@ Cost = Literal[
 #: The two values of the ``status`` field, in legend order (filled, hollow).
 FRONTIER_LABELS: Final = ("on the Pareto frontier", "dominated")
 
-_FORMATS: Final = {
-    "retrieval": ".3~f",
-    "generation": ".3~f",
-    "context": ",.0f",
-    "graph": ",.1f",
-    "latency": ".3~f",
-    "tokens": ",.1f",
-    "input_tokens": ",.1f",
-    "output_tokens": ",.1f",
-    "money": ".6~f",
-}
 #: The note of a setup that retrieves nothing, drawn at 0 on a retrieval axis.
 ZERO_NOTES: Final = {"retrieval": "no retrieval, 0 s", "graph": "no retrieval, 0 elements"}
 _COLOUR: Final = "#4c78a8"
@@ -130,43 +123,58 @@ def _cost_bounds(
     )
 
 
-def _label_positions(data: pd.DataFrame, per_dataset: bool) -> list[int]:
-    """Where each frontier setup's label goes (an index of ``_labels.POSITIONS``; -1: none),
-    worked out per panel on the paper figure's plot."""
+def _point_labels(data: pd.DataFrame, per_dataset: bool) -> tuple[list[int], list[Any], list[str]]:
+    """How each row's point is identified in a static figure, worked out per panel on the
+    paper figure's plot (:func:`kagreport.charts._labels.name_points`): where its label goes
+    (an index of ``_labels.POSITIONS``; -1: none), its number in the key (None: named by its
+    name) and the label's text (the name, the number, or the numbers of every point drawn at
+    its place, "1, 2"; "" for none).
+
+    Numbers go to the keyed setups in kag's order, one per setup whatever its panels."""
     width = _cell_width(data["dataset"].nunique()) if per_dataset else COLUMN_WIDTH - 50.0
+    height = _PLOT_HEIGHT if per_dataset else _plot_height(data["setup"].nunique())
     placed = data["cost_defined"].to_numpy(dtype=bool)
     x_values = np.concatenate([data["cost"], data["cost_high"]])[np.tile(placed, 2)]
-    x_top = float(np.nanmax(x_values)) if np.isfinite(x_values).any() else 1.0
+    x_top = nice_top(float(np.nanmax(x_values)) if np.isfinite(x_values).any() else 1.0)
     y_values = data.loc[placed, ["accuracy_low", "accuracy_high", "accuracy"]].to_numpy(float)
-    y_low = float(np.nanmin(y_values)) if np.isfinite(y_values).any() else 0.0
-    y_high = float(np.nanmax(y_values)) if np.isfinite(y_values).any() else 1.0
-    x_span, y_span = (x_top or 1.0), (y_high - y_low) or 1.0
+    y_top = nice_top(float(np.nanmax(y_values)) if np.isfinite(y_values).any() else 1.0)
     positions = [-1] * len(data)
+    keyed = [False] * len(data)
+    groups: dict[int, list[int]] = {}  # a labelled row -> the rows its label names
 
     def px(cost: float, accuracy: float) -> tuple[float, float]:
-        return (cost / x_span * width, (y_high - accuracy) / y_span * _PLOT_HEIGHT)
+        return (cost / x_top * width, (y_top - accuracy) / y_top * height)
 
     for _, group in data[placed].groupby("dataset", sort=False):
-        # Along the frontier, cheapest first: each next label avoids the ones before.
-        ordered = group.sort_values(["cost", "accuracy"], kind="stable")
+        # The frontier first, cheapest first: each next label avoids the ones before.
+        ordered = group.sort_values(
+            ["frontier", "cost", "accuracy"], ascending=[False, True, True], kind="stable"
+        )
+        rows = [int(i) for i in ordered.index]
         pairs = zip(ordered["cost"], ordered["accuracy"], strict=True)
-        points = [px(float(c), float(a)) for c, a in pairs]
-        texts = [
-            str(name) if front else None
-            for name, front in zip(ordered["setup"], ordered["frontier"], strict=True)
-        ]
-        chosen = place_labels(
-            points,
-            texts,
+        found = name_points(
+            [px(float(c), float(a)) for c, a in pairs],
+            [str(name) for name in ordered["setup"]],
             width=width,
-            height=_PLOT_HEIGHT,
+            height=height,
             font_size=_FONT,
             limit=_LABEL_LIMIT,
             obstacles=_marks(ordered, px),
         )
-        for index, k in zip(ordered.index, chosen, strict=True):
-            positions[int(index)] = k
-    return positions
+        for row, label in zip(rows, found, strict=True):
+            positions[row], keyed[row] = label.position, label.keyed
+            if label.position >= 0:
+                groups[row] = [rows[k] for k in label.group]
+    setups = [str(s) for s, k in zip(data["setup"], keyed, strict=True) if k]
+    numbers = {setup: n for n, setup in enumerate(dict.fromkeys(setups), start=1)}
+    keys = [numbers[str(s)] if k else None for s, k in zip(data["setup"], keyed, strict=True)]
+    texts = [""] * len(data)
+    for row, members in groups.items():
+        if keys[row] is None:
+            texts[row] = str(data["setup"].iloc[row])
+        else:
+            texts[row] = ", ".join(str(n) for n in sorted(int(keys[m] or 0) for m in members))
+    return positions, keys, texts
 
 
 def _marks(group: pd.DataFrame, px: Any) -> list[Box]:
@@ -193,6 +201,32 @@ def _marks(group: pd.DataFrame, px: Any) -> list[Box]:
         boxes.append((x0, y0 - 1.0, x1, y0 + 1.0))  # step-after: across, then up
         boxes.append((x1 - 1.0, min(y0, y1), x1 + 1.0, max(y0, y1)))
     return boxes
+
+
+def _add_texts(data: pd.DataFrame, cost: str) -> None:
+    """The tooltips' texts, as every table writes them (:mod:`kagreport._format`): accuracy
+    and its interval in percent, the mean cost and its interval as quantities, counts."""
+    accuracy = zip(data["accuracy"], data["accuracy_low"], data["accuracy_high"], strict=True)
+    data["accuracy_text"] = [percent_interval(*values) for values in accuracy]
+    costs = zip(data["cost"], data["cost_low"], data["cost_high"], strict=True)
+    data["cost_text"] = [
+        quantity_interval(*values) if defined else MISSING
+        for values, defined in zip(costs, data["cost_defined"], strict=True)
+    ]
+    for name in ("total", "correct", "errors"):
+        data[f"{name}_text"] = [count(v) for v in data[name]]
+
+
+def _key_lines(data: pd.DataFrame, *, wide: bool) -> list[str]:
+    """The key of the numbered points, as subtitle lines (:func:`_names.key_lines`)."""
+    keyed = data.dropna(subset=["key"]).drop_duplicates("key").sort_values("key")
+    entries = [(int(k), str(s)) for k, s in zip(keyed["key"], keyed["setup"], strict=True)]
+    return key_lines(entries, wide=wide)
+
+
+def _plot_height(setups: int) -> int:
+    """The plot's height (pixels) of the one-panel chart of ``setups`` setups."""
+    return max(160, 14 * min(setups, 12))
 
 
 def _cell_width(panels: int) -> float:
@@ -231,8 +265,14 @@ def accuracy_cost_data(
     s"`` / ``"no retrieval, 0 elements"`` (:data:`ZERO_NOTES`) for a setup drawn at 0, or why
     the cost is undefined: ``"no parsed answer"``, or ``"no retrieval"`` for a frame without
     the ``parsed`` and ``retrieval_samples`` columns), total, correct, errors, label (the setup,
-    with the note), label_side (``"left"`` for points in the right part of the plot, whose
-    label goes to their left), order (kag's ranking of the setup).
+    with the note), order (kag's ranking of the setup), label_position (where the point's
+    label goes: an index of ``_labels.POSITIONS``, -1 for none), key (the setup's number in
+    the chart's key where the point is numbered rather than named, else null), point_label
+    (the text beside the point: the setup, its number, or "1, 2" for points drawn at one
+    place; "" for none), and the tooltips' texts as the tables write them
+    (:mod:`kagreport._format`): accuracy_text (accuracy and its interval in percent),
+    cost_text (the mean cost and its interval as quantities, "—" where undefined),
+    total_text, correct_text, errors_text (counts).
 
     A :class:`~kagreport.runs.Run` gives the rows of ``stats_frame(run)``: the same
     numbers as its report for ``Run.from_stats(report)``; a run from evaluations draws
@@ -304,11 +344,15 @@ def accuracy_cost_data(
     ]
     low, high = _cost_bounds(source, rows, cost, per_dataset, confidence)
     zero = data["no_retrieval"].to_numpy(dtype=bool)
-    data["cost_low"] = np.where(zero, 0.0, low)
+    # A mean cost is never negative: a frame's interval that reaches below 0 stops at 0.
+    data["cost_low"] = np.where(zero, 0.0, np.maximum(low, 0.0))
     data["cost_high"] = np.where(zero, 0.0, high)
     data["order"] = data["setup"].map(order).astype(int)
     data = data.sort_values(["order", "dataset"], kind="stable").reset_index(drop=True)
-    data["label_position"] = _label_positions(data, per_dataset)
+    found = _point_labels(data, per_dataset)
+    data["label_position"], keys, data["point_label"] = found[0], found[1], found[2]
+    data["key"] = pd.array(keys, dtype="Int64")
+    _add_texts(data, cost)
     return data
 
 
@@ -331,9 +375,14 @@ def accuracy_cost_chart(
     accuracy (correct / total, as a percentage) with its Wilson interval as a vertical bar.
     The Pareto frontier (no other setup is at most as costly and at least as accurate) is
     recomputed for the chosen cost with :func:`kagreport.frames.pareto_front`, drawn as a step
-    line through the frontier setups, whose points are filled and **named** (each label placed
-    clear of the others, :mod:`kagreport.charts._labels`); the others are hollow and unlabelled
-    (the tooltip names them). Tooltips give the exact numbers.
+    line through the frontier setups, whose points are filled; the others are hollow. **Every
+    point is identified** in a static figure: by its name beside it, placed clear of the
+    other labels and points, or, where a name is too long for the plot, finds no free place,
+    or shares its place with another point, by a number beside it ("1, 2" for points drawn
+    at one place) that the key ("Key: 1 name; 2 name", last lines of the subtitle) maps to
+    the full name (:mod:`kagreport.charts._labels`). No name is cut. Both axes start at 0 (a
+    cost and an accuracy are never negative). Tooltips give the exact numbers, written as
+    the tables write them (:mod:`kagreport._format`).
 
     With ``per_dataset`` the chart is small multiples: one panel per dataset (at most
     :data:`FACET_COLUMNS` a row), each with its own frontier and labels, on shared axes; it is
@@ -389,22 +438,21 @@ def accuracy_cost_chart(
     _, axis_title = _cost_axis(cost)
     source = run_or_frame(report_or_frame)
     data = accuracy_cost_data(source, cost=cost, per_dataset=per_dataset, confidence=confidence)
-    fmt = _FORMATS[cost]
     setups = list(dict.fromkeys(data["setup"]))
     undefined = list(dict.fromkeys(data.loc[~data["cost_defined"], "setup"]))
     notes = sorted(set(data.loc[~data["cost_defined"], "note"]))
 
     subtitle = [
         f"Bars: {confidence:.0%} intervals, Wilson (accuracy) and bootstrap (mean cost);"
-        " filled and named: the Pareto frontier."
+        " filled: the Pareto frontier."
     ]
     at_zero = list(dict.fromkeys(data.loc[data["no_retrieval"].astype(bool), "setup"]))
     if at_zero:
-        shown = f"{len(at_zero)} setup" + ("s" if len(at_zero) > 1 else "")
+        shown = plural(len(at_zero), "setup")
         unit = "s" if cost == "retrieval" else "elements"
         subtitle.append(f"At 0: {shown} without retrieval (0 {unit}).")
     if undefined:
-        shown = f"{len(undefined)} setup" + ("s" if len(undefined) > 1 else "")
+        shown = plural(len(undefined), "setup")
         subtitle.append(
             f"Dashed: {shown} with {' / '.join(notes)} (no cost): {', '.join(undefined)}."
         )
@@ -412,27 +460,36 @@ def accuracy_cost_chart(
     heading = f"Accuracy against {name}" if title is None else title
     simulated = is_simulated_source(source)
 
+    key = _key_lines(data, wide=per_dataset)
+    subtitle += key
+    # The texts of the tables (kagreport._format), computed in Python: d3's formats cannot
+    # write them (an interval in one cell, a quantity's significant digits).
     tooltip = [
         alt.Tooltip("setup:N", title="Setup"),
         *([alt.Tooltip("dataset:N", title="Dataset")] if per_dataset else []),
-        alt.Tooltip("accuracy:Q", title="Accuracy", format=".2%"),
-        alt.Tooltip("accuracy_low:Q", title=f"{confidence:.0%} low", format=".2%"),
-        alt.Tooltip("accuracy_high:Q", title=f"{confidence:.0%} high", format=".2%"),
-        alt.Tooltip("cost:Q", title=axis_title, format=fmt),
-        alt.Tooltip("cost_low:Q", title=f"Cost {confidence:.0%} low", format=fmt),
-        alt.Tooltip("cost_high:Q", title=f"Cost {confidence:.0%} high", format=fmt),
-        alt.Tooltip("total:Q", title="Items", format="d"),
-        alt.Tooltip("correct:Q", title="Correct", format="d"),
-        alt.Tooltip("errors:Q", title="Errors", format="d"),
+        alt.Tooltip("accuracy_text:N", title=f"Accuracy [{confidence:.0%} interval]"),
+        alt.Tooltip("cost_text:N", title=f"{axis_title} [{confidence:.0%} interval]"),
+        alt.Tooltip("total_text:N", title="Items"),
+        alt.Tooltip("correct_text:N", title="Correct"),
+        alt.Tooltip("errors_text:N", title="Errors"),
         alt.Tooltip("status:N", title="Pareto"),
         alt.Tooltip("note:N", title="Note"),
     ]
-    x = alt.X("cost:Q", title=axis_title, scale=alt.Scale(zero=True, nice=True))
+    # Both quantities are never negative: both axes start at 0, and nothing (an interval,
+    # Vega's padding) extends them below it.
+    x = alt.X(
+        "cost:Q",
+        title=axis_title,
+        scale=alt.Scale(zero=True, nice=True, domainMin=0),
+        # "0" under its tick, not pushed right of it (as if the axis began below 0); fewer
+        # ticks on a panel of the small multiples.
+        axis=alt.Axis(labelFlush=False, tickCount=4 if per_dataset else alt.Undefined),
+    )
     y = alt.Y(
         "accuracy:Q",
         title="Accuracy",
         axis=alt.Axis(format=".0%"),
-        scale=alt.Scale(zero=False, nice=True),
+        scale=alt.Scale(zero=True, nice=True, domainMin=0),
     )
     hue = {"color": alt.value(_COLOUR)}
     shape = alt.Shape(
@@ -448,7 +505,7 @@ def accuracy_cost_chart(
 
     base = alt.Chart()
     placed = base.transform_filter("datum.cost_defined")
-    labelled = placed.transform_filter("datum.frontier")
+    frontier = placed.transform_filter("datum.frontier")
     # Only layers with rows: an empty layer's scale has no extent (Vega warns of it).
     layers: list[Any] = []
     if undefined:
@@ -469,7 +526,7 @@ def accuracy_cost_chart(
             .encode(x=alt.X("cost_low:Q"), x2="cost_high:Q", y=y, tooltip=tooltip, **hue)
         )
     layers += [
-        labelled.mark_line(interpolate="step-after", strokeWidth=1, strokeDash=[2, 2]).encode(
+        frontier.mark_line(interpolate="step-after", strokeWidth=1, strokeDash=[2, 2]).encode(
             x=x, y=y, order=alt.Order("cost:Q"), color=alt.value("#333333")
         ),
         placed.mark_point(filled=True, size=40, opacity=1).encode(
@@ -479,13 +536,14 @@ def accuracy_cost_chart(
     # Text comes last: vl-convert's PDF draws text above shapes declared after it
     # (vega/vl-convert#147), so no shape may follow a text layer. One layer per position
     # a label takes (Vega-Lite's dx, dy and align are properties of a mark, not channels).
+    # No limit: a name is drawn whole or replaced by its key number (_labels.name_points).
     used = sorted({int(k) for k in data["label_position"] if k >= 0})
     for k in used:
         p = POSITIONS[k]
         layers.append(
-            labelled.transform_filter(f"datum.label_position === {k}")
-            .mark_text(align=p.align, baseline=p.baseline, dx=p.dx, dy=p.dy, limit=_LABEL_LIMIT)  # type: ignore[arg-type]
-            .encode(x=x, y=y, text="setup:N", tooltip=tooltip)
+            placed.transform_filter(f"datum.label_position === {k}")
+            .mark_text(align=p.align, baseline=p.baseline, dx=p.dx, dy=p.dy)  # type: ignore[arg-type]
+            .encode(x=x, y=y, text="point_label:N", tooltip=tooltip)
         )
     values = inline_data(data)
     if not per_dataset:
@@ -494,7 +552,7 @@ def accuracy_cost_chart(
             layer=layers,
             title=title_params(heading, subtitle, simulated=simulated),
             width=COLUMN_WIDTH,
-            height=max(160, 14 * min(len(setups), 12)),
+            height=_plot_height(len(setups)),
         )
         return apply_theme(chart) if theme else chart
     panels = int(data["dataset"].nunique())

@@ -10,8 +10,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from kagreport._format import fixed
+from kagreport._format import count, plural, score, score_interval, signed
 from kagreport.charts._data import inline_data, require_columns, rows_height, title_params
+from kagreport.charts._names import axis_names
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.evaluation import AnswerEvaluation, pairwise_agreement
 from kagreport.frames import agreement_frame
@@ -100,11 +101,16 @@ def agreement_chart(
             "high": pd.to_numeric(frame["high"], errors="coerce").astype(float).to_numpy(),
             "judges": judges,
             "label": [
-                f"{c} ({int(n)} judges)" if np.isfinite(n) else str(c)
+                f"{c} ({plural(int(n), 'judge')})" if np.isfinite(n) else str(c)
                 for c, n in zip(frame["criterion"], judges, strict=True)
             ],
             "defined": np.isfinite(alpha),
             "note": notes,
+            "alpha_text": [
+                score_interval(a, lo, hi)
+                for a, lo, hi in zip(alpha, frame["low"], frame["high"], strict=True)
+            ],
+            "judges_text": [count(n) for n in judges],
             # Why alpha is undefined, shown in its row: "alpha undefined: x" -> "undefined: x".
             "shown": [
                 n.removeprefix("alpha ") if n.startswith("alpha undefined") else "undefined"
@@ -117,13 +123,17 @@ def agreement_chart(
     finite = bounds[np.isfinite(bounds)]
     lowest = min(0.0, float(finite.min())) if finite.size else 0.0
     x_scale = alt.Scale(domain=[math.floor(lowest * 10) / 10, 1.0])
-    y = alt.Y("label:N", title=None, sort=labels)
+    names = axis_names(labels)
+    y = alt.Y(
+        "label:N",
+        title=None,
+        sort=labels,
+        axis=alt.Axis(labelExpr=names.expr(labels) or alt.Undefined),
+    )
     tooltip = [
         alt.Tooltip("criterion:N", title="Criterion"),
-        alt.Tooltip("alpha:Q", title="alpha", format=".3f"),
-        alt.Tooltip("low:Q", title="95% low", format=".3f"),
-        alt.Tooltip("high:Q", title="95% high", format=".3f"),
-        alt.Tooltip("judges:Q", title="Judges", format="d"),
+        alt.Tooltip("alpha_text:N", title="alpha [95% interval]"),
+        alt.Tooltip("judges_text:N", title="Judges"),
         alt.Tooltip("note:N", title="Note"),
     ]
     base = alt.Chart(inline_data(data))
@@ -154,13 +164,14 @@ def agreement_chart(
     subtitle = [
         f"Alpha{level_text} with bootstrap 95% intervals over items.",
         "Dashed: 0.667 and 0.800 (Krippendorff, 2004).",
+        *names.key_lines(),
     ]
     heading = "Agreement between judges" if title is None else title
     chart = alt.LayerChart(
         layer=layers,
         title=title_params(heading, subtitle),
         width=COLUMN_WIDTH,
-        height=rows_height(18, len(labels)),
+        height=rows_height(names.step(18), len(labels)),
     )
     return apply_theme(chart) if theme else chart
 
@@ -220,7 +231,8 @@ def pairwise_agreement_data(
     whose pairs are all undefined last), then cut to ``max_judges``, unless ``judges`` names
     them (kept in the order given). One row per pair (i, j), i after j in that order (the lower
     triangle): judge_a (row), judge_b (column), alpha (NaN where undefined), items (units both
-    rated), label (alpha to 2 decimals or "—"), defined, mean_a (judge_a's mean alpha).
+    rated), label (alpha to 2 decimals with a real minus, or "—"), defined, mean_a (judge_a's
+    mean alpha).
 
     Raises
     ------
@@ -274,7 +286,7 @@ def pairwise_agreement_data(
                     "judge_b": names[j],
                     "alpha": alpha,
                     "items": int((rated[names[i]] & rated[names[j]]).sum()),
-                    "label": fixed(alpha, 2),
+                    "label": signed(alpha, 2),  # a cell's width: 2 decimals
                     "defined": not math.isnan(alpha),
                     "mean_a": float(means[i]),
                 }
@@ -341,17 +353,33 @@ def pairwise_agreement_chart(
         evaluation, criterion, judges=judges, max_judges=max_judges, level=level
     )
     shown = len(set(data["judge_a"]) | set(data["judge_b"]))
+    # The tooltips' texts, as the tables write them (kagreport._format).
+    data = data.assign(
+        alpha_text=[score(a) for a in data["alpha"]], items_text=[count(n) for n in data["items"]]
+    )
     rows = list(dict.fromkeys(data["judge_a"]))
     columns = list(dict.fromkeys(data["judge_b"]))
     write = shown <= 12 if labels is None else labels
     cell = 24 if write else 16 if shown <= 12 else 11 if shown <= 30 else 8
-    x = alt.X("judge_b:N", title=None, sort=columns, axis=alt.Axis(labelAngle=-60, ticks=False))
-    y = alt.Y("judge_a:N", title=None, sort=rows, axis=alt.Axis(ticks=False))
+    # One line a judge: a cell is too small for two (the same number on both axes).
+    names = axis_names([*rows, *columns], lines=1)
+    x = alt.X(
+        "judge_b:N",
+        title=None,
+        sort=columns,
+        axis=alt.Axis(labelAngle=-60, ticks=False, labelExpr=names.expr(columns) or alt.Undefined),
+    )
+    y = alt.Y(
+        "judge_a:N",
+        title=None,
+        sort=rows,
+        axis=alt.Axis(ticks=False, labelExpr=names.expr(rows) or alt.Undefined),
+    )
     tooltip = [
         alt.Tooltip("judge_a:N", title="Judge"),
         alt.Tooltip("judge_b:N", title="Judge"),
-        alt.Tooltip("alpha:Q", title="alpha", format=".3f"),
-        alt.Tooltip("items:Q", title="Items both rated", format="d"),
+        alt.Tooltip("alpha_text:N", title="alpha"),
+        alt.Tooltip("items_text:N", title="Items both rated"),
     ]
     base = alt.Chart(inline_data(data))
     layers: list[Any] = [
@@ -392,6 +420,7 @@ def pairwise_agreement_chart(
         subtitle.append(f"{shown} of {available} judges{which}.")
     if not data["defined"].all():
         subtitle.append("Grey: undefined.")
+    subtitle += names.key_lines()
     heading = f"Pairwise agreement: {criterion}" if title is None else title
     chart = alt.LayerChart(
         layer=layers,

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from kagreport._errors import InputError
+from kagreport._format import MISSING, is_missing, quantity
 from kagreport.frames import stats_frame
 from kagreport.runs import Run
 from kagreport.sources import as_run
@@ -22,6 +23,7 @@ __all__ = [
     "inline_data",
     "is_simulated_source",
     "label_title",
+    "quantity_interval",
     "require_columns",
     "rows_height",
     "run_or_frame",
@@ -79,6 +81,17 @@ def inline_data(frame: pd.DataFrame) -> alt.InlineData:
         for row in frame.itertuples(index=False, name=None)
     ]
     return alt.InlineData(values=values)
+
+
+def quantity_interval(value: Any, low: Any, high: Any) -> str:
+    """A measured amount and its interval, each by :func:`kagreport._format.quantity`
+    (``0.512 [0.480, 0.551]``); the amount alone when a bound
+    is undefined; :data:`~kagreport._format.MISSING` when the amount is."""
+    if is_missing(value):
+        return MISSING
+    if is_missing(low) or is_missing(high):
+        return quantity(value)
+    return f"{quantity(value)} [{quantity(low)}, {quantity(high)}]"
 
 
 def require_columns(frame: pd.DataFrame, columns: Iterable[str], what: str) -> None:

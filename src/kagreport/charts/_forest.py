@@ -9,8 +9,11 @@ import numpy as np
 import pandas as pd
 
 from kagreport._errors import KagreportError
+from kagreport._format import count, difference_interval, is_proportion, p_value, score
+from kagreport._format import percent as percent_text
 from kagreport.charts._accuracy import RING
 from kagreport.charts._data import inline_data, require_columns, rows_height, title_params
+from kagreport.charts._names import axis_names
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.evaluation import EvaluationComparison
 from kagreport.frames import comparison_frame
@@ -146,6 +149,46 @@ def _tests(frame: pd.DataFrame) -> Any:
     )
 
 
+#: A percentage-point axis label: 0.05 reads "+5", -0.05 "−5" (a real minus), 0 "0".
+_POINTS_LABEL: Final = (
+    "datum.value > 0 ? '+' + format(datum.value * 100, '~r')"
+    " : datum.value < 0 ? '\u2212' + format(-datum.value * 100, '~r') : '0'"
+)
+
+
+def _proportions(
+    data: pd.DataFrame, source: Comparisons, metric: str | None, percent: bool
+) -> list[bool]:
+    """Whether each row's metric is a proportion: ``percent``, or its name says so
+    (:func:`kagreport._format.is_proportion`; a run's pairs share one metric)."""
+    if isinstance(source, SetupComparisons):
+        name = metric or (source.metrics or ("",))[0]
+        names = [name] * len(data)
+    else:
+        names = [str(m) for m in data["metric"]]
+    return [percent or is_proportion(name) for name in names]
+
+
+def _with_texts(data: pd.DataFrame, proportion: list[bool]) -> Any:
+    """``data`` with the tooltips' texts, as the tables write them (:mod:`kagreport._format`):
+    differences and their intervals in percentage points for proportions, else as scores;
+    means as percentages or scores; p-values; pairs."""
+    rows = zip(data["mean_difference"], data["ci_low"], data["ci_high"], proportion, strict=True)
+
+    def means(column: str) -> list[str]:
+        pairs = zip(data[column], proportion, strict=True)
+        return [percent_text(v) if p else score(v) for v, p in pairs]
+
+    return data.assign(
+        difference_text=[difference_interval(d, lo, hi, proportion=p) for d, lo, hi, p in rows],
+        candidate_text=means("candidate_mean"),
+        baseline_text=means("baseline_mean"),
+        p_text=[p_value(p) for p in data["p_value"]],
+        holm_text=[p_value(p) for p in data["p_value_holm"]],
+        pairs_text=[count(n) for n in data["n_pairs"]],
+    )
+
+
 # Over 80 lines with its docstring: one chart's encodings and layers, read top to bottom.
 def forest_plot(
     comparison_or_frame: Comparisons,
@@ -176,7 +219,10 @@ def forest_plot(
     title : str, optional
         Defaults to "<candidate> − <baseline>".
     percent : bool
-        Show differences and means as percentages (for proportions such as accuracy).
+        Treat every metric as a proportion: differences in percentage points, means as
+        percentages. Without it, metrics that are proportions by name
+        (:func:`kagreport._format.is_proportion`) are shown so, and the axis is in points
+        when all of them are.
     theme : bool
         Apply the paper theme.
     metric : str, optional
@@ -212,29 +258,37 @@ def forest_plot(
         first = comparison_or_frame.iloc[0]
         heading = f"{first['candidate']} − {first['baseline']}"
     metrics = list(data["metric"])
+    names = axis_names(metrics)
     labels = _labels(alpha)
-    y = alt.Y("metric:N", title=None, sort=metrics)
-    number = ".1%" if percent else ".4~f"
+    y = alt.Y(
+        "metric:N",
+        title=None,
+        sort=metrics,
+        axis=alt.Axis(labelExpr=names.expr(metrics) or alt.Undefined),
+    )
+    proportion = _proportions(data, comparison_or_frame, metric, percent)
+    points = bool(proportion) and all(proportion)
     x = alt.X(
         "mean_difference:Q",
-        title="Mean difference (candidate − baseline)",
-        axis=alt.Axis(format="%") if percent else alt.Undefined,
+        # Differences of proportions in percentage points, as every table writes them.
+        title="Mean difference (pp, candidate − baseline)"
+        if points
+        else "Mean difference (candidate − baseline)",
+        axis=alt.Axis(labelExpr=_POINTS_LABEL) if points else alt.Undefined,
         # 0 (no difference) always inside the plot, on a tick, never at its edge.
         scale=alt.Scale(zero=True, nice=True, padding=6),
     )
     tooltip = [
         alt.Tooltip("metric:N", title="Metric"),
-        alt.Tooltip("mean_difference:Q", title="Mean difference", format=number),
-        alt.Tooltip("ci_low:Q", title=f"{confidence:.0%} low", format=number),
-        alt.Tooltip("ci_high:Q", title=f"{confidence:.0%} high", format=number),
-        alt.Tooltip("candidate_mean:Q", title="Candidate mean", format=number),
-        alt.Tooltip("baseline_mean:Q", title="Baseline mean", format=number),
-        alt.Tooltip("p_value:Q", title="p", format=".3~g"),
-        alt.Tooltip("p_value_holm:Q", title="p (Holm)", format=".3~g"),
+        alt.Tooltip("difference_text:N", title=f"Mean difference [{confidence:.0%} interval]"),
+        alt.Tooltip("candidate_text:N", title="Candidate mean"),
+        alt.Tooltip("baseline_text:N", title="Baseline mean"),
+        alt.Tooltip("p_text:N", title="p"),
+        alt.Tooltip("holm_text:N", title="p (Holm)"),
         alt.Tooltip("test:N", title="Test"),
-        alt.Tooltip("n_pairs:Q", title="Pairs", format="d"),
+        alt.Tooltip("pairs_text:N", title="Pairs"),
     ]
-    base = alt.Chart(inline_data(data))
+    base = alt.Chart(inline_data(_with_texts(data, proportion)))
     defined = base.transform_filter("datum.defined")
     layers = [
         alt.Chart(inline_data(pd.DataFrame({"zero": [0.0]})))
@@ -264,13 +318,14 @@ def forest_plot(
     # No-break spaces keep "Holm p < 0.05" on one line when the subtitle wraps.
     subtitle = [
         f"Bars: {confidence:.0%} bootstrap intervals. "
-        f"Filled: {labels[0].replace(' ', chr(0xA0))}; hollow: {labels[1]}."
+        f"Filled: {labels[0].replace(' ', chr(0xA0))}; hollow: {labels[1]}.",
+        *names.key_lines(),
     ]
     chart = alt.LayerChart(
         layer=layers,
         title=title_params(heading if title is None else title, subtitle),
         width=COLUMN_WIDTH,
         # A plot of one or two rows keeps room for its bars (16 px a row beyond).
-        height=rows_height(16, len(metrics)) if len(metrics) > 2 else 48.0,
+        height=rows_height(names.step(16), len(metrics)) if len(metrics) > 2 else 48.0,
     )
     return apply_theme(chart) if theme else chart

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from kagreport._errors import KagreportError
+from kagreport._format import count, percent, quantity
 from kagreport.charts._data import (
     inline_data,
     is_simulated_source,
@@ -17,6 +18,7 @@ from kagreport.charts._data import (
     run_or_frame,
     title_params,
 )
+from kagreport.charts._names import axis_names
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.frames import items_frame
 from kagreport.runs import Run
@@ -209,9 +211,30 @@ def latency_chart(
     timed = summary[summary["n"] > 0]
     untimed = list(summary.loc[summary["n"] == 0, "setup"])
     order = list(timed["setup"])
-    x_scale = alt.Scale(type="log") if log else alt.Scale(zero=False, nice=True)
+    # A time is never negative: a linear axis starts at 0.
+    x_scale = alt.Scale(type="log") if log else alt.Scale(zero=True, nice=True, domainMin=0)
     x_title = f"{kind.capitalize()} time per item (s)"
-    y = alt.Y("setup:N", title=None, sort=order)
+    names = axis_names(order)
+    y = alt.Y(
+        "setup:N",
+        title=None,
+        sort=order,
+        axis=alt.Axis(labelExpr=names.expr(order) or alt.Undefined),
+    )
+    # The tooltips' texts, as the tables write them (kagreport._format).
+    histogram = histogram.assign(
+        from_text=[quantity(v) for v in histogram["bin_start"]],
+        to_text=[quantity(v) for v in histogram["bin_end"]],
+        count_text=[count(v) for v in histogram["count"]],
+        share_text=[percent(v) for v in histogram["share"]],
+    )
+    timed = timed.assign(
+        **{f"{name}_text": [count(v) for v in timed[name]] for name in ("n", "missing")},
+        **{
+            f"{name}_text": [quantity(v) for v in timed[name]]
+            for name in ("median", "mean", "p10", "p90", "max")
+        },
+    )
     strip = (
         alt.Chart(inline_data(histogram))
         .mark_rect()
@@ -227,10 +250,10 @@ def latency_chart(
             ),
             tooltip=[
                 alt.Tooltip("setup:N", title="Setup"),
-                alt.Tooltip("bin_start:Q", title="From (s)", format=".3~f"),
-                alt.Tooltip("bin_end:Q", title="To (s)", format=".3~f"),
-                alt.Tooltip("count:Q", title="Items", format="d"),
-                alt.Tooltip("share:Q", title="Share", format=".1%"),
+                alt.Tooltip("from_text:N", title="From (s)"),
+                alt.Tooltip("to_text:N", title="To (s)"),
+                alt.Tooltip("count_text:N", title="Items"),
+                alt.Tooltip("share_text:N", title="Share"),
             ],
         )
     )
@@ -242,13 +265,13 @@ def latency_chart(
             y=y,
             tooltip=[
                 alt.Tooltip("setup:N", title="Setup"),
-                alt.Tooltip("n:Q", title="Items with a time", format="d"),
-                alt.Tooltip("missing:Q", title="Without", format="d"),
-                alt.Tooltip("median:Q", title="Median (s)", format=".3~f"),
-                alt.Tooltip("mean:Q", title="Mean (s)", format=".3~f"),
-                alt.Tooltip("p10:Q", title="10th percentile (s)", format=".3~f"),
-                alt.Tooltip("p90:Q", title="90th percentile (s)", format=".3~f"),
-                alt.Tooltip("max:Q", title="Max (s)", format=".3~f"),
+                alt.Tooltip("n_text:N", title="Items with a time"),
+                alt.Tooltip("missing_text:N", title="Without"),
+                alt.Tooltip("median_text:N", title="Median (s)"),
+                alt.Tooltip("mean_text:N", title="Mean (s)"),
+                alt.Tooltip("p10_text:N", title="10th percentile (s)"),
+                alt.Tooltip("p90_text:N", title="90th percentile (s)"),
+                alt.Tooltip("max_text:N", title="Max (s)"),
             ],
         )
     )
@@ -256,11 +279,12 @@ def latency_chart(
     if untimed:
         shown = ", ".join(untimed) if len(untimed) <= 3 else f"{len(untimed)} setups"
         subtitle.append(f"No {kind} time: {shown}.")
+    subtitle += names.key_lines()
     heading = f"{kind.capitalize()} time per item" if title is None else title
     chart = alt.LayerChart(
         layer=[strip, medians],
         title=title_params(heading, subtitle, simulated=is_simulated_source(report_or_items)),
         width=COLUMN_WIDTH,
-        height=rows_height(16, len(order)),
+        height=rows_height(names.step(16), len(order)),
     )
     return apply_theme(chart) if theme else chart

@@ -8,6 +8,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from kagreport._format import MISSING, count, percent, quantity
 from kagreport.charts._data import (
     inline_data,
     is_simulated_source,
@@ -17,6 +18,7 @@ from kagreport.charts._data import (
     stats_rows,
     title_params,
 )
+from kagreport.charts._names import axis_names
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.frames import OVERALL
 from kagreport.runs import Run
@@ -34,14 +36,15 @@ _PROPORTIONS: Final = frozenset(
     for name in ("accuracy", "precision", "coverage")
     for suffix in ("", "_low", "_high")
 )
-_MISSING_LABEL: Final = "–"
 
 
 def outcomes_data(report_or_frame: Run | pd.DataFrame | Any) -> pd.DataFrame:
     """The table :func:`outcomes_chart` draws: one row per setup and outcome.
 
     Columns: setup, outcome (correct / incorrect / error), count (result files), total,
-    share (count / total; NaN when total is 0), stack (0, 1, 2: the stacking order), rank.
+    share (count / total; NaN when total is 0), stack (0, 1, 2: the stacking order), rank,
+    and the texts of count, share and total as the tables write them
+    (:mod:`kagreport._format`): count_text, share_text, total_text.
     """
     frame = stats_rows(report_or_frame, 0.95)
     require_columns(frame, ("total", *_COUNTS.values()), "the stats frame")
@@ -52,19 +55,24 @@ def outcomes_data(report_or_frame: Run | pd.DataFrame | Any) -> pd.DataFrame:
         row = overall[overall["setup"].astype(str) == setup].iloc[0]
         total = int(row["total"])
         for stack, (outcome, column) in enumerate(_COUNTS.items()):
-            count = int(row[column])
+            files = int(row[column])
+            share = files / total if total else np.nan
             rows.append(
                 {
                     "setup": setup,
                     "outcome": outcome,
-                    "count": count,
+                    "count": files,
                     "total": total,
-                    "share": count / total if total else np.nan,
+                    "share": share,
                     "stack": stack,
                     "rank": rank,
+                    "count_text": count(files),
+                    "share_text": percent(share),
+                    "total_text": count(total),
                 }
             )
     columns = ["setup", "outcome", "count", "total", "share", "stack", "rank"]
+    columns += ["count_text", "share_text", "total_text"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -101,6 +109,7 @@ def outcomes_chart(
     """
     data = outcomes_data(report_or_frame)
     setups = list(dict.fromkeys(data["setup"]))
+    names = axis_names(setups)
     value = "share" if normalize else "count"
     x = alt.X(
         f"{value}:Q",
@@ -114,7 +123,12 @@ def outcomes_chart(
         .mark_bar(stroke="white", strokeWidth=0.5)
         .encode(
             x=x,
-            y=alt.Y("setup:N", title=None, sort=setups),
+            y=alt.Y(
+                "setup:N",
+                title=None,
+                sort=setups,
+                axis=alt.Axis(labelExpr=names.expr(setups) or alt.Undefined),
+            ),
             color=alt.Color(
                 "outcome:N",
                 title=None,
@@ -124,28 +138,39 @@ def outcomes_chart(
             tooltip=[
                 alt.Tooltip("setup:N", title="Setup"),
                 alt.Tooltip("outcome:N", title="Outcome"),
-                alt.Tooltip("count:Q", title="Files", format="d"),
-                alt.Tooltip("share:Q", title="Share", format=".1%"),
-                alt.Tooltip("total:Q", title="Setup total", format="d"),
+                alt.Tooltip("count_text:N", title="Files"),
+                alt.Tooltip("share_text:N", title="Share"),
+                alt.Tooltip("total_text:N", title="Setup total"),
             ],
         )
         .properties(
             title=title_params(
                 "Outcomes per setup" if title is None else title,
-                [],
+                names.key_lines(),
                 simulated=is_simulated_source(report_or_frame),
             ),
             width=COLUMN_WIDTH,
-            height=rows_height(14, len(setups)),
+            height=rows_height(names.step(14), len(setups)),
         )
     )
     return apply_theme(chart) if theme else chart
 
 
-def _label(value: float, proportion: bool) -> str:
-    if not np.isfinite(value):
-        return _MISSING_LABEL
-    return f"{100 * value:.1f}" if proportion else f"{value:.3g}"
+def _labels(values: Any, proportion: bool) -> list[str]:
+    """Each cell's text as the tables write it (:mod:`kagreport._format`): a percentage for
+    a proportion, a count where every value is a whole number, else a quantity."""
+    finite = values[np.isfinite(values)]
+    whole = not proportion and bool(np.all(finite == np.round(finite)))
+    return [
+        MISSING
+        if not np.isfinite(v)
+        else percent(v)
+        if proportion
+        else count(int(v))
+        if whole
+        else quantity(float(v))
+        for v in values
+    ]
 
 
 def heatmap_data(
@@ -159,9 +184,10 @@ def heatmap_data(
 
     Every setup x dataset pair is present; ``value`` is NaN where the metric is undefined
     (for example precision without a parsed answer) or the setup has no result in the dataset.
-    Columns: setup, dataset, value, label (the value as text: percent with one decimal for
-    proportions, 3 significant digits otherwise, ``"–"`` where missing), defined, dark (whether
-    the cell is dark enough for a white label).
+    Columns: setup, dataset, value, label (the value as the tables write it,
+    :mod:`kagreport._format`: a percentage with one decimal for proportions, a count for
+    whole numbers, a quantity (3 significant digits) otherwise, ``"—"`` where missing),
+    defined, dark (whether the cell is dark enough for a white label).
 
     Raises
     ------
@@ -206,7 +232,7 @@ def heatmap_data(
             "setup": [s for s in setups for _ in datasets],
             "dataset": [d for _ in setups for d in datasets],
             "value": values,
-            "label": [_label(v, proportion) for v in values],
+            "label": _labels(values, proportion),
             "defined": np.isfinite(values),
             "dark": np.isfinite(values) & (values > middle),
         }
@@ -229,8 +255,9 @@ def dataset_heatmap(
     setup's overall value in the column ``(overall)``), colour = the metric: proportions
     (accuracy, precision, coverage and their Wilson bounds) on a fixed 0-100% scale and labelled
     in percent with one decimal, other metrics (seconds, bytes, counts) on the range of the data
-    with 3 significant digits. Undefined values (precision of a setup without a parsed answer,
-    a setup absent from a dataset) are **missing**: a light grey cell labelled "–", never 0.
+    as counts or quantities (:mod:`kagreport._format`). Undefined values (precision of a
+    setup without a parsed answer, a setup absent from a dataset) are **missing**: a light grey
+    cell labelled "—", never 0.
 
     Parameters
     ----------
@@ -263,6 +290,10 @@ def dataset_heatmap(
     proportion = metric in _PROPORTIONS
     setups = list(dict.fromkeys(data["setup"]))
     datasets = list(dict.fromkeys(data["dataset"]))
+    names = axis_names(setups)
+    rows_expr = names.expr(setups)
+    # Upright column labels: one line each (two would sit across the next column).
+    columns_expr = names.add(datasets, lines=1).expr(datasets)
     name = metric.replace("_", " ")
     legend_title = f"{name} (%)" if proportion else name
     x = alt.X(
@@ -270,13 +301,25 @@ def dataset_heatmap(
         title=None,
         sort=datasets,
         # Upright labels: slanted ones run past the right edge of a one-column figure.
-        axis=alt.Axis(orient="top", labelAngle=-90, labelAlign="left", domain=False, ticks=False),
+        axis=alt.Axis(
+            orient="top",
+            labelAngle=-90,
+            labelAlign="left",
+            domain=False,
+            ticks=False,
+            labelExpr=columns_expr or alt.Undefined,
+        ),
     )
-    y = alt.Y("setup:N", title=None, sort=setups, axis=alt.Axis(domain=False, ticks=False))
+    y = alt.Y(
+        "setup:N",
+        title=None,
+        sort=setups,
+        axis=alt.Axis(domain=False, ticks=False, labelExpr=rows_expr or alt.Undefined),
+    )
     tooltip: list[Any] = [
         alt.Tooltip("setup:N", title="Setup"),
         alt.Tooltip("dataset:N", title="Dataset"),
-        alt.Tooltip("value:Q", title=name, format=".2%" if proportion else ".4~g"),
+        alt.Tooltip("label:N", title=name),
     ]
     base = alt.Chart(inline_data(data))
     colour_scale = (
@@ -311,11 +354,12 @@ def dataset_heatmap(
         ),
     ]
     heading = f"{name.capitalize()} per setup and dataset" if title is None else title
-    subtitle = ["Grey cells with “–”: undefined."] if not data["defined"].all() else []
+    subtitle = [f"Grey cells with “{MISSING}”: undefined."] if not data["defined"].all() else []
+    subtitle += names.key_lines()
     chart = alt.LayerChart(
         layer=layers,
         title=title_params(heading, subtitle, simulated=is_simulated_source(report_or_frame)),
         width=COLUMN_WIDTH,
-        height=rows_height(18, len(setups)),
+        height=rows_height(names.step(18), len(setups)),
     )
     return apply_theme(chart) if theme else chart

@@ -8,7 +8,9 @@ from typing import Final
 import altair as alt
 import pandas as pd
 
+from kagreport._format import count, percent_interval
 from kagreport.charts._data import inline_data, title_params
+from kagreport.charts._names import AxisNames, axis_names
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.evaluation import RetrievalAnswerTable
 
@@ -27,7 +29,9 @@ _COLOURS: Final = {"": "#4c78a8", "generator": "#f58518", "retriever": "#e45756"
 def retrieval_answer_data(
     tables: RetrievalAnswerTable | Mapping[str, RetrievalAnswerTable],
 ) -> pd.DataFrame:
-    """One row per setup and cell: setup, cell, blame, count, n, share, low, high.
+    """One row per setup and cell: setup, cell, blame, count, n, share, low, high, and
+    their texts as the tables write them (:mod:`kagreport._format`): count_text, n_text,
+    share_text (the share and its interval in percent).
 
     ``tables`` is one table (setup ``""``) or setup -> table
     (:func:`kagreport.runs.retrieval_answer_tables`); ``share`` and its Wilson bounds are
@@ -47,9 +51,13 @@ def retrieval_answer_data(
                     "share": cell.proportion,
                     "low": cell.low,
                     "high": cell.high,
+                    "count_text": count(cell.count),
+                    "n_text": count(cell.trials),
+                    "share_text": percent_interval(cell.proportion, cell.low, cell.high),
                 }
             )
     columns = ["setup", "cell", "blame", "count", "n", "share", "low", "high"]
+    columns += ["count_text", "n_text", "share_text"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -89,15 +97,20 @@ def retrieval_answer_chart(
     tooltip = [
         alt.Tooltip("setup:N", title="Setup"),
         alt.Tooltip("cell:N", title="Retrieval, answer"),
-        alt.Tooltip("count:Q", title="Items", format="d"),
-        alt.Tooltip("n:Q", title="Of", format="d"),
-        alt.Tooltip("share:Q", title="Share", format=".1%"),
-        alt.Tooltip("low:Q", title="95% low", format=".1%"),
-        alt.Tooltip("high:Q", title="95% high", format=".1%"),
+        alt.Tooltip("count_text:N", title="Items"),
+        alt.Tooltip("n_text:N", title="Of"),
+        alt.Tooltip("share_text:N", title="Share [95% interval]"),
     ]
+    names = AxisNames()
     if many:
         setups = list(dict.fromkeys(data["setup"]))
-        colour = alt.Color("setup:N", title="Setup", sort=setups)
+        names = axis_names(setups)
+        colour = alt.Color(
+            "setup:N",
+            title="Setup",
+            sort=setups,
+            legend=alt.Legend(labelExpr=names.expr(setups) or alt.Undefined),
+        )
         offset: dict[str, alt.YOffset] = {"yOffset": alt.YOffset("setup:N", sort=setups)}
     else:
         colour = alt.Color(
@@ -111,7 +124,7 @@ def retrieval_answer_chart(
     layers = [
         base.mark_bar(opacity=0.85).encode(
             x=alt.X(
-                "share:Q", title="Share of paired items", scale=x_scale, axis=alt.Axis(format="%")
+                "share:Q", title="Share of paired items", scale=x_scale, axis=alt.Axis(format=".0%")
             ),
             y=y,
             color=colour,
@@ -123,11 +136,12 @@ def retrieval_answer_chart(
         ),
         # Text last (vega/vl-convert#147).
         base.mark_text(align="left", dx=3, color="#333333").encode(
-            x=alt.X("high:Q", scale=x_scale), y=y, text="count:Q", tooltip=tooltip, **offset
+            x=alt.X("high:Q", scale=x_scale), y=y, text="count_text:N", tooltip=tooltip, **offset
         ),
     ]
     subtitle = [
         "Share of the items where both are known; lines: Wilson 95% intervals; numbers: items.",
+        *names.key_lines(),
     ]
     heading = "Retrieval against answer" if title is None else title
     chart = alt.LayerChart(

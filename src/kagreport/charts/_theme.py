@@ -26,9 +26,11 @@ __all__ = [
     "COLUMN_WIDTH",
     "DPI",
     "FONT",
+    "LABEL_LIMIT",
     "PAPER_CONFIG",
     "POINTS_PER_INCH",
     "PRESETS",
+    "TEXT_SIZE",
     "THEME_NAME",
     "apply_theme",
     "fit_container",
@@ -65,9 +67,17 @@ COLUMN_WIDTH: Final = preset_width("one-column")
 #: exports look the same on every host, with or without system fonts.
 FONT: Final = "Liberation Sans"
 
-_TEXT = 8  # pt: labels, legends, mark text; the smallest size used
+#: Points: labels, legends, mark text; the smallest size used.
+TEXT_SIZE: Final = 8
+_TEXT = TEXT_SIZE
+#: The widest an axis or legend label is drawn on paper (pixels at :data:`TEXT_SIZE`; Vega
+#: cuts a longer one with an ellipsis). The charts draw a longer name on two lines or as a
+#: number of their key instead (:mod:`kagreport.charts._names`); on a screen the limit
+#: grows with the text (:data:`TEXT_SIZES`).
+LABEL_LIMIT: Final = 140
 _TITLE = 10  # pt: the chart title
 _AXIS_TITLE = 9  # pt
+_TICKS = 6  # ticks Vega aims for on a quantitative axis
 
 #: The Vega-Lite ``config`` of the paper theme (a plain JSON-compatible mapping).
 PAPER_CONFIG: Final[dict[str, Any]] = {
@@ -94,8 +104,12 @@ PAPER_CONFIG: Final[dict[str, Any]] = {
         "domainColor": "#555555",
         "tickColor": "#555555",
         "gridColor": "#e8e8e8",
-        "labelLimit": 140,
+        "labelLimit": LABEL_LIMIT,
     },
+    # About six ticks on a quantitative axis, on paper and on a wide screen alike: Vega's
+    # default (one every 40 px) gives 36 on a 1,400 px page. d3 rounds the count to steps of
+    # 1, 2 or 5, so an axis has at most 10 labels.
+    "axisQuantitative": {"tickCount": _TICKS},
     # An x-axis title ends at the plot's right edge: centred, a title wider than the plot
     # (long row labels leave it narrow) would run past the figure.
     "axisX": {"titleAnchor": "end"},
@@ -109,7 +123,7 @@ PAPER_CONFIG: Final[dict[str, Any]] = {
         "titleFontSize": _TEXT,
         "titleFontWeight": "normal",
         "symbolSize": 40,
-        "labelLimit": 160,
+        "labelLimit": LABEL_LIMIT,
     },
     "text": {"fontSize": _TEXT},
     "header": {"labelFontSize": _TEXT, "titleFontSize": _AXIS_TITLE},
@@ -138,7 +152,11 @@ def apply_theme(chart: _Chart) -> _Chart:
 
 #: Text sizes (config section, property) -> (paper pt, screen px). On a 1,400 px page the
 #: paper's 8 pt labels are too small to read; the screen sizes are those of the page's text.
+#: The label limits grow with the labels' text (12 / 8), so a name whole on paper is whole
+#: on a screen.
 TEXT_SIZES: Final = {
+    ("axis", "labelLimit"): (LABEL_LIMIT, LABEL_LIMIT * 12 // _TEXT),
+    ("legend", "labelLimit"): (LABEL_LIMIT, LABEL_LIMIT * 12 // _TEXT),
     ("title", "fontSize"): (_TITLE, 15),
     ("title", "subtitleFontSize"): (_TEXT, 12),
     ("axis", "labelFontSize"): (_TEXT, 12),

@@ -12,11 +12,13 @@
   }
 
   // ------------------------------------------------------------------ tables
-  // Every table.data scrolls sideways in its own box (never the page) and sorts by any
-  // column; a div.paged table (rows from inline JSON) also pages, filters by outcome,
-  // setup or dataset, and searches whole words.
+  // Every table.data scrolls sideways in its own box (never the page) and, from
+  // SORT_MIN_ROWS rows on, sorts by any column; a div.paged table (rows from inline JSON)
+  // also pages, filters by outcome, setup or dataset, and searches whole words.
 
   var MISSING = "\u2014";
+  // A table of fewer rows than this is read at a glance: sort controls would be noise.
+  var SORT_MIN_ROWS = 10;
   // Numbers inside text ("12", "item10") compare as numbers, so "item2" < "item10".
   var COLLATOR = new Intl.Collator("en", { numeric: true, sensitivity: "base" });
 
@@ -324,10 +326,17 @@
   // A table whose rows are all in its HTML: rows sort in place; a total row stays last.
   function setupStatic(table) {
     var body = table.tBodies[0];
-    if (!body || body.rows.length < 2) {
+    if (!body) {
       return;
     }
     numericHeaders(table, body);
+    var rows = 0;
+    for (var r = 0; r < body.rows.length; r++) {
+      rows += body.rows[r].classList.contains("total") ? 0 : 1;
+    }
+    if (rows < SORT_MIN_ROWS) {
+      return;
+    }
     sortable(table, function (index, dir) {
       var items = [], totals = [];
       for (var i = 0; i < body.rows.length; i++) {
@@ -534,17 +543,19 @@
     }
 
     var sortColumns = SORT_COLUMNS[kind] || [];
-    sortable(table, function (index, dir) {
-      var th = table.tHead.rows[table.tHead.rows.length - 1].cells[index];
-      var name = th.getAttribute("data-sort") || sortColumns[index];
-      var at = col[name];
-      ordered = items.slice();
-      for (var i = 0; i < ordered.length; i++) {
-        ordered[i].key = at === undefined ? { missing: true } : key(ordered[i].row[at]);
-      }
-      sortItems(ordered, dir);
-      filter();
-    });
+    if (source.rows.length >= SORT_MIN_ROWS) {
+      sortable(table, function (index, dir) {
+        var th = table.tHead.rows[table.tHead.rows.length - 1].cells[index];
+        var name = th.getAttribute("data-sort") || sortColumns[index];
+        var at = col[name];
+        ordered = items.slice();
+        for (var i = 0; i < ordered.length; i++) {
+          ordered[i].key = at === undefined ? { missing: true } : key(ordered[i].row[at]);
+        }
+        sortItems(ordered, dir);
+        filter();
+      });
+    }
 
     search.addEventListener("input", filter);
     for (var f = 0; f < facets.length; f++) {
@@ -752,6 +763,8 @@
         setupStatic(tables[j]);
       }
     }
+    // Tests and scripts wait for this mark: every table and control is in place.
+    document.documentElement.setAttribute("data-site-ready", "");
   }
 
   if (document.readyState === "loading") {
