@@ -465,6 +465,7 @@ DISPLAY_HELPERS = {
     ("site/_evaluations.py", "shown_interval"): "formats a value and its bounds as page text",
     ("site/_templates.py", "fmt_mean_interval"): "the page filter of a mean and its bounds",
     ("site/_templates.py", "split_interval"): "splits a formatted interval off its value",
+    ("charts/_data.py", "quantity_interval"): "formats an amount and its bounds for a tooltip",
 }
 
 
