@@ -20,6 +20,7 @@ summary ("screenshots: ...").
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -755,7 +756,7 @@ NUMBERS_JS = """
 
 def test_numbers_are_aligned_fixed_and_percent(browser: Browser, site: Path) -> None:
     """LLMBar's judge accuracies (0/1 verdicts) show as percentages with one decimal, its
-    ratings with 4 decimals, right aligned in tabular figures (values and verdicts read
+    ratings as scores with 3 decimals, right aligned in tabular figures (values and verdicts read
     from the evaluation's JSON file)."""
     pages = _page_types(site)
     data = json.loads(
@@ -774,18 +775,22 @@ def test_numbers_are_aligned_fixed_and_percent(browser: Browser, site: Path) -> 
             if scores and all(v in (0, 1) for v in scores):  # verdicts: a proportion
                 percent += 1
                 assert cell["text"] == f"{100 * value:.1f}%", cell
-            else:  # a rating: 4 decimals
-                assert cell["text"] == f"{value:.4f}", cell
+            else:  # a rating: a score, 3 decimals
+                assert cell["text"] == f"{value:.3f}", cell
             assert cell["align"] == "right"
             assert "tabular-nums" in cell["numeric"]
         assert percent > 10, "LLMBar's judges give 0/1 verdicts"
         assert not log.problems(), log.problems()
-    # A setup page's per-dataset seconds: fixed decimals, not significant figures.
+    # A setup page's per-dataset seconds: three significant digits (kagreport._format's
+    # quantity; no mean here rounds up to a power of ten).
     html = pages["setup"].read_text(encoding="utf-8")
     found = re.findall(r'data-key="avg_generation_secs" data-value="([^"]*)">([^<]*)<', html)
     assert found
     for raw, shown in found:
-        assert shown == ("—" if raw == "null" else f"{float(raw):.3f}"), (raw, shown)
+        x = float(raw) if raw != "null" else math.nan
+        digits = max(0, 2 - math.floor(math.log10(x))) if x > 0 else 0
+        expected = "—" if raw == "null" else "0" if x == 0 else f"{x:,.{digits}f}"
+        assert shown == expected, (raw, shown)
 
 
 def test_phone_width_without_javascript(browser: Browser, site: Path) -> None:

@@ -29,7 +29,7 @@ def test_default_level_prints_one_hint_about_unparsable_files(run: Tree) -> None
     assert done.returncode == 0
     assert done.stdout.startswith("Datasets: 1 | Scorable questions: 2 | Skipped files: 0\n")
     assert done.stderr == (
-        "kagreport: 1 result file(s) did not parse and were skipped; run with -v to list them.\n"
+        "kagreport: 1 result file did not parse and was skipped; run with -v to list them.\n"
     )
 
 

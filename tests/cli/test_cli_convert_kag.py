@@ -17,7 +17,7 @@ def test_a_kag_tree_converts_with_its_datasets_file(tmp_path: Path) -> None:
     out = tmp_path / "run.json"
     done = run_cli("convert", EXAMPLE.results, "-d", EXAMPLE.datasets, "-o", out)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(f"read {EXAMPLE.results} as kag: 6 system(s), 2,986 row(s)")
+    assert done.stdout.startswith(f"read {EXAMPLE.results} as kag: 6 systems, 2,986 rows")
     written = Run.read(out)
     expected = read_run(EXAMPLE.results, datasets=EXAMPLE.datasets)
     assert written == expected

@@ -93,7 +93,7 @@ def test_evaluate_warns_when_a_judge_fails_on_every_answer_of_a_kag_run(tmp_path
     answered = sum(item.answer is not None for item in ev.items)
     assert 0 < answered < len(ev.items)  # the case: some item has no answer
     assert ev.errors == {"system": len(ev.items) - answered, "token_f1": answered}
-    assert "warning: judge(s) token_f1 failed on every item" in done.stderr
+    assert "warning: judge token_f1 failed on every item" in done.stderr
     assert "--questions mcq" in done.stderr
     assert ev.failed_judges == ("token_f1",)
     # The MCQ answers have references: no judge fails everywhere, no warning.
@@ -118,7 +118,7 @@ def test_evaluate_warns_when_a_judge_fails_on_every_answered_item(tmp_path: Path
     done = run_cli("evaluate", "--items", str(items), "--judges", str(tmp_path / "j.toml"),
                    "-o", str(tmp_path / "ev.json"))  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "warning: judge(s) exact_match failed on every item" in done.stderr
+    assert "warning: judge exact_match failed on every item" in done.stderr
     none = tmp_path / "none.jsonl"
     none.write_text(json.dumps(lines[1]) + "\n")
     done = run_cli("evaluate", "--items", str(none), "--judges", str(tmp_path / "j.toml"),
@@ -293,7 +293,7 @@ def test_cli_rejects_malformed_judges_and_items(tmp_path: Path) -> None:
         "evaluate", "--items", str(items), "--judges", str(judges), "-o", str(tmp_path / "r.json")
     )
     assert done.returncode == 1
-    assert f"{items}:1: unknown key(s) ['refrence']" in done.stderr
+    assert f"{items}:1: unknown key ['refrence']" in done.stderr
     items.write_text("\n")
     done = run_cli(
         "evaluate", "--items", str(items), "--judges", str(judges), "-o", str(tmp_path / "r.json")

@@ -90,7 +90,7 @@ def test_watch_prints_a_new_report_when_a_file_arrives_and_stops_cleanly(tmp_pat
         "--store", store,
     )  # fmt: skip
     assert again.returncode == 0, again.stderr
-    assert "read 0 result file(s)" in again.stderr
+    assert "read 0 result files" in again.stderr
     assert json.loads(again.stdout) == _documents(text)[1]
 
 

@@ -535,6 +535,7 @@ def test_compare_items_hand_worked() -> None:
         "n_resamples": 10000, "seed": 0, "confidence": 0.95, "tolerance": 1e-12,
         "test": "paired sign-flip, two-sided", "interval": "percentile bootstrap",
         "adjustment": "holm", "dust": 1e-12,
+        "proportions": ["correct"],  # 0 or 1 on every item of both: shown in percent
     }  # fmt: skip
     assert result.family == ("correct", "f1")
     assert (correct.method, f1.method) == ("exact-enumeration", "exact-enumeration")

@@ -166,8 +166,8 @@ def test_lone_surrogate_in_an_answer_is_repaired_and_the_report_written(
     done = _run("--items", str(items), "--judges", str(judges), "--cache",
                 str(tmp_path / "c.sqlite"), "-o", str(out))  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "item 'q1': lone UTF-16 surrogate(s) in answer replaced by U+FFFD" in done.stderr
-    assert "item 'q2': lone UTF-16 surrogate(s) in metadata replaced" in done.stderr
+    assert "item 'q1': lone UTF-16 surrogates in answer replaced by U+FFFD" in done.stderr
+    assert "item 'q2': lone UTF-16 surrogates in metadata replaced" in done.stderr
     report = AnswerEvaluation.read(out)
     answers = {item.identifier: item for item in report.items}
     assert answers["q1"].answer == "Paris \ufffd"
@@ -199,7 +199,7 @@ def test_many_repaired_items_are_named_up_to_five(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     named = re.findall(r"warning: item '(q\d)': lone UTF-16 surrogate", done.stderr)
     assert named == ["q0", "q1", "q2", "q3", "q4"]
-    assert "... and 2 more item(s) like these" in done.stderr
+    assert "... and 2 more items like these" in done.stderr
 
 
 def test_answer_item_repairs_every_text_field() -> None:

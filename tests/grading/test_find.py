@@ -68,7 +68,7 @@ def test_cli_text_output(run: Tree) -> None:
         f"{root}/ds/q1/a.json\tThe answer is B. ⏎ Because.\n{root}/ds/q2/a.json\t  B  \n"
     )
     assert done.stderr == (
-        "kagreport: 2 result file(s) could not be read or parsed and were skipped; "
+        "kagreport: 2 result files could not be read or parsed and were skipped; "
         "run with -v to list them.\n"
         "\n2 occurrence(s) out of 6 result file(s) matched the pattern.\n"
     )

@@ -84,7 +84,7 @@ def test_fifo_does_not_block_find(tree: Tree) -> None:
     assert f"failed to read result file {fifo}: not a regular file" in done.stderr
     text = _run("stats", "-r", str(tree.results), "find", "hello")
     assert text.returncode == 0
-    assert "1 result file(s) could not be read or parsed" in text.stderr
+    assert "1 result file could not be read or parsed" in text.stderr
 
 
 def test_fifo_is_not_a_result_file_for_stats(tree: Tree) -> None:

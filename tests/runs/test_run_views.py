@@ -381,7 +381,7 @@ def test_comparison_reprs_are_short(from_stats: Run) -> None:
     text = repr(found)
     assert len(text.splitlines()) == 1 + 5 + 1  # head, five pairs, "... 10 more"
     assert "... 10 more" in text
-    assert "15 pair(s)" in text
+    assert "15 pairs x 1 metric (correct)" in text
     assert len(text) < 2000
     one = repr(found.comparisons[0])
     assert f"{len(found.comparisons[0].flips)} flipped" in one
@@ -426,8 +426,9 @@ ALLOWED_PRIVATE: dict[str, tuple[tuple[str, ...], frozenset[str] | None, str]] =
     ),
     "kagreport.evaluation._text": (
         ("frames", "charts", "widgets", "site"),
-        frozenset({"family_label", "method_label"}),
-        "display labels only: how a p-value was computed, which metrics Holm ran over",
+        frozenset({"compared_proportion", "family_label", "method_label"}),
+        "display labels only: how a p-value was computed, which metrics Holm ran over, "
+        "whether a compared metric shows as a percentage",
     ),
     "kagreport.charts._export": (
         ("widgets", "site"),
@@ -459,9 +460,12 @@ STATISTIC = re.compile(
 #: Functions whose name matches STATISTIC but that only format numbers they are given.
 DISPLAY_HELPERS = {
     ("frames/_latex.py", "_interval"): "formats a value and its bounds as LaTeX text",
-    ("widgets/_html.py", "fmt_interval"): "formats a value and its bounds as HTML text",
     ("widgets/_html.py", "fmt_percent_interval"): "formats a proportion and its bounds in %",
     ("widgets/_stats.py", "interval"): "a table column's formatter of given bounds",
+    ("site/_evaluations.py", "shown_interval"): "formats a value and its bounds as page text",
+    ("site/_templates.py", "fmt_mean_interval"): "the page filter of a mean and its bounds",
+    ("site/_templates.py", "split_interval"): "splits a formatted interval off its value",
+    ("charts/_data.py", "quantity_interval"): "formats an amount and its bounds for a tooltip",
 }
 
 

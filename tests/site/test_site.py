@@ -737,8 +737,9 @@ def test_cli_on_a_simulated_run(tmp_path: Path) -> None:
     unparsable = len(grade(run.datasets_path, run.results_path).unparsable_files)
     assert unparsable >= 1
     assert done.stderr.splitlines() == [
-        f"kagreport: run 'my-sim': {unparsable} result file(s) did not parse and were skipped "
-        "(the index lists them with the reason)"
+        f"kagreport: run 'my-sim': {unparsable} result file{'s' if unparsable > 1 else ''} did "
+        f"not parse and {'were' if unparsable > 1 else 'was'} skipped (the index lists them "
+        "with the reason)"
     ]
     index = (out / "index.html").read_text(encoding="utf-8")
     assert "SIMULATED data: no model was run" in index

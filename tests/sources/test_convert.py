@@ -29,7 +29,7 @@ def test_convert_writes_the_run_it_read(document: tuple[Path, Run], tmp_path: Pa
     done = run_cli("convert", path, "-o", out)
     assert done.returncode == 0, done.stderr
     assert done.stdout == (
-        f"read {path} as kagreport: 6 system(s), {len(run):,} row(s) written to {out}\n"
+        f"read {path} as kagreport: 6 systems, {len(run):,} rows written to {out}\n"
     )
     assert Run.read(out) == run
     assert out.read_bytes() == path.read_bytes()  # the same document, byte for byte

@@ -453,7 +453,7 @@ def test_convert_writes_eee_by_name_or_flag(kag_run: Run, tmp_path: Path) -> Non
     done = run_cli("convert", document, "-o", tmp_path / "run.eee")
     assert done.returncode == 0, done.stderr
     assert done.stdout == (
-        f"read {document} as kagreport: 6 system(s), {len(kag_run):,} row(s) written to "
+        f"read {document} as kagreport: 6 systems, {len(kag_run):,} rows written to "
         f"{tmp_path / 'run.eee'}\n"
     )
     done = run_cli("convert", document, "--to", "eee", "-o", tmp_path / "folder")

@@ -450,7 +450,7 @@ def test_comparison_mean_difference_is_the_accuracy_difference(
         assert list(view.frame["candidate"]) == [a]
         assert "<svg" in view.chart_widget.value  # the forest plot
         # In percentage points, signed, with a real minus (correct is a proportion).
-        assert f">{100 * expected:+.1f} pp<".replace("-", "\u2212") in view.table_html
+        assert f">{100 * expected:+.1f} pp [".replace("-", "\u2212") in view.table_html
         # The flipped items: right on exactly one side.
         outcomes = {
             (row.setup, f"{row.dataset}/{row.question}"): row.outcome is Outcome.CORRECT

@@ -69,8 +69,9 @@ def run_convert(args: argparse.Namespace, level: int) -> int:
         source = FORMATS[args.source_format]
     else:
         source = FORMATS["kag"] if options else detect_format(args.path)
+    systems, rows = len(run.systems), len(run)
     sys.stdout.write(
-        f"read {args.path} as {source.name}: {len(run.systems)} system(s), {len(run):,} "
-        f"row(s) written to {args.output}\n"
+        f"read {args.path} as {source.name}: {systems:,} system{'' if systems == 1 else 's'}, "
+        f"{rows:,} row{'' if rows == 1 else 's'} written to {args.output}\n"
     )
     return 0

@@ -166,7 +166,8 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
         if args.items is None and args.questions == "free-form":
             hint = " (free-form questions have no reference: --questions mcq takes the MCQ ones)"
         sys.stderr.write(
-            f"kagreport: warning: judge(s) {', '.join(failed)} failed on every item{hint}\n"
+            f"kagreport: warning: {'judge' if len(failed) == 1 else 'judges'} {', '.join(failed)} "
+            f"failed on every item{hint}\n"
         )
     return 0
 
@@ -207,7 +208,8 @@ def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
         sys.stderr.write(f"kagreport: warning: {message.message}\n")
     if len(repairs) > 5:
         sys.stderr.write(
-            f"kagreport: warning: ... and {len(repairs) - 5} more item(s) like these\n"
+            f"kagreport: warning: ... and {len(repairs) - 5:,} more "
+            f"{'item like this' if len(repairs) == 6 else 'items like these'}\n"
         )
 
 

@@ -437,7 +437,7 @@ def _log_graded(report: StatsReport) -> None:
         len(report.setups),
         len(report.unparsable_files),
     )
-    logger.info("read %d result file(s)", report.files_read)
+    logger.info("read %s", _files(report.files_read, "result file"))
 
 
 def _print_report(report: StatsReport, format: str) -> None:
@@ -462,20 +462,25 @@ def _watch_stats(args: argparse.Namespace, level: int, options: EngineOptions) -
         if screen:
             sys.stdout.write(
                 f"\nkagreport: {time.strftime('%H:%M:%S')}: watching {args.results} every "
-                f"{options.interval:g} s ({report.files_read} file(s) read in the last pass); "
-                "Ctrl-C stops.\n"
+                f"{options.interval:g} s ({_files(report.files_read, 'file')} read in the last "
+                "pass); Ctrl-C stops.\n"
             )
         sys.stdout.flush()
         _hint_skipped(report.unparsable_files, level, "did not parse")
     return 0
 
 
+def _files(n: int, noun: str) -> str:
+    """``1 result file``, ``2 result files`` (as kagreport._format.plural writes them)."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def _hint_skipped(paths: Sequence[str], level: int, what: str) -> None:
     # kagreport addition: at the default level, say once that files were skipped.
     if paths and level == logging.ERROR:
         sys.stderr.write(
-            f"kagreport: {len(paths)} result file(s) {what} and were skipped; "
-            "run with -v to list them.\n"
+            f"kagreport: {_files(len(paths), 'result file')} {what} and "
+            f"{'was' if len(paths) == 1 else 'were'} skipped; run with -v to list them.\n"
         )
 
 

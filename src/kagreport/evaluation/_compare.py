@@ -25,6 +25,7 @@ import numpy as np
 
 from kagreport._document import canonical, jsonable
 from kagreport._errors import DifferentItemsError, InputError, NoSharedItemsError
+from kagreport._format import is_proportion
 from kagreport.evaluation._comparison import KINDS, EvaluationComparison, MetricComparison
 from kagreport.stats._bootstrap import bootstrap_mean_interval
 from kagreport.stats._holm import holm_adjust
@@ -495,6 +496,9 @@ def compare_scores(
         larger score, a tie); the means are summed exactly (``math.fsum``). The
         sign-flip test and the bootstrap see the differences in sorted order, so the
         result does not depend on the order of the rows.
+        ``settings["proportions"]`` lists the metrics scored 0 or 1 on every item of both
+        sides (:func:`kagreport._format.is_proportion`), which the views show as
+        percentages with differences in points; absent when there is none.
 
     Raises
     ------
@@ -528,6 +532,9 @@ def compare_scores(
         metric: MetricComparison(**rows[metric], p_value_holm=adjusted.get(metric, math.nan))
         for metric in shared
     }
+    # Metrics scored 0 or 1 on every item of both sides: their views show percentages and
+    # differences in points, as the reports' own pages do (their items are not kept here).
+    proportions = [m for m in shared if is_proportion(m, np.concatenate(columns[m]).tolist())]
     return EvaluationComparison(
         kind=kind,
         candidate=candidate_label,
@@ -545,6 +552,7 @@ def compare_scores(
             "adjustment": "holm",
             "dust": DUST,
             **({"same_as": same} if same else {}),
+            **({"proportions": proportions} if proportions else {}),
         },
         metadata=dict(metadata or {}),
         family=tuple(family),

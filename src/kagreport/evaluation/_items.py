@@ -57,7 +57,7 @@ def _repair_fields(item: AnswerItem | RetrievalItem, names: tuple[str, ...]) -> 
             repaired.append(name)
     if repaired:
         warnings.warn(
-            f"item {original!r}: lone UTF-16 surrogate(s) in {', '.join(repaired)} replaced "
+            f"item {original!r}: lone UTF-16 surrogates in {', '.join(repaired)} replaced "
             "by U+FFFD (text that cannot be written as UTF-8, such as half of an emoji)",
             TextRepairWarning,
             stacklevel=4,

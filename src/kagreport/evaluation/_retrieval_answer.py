@@ -202,7 +202,7 @@ def retrieval_answer_table(
     h = _binary(hits, "retrieval hits")
     r = _binary(right, "answer correctness")
     if h.shape != r.shape:
-        raise ValueError(f"{len(h)} retrieval value(s) for {len(r)} answer value(s)")
+        raise ValueError(f"{len(h)} retrieval values for {len(r)} answer values")
     both = ~(np.isnan(h) | np.isnan(r))
     h, r = h[both].astype(bool), r[both].astype(bool)
     n = int(both.sum())

@@ -8,15 +8,19 @@ from typing import Any
 
 from kagreport._format import (
     MISSING,
-    fixed,
+    count,
+    difference_interval,
     is_proportion,
+    metric,
     p_value,
     percent,
-    points,
-    signed,
+    plural,
+    score,
+    score_interval,
 )
 
 __all__ = [
+    "compared_proportion",
     "family_label",
     "method_label",
     "render_comparison",
@@ -49,28 +53,29 @@ def _table(header: list[str], rows: list[list[str]], left: int = 1) -> list[str]
 
 
 def _mean(evaluation: Any, name: str, value: Any) -> str:
-    """A metric's mean: in percent for a proportion (by name, or 0/1 items), else 4 decimals."""
+    """A metric's mean (:func:`kagreport._format.metric`): in percent for a proportion (by
+    name, or 0/1 items), else a score with 3 decimals."""
     per_item = getattr(evaluation, "per_item", None)
     values = per_item(name) if per_item is not None and name in evaluation.metrics else ()
-    return percent(value) if is_proportion(name, values) else fixed(value)
+    return metric(name, value, values)
 
 
-def _difference(name: str, m: Any) -> tuple[str, str, str, str]:
-    """Candidate and baseline means, their difference and its interval: in percent and
-    percentage points for a proportion (by name), else with 4 decimals."""
-    if is_proportion(name):
-        bounds = ", ".join(signed(None if x is None else 100 * x) for x in (m.ci_low, m.ci_high))
-        return (
-            percent(m.candidate_mean),
-            percent(m.baseline_mean),
-            points(m.mean_difference),
-            f"[{bounds}] pp",
-        )
+def compared_proportion(comparison: Any, name: str) -> bool:
+    """Whether a compared metric is a proportion: by its name, or scored 0 or 1 on every
+    item of both sides (``settings["proportions"]`` of the comparison)."""
+    settings = getattr(comparison, "settings", None) or {}
+    return is_proportion(name) or name in (settings.get("proportions") or ())
+
+
+def _difference(m: Any, proportion: bool) -> tuple[str, str, str]:
+    """Candidate and baseline means, and their difference with its interval: percentages
+    and percentage points for a proportion (``−10.6 pp [−14.6, −6.6]``), else scores
+    (``−0.250 [−0.500, 0.000]``)."""
+    mean = percent if proportion else score
     return (
-        fixed(m.candidate_mean),
-        fixed(m.baseline_mean),
-        fixed(m.mean_difference),
-        f"[{fixed(m.ci_low)}, {fixed(m.ci_high)}]",
+        mean(m.candidate_mean),
+        mean(m.baseline_mean),
+        difference_interval(m.mean_difference, m.ci_low, m.ci_high, proportion=proportion),
     )
 
 
@@ -79,10 +84,10 @@ def render_evaluation(evaluation: Any) -> str:
     proportion's mean in percent."""
     coverage = evaluation.coverage
     rows = [
-        [name, _mean(evaluation, name, value), str(coverage.get(name, 0))]
+        [name, _mean(evaluation, name, value), count(coverage.get(name, 0))]
         for name, value in evaluation.metrics.items()
     ]
-    out = [f"{evaluation.n_items} items"]
+    out = [plural(evaluation.n_items, "item")]
     if rows:
         out += ["", *_table(["METRIC", "MEAN", "ITEMS"], rows)]
     errors = {k: v for k, v in evaluation.errors.items() if v}
@@ -93,8 +98,8 @@ def render_evaluation(evaluation: Any) -> str:
         cells = []
         for name, alpha in agreement.items():
             low, high = intervals.get(name, (math.nan, math.nan))
-            cells.append([name, fixed(alpha, 3), f"[{fixed(low, 3)}, {fixed(high, 3)}]"])
-        out += ["", *_table(["CRITERION", "ALPHA", "95% CI"], cells)]
+            cells.append([name, score_interval(alpha, low, high)])
+        out += ["", *_table(["CRITERION", "ALPHA [95% CI]"], cells)]
         notes = [(name, evaluation.agreement_note(name)) for name in agreement]
         if any(note for _, note in notes):
             out += [""] + [_safe(f"{name}: {note}") for name, note in notes if note]
@@ -103,10 +108,10 @@ def render_evaluation(evaluation: Any) -> str:
         cells = [
             [
                 name,
-                str(u.get("responses", 0)),
-                str(u.get("cached_responses", 0)),
-                str(u.get("input_tokens", 0)),
-                str(u.get("output_tokens", 0)),
+                count(u.get("responses", 0)),
+                count(u.get("cached_responses", 0)),
+                count(u.get("input_tokens", 0)),
+                count(u.get("output_tokens", 0)),
             ]
             for name, u in usage.items()
         ]
@@ -146,7 +151,9 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
     """The paired sign-flip test per metric as a table; ``*`` marks Holm p < alpha.
 
     A proportion's means are in percent, their difference and its interval in percentage
-    points (``+5.0 pp``, a real minus sign).
+    points (``−10.6 pp [−14.6, −6.6]``, a real minus sign); a score's with 3 decimals
+    (``−0.250 [−0.500, 0.000]``) (:mod:`kagreport._format`). A metric is a proportion by
+    its name or its 0/1 items (:func:`compared_proportion`).
 
     Each row names how its p-value was computed (exact by enumeration or on a lattice,
     or Monte Carlo); the header names Holm's family, the metrics under test (the others
@@ -158,8 +165,8 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
         rows.append(
             [
                 name,
-                str(m.n_pairs),
-                *_difference(name, m),
+                count(m.n_pairs),
+                *_difference(m, compared_proportion(comparison, name)),
                 p_value(m.p_value),
                 p_value(m.p_value_holm) + mark,
                 method_label(m),
@@ -167,11 +174,11 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
         )
     out = [
         f"{_safe(comparison.candidate)} vs {_safe(comparison.baseline)}: "
-        f"{comparison.n_items} paired items "
+        f"{plural(comparison.n_items, 'paired item')} "
         f"(paired sign-flip test, two-sided; {family_label(comparison)})",
         "",
         *_table(
-            ["METRIC", "PAIRS", "CANDIDATE", "BASELINE", "DIFF", "95% CI", "P", "P_HOLM", "TEST"],
+            ["METRIC", "PAIRS", "CANDIDATE", "BASELINE", "DIFF [95% CI]", "P", "P_HOLM", "TEST"],
             rows,
             left=1,
         ),
@@ -188,12 +195,12 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
     ]
     held = [comparison.metadata.get(k) for k in ("items_in_candidate", "items_in_baseline")]
     if any(n for n, _ in left_out):
-        parts = [f"{n} only in {_safe(str(who))}" for n, who in left_out if n]
+        parts = [f"{count(n)} only in {_safe(str(who))}" for n, who in left_out if n]
         line = f"left out (not in both): {', '.join(parts)}"
         if all(isinstance(n, int) for n in held):
             line += (
-                f" (of {held[0]} in {_safe(str(comparison.candidate))}, "
-                f"{held[1]} in {_safe(str(comparison.baseline))})"
+                f" (of {count(held[0])} in {_safe(str(comparison.candidate))}, "
+                f"{count(held[1])} in {_safe(str(comparison.baseline))})"
             )
         out.append(line)
     if comparison.judge_mismatch:
@@ -221,7 +228,7 @@ def render_evaluation_html(evaluation: Any) -> str:
 
     coverage = evaluation.coverage
     parts = [
-        f"<p>{escape(type(evaluation).__name__)}: {evaluation.n_items} items"
+        f"<p>{escape(type(evaluation).__name__)}: {plural(evaluation.n_items, 'item')}"
         + (
             f" ({escape(str(evaluation.metadata['name']))})"
             if "name" in evaluation.metadata
@@ -231,7 +238,7 @@ def render_evaluation_html(evaluation: Any) -> str:
         _html_table(
             ["metric", "mean", "items"],
             [
-                [n, _mean(evaluation, n, v), str(coverage.get(n, 0))]
+                [n, _mean(evaluation, n, v), count(coverage.get(n, 0))]
                 for n, v in evaluation.metrics.items()
             ],
         ),
@@ -247,13 +254,12 @@ def render_evaluation_html(evaluation: Any) -> str:
         rows = [
             [
                 c,
-                fixed(a, 3),
-                "[{}, {}]".format(*(fixed(x, 3) for x in intervals.get(c, (math.nan, math.nan)))),
+                score_interval(a, *intervals.get(c, (math.nan, math.nan))),
                 evaluation.agreement_note(c),
             ]
             for c, a in agreement.items()
         ]
-        header = ["criterion", "Krippendorff's alpha", "95% CI", "note"]
+        header = ["criterion", "Krippendorff's alpha [95% CI]", "note"]
         if not any(row[-1] for row in rows):
             header, rows = header[:-1], [row[:-1] for row in rows]
         parts.append(_html_table(header, rows))
@@ -267,8 +273,8 @@ def render_comparison_html(comparison: Any, alpha: float = 0.05) -> str:
     rows = [
         [
             name,
-            str(m.n_pairs),
-            *_difference(name, m),
+            count(m.n_pairs),
+            *_difference(m, compared_proportion(comparison, name)),
             p_value(m.p_value),
             p_value(m.p_value_holm)
             + (" *" if m.p_value_holm is not None and m.p_value_holm < alpha else ""),
@@ -278,10 +284,10 @@ def render_comparison_html(comparison: Any, alpha: float = 0.05) -> str:
     ]
     return (
         f"<p>{escape(str(comparison.candidate))} vs {escape(str(comparison.baseline))}: "
-        f"{comparison.n_items} paired items (sign-flip test; "
+        f"{plural(comparison.n_items, 'paired item')} (sign-flip test; "
         f"{escape(family_label(comparison))}; * Holm p &lt; {alpha})</p>"
         + _html_table(
-            ["metric", "pairs", "candidate", "baseline", "diff", "95% CI", "p", "p (Holm)", "test"],
+            ["metric", "pairs", "candidate", "baseline", "diff [95% CI]", "p", "p (Holm)", "test"],
             rows,
         )
     )

@@ -26,10 +26,11 @@ from kagreport._format import (
     is_proportion,
     number,
     p_value,
+    quantity,
     signed,
 )
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
-from kagreport.evaluation._text import family_label, method_label
+from kagreport.evaluation._text import compared_proportion, family_label, method_label
 from kagreport.frames._booktabs import Cell, Column, Sub, latex_escape, name_lines, render
 from kagreport.frames._tables import (
     OVERALL,
@@ -61,6 +62,12 @@ def _num(value: Any, digits: int) -> str:
     return latex_escape(number(value, digits, grouping=True))
 
 
+def _quantity(value: Any) -> str:
+    """A time, size or count of graph elements: three significant digits, the integer part
+    in full (:func:`kagreport._format.quantity`, as on the site); the unit is in the header."""
+    return latex_escape(quantity(value))
+
+
 def _pct(value: Any, digits: int) -> str:
     """A proportion in percent, without a ``%`` (the header says ``(%)``)."""
     return latex_escape(MISSING) if is_missing(value) else latex_escape(signed(100 * value, digits))
@@ -85,22 +92,22 @@ def _stats(report: Run, digits: int, wide: bool) -> tuple[list[Column], list[Any
     bounded = set(shown) if wide else {"accuracy"}
     columns = [Column(("Setup",), "l"), *(Column((titles[n], r"(\%)")) for n in shown)]
     columns += [Column(("Items",) if wide else ("$n$",))]
-    costs: list[tuple[str, Column, int]] = [
-        ("avg_generation_secs", Column(("Gen.", "(s)")), 2),
-        ("avg_retrieval_secs", Column(("Ret.", "(s)")), 2),
+    costs: list[tuple[str, Column]] = [
+        ("avg_generation_secs", Column(("Gen.", "(s)"))),
+        ("avg_retrieval_secs", Column(("Ret.", "(s)"))),
     ]
     if wide:
         columns.append(Column(("Err.",)))
         # Context length and graph elements where some setup records them.
         costs += [
-            (name, column, places)
-            for name, column, places in (
-                ("avg_context_length", Column(("Context", "(B)")), 0),
-                ("avg_graph_elements", Column(("Graph", "(el.)")), 1),
+            (name, column)
+            for name, column in (
+                ("avg_context_length", Column(("Context", "(B)"))),
+                ("avg_graph_elements", Column(("Graph", "(el.)"))),
             )
             if frame[name].notna().any()
         ]
-    columns += [column for _, column, _ in costs]
+    columns += [column for _, column in costs]
     rows = []
     for record in frame.to_dict("records"):
         row: list[Cell] = [_names(record["setup"], wide)]
@@ -115,7 +122,7 @@ def _stats(report: Run, digits: int, wide: bool) -> tuple[list[Column], list[Any
         row.append((_num(int(record["total"]), 0),))
         if wide:
             row.append((_num(int(record["errors"]), 0),))
-        row += [(_num(float(record[name]), places),) for name, _, places in costs]
+        row += [(_quantity(float(record[name])),) for name, _ in costs]
         rows.append(row)
     assert OVERALL  # overall rows only (per_dataset=False)
     return columns, rows
@@ -125,7 +132,7 @@ def _comparison(
     comparison: EvaluationComparison, digits: int, alpha: float, wide: bool
 ) -> tuple[list[Column], list[Any]]:
     frame = comparison_frame(comparison)
-    kinds = [is_proportion(str(m)) for m in frame.get("metric", [])]
+    kinds = [compared_proportion(comparison, str(m)) for m in frame.get("metric", [])]
     # Units in the header when every metric has the same; else beside each number.
     same = len(set(kinds)) <= 1
     share = bool(kinds) and kinds[0] and same
@@ -245,8 +252,9 @@ def _leaderboard(run: Run, metric: str, digits: int, wide: bool) -> tuple[list[C
     for row in leaderboard(run, metric):
         if proportion:
             value: Cell = (_pct(row.mean, digits), _interval(row.low, row.high, digits))
-        else:
-            value = (_num(float(row.mean), digits + 2),)
+        else:  # a score, with its interval where the leaderboard gives one
+            places = digits + 2
+            value = (_num(float(row.mean), places), _interval(row.low, row.high, places, 1.0))
         rows.append(
             [
                 _names(row.system, wide),

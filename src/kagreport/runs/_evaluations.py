@@ -17,6 +17,7 @@ import numpy as np
 
 from kagreport._document import jsonable
 from kagreport._errors import KagreportError
+from kagreport._format import plural
 from kagreport.runs._columns import KAG_COSTS
 
 if TYPE_CHECKING:
@@ -172,7 +173,9 @@ def _check_evaluations(
     if len(kinds) > 1:
         raise KagreportError("a run's evaluations must all be answer or all retrieval evaluations")
     if labels is not None and len(labels) != len(evaluations):
-        raise KagreportError(f"{len(labels)} label(s) for {len(evaluations)} evaluation(s)")
+        raise KagreportError(
+            f"{plural(len(labels), 'label')} for {plural(len(evaluations), 'evaluation')}"
+        )
     names = list(labels) if labels is not None else [_name(e, i) for i, e in enumerate(evaluations)]
     if len(set(names)) != len(names):
         raise KagreportError(f"system labels repeat: {', '.join(names)}; pass labels=")

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from kagreport._errors import KagreportError
+from kagreport._format import plural
 from kagreport.grading import SetupReport
 from kagreport.grading._grade import setup_reports
 from kagreport.kag import dumps_pretty
@@ -79,7 +80,8 @@ def setup_metrics(run: Run) -> tuple[SetupReport, ...]:
         )
         raise KagreportError(
             f"kag's metrics need each row's outcome (correct, incorrect or error); "
-            f"{len(unknown)} row(s) of the run have none, the first "
+            f"{plural(len(unknown), 'row')} of the run {'has' if len(unknown) == 1 else 'have'} "
+            "none, the first "
             f"{run.item_label(row)!r} of system {run.systems[run.system[row]]!r} "
             f"({why}; metrics: {', '.join(run.metrics) or 'none'})"
         )

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kagreport._format import plural
+
 if TYPE_CHECKING:
     import numpy.typing as npt
 
@@ -59,8 +61,8 @@ class RepeatScores:
 
     def __repr__(self) -> str:
         return (
-            f"<RepeatScores {self.metric}: {len(self.values)} repeat(s) of "
-            f"{self.n_clusters} item(s) ({self.source})>"
+            f"<RepeatScores {self.metric}: {plural(len(self.values), 'repeat')} of "
+            f"{plural(self.n_clusters, 'item')} ({self.source})>"
         )
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from kagreport._errors import KagreportError
-from kagreport._format import p_value
+from kagreport._format import p_value, plural
 from kagreport.runs._columns import OUTCOMES
 from kagreport.runs._costs import cost_axis, item_costs
 from kagreport.runs._flips import flip_rows
@@ -227,8 +227,8 @@ class SetupComparisons:
         skipped = f", {len(self.skipped)} skipped" if self.skipped else ""
         same = "".join(f", {m} = {first}" for m, first in self.same_as.items())
         head = (
-            f"<SetupComparisons ({self.pairs}): {len(self.comparisons)} pair(s) x "
-            f"{len(self.metrics)} metric(s) ({', '.join(self.metrics)}), Holm family of "
+            f"<SetupComparisons ({self.pairs}): {plural(len(self.comparisons), 'pair')} x "
+            f"{plural(len(self.metrics), 'metric')} ({', '.join(self.metrics)}), Holm family of "
             f"{len(self.comparisons) * (len(self.metrics) - len(self.same_as))}{same}{skipped}"
         )
         return "\n".join([head, *shown]) + ">" if shown else head + ">"

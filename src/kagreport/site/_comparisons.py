@@ -82,7 +82,8 @@ def plan_comparisons(site: SiteContent, entry: SiteRun) -> None:
     for candidate, baseline, only_c, only_b in found.skipped:
         note = (
             f"{candidate} vs {baseline}: not compared, the two share no item "
-            f"({only_c} item(s) only in {candidate}, {only_b} only in {baseline})"
+            f"({_format.plural(only_c, 'item')} only in {candidate}, "
+            f"{_format.count(only_b)} only in {baseline})"
         )
         entry.skipped.append(note)
         site.warn(f"run {entry.name!r}: {note}")
@@ -123,7 +124,7 @@ def verdict(entry: SiteRun, c: SiteComparison, system: str) -> Verdict:
     m = c.result
     sign = 1.0 if system == c.candidate else -1.0
     raw = math.nan if m is None else sign * float(m.mean_difference)
-    shown = _format.points(raw) if entry.percent else _format.fixed(raw, 4)
+    shown = _format.difference(raw, proportion=entry.percent)
     p = c.p_value_family
     word = "not significant"
     if not math.isnan(p) and p < ALPHA and not math.isnan(raw) and raw != 0:
@@ -268,7 +269,9 @@ def _with_context(
     size = len(family)
     p_value = c.p_value_family
     settings = dict(comparison.settings)
-    settings["adjustment"] = f"holm across the {size} comparison(s) of run {c.run!r}"
+    settings["adjustment"] = (
+        f"holm across the {_format.plural(size, 'comparison')} of run {c.run!r}"
+    )
     return dataclasses.replace(
         comparison,
         settings=settings,

@@ -30,17 +30,19 @@ __all__ = ["FLIP_COSTS", "FlipDetail", "FlipSide", "Segment", "flip_detail", "wo
 #: ``"ins"`` (only in the second).
 Segment = tuple[str, str]
 
-#: The per-item costs shown for each side: (cost column of the run model, label, decimals).
+#: The per-item costs shown for each side: (cost column of the run model, label, whether one
+#: item's value is a whole number: bytes, elements, tokens). The page shows each as a quantity
+#: (:func:`kagreport._format.quantity`: a whole number in full), its unit in the label.
 FLIP_COSTS = (
-    ("generation_secs", "Generation (s)", 3),
-    ("retrieval_secs", "Retrieval (s)", 3),
-    ("context_bytes", "Context length (bytes)", 0),
-    ("vertices", "Vertices", 0),
-    ("relationships", "Relationships", 0),
-    ("properties", "Properties", 0),
-    ("input_tokens", "Input tokens", 0),
-    ("output_tokens", "Output tokens", 0),
-    ("cost_usd", "Cost (USD)", 4),
+    ("generation_secs", "Generation (s)", False),
+    ("retrieval_secs", "Retrieval (s)", False),
+    ("context_bytes", "Context length (bytes)", True),
+    ("vertices", "Vertices", True),
+    ("relationships", "Relationships", True),
+    ("properties", "Properties", True),
+    ("input_tokens", "Input tokens", True),
+    ("output_tokens", "Output tokens", True),
+    ("cost_usd", "Cost (USD)", False),
 )
 
 # Words and the whitespace between them, both kept, so the segments join back to the text.
@@ -103,8 +105,9 @@ class FlipSide:
         cut to :data:`RESPONSE_LIMIT` characters.
     explanation, error : str or None
         How the row was scored; the system's error message.
-    costs : list of (str, float or None, int)
-        (label, value, decimals) of :data:`FLIP_COSTS`; None where not recorded.
+    costs : list of (str, float or int or None)
+        (label, value) of :data:`FLIP_COSTS` (an int for a whole-number cost); None where
+        not recorded.
     """
 
     setup: str
@@ -113,7 +116,7 @@ class FlipSide:
     segments: list[Segment]
     explanation: str | None
     error: str | None
-    costs: list[tuple[str, float | None, int]]
+    costs: list[tuple[str, float | int | None]]
 
 
 @dataclass(frozen=True)
@@ -128,16 +131,19 @@ class FlipDetail:
     candidate: FlipSide
 
     @property
-    def cost_rows(self) -> list[tuple[str, float | None, float | None, int]]:
-        """(label, baseline's value, candidate's value, decimals) of the costs either
-        system recorded for the item."""
+    def cost_rows(self) -> list[tuple[str, float | int | None, float | int | None]]:
+        """(label, baseline's value, candidate's value) of the costs either system
+        recorded for the item."""
         return [
-            (label, b, c, digits)
-            for (label, b, digits), (_, c, _) in zip(
-                self.baseline.costs, self.candidate.costs, strict=True
-            )
+            (label, b, c)
+            for (label, b), (_, c) in zip(self.baseline.costs, self.candidate.costs, strict=True)
             if b is not None or c is not None
         ]
+
+
+def _cost(value: float | None, whole: bool) -> float | int | None:
+    # A whole-number cost (bytes, elements, tokens) as an int: 30 reads "30", not "30.0".
+    return int(value) if whole and value is not None and float(value).is_integer() else value
 
 
 def _side(side: FlippedSide, segments: list[Segment]) -> FlipSide:
@@ -148,7 +154,7 @@ def _side(side: FlippedSide, segments: list[Segment]) -> FlipSide:
         segments,
         cut(side.explanation),
         cut(side.error),
-        [(label, side.costs.get(name), d) for name, label, d in FLIP_COSTS],
+        [(label, _cost(side.costs.get(name), whole)) for name, label, whole in FLIP_COSTS],
     )
 
 

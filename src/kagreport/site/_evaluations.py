@@ -15,7 +15,17 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from kagreport._errors import KagreportError, SiteError
-from kagreport._format import MISSING, fixed, is_missing, is_proportion, percent
+from kagreport._format import (
+    MISSING,
+    count,
+    is_missing,
+    is_proportion,
+    percent,
+    percent_interval,
+    plural,
+    score,
+    score_interval,
+)
 from kagreport.site._config import EvaluationSource
 from kagreport.site._json import dumps_json
 from kagreport.site._templates import Page
@@ -122,12 +132,15 @@ def _details(
                     "Agreement between judges",
                 )
             )
-        note = f"answer evaluation, {len(report.items)} items, {len(report.judges)} judge(s)"
+        note = (
+            f"answer evaluation, {plural(len(report.items), 'item')}, "
+            f"{plural(len(report.judges), 'judge')}"
+        )
         return "answers", note, context
     if isinstance(report, RetrievalEvaluation):
         context = _retrieval_context(report)
         context["charts"] = []
-        return "retrieval", f"retrieval evaluation, {len(report.items)} items", context
+        return "retrieval", f"retrieval evaluation, {plural(len(report.items), 'item')}", context
     raise TypeError(type(report).__name__)  # pragma: no cover - none of the three
 
 
@@ -135,11 +148,14 @@ def _comparison_context(
     site: SiteContent, report: EvaluationComparison, slug: str
 ) -> dict[str, Any]:
     from kagreport.charts import forest_plot
-    from kagreport.evaluation._text import family_label
+    from kagreport.evaluation._text import compared_proportion, family_label
 
     return {
         "comparison": report,
-        "rows": [m.to_dict() for m in report.metrics.values()],
+        "rows": [
+            {**m.to_dict(), "percent": compared_proportion(report, name)}
+            for name, m in report.metrics.items()
+        ],
         "family": family_label(report),
         "left_out": {
             report.candidate: int(report.metadata.get("items_only_in_candidate") or 0),
@@ -175,13 +191,13 @@ def _answer_context(report: AnswerEvaluation) -> dict[str, Any]:
     errors = _errors(report)
     best = next((m for m in metrics if m["value"] is not None), None)
     headline = [
-        ("Items", str(len(report.items))),
-        ("Judges", str(len(report.judges))),
+        ("Items", count(len(report.items))),
+        ("Judges", count(len(report.judges))),
         ("Best metric", f"{best['name']}: {best['shown']}" if best else MISSING),
         ("Errors", errors["summary"].removeprefix("errors: ")),
     ]
     headline += [
-        (f"Agreement, {criterion} (alpha)", fixed(alpha, 3))
+        (f"Agreement, {criterion} (alpha)", score(alpha))
         for criterion, alpha in list(report.agreement.items())[:4]
     ]
     return {
@@ -210,7 +226,7 @@ def _retrieval_context(report: RetrievalEvaluation) -> dict[str, Any]:
     by_name = {m["name"]: m for m in metrics}
     key = [by_name[n] for n in headline_metrics(report.metrics) if n in by_name]
     errors = _errors(report)
-    headline = [("Items", str(len(report.items)))]
+    headline = [("Items", count(len(report.items)))]
     headline += [(m["name"], m["shown_interval"]) for m in key]
     headline.append(("Errors", errors["summary"].removeprefix("errors: ")))
     return {
@@ -242,15 +258,23 @@ def cutoffs(names: Any, family: str) -> list[int]:
 
 
 def is_percent(name: str, values: Any = ()) -> bool:
-    """Whether a metric shows as a percentage (:func:`kagreport._format.is_proportion`, of
-    the name without its ``@k`` too: ``recall@5`` is a recall)."""
-    values = list(values)
-    return is_proportion(name, values) or is_proportion(name.partition("@")[0])
+    """Whether a metric shows as a percentage (:func:`kagreport._format.is_proportion`: by
+    its name, ``recall@5`` being a recall, or its 0/1 items)."""
+    return is_proportion(name, values)
 
 
 def shown(value: Any, percent_: bool) -> str:
-    """A metric's value as its tables show it: percent for a proportion, else 4 decimals."""
-    return percent(value) if percent_ else fixed(value, 4)
+    """A metric's value as every view shows it: a percentage for a proportion, else a score
+    with 3 decimals (:mod:`kagreport._format`)."""
+    return percent(value) if percent_ else score(value)
+
+
+def shown_interval(value: Any, low: Any, high: Any, percent_: bool) -> str:
+    """A metric's value and interval as every view shows them: ``72.3% [68.3%, 76.1%]`` or
+    ``0.725 [0.690, 0.760]`` (the value alone when a bound is undefined)."""
+    if percent_:
+        return percent_interval(value, low, high)
+    return score_interval(value, low, high)
 
 
 def metric_rows(report: AnswerEvaluation | RetrievalEvaluation) -> list[dict[str, Any]]:
@@ -275,9 +299,7 @@ def metric_rows(report: AnswerEvaluation | RetrievalEvaluation) -> list[dict[str
                 "low": low,
                 "high": high,
                 "method": None if summary is None else summary.method,
-                "shown_interval": text
-                if low is None or high is None
-                else f"{text} [{shown(low, pct)}, {shown(high, pct)}]",
+                "shown_interval": shown_interval(value, low, high, pct),
                 "coverage": coverage.get(name),
             }
         )
@@ -363,10 +385,10 @@ def _usage(report: AnswerEvaluation) -> dict[str, Any]:
     if not rows:
         summary = "usage: none recorded (rule-based or replayed judges)"
     elif not recorded:
-        summary = f"usage: none recorded ({len(rows)} judges, no model called)"
+        summary = f"usage: none recorded ({plural(len(rows), 'judge')}, no model called)"
     else:
         calls = sum(int(counts.get("responses", 0)) for counts in report.usage.values())
-        summary = f"usage: {calls} responses from {len(rows)} judges"
+        summary = f"usage: {plural(calls, 'response')} from {plural(len(rows), 'judge')}"
     return {"rows": rows, "recorded": recorded, "summary": summary}
 
 
@@ -378,6 +400,6 @@ def _errors(report: AnswerEvaluation | RetrievalEvaluation) -> dict[str, Any]:
     if not failing:
         summary = "errors: none"
     else:
-        summary = f"errors: {total} in {len(failing)} of {len(counts)} counts"
+        summary = f"errors: {count(total)} in {len(failing)} of {plural(len(counts), 'count')}"
     counts.sort(key=lambda kv: (-kv[1], kv[0]))
     return {"rows": counts, "any": bool(failing), "summary": summary}

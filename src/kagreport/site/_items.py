@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from kagreport._format import number
+from kagreport._format import score
 from kagreport.runs import OUTCOMES, Run, recorded_columns
 
 __all__ = [
@@ -107,15 +107,23 @@ def _options(options: Any) -> list[list[str]] | None:
     return [[key, cut(text, OPTION_LIMIT) or ""] for key, text in options]
 
 
-def _score(value: float) -> str:
-    return str(int(value)) if value.is_integer() else number(value, 4)
+def item_score(value: float) -> str:
+    """One item's score of a metric: an integer in full (``1``, a 0/1 verdict or a rating),
+    else a score with 3 decimals (``0.667``, :func:`kagreport._format.score`)."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() else score(value)
 
 
 def _seconds(column: npt.NDArray[np.float64] | None, row: int) -> float | None:
+    """A time as the page data holds it: rounded to the digits the table shows
+    (:func:`kagreport._format.quantity`: three significant ones), so that the first page,
+    rendered in Python, and the others, rendered by the page's script, agree."""
     if column is None:
         return None
     value = float(column[row])
-    return None if math.isnan(value) else round(value, 3)
+    if math.isnan(value) or value == 0:
+        return None if math.isnan(value) else 0.0
+    return round(value, max(0, 2 - math.floor(math.log10(abs(value)))))
 
 
 def item_rows(
@@ -141,7 +149,7 @@ def item_rows(
         question_text = None if run.question_texts is None else run.question_texts[row]
         question_text = question_text.strip() if question_text else None
         scores = "; ".join(
-            f"{m}={_score(float(run.metrics[m][row]))}"
+            f"{m}={item_score(float(run.metrics[m][row]))}"
             for m in metrics
             if not math.isnan(float(run.metrics[m][row]))
         )

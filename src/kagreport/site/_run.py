@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kagreport._errors import KagreportError, SiteError
-from kagreport._format import is_proportion
+from kagreport._format import is_proportion, plural
 from kagreport.runs import (
     COSTS,
     Run,
@@ -140,8 +140,9 @@ def plan_run(site: SiteContent, config: RunInput, key: str, run: Run) -> SiteRun
     entry.metric = headline_metric(run)
     if entry.unparsable:
         site.warn(
-            f"run {config.name!r}: {len(entry.unparsable)} result file(s) did not parse and "
-            "were skipped (the index lists them with the reason)"
+            f"run {config.name!r}: {plural(len(entry.unparsable), 'result file')} did not parse "
+            f"and {'was' if len(entry.unparsable) == 1 else 'were'} skipped (the index lists "
+            "them with the reason)"
         )
     site.simulated = simulated
     try:
@@ -211,12 +212,12 @@ def _data(site: SiteContent, entry: SiteRun) -> None:
 
 
 #: The leaderboard's cost columns beyond the shared metric cells, as ``kag stats`` shows
-#: them (CTX_LEN, VERTICE, RELATION, PROPERTY): (key, heading, decimals, group).
+#: them (CTX_LEN, VERTICE, RELATION, PROPERTY): (key, heading, group); shown as quantities.
 COST_COLUMNS = (
-    ("avg_context_length", "Mean context length (bytes)", 3, "context"),
-    ("retrieval.avg_vertices", "Mean vertices", 2, "graph"),
-    ("retrieval.avg_relationships", "Mean relationships", 2, "graph"),
-    ("retrieval.avg_properties", "Mean properties", 2, "graph"),
+    ("avg_context_length", "Mean context length (bytes)", "context"),
+    ("retrieval.avg_vertices", "Mean vertices", "graph"),
+    ("retrieval.avg_relationships", "Mean relationships", "graph"),
+    ("retrieval.avg_properties", "Mean properties", "graph"),
 )
 
 
@@ -256,7 +257,7 @@ def _leaderboard(entry: SiteRun) -> None:
                 recorded.add("context")
             if row["json"]["retrieval"] is not None:
                 recorded.add("graph")
-        entry.costs = [(k, h) for k, h, _, group in COST_COLUMNS if group in recorded]
+        entry.costs = [(k, h) for k, h, group in COST_COLUMNS if group in recorded]
         if "generation_secs" not in recorded_columns(run):
             # kag's table prints 0.000 for times never recorded; the page shows "—".
             for row in entry.leaderboard:
@@ -269,9 +270,8 @@ def _leaderboard(entry: SiteRun) -> None:
                     "No setup recorded a generation time above zero (every result file holds "
                     "0 s), so mean generation times show as — (kag's table prints 0.000)."
                 )
-        decimals = {k: d for k, _, d, _ in COST_COLUMNS}
         for row in entry.leaderboard:
-            row["costs"] = [(k, _cost_cell(row["json"], k), decimals[k]) for k, _ in entry.costs]
+            row["costs"] = [(k, _cost_cell(row["json"], k)) for k, _ in entry.costs]
     else:
         for ranked in leaderboard(run, entry.metric):
             # A proportion's count of successes; None for a score (no Wilson interval).

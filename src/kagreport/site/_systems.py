@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kagreport._errors import KagreportError
-from kagreport._format import fixed, p_value, percent, points
+from kagreport._format import difference_interval, p_value, percent_interval
 from kagreport.site._config import EvaluationSource
-from kagreport.site._evaluations import cutoffs, headline_metrics, is_percent, shown
+from kagreport.site._evaluations import cutoffs, headline_metrics, is_percent, shown_interval
 from kagreport.site._json import dumps_json
 from kagreport.site._templates import Page
+from kagreport.site._templates import split_interval as _split
 
 if TYPE_CHECKING:
     from kagreport.evaluation import AnswerEvaluation, RetrievalEvaluation
@@ -216,7 +217,7 @@ def _cell_rows(table: Any) -> list[dict[str, Any]]:
             "count": cell.count,
             "trials": cell.trials,
             "value": cell.proportion,
-            "shown": f"{percent(cell.proportion)} [{percent(cell.low)}, {percent(cell.high)}]",
+            "shown": percent_interval(cell.proportion, cell.low, cell.high),
         }
 
     rows = [row(c, CELL_LABELS[c.retrieval, c.answer]) for c in table.cells]
@@ -244,10 +245,11 @@ def _build_group(site: SiteContent, group: _Group, pairs: list[dict[str, Any]]) 
     table: dict[str, dict[str, Any]] = {label: {} for label in labels}
     for summary in summaries:
         pct = is_percent(summary.metric, run.metrics[summary.metric])
+        value, interval = _split(shown_interval(summary.mean, summary.low, summary.high, pct))
         table[summary.system][summary.metric] = {
             "value": summary.mean,
-            "shown": shown(summary.mean, pct),
-            "interval": f"[{shown(summary.low, pct)}, {shown(summary.high, pct)}]",
+            "shown": value,
+            "interval": interval,
             "method": summary.method,
         }
     first = shown_metrics[0]
@@ -263,6 +265,9 @@ def _build_group(site: SiteContent, group: _Group, pairs: list[dict[str, Any]]) 
         for metric in comparisons.metrics:
             m = c.comparison.metrics[metric]
             pct = is_percent(metric, run.metrics[metric])
+            difference, bounds = _split(
+                difference_interval(m.mean_difference, m.ci_low, m.ci_high, proportion=pct)
+            )
             tests.append(
                 {
                     "candidate": c.candidate,
@@ -270,10 +275,8 @@ def _build_group(site: SiteContent, group: _Group, pairs: list[dict[str, Any]]) 
                     "metric": metric,
                     "n_pairs": m.n_pairs,
                     "difference": m.mean_difference,
-                    "shown": points(m.mean_difference) if pct else fixed(m.mean_difference, 4),
-                    "interval": f"[{points(m.ci_low, unit=False)}, {points(m.ci_high, unit=False)}]"
-                    if pct
-                    else f"[{fixed(m.ci_low, 4)}, {fixed(m.ci_high, 4)}]",
+                    "shown": difference,
+                    "interval": bounds,
                     "p_value": m.p_value,
                     "p_shown": p_value(m.p_value),
                     "p_family": c.p_values_family[metric],

@@ -14,6 +14,7 @@ from markupsafe import Markup
 from kagreport import _format
 from kagreport._errors import KagreportError, SiteError
 from kagreport.evaluation._text import method_label
+from kagreport.site._items import item_score
 from kagreport.site._json import inline_json
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "Page",
     "Templates",
     "package_templates",
+    "split_interval",
 ]
 
 #: Rows a page of an item table (or of flipped items) shows; the first page is in the HTML.
@@ -82,13 +84,37 @@ def fmt_num(value: Any, digits: int = 3) -> str:
     return _format.number(value, digits)
 
 
-def fmt_metric(value: Any, name: str, values: Any = (), digits: int = 4) -> str:
+def fmt_metric(value: Any, name: str, values: Any = ()) -> str:
     """A metric's value: a percentage when the metric is a proportion
-    (:func:`kagreport._format.is_proportion` of its name and per-item ``values``), else
-    ``digits`` decimals; a dash where undefined."""
-    if _format.is_proportion(name, values):
-        return _format.percent(value, 1)
-    return _format.number(value, digits)
+    (:func:`kagreport._format.is_proportion` of its name and per-item ``values``), else a
+    score with 3 decimals (:func:`kagreport._format.metric`); a dash where undefined."""
+    return _format.metric(name, value, values)
+
+
+def fmt_difference(value: Any, low: Any, high: Any, proportion: bool) -> str:
+    """A difference of means and its interval (:func:`kagreport._format.difference_interval`):
+    ``−10.6 pp [−14.6, −6.6]`` for proportions, ``−0.250 [−0.500, 0.000]`` for scores."""
+    return _format.difference_interval(value, low, high, proportion=bool(proportion))
+
+
+def fmt_mean_interval(value: Any, low: Any, high: Any, proportion: bool) -> str:
+    """A mean and its interval in the kind of its metric: ``72.3% [68.3%, 76.1%]`` for a
+    proportion, ``0.800 [0.490, 0.943]`` for a score; the mean alone without bounds."""
+    if proportion:
+        return _format.percent_interval(value, low, high)
+    return _format.score_interval(value, low, high)
+
+
+def fmt_plural(n: int, noun: str, many: str | None = None) -> str:
+    """``n`` and its noun in the right number (:func:`kagreport._format.plural`)."""
+    return _format.plural(n, noun, many)
+
+
+def split_interval(text: str) -> tuple[str, str]:
+    """A value and its interval as two parts, ``("−10.6 pp", "[−14.6, −6.6]")``, so a page
+    sets the interval in a smaller type; ``(text, "")`` without an interval."""
+    value, bracket, bounds = str(text).partition(" [")
+    return (value, bracket.strip() + bounds) if bracket else (value, "")
 
 
 def fmt_fixed(value: Any, digits: int = 3) -> str:
@@ -152,12 +178,24 @@ class Templates:
         )
         self.env.globals["content_security_policy"] = PAGE_CSP
         self.env.filters.update(
+            # One filter per kind of number (kagreport._format's convention).
             pct=fmt_pct,
+            percent_interval=_format.percent_interval,
+            score=_format.score,
+            score_interval=_format.score_interval,
+            metric=fmt_metric,
+            difference=fmt_difference,
+            mean_interval=fmt_mean_interval,
+            quantity=_format.quantity,
+            count=_format.count,
+            plural=fmt_plural,
+            pvalue=fmt_p,
+            split_interval=split_interval,
+            item_score=item_score,
+            # Kept for templates written for earlier versions.
             pp=fmt_pp,
             num=fmt_num,
-            metric=fmt_metric,
             fixed=fmt_fixed,
-            pvalue=fmt_p,
             p_method=method_label,
             json_number=json_number,
             script_json=script_json,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kagreport._errors import DifferentItemsError, NoSharedItemsError, UsageError
+from kagreport._format import plural
 from kagreport.runs._columns import TEXTS
 from kagreport.sources._registry import _FORMATS, read_run
 
@@ -41,7 +42,8 @@ def join_runs(runs: Sequence[Run], labels: Sequence[str] | None = None) -> Run:
         raise UsageError("runs of answers and of retrieval cannot be joined")
     systems = [s for r in runs for s in r.systems] if labels is None else list(labels)
     if len(systems) != sum(len(r.systems) for r in runs):
-        raise UsageError(f"{len(systems)} label(s) for {sum(len(r.systems) for r in runs)} systems")
+        total = sum(len(r.systems) for r in runs)
+        raise UsageError(f"{plural(len(systems), 'label')} for {plural(total, 'system')}")
     if len(set(systems)) != len(systems):
         raise UsageError(f"system names repeat across the runs: {', '.join(systems)}")
     datasets = sorted({d for r in runs for d in r.dataset_names})

@@ -8,10 +8,11 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
+from kagreport._format import score_interval
 from kagreport.evaluation import AnswerEvaluation
 from kagreport.frames import agreement_frame
 from kagreport.widgets._base import ChartPane, ChartResult, View, build_chart
-from kagreport.widgets._html import fmt_interval, html_table, message_html
+from kagreport.widgets._html import html_table, message_html
 
 __all__ = ["AgreementView"]
 
@@ -132,7 +133,7 @@ class AgreementView(View):
         ]
         formatters = {
             "mark": lambda r: "▶" if r["criterion"] == current else "",
-            "alpha": lambda r: fmt_interval(r["alpha"], r["low"], r["high"]),
+            "alpha": lambda r: score_interval(r["alpha"], r["low"], r["high"]),
         }
         records = self.frame.to_dict("records")
         if not records:

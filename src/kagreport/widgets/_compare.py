@@ -16,7 +16,14 @@ import numpy as np
 import pandas as pd
 
 from kagreport._errors import KagreportError
-from kagreport._format import MISSING, is_proportion, p_value
+from kagreport._format import (
+    MISSING,
+    difference_interval,
+    is_proportion,
+    p_value,
+    percent,
+    score,
+)
 from kagreport.evaluation import (
     AnswerEvaluation,
     EvaluationComparison,
@@ -30,10 +37,6 @@ from kagreport.sources import as_run
 from kagreport.widgets._base import ChartPane, ChartResult, View, build_chart
 from kagreport.widgets._html import (
     RESPONSE_LIMIT,
-    fmt_bounds,
-    fmt_number,
-    fmt_percent,
-    fmt_points,
     html_table,
     message_html,
     truncated_html,
@@ -304,8 +307,7 @@ class ComparisonView(View):
             ("n_pairs", "pairs"),
             ("candidate_mean", "candidate"),
             ("baseline_mean", "baseline"),
-            ("mean_difference", "difference"),
-            ("ci", "95% interval"),
+            ("mean_difference", "difference [95% interval]"),
             ("p_value", "p"),
             ("p_value_holm", "p (Holm)"),
             ("significant", "significant"),
@@ -316,28 +318,19 @@ class ComparisonView(View):
         share = self._proportions
 
         def mean(key: str) -> Any:
-            return lambda r: fmt_percent(r[key]) if r["metric"] in share else fmt_number(r[key], 4)
+            return lambda r: percent(r[key]) if r["metric"] in share else score(r[key])
 
         formatters = {
             "test": lambda r: tests.get(r["metric"], MISSING),
             "candidate_mean": mean("candidate_mean"),
             "baseline_mean": mean("baseline_mean"),
-            "ci": lambda r: (
-                fmt_bounds(r["ci_low"], r["ci_high"], 1, points=True)
-                if r["metric"] in share
-                else fmt_bounds(r["ci_low"], r["ci_high"], 4)
-            ),
             "p_value": lambda r: p_value(r["p_value"]),
             "p_value_holm": lambda r: p_value(r["p_value_holm"]),
-            "mean_difference": lambda r: (
-                fmt_points(r["mean_difference"])
-                if r["metric"] in share
-                else fmt_number(r["mean_difference"], 4)
+            "mean_difference": lambda r: difference_interval(
+                r["mean_difference"], r["ci_low"], r["ci_high"], proportion=r["metric"] in share
             ),
         }
-        return html_table(
-            self.frame.to_dict("records"), columns, formatters=formatters, numeric=("ci",)
-        )
+        return html_table(self.frame.to_dict("records"), columns, formatters=formatters)
 
     def _flips(self, run: Run, a: str, b: str) -> dict[str, tuple[int, int]]:
         """Set :attr:`flips`; return each flipped item's (candidate row, baseline row)."""

@@ -20,8 +20,6 @@ __all__ = [
     "RESPONSE_LIMIT",
     "chart_svg",
     "esc",
-    "fmt_bounds",
-    "fmt_interval",
     "fmt_number",
     "fmt_percent",
     "fmt_percent_interval",
@@ -57,11 +55,6 @@ def fmt_number(value: object, digits: int = 3) -> str:
     return _format.number(value, digits, grouping=True)
 
 
-def fmt_interval(value: object, low: object, high: object, digits: int = 3) -> str:
-    """``value [low, high]``, or the value alone when the bounds are undefined."""
-    return _format.interval(value, low, high, digits, grouping=True)
-
-
 def fmt_percent(value: object, digits: int = 1) -> str:
     """A proportion in percent (``0.619`` gives ``61.9%``); the missing mark where undefined."""
     return _format.percent(value, digits)
@@ -77,17 +70,6 @@ def fmt_points(value: object, digits: int = 1) -> str:
     """A difference of proportions in percentage points, signed, with a real minus:
     ``−5.0 pp``."""
     return _format.points(value, digits)
-
-
-def fmt_bounds(low: Any, high: Any, digits: int = 4, *, points: bool = False) -> str:
-    """``[low, high]`` of a difference with a real minus; ``points`` gives percentage
-    points (``[−9.1, −0.9] pp``). The missing mark for an undefined bound."""
-    scale = 100.0 if points else 1.0
-    shown = [
-        _format.MISSING if _format.is_missing(x) else _format.signed(scale * float(x), digits)
-        for x in (low, high)
-    ]
-    return f"[{shown[0]}, {shown[1]}]" + (" pp" if points else "")
 
 
 def _is_number(value: object) -> bool:

@@ -11,14 +11,13 @@ import numpy as np
 import numpy.typing as npt
 
 from kagreport._errors import KagreportError
-from kagreport._format import MISSING
+from kagreport._format import MISSING, quantity
 from kagreport.runs import OUTCOMES, Run, response_matcher
 from kagreport.sources import as_run
 from kagreport.widgets._base import View, describe
 from kagreport.widgets._html import (
     RESPONSE_LIMIT,
     esc,
-    fmt_number,
     html_table,
     message_html,
     truncated_html,
@@ -345,7 +344,7 @@ class ItemBrowser(View):
         formatters = {
             "response": lambda r: self._cut(r["response"], r["response_length"]),
             "error": lambda r: self._cut(r["error"], r["error_length"]) if r["error"] else "",
-            "generation_secs": lambda r: fmt_number(r["generation_secs"]),
+            "generation_secs": lambda r: quantity(r["generation_secs"]),
         }
         return html_table(rows, columns, raw=("response", "error"), formatters=formatters)
 

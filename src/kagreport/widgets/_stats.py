@@ -14,7 +14,7 @@ import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 
-from kagreport._format import is_proportion
+from kagreport._format import is_proportion, quantity, score_interval
 from kagreport.frames import (
     COST_AXES,
     OVERALL,
@@ -26,7 +26,7 @@ from kagreport.frames import (
 from kagreport.runs import COSTS, Run, cost_axis, cost_frontier, leaderboard, setup_metrics
 from kagreport.sources import as_run
 from kagreport.widgets._base import ChartPane, ChartResult, View, build_chart, describe
-from kagreport.widgets._html import fmt_number, fmt_percent_interval, html_table, message_html
+from kagreport.widgets._html import fmt_percent_interval, html_table, message_html
 from kagreport.widgets._runs import lacks_note
 
 if TYPE_CHECKING:
@@ -432,7 +432,9 @@ class StatsView(View):
         if is_proportion(metric, self._run.metrics[metric]):  # in percent, with Wilson's bounds
             formatters = {"mean": lambda r: fmt_percent_interval(r["mean"], r["low"], r["high"])}
         else:
-            formatters = {"mean": lambda r: fmt_number(r["mean"], 4)}
+            formatters = {"mean": lambda r: score_interval(r["mean"], r["low"], r["high"])}
+        if cost:
+            formatters["cost"] = lambda r: quantity(r["cost"])
         return html_table(records, columns, formatters=formatters, numeric=("mean",))
 
     def refresh(self) -> None:
@@ -540,9 +542,8 @@ class StatsView(View):
         formatters = {name: interval(name) for name in ("accuracy", "precision", "coverage")}
         if column is not None and label is not None:  # no cost column without a cost axis
             columns.append((column, label))
-            digits = 3 if "secs" in column else 1
             formatters[column] = lambda r: (
-                "0 (no retrieval)" if r["_no_retrieval"] else fmt_number(r[column], digits)
+                "0 (no retrieval)" if r["_no_retrieval"] else quantity(r[column])
             )
         if not records:
             return message_html("No rows.")

@@ -241,7 +241,7 @@ def test_retry_after_beyond_the_cap_fails_at_once(stub: ChatStub) -> None:
 def test_5xx_is_retried_with_doubling_backoff_then_fails(stub: ChatStub) -> None:
     stub.script("q1", status(500), status(503))
     judge = make_judge(stub, max_retries=2, backoff=0.1)
-    with pytest.raises(JudgeFailure, match=r"after 3 attempt\(s\); last: HTTP 503") as caught:
+    with pytest.raises(JudgeFailure, match=r"after 3 attempts; last: HTTP 503") as caught:
         judge.judge(make_item("q1"))
     assert caught.value.usage == Usage()
     assert stub.requests("q1") == 3
@@ -273,7 +273,7 @@ def test_connection_errors_are_retried_then_fail() -> None:
         backoff=0.01,
         timeout=2,
     )
-    with pytest.raises(JudgeFailure, match=r"after 2 attempt\(s\); last: cannot connect") as caught:
+    with pytest.raises(JudgeFailure, match=r"after 2 attempts; last: cannot connect") as caught:
         judge.judge(make_item("q1"))
     assert caught.value.usage == Usage()
 
@@ -601,7 +601,7 @@ BASE = {"model": "m", "base_url": "http://127.0.0.1:1/v1", "prompt": "{{ item.qu
         ),
         (
             {"prompt": "{{ question }}"},
-            "`prompt` uses undefined variable.s. question; templates see `item`",
+            "`prompt` uses undefined variable question; templates see `item`",
         ),
         ({"system_prompt": 3}, "`system_prompt` must be a template string or None"),
     ],

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 # The module, not the function: _evaluate imports this package (for the protocol) while
 # it initialises, so current_stop is looked up when a request is made.
+from kagreport._format import plural
 from kagreport._optional import optional
 from kagreport.evaluation import _evaluate
 from kagreport.evaluation._items import AnswerItem
@@ -239,7 +240,7 @@ class _ChatClient:
                 raise self._stopped(item)
         raise JudgeFailure(
             f"judge {self.name!r}: no answer from {self._base_url} for item {item.identifier!r} "
-            f"after {attempts} attempt(s); last: {problem}"
+            f"after {plural(attempts, 'attempt')}; last: {problem}"
         )
 
     def _stopped(self, item: AnswerItem) -> JudgeFailure:

@@ -281,7 +281,8 @@ def load_items_jsonl(path: str | os.PathLike[str]) -> list[AnswerItem]:
                 unknown = sorted(set(data) - _ITEM_KEYS)
                 if unknown:
                     known = ", ".join(sorted(_ITEM_KEYS))
-                    raise ValueError(f"unknown key(s) {unknown} (known: {known})")
+                    keys = "key" if len(unknown) == 1 else "keys"
+                    raise ValueError(f"unknown {keys} {unknown} (known: {known})")
                 items.append(AnswerItem.from_dict(data))
             except KeyError as exc:
                 raise ConfigError(f"{name}:{number}: missing {exc.args[0]!r}", path=name) from None

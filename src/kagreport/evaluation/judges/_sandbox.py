@@ -236,7 +236,8 @@ def _compile(environment: Environment, source: object, parameter: str) -> Templa
     unknown -= set(environment.globals)
     if unknown:
         raise ValueError(
-            f"`{parameter}` uses undefined variable(s) {', '.join(sorted(unknown))}; templates "
+            f"`{parameter}` uses undefined {'variable' if len(unknown) == 1 else 'variables'} "
+            f"{', '.join(sorted(unknown))}; templates "
             "see `item` (item.question, item.answer, item.reference, item.identifier, "
             "item.metadata) and `context` (item.metadata['context'], or None)"
         )

@@ -32,12 +32,35 @@
     return td;
   }
 
-  // Fixed decimals, as the pages' Python filter writes them (kagreport._format.number).
-  function number(value, digits) {
+  // toFixed as Python's format rounds: an exact tie (1234.5, 0.125) goes to the even digit.
+  function fixedEven(a, digits) {
+    var scale = Math.pow(10, digits);
+    var scaled = a * scale;
+    var low = Math.floor(scaled);
+    if (scaled - low === 0.5 && (low + 0.5) / scale === a && low % 2 === 0) {
+      return (low / scale).toFixed(digits);
+    }
+    return a.toFixed(digits);
+  }
+
+  // A time or size as the pages' Python filter writes it (kagreport._format.quantity):
+  // three significant digits, the integer part in full with thousands commas, a real minus.
+  function quantity(value) {
     if (value === null || value === undefined || !isFinite(value)) {
       return MISSING;
     }
-    return Number(value).toFixed(digits === undefined ? 3 : digits);
+    var x = Number(value);
+    if (x === 0) {
+      return "0";
+    }
+    var digits = Math.max(0, 2 - Math.floor(Math.log10(Math.abs(x))));
+    var text = fixedEven(Math.abs(x), digits);
+    if (digits > 0 && Number(text) >= Math.pow(10, 3 - digits)) { // 9.996 rounds to 10.00
+      text = fixedEven(Math.abs(x), digits - 1);
+    }
+    var parts = text.split(".");
+    parts[0] = parts[0].replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+    return (x < 0 ? "\u2212" : "") + parts.join(".");
   }
 
   // A long text folded: its first FOLD characters, the rest in the <details> they open
@@ -136,7 +159,7 @@
         } else if (name === "explanation" || name === "error") {
           foldedCell(tr, v === null ? "" : v, "text");
         } else if (/_secs$/.test(name)) {
-          cell(tr, number(v), "num");
+          cell(tr, quantity(v), "num");
         } else {
           cell(tr, v === null ? MISSING : String(v));
         }
