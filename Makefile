@@ -7,7 +7,7 @@ STAMP_DEV := $(VENV)/.installed-dev
 # Debian's Chromium drives the browser tests (Playwright's own browser download is not used).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: demo test test-fast lint typecheck pytest chromium tex eee bench examples lab clean
+.PHONY: demo test test-fast test-soak lint typecheck pytest chromium tex eee bench examples lab clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ typecheck: $(STAMP_DEV)
 
 pytest: $(STAMP_DEV) chromium tex eee
 	KAGREPORT_CHROMIUM=$(CHROMIUM) KAGREPORT_NOTEBOOK_CELL_TIMEOUT=120 $(BIN)/python -m pytest -q
+
+## test-soak: the long soak runs make test leaves out (signals at many random moments, long property runs; minutes, not in CI)
+test-soak: $(STAMP_DEV)
+	KAGREPORT_NOTEBOOK_CELL_TIMEOUT=120 $(BIN)/python -m pytest -q -m soak
 
 ## test-fast: the inner loop: the tests not marked slow (no browser, notebook kernels or signals), first failure stops
 test-fast: $(STAMP_DEV)

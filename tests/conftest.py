@@ -2,9 +2,9 @@
 
 - Builders of kag result trees written by hand, as PITFALLS.md's fixtures (:class:`Tree`).
 - :func:`run_cli`: the command line in this process; :func:`run_process`: as a process.
-- One small site built once per session (``site``, ``site_inputs``), for tests that read it.
-- The marks: ``browser``, ``notebook`` and ``signals`` tests are ``slow`` too
-  (``make test-fast`` runs ``-m "not slow"``).
+- Sites built once per session (``site``, ``site_inputs``; ``mmlu_site``), for tests that read them.
+- The marks: ``browser``, ``notebook``, ``signals`` and ``soak`` tests are ``slow`` too
+  (``make test-fast`` runs ``-m "not slow"``; ``soak`` ones run only in ``make test-soak``).
 """
 
 from __future__ import annotations
@@ -209,10 +209,26 @@ def site(site_inputs: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) 
     return out
 
 
+@pytest.fixture(scope="session")
+def mmlu_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled MMLU-Pro philosophy run alone, as the run "mmlu", notebooks off: built once
+    per session for the tests that read it (tests/site); read it, never change it."""
+    from kagreport.examples import mmlu_pro_philosophy
+    from kagreport.site import RunConfig, SiteConfig, build_site
+
+    example = mmlu_pro_philosophy()
+    out = tmp_path_factory.mktemp("mmlu") / "site"
+    config = SiteConfig(runs=(RunConfig("mmlu", example.datasets, example.results),))
+    build_site(config, out, execute_notebooks=False)
+    return out
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Browser, notebook and signals tests are slow too: ``-m "not slow"`` leaves them out."""
+    """Browser, notebook, signals and soak tests are slow too: ``-m "not slow"`` leaves them out."""
     for item in items:
-        if any(item.get_closest_marker(name) for name in ("browser", "notebook", "signals")):
+        if any(
+            item.get_closest_marker(name) for name in ("browser", "notebook", "signals", "soak")
+        ):
             item.add_marker(pytest.mark.slow)
 
 

@@ -1,8 +1,8 @@
 """Pages people read, at a phone's width and a desktop's (issue 26, items 7 and 8).
 
-The bundled examples' site is built once for this module with ``kagreport site build``
-(no notebooks) and opened from ``file://`` with the network blocked (``conftest.py``), at
-375 x 812 px (a phone) and 1280 x 800 px:
+The bundled examples' site, built once per session with ``kagreport site build`` (the
+notebooks converted, not run: ``examples_site`` in ``conftest.py``), is opened from ``file://``
+with the network blocked (``conftest.py``), at 375 x 812 px (a phone) and 1280 x 800 px:
 
 - item 7: the first screen of the index, of a setup page and of a comparison page shows
   each system's headline number with its interval and its verdict (significance after
@@ -21,10 +21,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,21 +43,9 @@ Z95 = 1.959963984540054  # the 97.5% quantile of the standard normal
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled examples' site, built by the CLI."""
-    out = tmp_path_factory.mktemp("site-pages") / "site"
-    env = dict(os.environ)
-    src = str(REPO / "src")
-    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    done = subprocess.run(
-        [sys.executable, "-m", "kagreport", "site", "build", "-q", "-o", str(out)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return out
+def site(examples_site: Path) -> Path:
+    """The bundled examples' site (``examples_site``, shared by the browser tests)."""
+    return examples_site
 
 
 @contextmanager

@@ -21,10 +21,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -67,25 +64,9 @@ def screenshots(request: pytest.FixtureRequest) -> _Summary:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled examples' site, built by the CLI (notebooks converted, not executed)."""
-    out = tmp_path_factory.mktemp("site-ui") / "site"
-    env = dict(os.environ)
-    src = str(REPO / "src")
-    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    command = [sys.executable, "-m", "kagreport", "site", "build", "-q", "-o", str(out)]
-    done = subprocess.run(
-        [*command, "--with-notebooks", "--no-execute"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:  # no notebook front end installed: the site without them
-        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
-    assert (out / "index.html").is_file()
-    return out
+def site(examples_site: Path) -> Path:
+    """The bundled examples' site (``examples_site``, shared by the browser tests)."""
+    return examples_site
 
 
 def _page_types(site: Path) -> dict[str, Path]:

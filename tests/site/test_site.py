@@ -194,8 +194,15 @@ def test_every_chart_has_a_div_and_figures_have_an_svg(site: Path) -> None:
 
 
 def test_links_resolve_and_nothing_comes_from_the_network(site: Path) -> None:
+    parsed: dict[Path, _Tags] = {}  # each page parsed once: many links point into the same pages
+
+    def parse(page: Path) -> _Tags:
+        if page not in parsed:
+            parsed[page] = _parse(page)
+        return parsed[page]
+
     for page in _pages(site):
-        tags = _parse(page)
+        tags = parse(page)
         for tag, attributes in tags.tags:
             for name in ("href", "src"):
                 value = attributes.get(name)
@@ -208,7 +215,7 @@ def test_links_resolve_and_nothing_comes_from_the_network(site: Path) -> None:
                 target = (page.parent / path).resolve() if path else page
                 assert target.is_file(), f"{page.relative_to(site)}: {value}"
                 if fragment and target.suffix == ".html":
-                    assert fragment in _parse(target).ids, f"{page}: {value}"
+                    assert fragment in parse(target).ids, f"{page}: {value}"
         for tag, attributes in tags.tags:
             if tag == "script" and attributes.get("src"):
                 assert attributes["src"].endswith(

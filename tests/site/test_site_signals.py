@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -312,10 +313,30 @@ def test_stop_while_a_cell_runs(sig: int, small_run: dict[str, Path], tmp_path: 
 # ---------------------------------------------------------------------- stops at any moment
 
 
+#: The random stops of ``make test``: one in each third of the build's length, so that three
+#: stops still reach its early, middle and late parts (five uniform ones need not).
+STRATA = ((0.05, 0.35), (0.35, 0.7), (0.7, 1.0))
+
+
 def test_stops_at_random_moments(small_run: dict[str, Path], tmp_path: Path) -> None:
-    """A full small build (a run, an evaluation, a notebook) stopped at seeded random moments
-    between its start and its end: each stop is clean, or the build had already finished
-    (then the new site is there, whole)."""
+    """A full small build (a run, an evaluation, a notebook) stopped at a seeded random moment
+    in each third of its length: each stop is clean, or the build had already finished (then
+    the new site is there, whole). ``make test-soak`` stops it at many more moments."""
+    _stop_at_random_moments(small_run, tmp_path, STRATA)
+
+
+@pytest.mark.soak
+def test_stops_at_random_moments_soak(small_run: dict[str, Path], tmp_path: Path) -> None:
+    """As :func:`test_stops_at_random_moments`, at ``$KAGREPORT_SIGNAL_TRIES`` (default 30)
+    moments drawn anywhere from 5% of the build's length to its end."""
+    tries = int(os.environ.get("KAGREPORT_SIGNAL_TRIES", "30"))
+    _stop_at_random_moments(small_run, tmp_path, [(0.05, 1.0)] * tries)
+
+
+def _stop_at_random_moments(
+    small_run: dict[str, Path], tmp_path: Path, strata: Sequence[tuple[float, float]]
+) -> None:
+    """Stop a build once at a random moment of each ``(start, end)`` fraction of its length."""
     notebook = _notebook(tmp_path / "quick.ipynb", "print('notebook ran')")
     reference = tmp_path / "reference"
     reference.mkdir()
@@ -333,14 +354,14 @@ def test_stops_at_random_moments(small_run: dict[str, Path], tmp_path: Path) -> 
     rng = random.Random(10)  # seeded: the same moments (relative to the build's length) each run
     stops: list[float] = []
     finished = 0
-    for attempt in range(int(os.environ.get("KAGREPORT_SIGNAL_TRIES", "5"))):  # a longer soak
+    for attempt, (low, high) in enumerate(strata):
         folder = tmp_path / f"try-{attempt}"
         folder.mkdir()
         out, before = _site_copy(small_run, folder)
         sig = rng.choice([signal.SIGTERM, signal.SIGINT])
         # From 5% of the way in: before that Python is still importing the kagreport
         # package, where a Ctrl-C ends in Python's own traceback (as for any program).
-        delay = rng.uniform(0.05 * duration, duration)
+        delay = rng.uniform(low * duration, high * duration)
         build = _Build(_args(small_run, out, notebook))
         deadline = time.monotonic() + delay
         while time.monotonic() < deadline and build.process.poll() is None:

@@ -14,16 +14,11 @@ import pytest
 from kagreport import read_run
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.runs import flipped_items, recorded_columns
-from kagreport.site import RunConfig, SiteConfig, build_site
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    example = mmlu_pro_philosophy()
-    out = tmp_path_factory.mktemp("mmlu") / "site"
-    run = RunConfig(name="mmlu", datasets=example.datasets, results=example.results)
-    build_site(SiteConfig(runs=(run,)), out)
-    return out
+def site(mmlu_site: Path) -> Path:
+    return mmlu_site
 
 
 def _text(page: Path) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +22,6 @@ from kagreport.charts import accuracy_cost_chart, accuracy_cost_data
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.frames import OVERALL, comparison_frame, stats_frame
 from kagreport.runs import Run, compare_setups
-from kagreport.site import RunConfig, SiteConfig, build_site
 from kagreport.widgets import ComparisonView, StatsView
 
 
@@ -53,13 +53,9 @@ def run() -> Run:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str, str], Any]:
-    example = mmlu_pro_philosophy()
-    out = tmp_path_factory.mktemp("agree") / "site"
-    config = SiteConfig(runs=(RunConfig("mmlu", example.datasets, example.results),))
-    build_site(config, out, execute_notebooks=False)
+def site(mmlu_site: Path) -> dict[tuple[str, str, str], Any]:
     parser = _Cells()
-    parser.feed((out / "index.html").read_text(encoding="utf-8"))
+    parser.feed((mmlu_site / "index.html").read_text(encoding="utf-8"))
     return parser.cells
 
 

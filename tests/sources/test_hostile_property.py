@@ -361,7 +361,8 @@ def _property(examples: int) -> Callable[..., None]:
 
 
 test_mutants_are_a_run_or_one_line = _property(150)
-test_mutants_are_a_run_or_one_line_more = pytest.mark.slow(_property(1200))
+# A long run (``make test-soak``): every reader, every mutation, many more files and seeds.
+test_mutants_are_a_run_or_one_line_more = pytest.mark.soak(_property(1200))
 
 
 @pytest.mark.parametrize("seed", [0, 1])
