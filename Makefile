@@ -36,8 +36,13 @@ lint: $(STAMP_DEV)
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy
 
+# Two worker processes, each taking whole modules (so module fixtures are built once); the
+# suite spends much of its time waiting on kernels, browsers and subprocesses. TEST_WORKERS=0
+# runs it in one process.
+TEST_WORKERS ?= 2
 pytest: $(STAMP_DEV) chromium tex eee
-	KAGREPORT_CHROMIUM=$(CHROMIUM) KAGREPORT_NOTEBOOK_CELL_TIMEOUT=120 $(BIN)/python -m pytest -q
+	KAGREPORT_CHROMIUM=$(CHROMIUM) KAGREPORT_NOTEBOOK_CELL_TIMEOUT=120 $(BIN)/python -m pytest -q \
+		-n $(TEST_WORKERS) --dist loadfile
 
 ## test-soak: the long soak runs make test leaves out (signals at many random moments, long property runs; minutes, not in CI)
 test-soak: $(STAMP_DEV)
