@@ -317,6 +317,25 @@ def run_process(
     )
 
 
+def hand_frame(points: dict[str, tuple[float, float]], cost: str = "avg_retrieval_secs") -> Any:
+    """A stats-frame-like table made by hand for the charts: setup -> (cost, accuracy), the
+    overall row of each setup, accuracy intervals +-0.05."""
+    import pandas as pd
+
+    from kagreport.frames import OVERALL
+
+    return pd.DataFrame(
+        {
+            "setup": list(points),
+            "dataset": OVERALL,
+            "accuracy": [a for _, a in points.values()],
+            "accuracy_low": [a - 0.05 for _, a in points.values()],
+            "accuracy_high": [a + 0.05 for _, a in points.values()],
+            cost: [c for c, _ in points.values()],
+        }
+    )
+
+
 def brute_frontier(points: dict[str, tuple[float, float]]) -> dict[str, bool]:
     """The Pareto frontier by its definition, pair by pair (an oracle for the tests).
 

@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 import kagreport.charts as charts
-from conftest import Tree, brute_frontier, mcq
+from conftest import Tree, brute_frontier, hand_frame, mcq
 from kagreport import StatsReport, grade
 from kagreport.charts import (
     COLUMN_WIDTH,
@@ -119,20 +119,6 @@ def _same(a: Any, b: Any) -> bool:
     if b is None or (isinstance(b, float) and math.isnan(b)):
         return a is None or (isinstance(a, float) and math.isnan(a))
     return bool(a == b)
-
-
-def _hand_frame(points: dict[str, tuple[float, float]], cost: str = "avg_retrieval_secs") -> Any:
-    """A stats-frame-like table: setup -> (cost, accuracy); intervals +-0.05."""
-    return pd.DataFrame(
-        {
-            "setup": list(points),
-            "dataset": OVERALL,
-            "accuracy": [a for _, a in points.values()],
-            "accuracy_low": [a - 0.05 for _, a in points.values()],
-            "accuracy_high": [a + 0.05 for _, a in points.values()],
-            cost: [c for c, _ in points.values()],
-        }
-    )
 
 
 def _png_rgb(data: bytes, rows: int) -> tuple[int, int, list[bytes]]:
@@ -344,7 +330,7 @@ def test_pareto_frontier_on_hand_made_points() -> None:
         "e": (0.5, 0.2),
         "f": (math.nan, 0.99),
     }
-    frame = _hand_frame(points)
+    frame = hand_frame(points)
     frame["pareto"] = True  # the chart recomputes the frontier, whatever the frame says
     chart = accuracy_cost_chart(frame)
     data = _table(chart).set_index("setup")
@@ -366,7 +352,7 @@ def test_pareto_frontier_on_hand_made_points() -> None:
     assert {"filter": "datum.frontier"} in line["transform"]
     assert line["encoding"]["order"]["field"] == "cost"
     # Another cost axis has its own frontier: by generation time, c is now the cheapest.
-    generation = _hand_frame(
+    generation = hand_frame(
         {"a": (3.0, 0.5), "b": (2.0, 0.7), "c": (1.0, 0.9)}, "avg_generation_secs"
     )
     data = accuracy_cost_data(generation, cost="generation").set_index("setup")
@@ -376,8 +362,8 @@ def test_pareto_frontier_on_hand_made_points() -> None:
 def test_accuracy_chart_frontier_per_dataset() -> None:
     frame = pd.concat(
         [
-            _hand_frame({"x": (1.0, 0.5), "y": (2.0, 0.4)}).assign(dataset="d1"),
-            _hand_frame({"x": (1.0, 0.5), "y": (2.0, 0.6)}).assign(dataset="d2"),
+            hand_frame({"x": (1.0, 0.5), "y": (2.0, 0.4)}).assign(dataset="d1"),
+            hand_frame({"x": (1.0, 0.5), "y": (2.0, 0.6)}).assign(dataset="d2"),
         ]
     )
     data = accuracy_cost_data(frame, per_dataset=True)
@@ -594,7 +580,7 @@ def test_pairwise_agreement_chart(llmbar: AnswerEvaluation) -> None:
 
 
 def _b14_chart(title: str = "Précision vs coût – 精度") -> Any:
-    frame = _hand_frame({"qwen35-9b-kag": (0.8, 0.7), "base": (math.nan, 0.5)})
+    frame = hand_frame({"qwen35-9b-kag": (0.8, 0.7), "base": (math.nan, 0.5)})
     return accuracy_cost_chart(frame, title=title)
 
 

@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 import vl_convert as vlc
 
+from conftest import hand_frame
 from kagreport import StatsReport, grade
 from kagreport.charts import (
     accuracy_cost_chart,
@@ -160,20 +161,6 @@ def test_every_point_of_the_simulated_run_is_identified_in_the_svg(
     assert all(_identified(setups, texts, _key(svg)).values())
 
 
-def _hand(points: dict[str, tuple[float, float]]) -> pd.DataFrame:
-    """A stats-frame-like table: setup -> (mean retrieval s, accuracy); intervals +-0.05."""
-    return pd.DataFrame(
-        {
-            "setup": list(points),
-            "dataset": OVERALL,
-            "accuracy": [a for _, a in points.values()],
-            "accuracy_low": [a - 0.05 for _, a in points.values()],
-            "accuracy_high": [a + 0.05 for _, a in points.values()],
-            "avg_retrieval_secs": [c for c, _ in points.values()],
-        }
-    )
-
-
 LONG = "meta-llama-3-1-70b-instruct-turbo-2024-07-23"
 
 
@@ -185,7 +172,9 @@ def test_coincident_points_and_long_names_are_identified(tmp_path: Path) -> None
         "gpt-4o-mini": (0.50, 0.70),
         "cheap": (0.05, 0.40),
     }
-    svg = save_figure(accuracy_cost_chart(_hand(points)), tmp_path / "f.svg").read_text("utf-8")
+    svg = save_figure(accuracy_cost_chart(hand_frame(points)), tmp_path / "f.svg").read_text(
+        "utf-8"
+    )
     (texts,) = _panels(svg)
     key = _key(svg)
     assert all(_identified(list(points), texts, key).values()), (texts, key)
@@ -247,7 +236,7 @@ def test_axes_have_at_most_ten_tick_labels(sim: StatsReport, tmp_path: Path) -> 
 def test_axes_of_quantities_never_negative_start_at_0(sim: StatsReport, tmp_path: Path) -> None:
     # A frame whose cost interval reaches below 0 (a normal approximation would): the
     # axis still starts at 0, and accuracy starts at 0 too.
-    frame = _hand({"a": (0.02, 0.55), "b": (0.4, 0.7)}).assign(
+    frame = hand_frame({"a": (0.02, 0.55), "b": (0.4, 0.7)}).assign(
         cost_low=[-0.03, 0.3], cost_high=[0.07, 0.5]
     )
     for name, chart in {
