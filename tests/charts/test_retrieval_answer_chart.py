@@ -56,3 +56,26 @@ def test_renders_to_svg_offline(tmp_path) -> None:  # type: ignore[no-untyped-de
     svg = out.read_text("utf-8")
     assert "<svg" in svg
     assert "miss, wrong (retriever)" in svg
+
+
+def _steps(node: object) -> list[object]:
+    """Every discrete (``{"step": ...}``) height in a spec."""
+    if isinstance(node, dict):
+        found = [node["height"]] if isinstance(node.get("height"), dict) else []
+        return found + [s for v in node.values() for s in _steps(v)]
+    if isinstance(node, list):
+        return [s for v in node for s in _steps(v)]
+    return []
+
+
+def test_no_discrete_height_beside_a_fit_autosize() -> None:
+    """Vega-Lite drops a fit for a discrete height and says so in the browser's console
+    ("Dropping fit-y because spec has discrete height", #26)."""
+    from kagreport.charts import fit_container
+
+    for chart in (retrieval_answer_chart({"a": A, "b": B}), retrieval_answer_chart(A)):
+        for spec in (chart.to_dict(), fit_container(chart)):
+            autosize = spec.get("autosize") or spec.get("config", {}).get("autosize", {})
+            kind = autosize.get("type", "") if isinstance(autosize, dict) else str(autosize)
+            assert kind.startswith("fit")
+            assert _steps(spec) == []

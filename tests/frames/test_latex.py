@@ -202,7 +202,7 @@ def test_to_latex_captions_and_floats_compile(pdflatex: str, tmp_path: Path) -> 
     assert r"\caption{Accuracy $\pm$ Wilson, see~\S2}" in narrow
     assert r"\caption{50\% of R\&D\_x}" in wide
     assert " & accuracy & \\\\\n & (\\%) & score \\\\\n" in narrow  # the unit beneath
-    assert r"a & 61.9 & $-$1.5 \\" in narrow  # 0.619 in percent; a real minus
+    assert r"a & 61.9 & $-$1.50 \\" in narrow  # 0.619 in percent; a real minus, 3 digits
     log = _compile(pdflatex, tmp_path, "a4paper", narrow + wide + "See Table~\\ref{tab:a}.")
     assert "Overfull \\hbox" not in log
 
@@ -265,3 +265,46 @@ def test_a_label_that_is_not_a_latex_key_is_refused() -> None:
         with pytest.raises(ValueError, match="`label` must be"):
             to_latex(frame, label=label)
     assert r"\label{tab:a_b-1.x/y}" in to_latex(frame, label="tab:a_b-1.x/y")
+
+
+def test_a_frame_count_is_no_percentage() -> None:
+    """kag's ``correct`` is a count in a frame (87 of 120), not 8,700 %."""
+    frame = pd.DataFrame({"setup": ["a"], "correct": [87], "total": [1234]})
+    latex = to_latex(frame)
+    assert r"0 & a & 87 & 1,234 \\" in latex
+    assert r"(\%)" not in latex
+
+
+def test_a_stats_frame_reads_as_the_run_table(tmp_path: Path) -> None:
+    """Every number of a stats frame in its unit: percentages with their Wilson bounds
+    beneath in percent, counts in full, times and sizes with three significant digits."""
+    from kagreport.frames import stats_frame
+
+    made = simulate_run(tmp_path / "sim", questions=30, datasets=2, seed=0)
+    report = grade(made.datasets_path, made.results_path)
+    frame = stats_frame(report, per_dataset=False)
+    latex = to_latex(frame)
+    first = frame.iloc[0]
+    # Independent of kagreport's formatters: the counts, the ratio and the bounds by hand.
+    correct, total = int(first["correct"]), int(first["total"])
+    accuracy = f"{100 * correct / total:.1f}"
+    low, high = (f"{100 * first[f'accuracy_{e}']:.1f}" for e in ("low", "high"))
+    row = next(line for line in latex.splitlines() if line.startswith(f"0 & {first['setup']} &"))
+    cells = [c.strip() for c in row.removesuffix(r"\\").split("&")]
+    names = [
+        "",
+        *frame.columns.drop(
+            [f"{m}_{e}" for m in ("accuracy", "precision", "coverage") for e in ("low", "high")]
+        ),
+    ]
+    by_name = dict(zip(names, cells, strict=True))
+    assert by_name["correct"] == str(correct)
+    assert by_name["accuracy"] == accuracy
+    assert f"{{\\scriptsize [{low}, {high}]}}" in latex
+    assert "accuracy\\_low" not in latex  # joined to accuracy as its interval
+    context = float(first["avg_context_length"])
+    assert context >= 1000
+    assert by_name["avg_context_length"] == f"{round(context):,}"
+    seconds = float(first["avg_generation_secs"])
+    assert 1 <= seconds < 10
+    assert by_name["avg_generation_secs"] == f"{seconds:.2f}"

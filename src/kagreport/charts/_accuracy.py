@@ -567,7 +567,17 @@ def accuracy_cost_chart(
         # Vega-Lite fits only single and layered views to a width; a facet is sized by its
         # panels (kagreport.charts.paper_spec fits them to the preset).
         autosize=alt.AutoSizeParams(type="pad", contains="padding"),
-        spacing=12,
+        spacing=_panel_spacing(data),
         usermeta={"kagreport": {"preset": "two-column", "panels": panels, "columns": columns}},
     )
     return apply_theme(chart) if theme else chart
+
+
+def _panel_spacing(data: pd.DataFrame) -> int:
+    """Pixels between panels: room for half the last x label of one panel ("1,200", centred
+    on its tick at the panel's edge) and half the next one's "0", at the screen's 12 px
+    (about 7 px a digit), so the two never read as one number ("1,2000")."""
+    values = np.concatenate([data["cost"], data["cost_high"]]).astype(float)
+    top = nice_top(float(np.nanmax(values)) if np.isfinite(values).any() else 1.0)
+    chars = max(len(f"{top:,.0f}") if top >= 1 else 4, 1)
+    return max(12, math.ceil(3.5 * chars + 8))

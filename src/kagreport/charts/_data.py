@@ -37,8 +37,12 @@ SIMULATED = "SIMULATED"
 
 
 def label_title(title: str) -> str:
-    """``title`` starting with ``SIMULATED: `` (unchanged when it already says so)."""
-    return title if title.upper().startswith(SIMULATED) else f"{SIMULATED}: {title}"
+    """``title`` starting with ``SIMULATED: `` (unchanged when it already says so), said
+    once: a run name's `` (SIMULATED)`` inside the title goes (``"SIMULATED: Accuracy of
+    nu-sim"``, not ``"SIMULATED: Accuracy of nu-sim (SIMULATED)"``)."""
+    if title.upper().startswith(SIMULATED):
+        return title
+    return f"{SIMULATED}: {title.replace(f' ({SIMULATED})', '')}"
 
 
 def is_simulated_source(source: Any) -> bool:

@@ -69,8 +69,11 @@ def forest_data(
     Columns: metric, mean_difference, ci_low, ci_high (candidate - baseline, in the metric's
     unit), p_value, p_value_holm, n_pairs, candidate_mean, baseline_mean (NaN where absent),
     significant (Holm-adjusted p below ``alpha``; never for NaN), status (its legend label),
-    defined (the difference is a number), test (how the p-value was computed: "exact
-    (enumeration)", "exact (lattice)", "Monte Carlo, N resamples"; "-" where unknown).
+    defined (the difference is a number), proportion (the metric is a proportion, decided as
+    the tables decide: :func:`kagreport.evaluation._text.compared_proportion`, by its name or
+    its 0/1 items on both sides; a frame's own ``proportion`` column, else its name), test
+    (how the p-value was computed: "exact (enumeration)", "exact (lattice)", "Monte Carlo,
+    N resamples"; "-" where unknown).
 
     Raises
     ------
@@ -119,6 +122,7 @@ def forest_data(
             "significant": significant,
             "status": np.where(significant, labels[0], labels[1]),
             "defined": np.isfinite(difference),
+            "proportion": _proportion_flags(comparison_or_frame, frame, metric),
             "test": _tests(frame),
         }
     )
@@ -156,17 +160,25 @@ _POINTS_LABEL: Final = (
 )
 
 
-def _proportions(
-    data: pd.DataFrame, source: Comparisons, metric: str | None, percent: bool
-) -> list[bool]:
-    """Whether each row's metric is a proportion: ``percent``, or its name says so
-    (:func:`kagreport._format.is_proportion`; a run's pairs share one metric)."""
+def _proportion_flags(source: Comparisons, frame: pd.DataFrame, metric: str | None) -> Any:
+    """Whether each row's metric is a proportion, as the tables decide
+    (:func:`~kagreport.evaluation._text.compared_proportion`: its name, or 0/1 items on both
+    sides of the comparison); a run's pairs share one metric, a proportion when it is one in
+    every pair. A frame: its ``proportion`` column where it has one, else the name."""
+    from kagreport.evaluation._text import compared_proportion
+
+    names = [str(m) for m in frame["metric"]]
     if isinstance(source, SetupComparisons):
         name = metric or (source.metrics or ("",))[0]
-        names = [name] * len(data)
-    else:
-        names = [str(m) for m in data["metric"]]
-    return [percent or is_proportion(name) for name in names]
+        pairs = source.comparisons
+        flag = bool(pairs) and all(compared_proportion(c.comparison, name) for c in pairs)
+        return np.full(len(frame), flag or is_proportion(name), dtype=bool)
+    if isinstance(source, SetupComparison | EvaluationComparison):
+        compared = source.comparison if isinstance(source, SetupComparison) else source
+        return np.array([compared_proportion(compared, n) for n in names], dtype=bool)
+    if "proportion" in frame.columns:
+        return frame["proportion"].fillna(False).astype(bool).to_numpy()
+    return np.array([is_proportion(n) for n in names], dtype=bool)
 
 
 def _with_texts(data: pd.DataFrame, proportion: list[bool]) -> Any:
@@ -220,9 +232,9 @@ def forest_plot(
         Defaults to "<candidate> − <baseline>".
     percent : bool
         Treat every metric as a proportion: differences in percentage points, means as
-        percentages. Without it, metrics that are proportions by name
-        (:func:`kagreport._format.is_proportion`) are shown so, and the axis is in points
-        when all of them are.
+        percentages. Without it, metrics that are proportions (:func:`forest_data`'s
+        ``proportion``: by name, or scored 0 or 1 on every item, as the tables decide) are
+        shown so, and the axis is in points when all of them are.
     theme : bool
         Apply the paper theme.
     metric : str, optional
@@ -266,7 +278,7 @@ def forest_plot(
         sort=metrics,
         axis=alt.Axis(labelExpr=names.expr(metrics) or alt.Undefined),
     )
-    proportion = _proportions(data, comparison_or_frame, metric, percent)
+    proportion = [percent or bool(p) for p in data["proportion"]]
     points = bool(proportion) and all(proportion)
     x = alt.X(
         "mean_difference:Q",

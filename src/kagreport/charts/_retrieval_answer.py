@@ -9,7 +9,7 @@ import altair as alt
 import pandas as pd
 
 from kagreport._format import count, percent_interval
-from kagreport.charts._data import inline_data, title_params
+from kagreport.charts._data import inline_data, rows_height, title_params
 from kagreport.charts._names import AxisNames, axis_names
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.evaluation import RetrievalAnswerTable
@@ -148,6 +148,9 @@ def retrieval_answer_chart(
         layer=layers,
         title=title_params(heading, subtitle),
         width=COLUMN_WIDTH,
-        height=alt.Step(14 if many else 18),
+        # A number, not alt.Step: a discrete height drops the theme's fit (a console warning).
+        height=rows_height(14, len(order) * data["setup"].nunique())
+        if many
+        else rows_height(18, len(order)),
     )
     return apply_theme(chart) if theme else chart

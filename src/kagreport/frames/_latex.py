@@ -22,6 +22,7 @@ import pandas as pd
 from kagreport._errors import InputError
 from kagreport._format import (
     MISSING,
+    count,
     is_missing,
     is_proportion,
     number,
@@ -266,28 +267,76 @@ def _leaderboard(run: Run, metric: str, digits: int, wide: bool) -> tuple[list[C
     return columns, rows
 
 
+def _kind(frame: pd.DataFrame, column: Any) -> str:
+    """How a frame's column shows: ``"percent"`` (a proportion by name whose values all lie
+    in [0, 1]: a count such as kag's ``correct`` never does), ``"p"`` (a p-value),
+    ``"count"`` (integers), ``"quantity"`` (other numbers: times, sizes, scores) or
+    ``"text"``. ``<name>_low``/``<name>_high`` take the kind of ``<name>`` when the frame has it."""
+    name = str(column)
+    base = name.rpartition("_")[0] if name.endswith(("_low", "_high")) else ""
+    if base and base in frame.columns:
+        return _kind(frame, base)
+    values = frame[column]
+    if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+        return "text"
+    numbers = pd.to_numeric(values, errors="coerce").dropna()
+    if is_proportion(base or name) and bool(numbers.between(0.0, 1.0).all()):
+        return "percent"
+    if name.startswith("p_value"):
+        return "p"
+    return "count" if pd.api.types.is_integer_dtype(values) else "quantity"
+
+
+def _cell(value: Any, kind: str, digits: int) -> str:
+    if isinstance(value, str) or kind == "text":
+        return latex_escape(number(value, digits))
+    if is_missing(value):
+        return latex_escape(MISSING)
+    if kind == "percent":
+        return _pct(value, digits)
+    if kind == "p":
+        return latex_escape(p_value(value))
+    return latex_escape(count(value) if kind == "count" else quantity(value))
+
+
 def _frame(frame: pd.DataFrame, digits: int) -> tuple[list[Column], list[Any]]:
-    """A DataFrame as is: floats with ``digits`` decimals; columns named as proportions
-    (:data:`kagreport._format.PERCENT_METRICS`) in percent."""
-    percent = {c for c in frame.columns if is_proportion(str(c))}
+    """A DataFrame as is, each column by its kind (:func:`_kind`): proportions in percent
+    with ``digits`` decimals, ``<name>_low``/``<name>_high`` beneath ``<name>`` as its
+    interval (in its unit), counts in full (:func:`kagreport._format.count`), other numbers
+    with three significant digits (:func:`kagreport._format.quantity`, as on the site)."""
+    kinds = {c: _kind(frame, c) for c in frame.columns}
+    # An interval joins its value when both bounds are there.
+    bounded = {
+        c
+        for c in frame.columns
+        if kinds[c] != "text" and {f"{c}_low", f"{c}_high"} <= set(map(str, frame.columns))
+    }
+    joined = {f"{c}_{end}" for c in bounded for end in ("low", "high")}
+    shown = [c for c in frame.columns if str(c) not in joined]
     first = "" if frame.index.name is None else latex_escape(str(frame.index.name))
     columns = [Column((first,), "l")]
-    for c in frame.columns:
+    for c in shown:
         text = latex_escape(str(c))
-        columns.append(Column((text, r"(\%)") if c in percent else (text,)))
+        columns.append(Column((text, r"(\%)") if kinds[c] == "percent" else (text,)))
     rows = []
     for index, record in zip(frame.index, frame.to_dict("records"), strict=True):
         cells: list[Cell] = [(latex_escape(str(index)),)]
-        for c in frame.columns:
-            value = record[c]
-            if c in percent and isinstance(value, float | int | np.number):
-                cells.append((_pct(value, digits),))
-            elif isinstance(value, str):
-                cells.append((latex_escape(value),))
+        for c in shown:
+            value = _cell(record[c], kinds[c], digits)
+            if c in bounded:
+                low, high = record[f"{c}_low"], record[f"{c}_high"]
+                cells.append((value, _bounds(low, high, kinds[c], digits)))
             else:
-                cells.append((_num(value, digits),))
+                cells.append((value,))
         rows.append(cells)
     return columns, rows
+
+
+def _bounds(low: Any, high: Any, kind: str, digits: int) -> Sub:
+    """The ``[low, high]`` line beneath a frame's value, in the value's unit."""
+    if is_missing(low) or is_missing(high):
+        return Sub("")
+    return Sub("[" + ", ".join(_cell(x, kind, digits) for x in (low, high)) + "]")
 
 
 def to_latex(
@@ -325,8 +374,11 @@ def to_latex(
       run's family (:meth:`~kagreport.runs.SetupComparison.family_comparison`).
     - :class:`AnswerEvaluation` / :class:`RetrievalEvaluation`: metric, mean (in % for a
       proportion: :func:`kagreport._format.is_proportion` of its per-item values), items.
-    - A DataFrame: as is, floats with ``digits`` decimals, columns named as proportions
-      in %.
+    - A DataFrame: as is, each column by its kind: a proportion by name
+      (:func:`kagreport._format.is_proportion`) whose values lie in [0, 1] in %,
+      ``<name>_low``/``<name>_high`` as the interval beneath ``<name>`` in its unit,
+      integers as counts (``1,105``), p-values as p, other numbers with three significant
+      digits (:func:`kagreport._format.quantity`).
 
     Parameters
     ----------

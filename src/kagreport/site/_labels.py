@@ -18,7 +18,8 @@ def label_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """A Vega-Lite ``spec`` whose title says SIMULATED (a shallow copy; ``spec`` is kept).
 
     The title is a string, or an object whose ``text`` is a string or a list of lines;
-    a spec without one gets ``SIMULATED``.
+    a spec without one gets ``SIMULATED``. SIMULATED is said once: a run name's
+    `` (SIMULATED)`` in the title goes.
     """
     labelled = dict(spec)
     title = spec.get("title")
@@ -28,7 +29,12 @@ def label_spec(spec: dict[str, Any]) -> dict[str, Any]:
         title = dict(title)
         text = title.get("text")
         if isinstance(text, list) and text:
-            title["text"] = [label_title(str(text[0])), *text[1:]]
+            # A run name's " (SIMULATED)" may be on any line, or start one where it wrapped.
+            joined = "\n".join(str(line) for line in text)
+            for said in (f" ({SIMULATED})", f"\n({SIMULATED})"):
+                joined = joined.replace(said, "")
+            first, *rest = joined.split("\n")
+            title["text"] = [label_title(first), *rest]
         elif isinstance(text, str) and text:
             title["text"] = label_title(text)
         else:
