@@ -199,7 +199,7 @@ def _answer_context(report: AnswerEvaluation) -> dict[str, Any]:
     intervals = report.agreement_intervals
     headline += [
         (
-            f"Agreement, {criterion} (Krippendorff's alpha [95%])",
+            f"Krippendorff's alpha, {criterion} [95%]",
             score_interval(alpha, *(intervals.get(criterion) or (None, None))),
         )
         for criterion, alpha in list(report.agreement.items())[:4]
