@@ -112,7 +112,9 @@ def test_the_page_script_builds_no_plural_by_appending_s() -> None:
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js to run the page script")
 def test_the_page_script_pluralises_as_python_does() -> None:
     script = (SOURCE / "assets" / "site.js").read_text(encoding="utf-8")
-    found = re.search(r"\n  function grouped\(n\) \{.*?\n  function plural\(.*?\n  \}\n", script, re.S)
+    found = re.search(
+        r"\n  function grouped\(n\) \{.*?\n  function plural\(.*?\n  \}\n", script, re.S
+    )
     assert found is not None
     program = found.group(0) + (
         'console.log(JSON.stringify([plural(0, "item"), plural(1, "item"), plural(2, "item"),'

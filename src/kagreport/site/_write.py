@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import kagreport
-from kagreport.site._output import MARKER
 from kagreport._errors import SiteError
+from kagreport.site._output import MARKER
 from kagreport.site._templates import SORT_MIN_ROWS, Page, Templates
 
 if TYPE_CHECKING:
