@@ -399,3 +399,154 @@ def test_a_right_answer_is_never_struck_through_and_colour_follows_correctness(
                 assert mark["colour"] == mark["good"], mark
             elif mark["outcome"] == "incorrect":
                 assert mark["colour"] == mark["bad"], mark
+
+
+# ------------------------------------------------------ item 7: evaluation pages
+
+
+def _evaluation(site: Path, name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((site / "data/evaluations" / f"{name}.json").read_text())
+    return data
+
+
+def _share(hits: int, n: int) -> str:
+    low, high = _wilson(hits, n)
+    return f"{_pct(hits / n)} [{_pct(low)}, {_pct(high)}]"
+
+
+def _llmbar_headline(site: Path) -> dict[str, str]:
+    """LLMBar's headline as the page must write it: the metric right on most items (counted
+    here from the items' 0/1 scores) with Wilson's interval, each criterion's alpha with its
+    bootstrap interval (3 decimals)."""
+    data = _evaluation(site, "llmbar-natural")
+    right: dict[str, int] = {}
+    defined: dict[str, int] = {}
+    for item in data["items"]:
+        for name, value in item["scores"].items():
+            if value is not None:
+                right[name] = right.get(name, 0) + int(value == 1)
+                defined[name] = defined.get(name, 0) + 1
+    best = max(right, key=lambda n: (right[n] / defined[n], [-ord(c) for c in n]))
+    expected = {"Best metric": f"{best}: {_share(right[best], defined[best])}"}
+    for criterion, alpha in data["agreement"].items():
+        low, high = data["agreement_intervals"][criterion]
+        expected[f"Krippendorff's alpha, {criterion} [95%]"] = (
+            f"{alpha:.3f} [{low:.3f}, {high:.3f}]"
+        )
+    return expected
+
+
+def _retrieval_headline(site: Path, name: str) -> dict[str, str]:
+    """hit@5 (a relevant passage among the first 5 retrieved) and complete@5 (every relevant
+    one among them), counted here from the retrieved and relevant lists, with Wilson's
+    interval."""
+    items = _evaluation(site, name)["items"]
+    hit = sum(any(p in item["relevant"] for p in item["retrieved"][:5]) for item in items)
+    complete = sum(set(item["relevant"]) <= set(item["retrieved"][:5]) for item in items)
+    return {
+        "Items": str(len(items)),
+        "hit@5": _share(hit, len(items)),
+        "complete@5": _share(complete, len(items)),
+    }
+
+
+@pytest.mark.parametrize("screen", SCREENS)
+@pytest.mark.parametrize("name", ["llmbar-natural", "simulated-rag-large-retrieval"])
+def test_evaluation_first_screen_shows_its_headline(
+    browser: Browser, site: Path, screen: str, name: str
+) -> None:
+    """An evaluation page opens with its headline numbers whole on the first screen: the
+    best metric (named) with its interval, the agreement alphas with theirs. At 375 px
+    LLMBar's showed "Items 100, Judges 65" and a cut judge name, the rest off to the right
+    in a box that scrolled sideways with no hint."""
+    if name == "llmbar-natural":
+        expected = _llmbar_headline(site)
+        assert len(expected) == 5  # the best metric and four criteria
+    else:
+        expected = _retrieval_headline(site, name)
+    path = site / "evaluations" / f"{name}.html"
+    with _page(browser, path, screen, name) as page:
+        _no_sideways_scroll(page)
+        labels = page.eval_on_selector_all(
+            "#headline-summary dt", "(dts) => dts.map((dt) => dt.innerText.trim())"
+        )
+        assert set(expected) <= set(labels), labels
+        for k, label in enumerate(labels, 1):
+            seen = _seen(page, f"#headline-summary .summary-item:nth-child({k})")
+            assert seen["whole"], (label, seen)
+            if label in expected:
+                value = _seen(page, f"#headline-summary .summary-item:nth-child({k}) dd")
+                assert value["text"] == expected[label], (label, value)
+
+
+# ------------------------------------------------------ a box that scrolls says so
+
+
+HINTS_JS = """
+() => Array.from(document.querySelectorAll('.table-scroll')).map((box) => {
+  const hint = box.previousElementSibling;
+  const seen = hint && hint.classList.contains('scroll-hint') && hint.checkVisibility()
+    && hint.getBoundingClientRect().height > 0;
+  return {table: box.firstElementChild.id, overflows: box.scrollWidth > box.clientWidth + 1,
+          hint: Boolean(seen), text: seen ? hint.innerText : '',
+          fades: getComputedStyle(box).maskImage !== 'none'};
+})
+"""
+
+
+@pytest.mark.parametrize("screen", SCREENS)
+def test_a_table_box_that_scrolls_says_so(browser: Browser, site: Path, screen: str) -> None:
+    """At 1280 px the simulated run's leaderboard (cost and graph columns) is wider than its
+    box and was cut mid-column ("ver" of vertices) with nothing saying it scrolls: every box
+    wider inside than on the screen has a visible "scroll sideways" line and a faded edge,
+    and a box that fits has neither."""
+    with _page(browser, site / "index.html", screen, "scroll-hint") as page:
+        boxes = page.evaluate(HINTS_JS)
+        if screen == "desktop":
+            wide = [b["table"] for b in boxes if b["overflows"]]
+            assert "leaderboard-simulated-kag-run" in wide, boxes
+        for box in boxes:
+            assert box["hint"] == box["overflows"], box
+            assert box["fades"] == box["overflows"], box
+            if box["hint"]:
+                assert box["text"] == "Scroll sideways for more columns \u2192", box
+        # Scrolled to its end, the leaderboard's right edge no longer fades.
+        if screen == "desktop":
+            page.evaluate(
+                "() => { const t = document.getElementById('leaderboard-simulated-kag-run');"
+                " const box = t.parentElement; box.scrollLeft = box.scrollWidth; }"
+            )
+            page.wait_for_function(
+                "() => !document.getElementById('leaderboard-simulated-kag-run')"
+                ".parentElement.classList.contains('more-right')",
+                timeout=LOAD_TIMEOUT_MS,
+            )
+
+
+# ------------------------------------------------------ hints and counts site.js writes
+
+
+def test_the_sort_hint_is_where_the_sort_controls_are(browser: Browser, site: Path) -> None:
+    """The Inspect logs' setups: Llama's 2 items get no sort controls (site.js sorts tables
+    of 10 rows on) and so no "click a header to sort"; gpt-4o-mini's 10 get both. Before,
+    the 2-row table said "Click a header to sort" with no header to click."""
+    found = {}
+    for path in sorted((site / "setups").glob("inspect-*.html")):
+        with _page(browser, path, "desktop", path.stem) as page:
+            buttons = page.eval_on_selector_all("#items-section button.sort", "(b) => b.length")
+            hinted = "Click a header to sort" in page.inner_text("#items-section")
+            rows = page.eval_on_selector("#items-section .paged-total", "(e) => e.innerText")
+            found[path.stem.split("--")[1]] = (rows, buttons > 0, hinted)
+    assert found == {
+        "azureai-meta-llama-3-1-405b-instruct-jqf": ("2", False, False),
+        "openai-gpt-4o-mini": ("10", True, True),
+    }
+
+
+def test_the_pager_counts_one_item_as_one(browser: Browser, site: Path) -> None:
+    """The Inspect comparison's one flipped item: the pagers site.js writes say "1 of 1
+    item" (they said "1 of 1 items")."""
+    (path,) = (site / "comparisons").glob("inspect-*.html")
+    with _page(browser, path, "desktop", "pager") as page:
+        assert page.inner_text("#flips .paged-status") == "1 of 1 item"
+        assert page.inner_text("#side-by-side .flip-status") == "1 of 1 item"

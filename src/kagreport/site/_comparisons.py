@@ -16,7 +16,7 @@ from kagreport.runs import compare_setups, flipped_items
 from kagreport.site._diff import flip_detail
 from kagreport.site._items import RESPONSE_LIMIT
 from kagreport.site._pagedata import SiteComparison, SiteRun
-from kagreport.site._templates import PAGE_SIZE
+from kagreport.site._templates import PAGE_SIZE, holm_family
 
 if TYPE_CHECKING:
     from kagreport.evaluation import EvaluationComparison
@@ -269,9 +269,7 @@ def _with_context(
     size = len(family)
     p_value = c.p_value_family
     settings = dict(comparison.settings)
-    settings["adjustment"] = (
-        f"holm across the {_format.plural(size, 'comparison')} of run {c.run!r}"
-    )
+    settings["adjustment"] = f"holm across {holm_family(size)} (run {c.run!r})"
     return dataclasses.replace(
         comparison,
         settings=settings,

@@ -193,11 +193,15 @@ def _answer_context(report: AnswerEvaluation) -> dict[str, Any]:
     headline = [
         ("Items", count(len(report.items))),
         ("Judges", count(len(report.judges))),
-        ("Best metric", f"{best['name']}: {best['shown']}" if best else MISSING),
+        ("Best metric", f"{best['name']}: {best['shown_interval']}" if best else MISSING),
         ("Errors", errors["summary"].removeprefix("errors: ")),
     ]
+    intervals = report.agreement_intervals
     headline += [
-        (f"Agreement, {criterion} (alpha)", score(alpha))
+        (
+            f"Krippendorff's alpha, {criterion} [95%]",
+            score_interval(alpha, *(intervals.get(criterion) or (None, None))),
+        )
         for criterion, alpha in list(report.agreement.items())[:4]
     ]
     return {

@@ -22,15 +22,21 @@ __all__ = [
     "NOTEBOOK_TEMPLATE",
     "PAGE_CSP",
     "PAGE_SIZE",
+    "SORT_MIN_ROWS",
     "Chart",
     "Page",
     "Templates",
+    "holm_family",
     "package_templates",
     "split_interval",
 ]
 
 #: Rows a page of an item table (or of flipped items) shows; the first page is in the HTML.
 PAGE_SIZE = 50
+#: Rows from which a table sorts by a clicked header (assets/site.js's ``SORT_MIN_ROWS`` is
+#: written from this one when the site is written): a shorter table is read at a glance,
+#: and a page says "click a header to sort" only where sorting exists.
+SORT_MIN_ROWS = 10
 #: The nbconvert template (a folder of the templates directory) notebooks are converted with.
 NOTEBOOK_TEMPLATE = "notebook"
 
@@ -110,6 +116,13 @@ def fmt_plural(n: int, noun: str, many: str | None = None) -> str:
     return _format.plural(n, noun, many)
 
 
+def holm_family(n: int) -> str:
+    """The family of hypotheses a run's Holm adjustment is across, as a page names it:
+    ``"the run's 3 comparisons"``; with one, ``"the run's only comparison"`` (Holm leaves a
+    single p-value as it is)."""
+    return "the run's only comparison" if n == 1 else f"the run's {_format.plural(n, 'comparison')}"
+
+
 def split_interval(text: str) -> tuple[str, str]:
     """A value and its interval as two parts, ``("−10.6 pp", "[−14.6, −6.6]")``, so a page
     sets the interval in a smaller type; ``(text, "")`` without an interval."""
@@ -177,6 +190,7 @@ class Templates:
             finalize=_no_nul,
         )
         self.env.globals["content_security_policy"] = PAGE_CSP
+        self.env.globals["sort_min_rows"] = SORT_MIN_ROWS
         self.env.filters.update(
             # One filter per kind of number (kagreport._format's convention).
             pct=fmt_pct,
@@ -189,6 +203,7 @@ class Templates:
             quantity=_format.quantity,
             count=_format.count,
             plural=fmt_plural,
+            holm_family=holm_family,
             pvalue=fmt_p,
             split_interval=split_interval,
             item_score=item_score,

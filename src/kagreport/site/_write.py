@@ -7,13 +7,15 @@ notebooks and hands the figures to the SVG exporter.
 
 from __future__ import annotations
 
+import re
 from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import kagreport
+from kagreport._errors import SiteError
 from kagreport.site._output import MARKER
-from kagreport.site._templates import Page, Templates
+from kagreport.site._templates import SORT_MIN_ROWS, Page, Templates
 
 if TYPE_CHECKING:
     from kagreport.site._context import PageOut, SiteContent
@@ -45,6 +47,25 @@ def _write(root: Path, relative: str, data: str | bytes) -> None:
     path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
 
 
+_SORT_MIN_ROWS_JS = re.compile(rb"var SORT_MIN_ROWS = \d+;")
+
+
+def site_script(source: bytes) -> bytes:
+    """assets/site.js as the site ships it: its ``SORT_MIN_ROWS`` set to
+    :data:`~kagreport.site._templates.SORT_MIN_ROWS`, the threshold the pages' "click a
+    header to sort" hint is decided with, so the two never disagree.
+
+    Raises
+    ------
+    SiteError
+        If the script does not declare ``SORT_MIN_ROWS`` exactly once.
+    """
+    written, n = _SORT_MIN_ROWS_JS.subn(f"var SORT_MIN_ROWS = {SORT_MIN_ROWS};".encode(), source)
+    if n != 1:
+        raise SiteError("assets/site.js does not declare SORT_MIN_ROWS once")
+    return written
+
+
 def write_site(
     content: SiteContent,
     root: Path,
@@ -67,7 +88,8 @@ def write_site(
     _write(root, "assets/vega.js", vega_bundle())
     assets = files("kagreport.site") / "assets"
     for name in ("site.css", "site.js", "charts.js"):
-        _write(root, f"assets/{name}", (assets / name).read_bytes())
+        data = (assets / name).read_bytes()
+        _write(root, f"assets/{name}", site_script(data) if name == "site.js" else data)
     (root / "figures").mkdir(exist_ok=True)
     for spec, relative in content.figures:
         figures.submit(spec, root / relative)

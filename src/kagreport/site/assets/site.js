@@ -17,7 +17,19 @@
   // also pages, filters by outcome, setup or dataset, and searches whole words.
 
   var MISSING = "\u2014";
+
+  // A count as kagreport._format.count writes it: 1,234.
+  function grouped(n) {
+    return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  }
+
+  // n and its noun in the right number, as kagreport._format.plural: 1 item, 2 items.
+  function plural(n, noun, many) {
+    return grouped(n) + " " + (n === 1 ? noun : many || noun + "s");
+  }
   // A table of fewer rows than this is read at a glance: sort controls would be noise.
+  // Written from kagreport.site._templates.SORT_MIN_ROWS when the site is written (the
+  // pages say "click a header to sort" from the same number).
   var SORT_MIN_ROWS = 10;
   // Numbers inside text ("12", "item10") compare as numbers, so "item2" < "item10".
   var COLLATOR = new Intl.Collator("en", { numeric: true, sensitivity: "base" });
@@ -91,7 +103,7 @@
     if (response !== null && length !== null && length > Array.from(response).length) {
       var more = document.createElement("span");
       more.className = "cut";
-      more.textContent = " \u2026 (" + length + " characters)";
+      more.textContent = " \u2026 (" + plural(length, "character") + ")";
       td.appendChild(more);
     }
     return td;
@@ -114,7 +126,7 @@
       var details = document.createElement("details");
       details.className = "options";
       var summary = document.createElement("summary");
-      summary.textContent = options.length + " options";
+      summary.textContent = plural(options.length, "option");
       details.appendChild(summary);
       var list = document.createElement("ul");
       for (var i = 0; i < options.length; i++) {
@@ -453,6 +465,7 @@
     var next = container.querySelector(".paged-next");
     var count = container.querySelector(".paged-count");
     var total = container.querySelector(".paged-total");
+    var noun = container.querySelector(".paged-noun");
     var pageLabel = container.querySelector(".paged-page");
     var prefix = search.id.replace(/-search$/, "");
     var facets = makeFacets(container, items, col, prefix);
@@ -475,9 +488,12 @@
         body.removeChild(body.firstChild);
       }
       body.appendChild(fragment);
-      count.textContent = String(matches.length);
+      count.textContent = grouped(matches.length);
       if (total) {
-        total.textContent = String(items.length);
+        total.textContent = grouped(items.length);
+      }
+      if (noun) {
+        noun.textContent = items.length === 1 ? "item" : "items";
       }
       pageLabel.textContent = "page " + (page + 1) + " of " + pages;
       prev.disabled = page === 0;
@@ -659,6 +675,40 @@
       parent.insertBefore(box, table);
       box.appendChild(table);
     }
+    var boxes = document.querySelectorAll(".table-scroll");
+    for (var b = 0; b < boxes.length; b++) {
+      scrollHint(boxes[b]);
+    }
+    function update() {
+      for (var k = 0; k < boxes.length; k++) {
+        boxes[k].kagreportHint();
+      }
+    }
+    window.addEventListener("resize", update);
+    // "Show every column" and an opened <details> change a table's width.
+    document.addEventListener("change", update);
+    document.addEventListener("toggle", update, true);
+  }
+
+  // A box wider inside than on the screen says so: a line above it ("scroll sideways for
+  // more columns") and its cut edges fading out, so a column cut mid-word reads as more
+  // to see, not as a broken page. Both follow the box's width and scroll position.
+  function scrollHint(box) {
+    var hint = document.createElement("p");
+    hint.className = "scroll-hint";
+    hint.textContent = "Scroll sideways for more columns \u2192";
+    hint.hidden = true;
+    box.parentNode.insertBefore(hint, box);
+    function mark() {
+      var hidden = box.scrollWidth - box.clientWidth;
+      var scrolls = box.clientWidth > 0 && hidden > 1;
+      hint.hidden = !scrolls;
+      box.classList.toggle("more-right", scrolls && box.scrollLeft < hidden - 1);
+      box.classList.toggle("more-left", scrolls && box.scrollLeft > 1);
+    }
+    box.kagreportHint = mark;
+    box.addEventListener("scroll", mark, { passive: true });
+    mark();
   }
 
   // ---------------------------------------------------------------- flipped items
@@ -701,7 +751,7 @@
         articles[j].hidden = !shown[articles[j].id];
       }
       label.textContent = "page " + (page + 1) + " of " + pages;
-      status.textContent = matches.length + " of " + articles.length + " items";
+      status.textContent = grouped(matches.length) + " of " + plural(articles.length, "item");
       prev.disabled = page === 0;
       next.disabled = page >= pages - 1;
     }
