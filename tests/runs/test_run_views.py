@@ -460,6 +460,7 @@ STATISTIC = re.compile(
 #: Functions whose name matches STATISTIC but that only format numbers they are given.
 DISPLAY_HELPERS = {
     ("frames/_latex.py", "_interval"): "formats a value and its bounds as LaTeX text",
+    ("site/_templates.py", "holm_family"): "names the family a Holm adjustment covers",
     ("widgets/_html.py", "fmt_percent_interval"): "formats a proportion and its bounds in %",
     ("widgets/_stats.py", "interval"): "a table column's formatter of given bounds",
     ("site/_evaluations.py", "shown_interval"): "formats a value and its bounds as page text",
