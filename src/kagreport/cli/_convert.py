@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from kagreport import UsageError
+from kagreport.cli._output import plural
 from kagreport.sources import FORMAT_NAMES, TARGETS
 
 __all__ = ["add_parser", "run_convert"]
@@ -71,7 +72,7 @@ def run_convert(args: argparse.Namespace, level: int) -> int:
         source = FORMATS["kag"] if options else detect_format(args.path)
     systems, rows = len(run.systems), len(run)
     sys.stdout.write(
-        f"read {args.path} as {source.name}: {systems:,} system{'' if systems == 1 else 's'}, "
-        f"{rows:,} row{'' if rows == 1 else 's'} written to {args.output}\n"
+        f"read {args.path} as {source.name}: {plural(systems, 'system')}, "
+        f"{plural(rows, 'row')} written to {args.output}\n"
     )
     return 0

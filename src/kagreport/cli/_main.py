@@ -19,7 +19,7 @@ from kagreport.cli._convert import add_parser as add_convert_parser
 from kagreport.cli._convert import run_convert
 from kagreport.cli._evaluation import add_parsers as add_evaluation_parsers
 from kagreport.cli._evaluation import run_compare, run_evaluate
-from kagreport.cli._output import write_json, write_lossily
+from kagreport.cli._output import plural, write_json, write_lossily
 from kagreport.cli._site import add_parsers as add_site_parsers
 from kagreport.cli._site import run_site
 from kagreport.cli._stop import restore_stop_handlers, stopped, terminate_as_interrupt
@@ -437,7 +437,7 @@ def _log_graded(report: StatsReport) -> None:
         len(report.setups),
         len(report.unparsable_files),
     )
-    logger.info("read %s", _files(report.files_read, "result file"))
+    logger.info("read %s", plural(report.files_read, "result file"))
 
 
 def _print_report(report: StatsReport, format: str) -> None:
@@ -462,7 +462,7 @@ def _watch_stats(args: argparse.Namespace, level: int, options: EngineOptions) -
         if screen:
             sys.stdout.write(
                 f"\nkagreport: {time.strftime('%H:%M:%S')}: watching {args.results} every "
-                f"{options.interval:g} s ({_files(report.files_read, 'file')} read in the last "
+                f"{options.interval:g} s ({plural(report.files_read, 'file')} read in the last "
                 "pass); Ctrl-C stops.\n"
             )
         sys.stdout.flush()
@@ -470,16 +470,11 @@ def _watch_stats(args: argparse.Namespace, level: int, options: EngineOptions) -
     return 0
 
 
-def _files(n: int, noun: str) -> str:
-    """``1 result file``, ``2 result files`` (as kagreport._format.plural writes them)."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
-
-
 def _hint_skipped(paths: Sequence[str], level: int, what: str) -> None:
     # kagreport addition: at the default level, say once that files were skipped.
     if paths and level == logging.ERROR:
         sys.stderr.write(
-            f"kagreport: {_files(len(paths), 'result file')} {what} and "
+            f"kagreport: {plural(len(paths), 'result file')} {what} and "
             f"{'was' if len(paths) == 1 else 'were'} skipped; run with -v to list them.\n"
         )
 

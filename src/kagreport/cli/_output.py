@@ -18,6 +18,12 @@ __all__ = ["as_text", "write_json", "write_lossily"]
 _NOT_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """``1 result file``, ``2 result files``: a count and its noun in the right number, as
+    every view writes them (``kagreport._format.plural``, which the CLI does not import)."""
+    return f"{n:,} {noun if n == 1 else (many or noun + 's')}"
+
+
 def write_lossily() -> None:
     """Make ``sys.stdout`` and ``sys.stderr`` write what their encoding lacks as escapes.
 
