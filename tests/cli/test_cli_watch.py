@@ -102,3 +102,62 @@ def test_watch_refuses_a_bad_interval_in_one_line(tmp_path: Path) -> None:
         assert "--watch" in done.stderr
         assert "Traceback" not in done.stderr
         assert done.stdout == ""
+
+
+@pytest.mark.signals
+def test_watch_waits_for_a_store_in_use_and_a_datasets_file_being_rewritten(
+    tmp_path: Path,
+) -> None:
+    import fcntl
+
+    run = simulate_run(tmp_path / "sim", questions=4, datasets=2, vector_dim=8, seed=10)
+    truth = Path(run.datasets_path).read_bytes()
+    store, out, err = tmp_path / "store", tmp_path / "out", tmp_path / "err"
+    store.mkdir()
+    command = [
+        sys.executable, "-m", "kagreport", "stats", "-d", str(run.datasets_path),
+        "-r", str(run.results_path), "--format", "json", "--watch", "0.05",
+        "--store", str(store),
+    ]  # fmt: skip
+    # Another grade holds the store, as `kagreport stats --store` does while it writes.
+    held = os.open(store / ".lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    with open(out, "wb") as o, open(err, "wb") as e:
+        proc = subprocess.Popen(command, stdout=o, stderr=e, start_new_session=True)
+    try:
+        wait_for_handlers(proc)
+        _until(lambda: "in use by another grade; waiting" in err.read_text(), "the wait said")
+        time.sleep(0.3)
+        assert proc.poll() is None, err.read_text()
+        assert out.read_text() == ""
+        assert err.read_text().count("in use by another grade") == 1  # said once
+        os.close(held)  # the other grade ends
+        _until(lambda: len(_documents(out.read_text())) == 1, "the report after the wait")
+        # The datasets file is rewritten in place (an editor or a script): briefly invalid.
+        Path(run.datasets_path).write_bytes(truth[: len(truth) // 2])
+        _until(lambda: "reading it again" in err.read_text(), "the invalid file said")
+        assert "not valid JSON" in err.read_text()
+        assert proc.poll() is None, err.read_text()
+        Path(run.datasets_path).write_bytes(truth)
+        time.sleep(0.3)
+        assert proc.poll() is None, err.read_text()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGINT)
+        returned = proc.wait(timeout=BOUND + 30)
+    assert returned == 130, err.read_text()
+    assert "Traceback" not in err.read_text()
+    assert_group_gone(proc.pid)
+    assert len(_documents(out.read_text())) == 1  # the same report: not printed again
+
+
+def test_watch_refuses_a_datasets_file_that_never_reads_well(tmp_path: Path) -> None:
+    run = simulate_run(tmp_path / "sim", questions=2, datasets=1, vector_dim=8, seed=11)
+    Path(run.datasets_path).write_text("{", encoding="utf-8")
+    started = time.monotonic()
+    done = run_cli("stats", "-d", run.datasets_path, "-r", run.results_path, "--watch", "0.05")
+    assert done.returncode == 1, done.stderr
+    assert time.monotonic() - started < 5 + BOUND
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith("kagreport: error: the datasets file") and "not valid JSON" in last
+    assert "Traceback" not in done.stderr

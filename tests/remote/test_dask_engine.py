@@ -26,6 +26,8 @@ from processes import BOUND, assert_group_gone, children, wait_for_handlers
 
 from .conftest import local_cluster, upload
 
+dask_config = pytest.importorskip("dask").config
+
 pytestmark = pytest.mark.slow
 
 
@@ -127,8 +129,9 @@ def test_the_command_line_with_a_scheduler_address(run: SimulatedRun, dask_clien
     wrong = run_cli("stats", "-d", str(run.datasets_path), "--scheduler", address)
     assert wrong.returncode == 2
     assert "--scheduler needs --engine dask" in wrong.stderr
-    gone = run_cli("stats", "-d", str(run.datasets_path), "-r", str(run.results_path),
-                   "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9")  # fmt: skip
+    with dask_config.set({"distributed.comm.timeouts.connect": "3s"}):
+        gone = run_cli("stats", "-d", str(run.datasets_path), "-r", str(run.results_path),
+                       "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9")  # fmt: skip
     assert gone.returncode == 1
     assert gone.stderr.count("\n") == 1, gone.stderr
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in gone.stderr
@@ -285,3 +288,51 @@ def test_a_malformed_scheduler_address_is_one_line_at_once(run: SimulatedRun, ad
     assert done.stderr.count("\n") == 1, done.stderr
     assert done.stdout == ""
     assert time.monotonic() - started < BOUND
+
+
+@pytest.mark.parametrize(
+    "answer", [b"", b"HTTP/1.1 400 Bad Request\r\n\r\n"], ids=["silent", "http"]
+)
+def test_a_listener_that_is_not_a_scheduler_fails_within_the_connect_timeout(
+    run: SimulatedRun, answer: bytes
+) -> None:
+    """Any TCP listener (a port held open, a web server) is one line within Dask's connect
+    timeout (distributed.comm.timeouts.connect, 3 s here), never a wait."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = listener.accept()
+                held.append(conn)
+                if answer:
+                    conn.sendall(answer)
+
+    threading.Thread(target=accept, daemon=True).start()
+    address = f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+    env = {**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "3s"}
+    command = [
+        sys.executable, "-m", "kagreport", "stats", "-d", str(run.datasets_path),
+        "-r", str(run.results_path), "--engine", "dask", "--scheduler", address,
+    ]  # fmt: skip
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, env=env, timeout=3 + BOUND * 2
+        )
+    finally:
+        listener.close()
+        for conn in held:
+            conn.close()
+    assert time.monotonic() - started < 3 + BOUND
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(
+        f"kagreport: error: cannot reach the Dask scheduler at {address}: "
+    )
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""

@@ -451,7 +451,10 @@ def _watch_stats(args: argparse.Namespace, level: int, options: EngineOptions) -
     # Runs until Ctrl-C or SIGTERM (exit 130 / 143, as any stopped command).
     screen = args.format == "text" and sys.stdout.isatty()
     first = True
-    for report in watch(args.datasets, args.results, args.prefix, options=options):
+    def notice(line: str) -> None:
+        sys.stderr.write(f"kagreport: {time.strftime('%H:%M:%S')}: {line}\n")
+
+    for report in watch(args.datasets, args.results, args.prefix, options=options, notice=notice):
         _log_graded(report)
         if screen:
             sys.stdout.write("\033[H\033[2J")  # a terminal shows the latest report only

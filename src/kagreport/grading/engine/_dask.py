@@ -75,14 +75,20 @@ def dask_client(
     from kagreport._optional import optional
 
     with optional("distributed", "dask"):
+        import dask
         import distributed
     if isinstance(client, distributed.Client):
         return client, None
     if client is not None:
         address = scheduler_address(str(client))
+        # Dask's own setting (30 s unless set: DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=5s).
+        seconds = float(
+            dask.utils.parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"))
+        )
+        _handshake(address, seconds)
         try:
             made = distributed.Client(  # type: ignore[no-untyped-call]
-                address, timeout="10s", set_as_default=False
+                address, timeout=seconds, set_as_default=False
             )
         except (OSError, TimeoutError) as exc:
             raise KagreportError(
@@ -137,6 +143,47 @@ def _start_resource_tracker() -> None:
             os.environ.pop("PYTHONWARNINGS", None)
         else:
             os.environ["PYTHONWARNINGS"] = saved
+
+
+def _handshake(address: str, seconds: float) -> None:
+    """Raise unless a Dask scheduler at ``address`` answers the handshake within ``seconds``.
+
+    ``distributed.Client`` bounds the TCP connect, but then waits for the other side's
+    handshake without a bound: any listener that is not a scheduler (a web server, a
+    database, a port held open) would hang the command. The probe runs on its own event
+    loop in a daemon thread (this thread may be a Jupyter kernel's, with a loop running),
+    so a stop signal ends the wait at once.
+    """
+    import asyncio
+    import threading
+
+    from distributed.comm import connect
+
+    outcome: list[BaseException | None] = []
+    done = threading.Event()
+
+    async def probe() -> None:
+        comm = await asyncio.wait_for(connect(address, timeout=seconds), seconds)
+        await comm.close()
+
+    def run() -> None:
+        try:
+            asyncio.run(probe())
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - reported in this thread's caller
+            outcome.append(exc)
+        done.set()
+
+    threading.Thread(target=run, name="kagreport-dask-probe", daemon=True).start()
+    if not done.wait(seconds + 1.0) or outcome[0] is not None:
+        cause = outcome[0] if outcome else None
+        if cause is None or isinstance(cause, (TimeoutError, asyncio.TimeoutError)):
+            reason = f"no Dask handshake within {seconds:g} s (is it a Dask scheduler?)"
+        elif isinstance(cause, OSError):
+            reason = cause.strerror or str(cause).splitlines()[0]
+        else:
+            reason = f"it does not speak Dask's protocol ({type(cause).__name__})"
+        raise KagreportError(f"cannot reach the Dask scheduler at {address}: {reason}")
 
 
 def _quietly(close: Callable[..., Any], timeout: float) -> None:

@@ -43,6 +43,10 @@ if TYPE_CHECKING:
 
 __all__ = ["GRADER_VERSION", "MAX_SHARDS", "GradeStore", "StoreError"]
 
+
+class StoreInUseError(StoreError):
+    """Another process holds the store's lock (a wait can end it; nothing is wrong)."""
+
 logger = logging.getLogger("kagreport.grading")
 
 SCHEMA = "kagreport.grade-store"
@@ -222,7 +226,7 @@ class GradeStore:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
-                raise StoreError(
+                raise StoreInUseError(
                     f"the grade store {self.path} is in use by another grade", path=self.path
                 ) from None
             yield
