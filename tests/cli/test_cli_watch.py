@@ -159,5 +159,6 @@ def test_watch_refuses_a_datasets_file_that_never_reads_well(tmp_path: Path) -> 
     assert done.returncode == 1, done.stderr
     assert time.monotonic() - started < 5 + BOUND
     last = done.stderr.splitlines()[-1]
-    assert last.startswith("kagreport: error: the datasets file") and "not valid JSON" in last
+    assert last.startswith("kagreport: error: the datasets file")
+    assert "not valid JSON" in last
     assert "Traceback" not in done.stderr

@@ -191,3 +191,85 @@ def test_the_command_line_on_a_bucket(
     bad = run_cli("stats", "-d", "x", "--storage-option", "novalue")
     assert bad.returncode == 2
     assert "KEY=VALUE" in bad.stderr
+
+
+@pytest.fixture
+def silent_endpoint() -> Any:
+    """``http://127.0.0.1:PORT`` of a listener that accepts connections and never answers."""
+    import contextlib
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                held.append(listener.accept()[0])
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    listener.close()
+    for conn in held:
+        conn.close()
+
+
+def _fails_within(seconds: float, call: Any) -> BaseException:
+    """The exception ``call()`` raised, which it must within ``seconds`` (else a failure:
+    the call is left waiting in a daemon thread)."""
+    import threading
+
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:  # handed to the test
+            raised.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), f"still waiting after {seconds} s"
+    assert raised, "no error"
+    return raised[0]
+
+
+def test_an_endpoint_that_never_answers_fails_within_the_timeouts(
+    silent_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The defaults bound each try (connect and read timeouts) and the tries (s3fs's);
+    botocore's and s3fs's own defaults would wait 60 s per read, 25 tries in all. Here the
+    defaults are made small (1 s, 2 tries): the same code path, a short test."""
+    from kagreport.kag import _tree
+
+    monkeypatch.setattr(_tree, "CONNECT_TIMEOUT", 1, raising=False)
+    monkeypatch.setattr(_tree, "READ_TIMEOUT", 1, raising=False)
+    monkeypatch.setattr(_tree, "S3_TRIES", 2, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    options = {"endpoint_url": silent_endpoint}
+    exc = _fails_within(
+        30, lambda: grade("s3://run/datasets.json", "s3://run/results", storage_options=options)
+    )
+    assert isinstance(exc, KagreportError), repr(exc)
+    assert str(exc).count("\n") == 0
+    assert "s3://run/datasets.json" in str(exc)
+    assert silent_endpoint in str(exc)  # the endpoint that did not answer, by its URL
+
+
+def test_the_timeouts_are_the_storage_options_when_given(
+    silent_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """s3fs's own ``config_kwargs`` (botocore's Config) replace the defaults."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    given = {"connect_timeout": 1, "read_timeout": 1, "retries": {"total_max_attempts": 1}}
+    options = {"endpoint_url": silent_endpoint, "config_kwargs": given}
+    # s3fs's 5 tries of 1 s each, and its waits between them (about 1.5 s in all).
+    exc = _fails_within(30, lambda: find("Answer", "s3://run/results", storage_options=options))
+    assert isinstance(exc, KagreportError), repr(exc)
+    assert silent_endpoint in str(exc)

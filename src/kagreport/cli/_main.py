@@ -451,6 +451,7 @@ def _watch_stats(args: argparse.Namespace, level: int, options: EngineOptions) -
     # Runs until Ctrl-C or SIGTERM (exit 130 / 143, as any stopped command).
     screen = args.format == "text" and sys.stdout.isatty()
     first = True
+
     def notice(line: str) -> None:
         sys.stderr.write(f"kagreport: {time.strftime('%H:%M:%S')}: {line}\n")
 

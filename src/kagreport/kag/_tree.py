@@ -347,9 +347,51 @@ def _filesystem(protocol: str, options: dict[str, Any], url: str) -> Any:
             f"no filesystem is known for {protocol}:// (in {url})", path=url
         ) from None
     try:
-        return cls(**options)
+        fs = cls(**with_timeouts(protocol, options))
     except Exception as exc:  # the backend's own error: one line at this boundary
         raise _tree_error(f"cannot open {url}", exc, url) from None
+    if protocol in ("s3", "s3a") and "config_kwargs" not in options:
+        fs.retries = S3_TRIES  # s3fs's own tries of a request (its class default is 5)
+    return fs
+
+
+#: Seconds an object store has to accept a connection, and to send each part of an answer,
+#: before a try fails (each storage option named here, when given, wins).
+CONNECT_TIMEOUT = 5
+READ_TIMEOUT = 15
+#: Tries of one S3 request (s3fs's), each bounded by the timeouts above, so an endpoint
+#: that accepts connections and never answers fails in about a minute, not many minutes.
+S3_TRIES = 3
+
+
+def with_timeouts(protocol: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` with bounded connect and read timeouts for the object stores' packages.
+
+    The packages' own defaults wait minutes for an endpoint that never answers (botocore:
+    60 s per read, up to 5 tries, inside s3fs's own 5; adlfs and gcsfs: none or minutes).
+    Defaults here: connect within ``CONNECT_TIMEOUT`` seconds and receive within
+    ``READ_TIMEOUT`` seconds. To change them, pass the package's own option: for s3fs
+    ``config_kwargs`` (``{"connect_timeout": 10, "read_timeout": 60, "retries": {...}}``, as
+    botocore's ``Config`` takes them; given, it replaces these defaults and s3fs's tries),
+    for gcsfs ``requests_timeout``, for adlfs ``connection_timeout`` and ``read_timeout``.
+    """
+    made = dict(options)
+    if protocol in ("s3", "s3a"):
+        made.setdefault(
+            "config_kwargs",
+            {
+                "connect_timeout": CONNECT_TIMEOUT,
+                "read_timeout": READ_TIMEOUT,
+                # One try in botocore: s3fs tries again itself (S3_TRIES).
+                "retries": {"total_max_attempts": 1},
+            },
+        )
+    elif protocol in ("gs", "gcs"):
+        made.setdefault("requests_timeout", CONNECT_TIMEOUT + READ_TIMEOUT)
+    elif protocol in ("az", "abfs", "abfss"):
+        made.setdefault("connection_timeout", CONNECT_TIMEOUT)
+        made.setdefault("read_timeout", READ_TIMEOUT)
+    return made
 
 
 def _call(function: Callable[..., Any], *args: Any) -> Any:

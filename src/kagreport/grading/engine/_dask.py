@@ -157,20 +157,23 @@ def _handshake(address: str, seconds: float) -> None:
     import asyncio
     import threading
 
-    from distributed.comm import connect
+    from distributed.comm.core import connect
 
     outcome: list[BaseException | None] = []
     done = threading.Event()
 
     async def probe() -> None:
-        comm = await asyncio.wait_for(connect(address, timeout=seconds), seconds)
+        comm = await asyncio.wait_for(
+            connect(address, timeout=seconds),  # type: ignore[no-untyped-call]
+            seconds,
+        )
         await comm.close()
 
     def run() -> None:
         try:
             asyncio.run(probe())
             outcome.append(None)
-        except BaseException as exc:  # noqa: BLE001 - reported in this thread's caller
+        except BaseException as exc:  # handed to the caller below
             outcome.append(exc)
         done.set()
 

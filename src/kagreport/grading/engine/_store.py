@@ -47,6 +47,7 @@ __all__ = ["GRADER_VERSION", "MAX_SHARDS", "GradeStore", "StoreError"]
 class StoreInUseError(StoreError):
     """Another process holds the store's lock (a wait can end it; nothing is wrong)."""
 
+
 logger = logging.getLogger("kagreport.grading")
 
 SCHEMA = "kagreport.grade-store"
