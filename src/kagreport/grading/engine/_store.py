@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["GRADER_VERSION", "MAX_SHARDS", "GradeStore", "StoreError"]
 
 
-class StoreInUseError(StoreError):
+class _StoreInUseError(StoreError):
     """Another process holds the store's lock (a wait can end it; nothing is wrong)."""
 
 
@@ -227,7 +227,7 @@ class GradeStore:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
-                raise StoreInUseError(
+                raise _StoreInUseError(
                     f"the grade store {self.path} is in use by another grade", path=self.path
                 ) from None
             yield

@@ -24,7 +24,7 @@ from kagreport._errors import DatasetsError, NotUTF8Error
 from kagreport.grading._grade import ProgressCallback, grade
 from kagreport.grading._report import StatsReport
 from kagreport.grading.engine._options import EngineOptions
-from kagreport.grading.engine._store import GradeStore, StoreInUseError
+from kagreport.grading.engine._store import GradeStore, _StoreInUseError
 from kagreport.kag import Datasets
 
 __all__ = ["watch"]
@@ -128,7 +128,7 @@ def watch(
                     datasets, results, prefix, keep_text=keep_text, progress=progress,
                     options=options,
                 )  # fmt: skip
-            except StoreInUseError as exc:
+            except _StoreInUseError as exc:
                 message = f"{exc}; waiting for it"
             except (DatasetsError, NotUTF8Error) as exc:
                 ours = isinstance(exc, DatasetsError) or "datasets" in exc.what
