@@ -6,9 +6,9 @@ that inflates a thousandfold, a server that drips one byte a second. Each one st
 own after ``SERVER_SECONDS``, so a client with no bound fails a test instead of hanging it.
 
 :func:`run_measured` runs a command as a process of its own and returns its exit code,
-output, wall time and peak resident memory (``ru_maxrss`` from ``wait4``, for that child
-alone), killing it if its resident memory passes a guard (so a client with no bound on the
-body cannot take the test machine with it).
+output, wall time and peak resident memory (its ``ru_maxrss``, read by a small process that
+starts it), killing it if its resident memory passes a guard (so a client with no bound on
+the body cannot take the test machine with it).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import functools
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -152,7 +153,7 @@ def deep(levels: int) -> Reply:
 @dataclass(frozen=True)
 class Measured:
     """A finished command: exit code, output, seconds from start to exit, the peak resident
-    memory in bytes, and whether the memory guard killed it."""
+    memory in bytes, and whether the memory guard (or the time limit) killed it."""
 
     returncode: int
     stdout: str
@@ -162,16 +163,37 @@ class Measured:
     killed: bool
 
 
-def _resident(pid: int) -> int:
-    """Resident memory of ``pid`` in bytes (``VmRSS``), 0 once it is gone."""
-    try:
-        with open(f"/proc/{pid}/status") as file:
-            for line in file:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+# Runs the command and writes its peak resident memory (ru_maxrss, in KiB on Linux) to the
+# file named first. A process of its own, small: a child's ru_maxrss counts the memory of
+# the process that started it (the kernel keeps the larger of the two across exec), so the
+# command is not started by the test process, whose size is the tests'.
+_MEASURE = """
+import resource, subprocess, sys
+code = subprocess.call(sys.argv[2:])
+with open(sys.argv[1], "w") as file:
+    file.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
+def _group_resident(group: int) -> int:
+    """Resident memory in bytes of the largest process in process group ``group``."""
+    largest = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as file:
+                stat = file.read().decode("ascii", "replace")
+            if int(stat[stat.rindex(")") + 2 :].split()[2]) != group:
+                continue
+            with open(f"/proc/{name}/status") as file:
+                for line in file:
+                    if line.startswith("VmRSS:"):
+                        largest = max(largest, int(line.split()[1]) * 1024)
+        except (OSError, ValueError, IndexError):
+            continue
+    return largest
 
 
 def run_measured(
@@ -181,33 +203,39 @@ def run_measured(
     limit: float = 90.0,
     guard: int = 1536 * MiB,
 ) -> Measured:
-    """Run ``command``; kill it after ``limit`` seconds or once it holds ``guard`` bytes.
-
-    The peak is the child's own ``ru_maxrss`` (kilobytes on Linux), read with ``os.wait4``
-    so that no other process counts.
-    """
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    """Run ``command`` (through a small measuring process); kill it after ``limit`` seconds
+    or once it holds ``guard`` bytes. The peak is the command's own ``ru_maxrss``, or, if
+    the guard killed it, the most the guard saw."""
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.TemporaryDirectory() as folder,
+    ):
+        report = os.path.join(folder, "maxrss")
         started = time.monotonic()
-        process = subprocess.Popen(command, stdout=out, stderr=err, env=env, start_new_session=True)
-        finished = threading.Event()
-        killed = threading.Event()
-
-        def watch() -> None:
-            end = time.monotonic() + limit
-            while not finished.wait(0.02):
-                if time.monotonic() > end or _resident(process.pid) > guard:
-                    killed.set()
-                    with contextlib.suppress(ProcessLookupError):  # it has just ended
-                        os.killpg(process.pid, signal.SIGKILL)
-                    return
-
-        watcher = threading.Thread(target=watch, daemon=True)
-        watcher.start()
-        _, status, usage = os.wait4(process.pid, 0)
+        process = subprocess.Popen(
+            [sys.executable, "-c", _MEASURE, report, *command],
+            stdout=out,
+            stderr=err,
+            env=env,
+            start_new_session=True,
+        )
+        seen = 0
+        killed = False
+        while process.poll() is None:
+            seen = max(seen, _group_resident(process.pid))
+            if seen > guard or time.monotonic() - started > limit:
+                killed = True
+                with contextlib.suppress(ProcessLookupError):  # it has just ended
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                break
+            time.sleep(0.02)
         seconds = time.monotonic() - started
-        finished.set()
-        watcher.join()
-        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        peak = seen
+        if os.path.exists(report):
+            with open(report) as file:
+                peak = int(file.read()) * 1024
         out.seek(0)
         err.seek(0)
         return Measured(
@@ -215,6 +243,6 @@ def run_measured(
             stdout=out.read().decode("utf-8", "replace"),
             stderr=err.read().decode("utf-8", "replace"),
             seconds=seconds,
-            peak=usage.ru_maxrss * 1024,
-            killed=killed.is_set(),
+            peak=peak,
+            killed=killed,
         )

@@ -91,7 +91,6 @@ def test_a_declared_body_over_the_limit_fails_without_being_read(stub: ChatStub)
     names_judge_and_endpoint(failure, stub)
     assert "over the limit of 4,194,304 bytes (max_response_bytes)" in str(failure)
     assert "Content-Length 67,108,864" in str(failure)
-    assert stub.log[0].status == 200
     assert failure.usage == Usage()  # not a model response
 
 
@@ -152,9 +151,24 @@ def test_a_gzip_reply_under_the_limit_is_read(stub: ChatStub) -> None:
     packed = zlib.compress(body, wbits=16 + zlib.MAX_WBITS)
     stub.default = Reply(body=packed, headers={"Content-Encoding": "gzip"})
     assert make_judge(stub).judge(item()).scores == {"score": 1.0}
-    raw = zlib.compress(body)  # "deflate": zlib format (RFC 9110 8.4.1.2)
-    stub.default = Reply(body=raw, headers={"Content-Encoding": "deflate"})
+    wrapped = zlib.compress(body)  # "deflate": the zlib format (RFC 9110 8.4.1.2)
+    stub.default = Reply(body=wrapped, headers={"Content-Encoding": "deflate"})
     assert make_judge(stub).judge(item("q2")).scores == {"score": 1.0}
+    compressor = zlib.compressobj(wbits=-zlib.MAX_WBITS)  # raw deflate, as some servers send
+    bare = compressor.compress(body) + compressor.flush()
+    stub.default = Reply(body=bare, headers={"Content-Encoding": "deflate"})
+    assert make_judge(stub).judge(item("q3")).scores == {"score": 1.0}
+
+
+def test_a_broken_gzip_body_fails_clearly(stub: ChatStub) -> None:
+    # A gzip header (RFC 1952: magic, method 8, no flags, time, flags, OS), then a deflate
+    # block of type 3, which does not exist (RFC 1951 3.2.3).
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+    stub.default = Reply(body=header + b"\xff" * 8, headers={"Content-Encoding": "gzip"})
+    failure = fails(make_judge(stub))
+    names_judge_and_endpoint(failure, stub)
+    assert "cannot be read: its gzip encoding is broken" in str(failure)
+    assert failure.cause.startswith("the response cannot be read: its gzip encoding is broken")
 
 
 def test_an_encoding_that_was_not_asked_for_fails_clearly(stub: ChatStub) -> None:
