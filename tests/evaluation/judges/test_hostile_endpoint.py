@@ -206,7 +206,6 @@ def test_a_dripping_server_fails_the_attempt_at_its_timeout(stub: ChatStub, head
     assert "no complete reply within the 1 s timeout" in str(failure)
 
 
-@pytest.mark.slow
 def test_the_deadline_covers_every_retry(stub: ChatStub) -> None:
     # 503 forever, 10 retries after 0.2 s, then 0.4, 0.8...: the back-off alone would take
     # 0.2 * (2**10 - 1) = 204.6 s. Attempts start at 0, 0.2 and 0.6 s; the next would start

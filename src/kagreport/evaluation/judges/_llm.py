@@ -8,8 +8,9 @@ in flight. An attempt takes at most ``timeout`` seconds in all, an item at most 
 with its retries, and a response body is read as a stream, at most ``max_response_bytes``
 of it on the wire and once inflated (:mod:`~kagreport.evaluation.judges._http`): a hostile
 server costs neither memory nor time. Every failure names the judge, the endpoint and its
-cause (``JudgeFailure.cause``: a status, a limit, what was malformed). With a :class:`~kagreport.evaluation.judges._cache.JudgeCache`, a response already seen
-for the same judge identity and the same request is read from disk and costs nothing.
+cause (``JudgeFailure.cause``: a status, a limit, what was malformed). With a
+:class:`~kagreport.evaluation.judges._cache.JudgeCache`, a response already seen for the same
+judge identity and the same request is read from disk and costs nothing.
 
 What counts as a response (``Usage.responses``)
 -----------------------------------------------
