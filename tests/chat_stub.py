@@ -7,8 +7,9 @@ the n-th request for an item gets the n-th :class:`Reply` scripted for it (the l
 repeats), other requests the default reply. Each reply can be a fault: an HTTP status with
 headers (429 with ``Retry-After``/``retry-after-ms``, 500, 503), a sleep past the client's
 timeout, a malformed or error body, missing or null ``usage``, ``prompt_tokens_details:
-null``, or ``finish_reason: "length"``. The server logs every request (thread-safe) and
-the most requests it ever had in flight.
+null``, ``finish_reason: "length"``, or a whole response the reply writes itself
+(``Reply.raw``: the misbehaving servers of tests/hostile.py). The server logs every request
+(thread-safe) and the most requests it ever had in flight.
 
 Usage::
 
@@ -30,7 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import Any, BinaryIO
 
 __all__ = [
     "ChatStub",
@@ -78,6 +79,10 @@ class Reply:
         A raw body sent as is, instead of a chat completion.
     delay : float
         Seconds to wait before answering (past the client's timeout, it sees none).
+    raw : callable, optional
+        ``raw(stream, stopping)`` writes the whole response itself (status line, headers,
+        body) to the connection's ``stream``, for as long as it likes, until ``stopping`` (an
+        Event) is set; the connection is closed afterwards. ``status`` is only logged.
     """
 
     content: str | None = "Verdict: yes"
@@ -89,6 +94,7 @@ class Reply:
     headers: Mapping[str, str] = field(default_factory=dict)
     body: bytes | None = None
     delay: float = 0.0
+    raw: Callable[[BinaryIO, threading.Event], None] | None = None
 
 
 def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
@@ -334,6 +340,18 @@ class ChatStub:
                 wait = reply.delay + stub.latency
                 if wait > 0:
                     stub._stopping.wait(wait)
+                if reply.raw is not None:
+                    answered = time.monotonic()
+                    stub._record(
+                        Logged(item, attempt, body, started, answered, reply.status, headers)
+                    )
+                    self.close_connection = True
+                    try:
+                        reply.raw(self.wfile, stub._stopping)
+                        self.wfile.flush()
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass  # the client gave up first: what a bounded client does
+                    return
                 if reply.body is not None:
                     payload = reply.body
                 else:

@@ -79,23 +79,27 @@ def test_evaluate_a_kag_run(tmp_path: Path) -> None:
     assert all(i.identifier.startswith("sim-") for i in ev.items)
 
 
-def test_evaluate_warns_when_a_judge_fails_on_every_answer_of_a_kag_run(tmp_path: Path) -> None:
+def test_evaluate_exits_1_when_a_judge_fails_on_every_answer_of_a_kag_run(tmp_path: Path) -> None:
     # The free-form questions of a kag run have no reference, so token_f1 fails on every
     # answer; one item has no answer at all (an error record), is not judged, and must not
-    # hide the warning.
+    # hide the error. The report is written all the same (issue #27).
     run = simulate_run(tmp_path / "sim", questions=6, datasets=1)
     (tmp_path / "j.toml").write_text('[[judges]]\nkind = "token_f1"\n')
     done = run_cli("evaluate", "-d", run.datasets_path, "-r", run.results_path, "--setup",
                    "kag-large", "--judges", str(tmp_path / "j.toml"),
                    "-o", str(tmp_path / "ev.json"))  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr
     ev = AnswerEvaluation.read(tmp_path / "ev.json")
     answered = sum(item.answer is not None for item in ev.items)
     assert 0 < answered < len(ev.items)  # the case: some item has no answer
     assert ev.errors == {"system": len(ev.items) - answered, "token_f1": answered}
-    assert "warning: judge token_f1 failed on every item" in done.stderr
-    assert "--questions mcq" in done.stderr
+    assert done.stderr.splitlines() == [
+        f"kagreport: error: judge 'token_f1' failed on every item ({answered} of {answered}); "
+        f"most common cause ({answered} items): the item has no reference answer (free-form "
+        "questions have no reference: --questions mcq takes the MCQ ones)"
+    ]
     assert ev.failed_judges == ("token_f1",)
+    assert ev.error_causes == {"token_f1": {"the item has no reference answer": answered}}
     # The MCQ answers have references: no judge fails everywhere, no warning.
     mcq = run_cli("evaluate", "-d", run.datasets_path, "-r", run.results_path, "--setup",
                   "kag-large", "--questions", "mcq", "--judges", str(tmp_path / "j.toml"),
@@ -105,7 +109,7 @@ def test_evaluate_warns_when_a_judge_fails_on_every_answer_of_a_kag_run(tmp_path
     assert AnswerEvaluation.read(tmp_path / "mcq.json").failed_judges == ()
 
 
-def test_evaluate_warns_when_a_judge_fails_on_every_answered_item(tmp_path: Path) -> None:
+def test_evaluate_exits_1_when_a_judge_fails_on_every_answered_item(tmp_path: Path) -> None:
     # Through --items too: an item without an answer is not judged, and without any
     # answer there is nothing a judge failed on.
     lines = [
@@ -117,8 +121,12 @@ def test_evaluate_warns_when_a_judge_fails_on_every_answered_item(tmp_path: Path
     (tmp_path / "j.toml").write_text('[[judges]]\nkind = "exact_match"\n')
     done = run_cli("evaluate", "--items", str(items), "--judges", str(tmp_path / "j.toml"),
                    "-o", str(tmp_path / "ev.json"))  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert "warning: judge exact_match failed on every item" in done.stderr
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == [
+        "kagreport: error: judge 'exact_match' failed on every item (1 of 1); most common "
+        "cause (1 item): the item has no reference answer"
+    ]
+    assert AnswerEvaluation.read(tmp_path / "ev.json").errors["exact_match"] == 1
     none = tmp_path / "none.jsonl"
     none.write_text(json.dumps(lines[1]) + "\n")
     done = run_cli("evaluate", "--items", str(none), "--judges", str(tmp_path / "j.toml"),

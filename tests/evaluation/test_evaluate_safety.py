@@ -179,7 +179,7 @@ def test_lone_surrogate_in_an_answer_is_repaired_and_the_report_written(
 def test_undecodable_file_name_or_name_does_not_lose_the_report(tmp_path: Path) -> None:
     # The report's name comes from the items file name (or --name): bytes that are not
     # UTF-8 arrive as surrogate escapes, which made the report unwritable after judging.
-    (tmp_path / "j.toml").write_text('[[judges]]\nkind = "exact_match"\n')
+    (tmp_path / "j.toml").write_text('[[judges]]\nkind = "regex"\npattern = "."\n')
     items = _write_items(Path(os.fsdecode(os.fsencode(tmp_path) + b"/x\xff.jsonl")), 1)
     done = _run("--items", str(items), "--judges", str(tmp_path / "j.toml"),
                 "-o", str(tmp_path / "a.json"))  # fmt: skip
@@ -192,7 +192,7 @@ def test_undecodable_file_name_or_name_does_not_lose_the_report(tmp_path: Path) 
 
 
 def test_many_repaired_items_are_named_up_to_five(tmp_path: Path) -> None:
-    (tmp_path / "j.toml").write_text('[[judges]]\nkind = "exact_match"\n')
+    (tmp_path / "j.toml").write_text('[[judges]]\nkind = "regex"\npattern = "."\n')
     items = _write_items(tmp_path / "items.jsonl", 7, answer="cut \ud83d")
     done = _run("--items", str(items), "--judges", str(tmp_path / "j.toml"),
                 "-o", str(tmp_path / "a.json"))  # fmt: skip

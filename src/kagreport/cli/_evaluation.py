@@ -6,10 +6,11 @@ import argparse
 import os
 import sys
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 from kagreport import KagreportError, UsageError, stop_requested
-from kagreport.cli._output import as_text, write_json
+from kagreport.cli._output import as_text, plural, write_json
 
 __all__ = ["add_parsers", "run_compare", "run_evaluate"]
 
@@ -21,7 +22,12 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
         parents=[verbosity],
         help="judge answers (from a kag run or a JSONL file) and write an AnswerEvaluation",
         description="Judge answers with the judges of a TOML file and write the report "
-        "(.json, .jsonl, .yaml or .toml by suffix).",
+        "(.json, .jsonl, .yaml or .toml by suffix). An llm judge reads at most "
+        "max_response_bytes of a response (default 4 MiB), gives an attempt timeout seconds "
+        "in all (default 60) and an item deadline seconds with its retries (see "
+        "help(kagreport.evaluation.LLMJudge)). A judge that failed on every item makes the "
+        "command exit 1, with one line naming the judge, its endpoint and the most common "
+        "cause; the report (and the cache) are written all the same.",
     )
     source = evaluate.add_mutually_exclusive_group(required=True)
     source.add_argument("--items", metavar="FILE", help="JSONL file, one AnswerItem per line")
@@ -160,16 +166,28 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
     write_report(evaluation, args.output)
     sys.stdout.write(render_evaluation(evaluation))
     sys.stdout.write(f"\nreport written to {args.output}\n")
-    failed = evaluation.failed_judges
-    if failed:
-        hint = ""
-        if args.items is None and args.questions == "free-form":
-            hint = " (free-form questions have no reference: --questions mcq takes the MCQ ones)"
-        sys.stderr.write(
-            f"kagreport: warning: {'judge' if len(failed) == 1 else 'judges'} {', '.join(failed)} "
-            f"failed on every item{hint}\n"
-        )
-    return 0
+    hint = ""
+    if args.items is None and args.questions == "free-form":
+        hint = " (free-form questions have no reference: --questions mcq takes the MCQ ones)"
+    for judge in evaluation.failed_judges:  # the report is written: nothing judged is lost
+        sys.stderr.write(f"kagreport: error: {_failed(evaluation, judge)}{hint}\n")
+    return 1 if evaluation.failed_judges else 0
+
+
+def _failed(evaluation: Any, judge: str) -> str:
+    """``judge 'j' (<endpoint>) failed on every item (n of n); most common cause (k items):
+    <cause>``: the endpoint when the judge has one, the cause when the report has it."""
+    identity = evaluation.judges.get(judge)
+    endpoint = identity.get("base_url") if isinstance(identity, Mapping) else None
+    at = f" ({endpoint})" if isinstance(endpoint, str) else ""
+    answered = sum(item.answer is not None for item in evaluation.items)
+    line = f"judge {judge!r}{at} failed on every item ({answered:,} of {answered:,})"
+    causes = evaluation.error_causes.get(judge)
+    if causes:
+        cause, count = next(iter(causes.items()))
+        # One line, whatever a server put in its error text.
+        line += f"; most common cause ({plural(count, 'item')}): {' '.join(cause.split())}"
+    return line
 
 
 def _interrupted(stop: BaseException, cache: str | None) -> str:

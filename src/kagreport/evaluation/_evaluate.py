@@ -8,6 +8,7 @@ import math
 import numbers
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -93,6 +94,18 @@ def _run_pooled(
         pass
     if failures:
         raise failures[0]
+
+
+#: Causes of errors kept per judge in ``AnswerEvaluation.error_causes``, most common first.
+MAX_CAUSES = 5
+
+
+def _cause(exc: Exception) -> str:
+    """The cause of a failed judgement, the same for items that failed the same way."""
+    if isinstance(exc, JudgeFailure):
+        return exc.cause
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def metric_name(judge: Judge, criterion: str) -> str:
@@ -249,9 +262,12 @@ def evaluate_answers(
     Notes
     -----
     A failing judgement (any exception from the judge) is counted in
-    ``errors[judge]`` and leaves that score undefined; it never stops the
-    evaluation. Items without an answer are counted in ``errors["system"]``
-    and not judged.
+    ``errors[judge]``, its cause (:attr:`JudgeFailure.cause
+    <kagreport.evaluation.judges.JudgeFailure>`, or the exception's type and text) in
+    ``error_causes[judge]``, and leaves that score undefined; it never stops the
+    evaluation, nor does a judge that failed on every item (``failed_judges``), which
+    ``kagreport evaluate`` reports with exit status 1. Items without an answer are
+    counted in ``errors["system"]`` and not judged.
 
     **Interruption.** On ``KeyboardInterrupt`` (Ctrl-C) or ``SystemExit`` (the command
     line's SIGTERM) no new judgement starts, a judge waiting to retry sends nothing more
@@ -277,6 +293,7 @@ def evaluate_answers(
     verdicts: list[dict[str, Any]] = [dict(row.verdicts) for row in rows]
     usage = {judge.name: Usage() for judge in judges}
     errors = {"system": sum(row.answer is None for row in rows)} | {j.name: 0 for j in judges}
+    causes: dict[str, Counter[str]] = {judge.name: Counter() for judge in judges}
     lock = threading.Lock()
     bar = _progress_bar(len(judges) * (len(rows) - errors["system"]), progress, "judging")
 
@@ -302,6 +319,7 @@ def evaluate_answers(
             logger.warning("judge %r failed on item %r: %s", judge.name, row.identifier, exc)
             with lock:
                 errors[judge.name] += 1
+                causes[judge.name][_cause(exc)] += 1
                 usage[judge.name].add(cost)
                 if keep_verdicts:
                     verdicts[index][judge.name] = {"error": str(exc), "verdict": verdict}
@@ -366,6 +384,11 @@ def evaluate_answers(
         agreement=agreement,
         usage={name: u.to_dict() for name, u in usage.items()},
         errors=errors,
+        error_causes={
+            name: dict(counted.most_common(MAX_CAUSES))
+            for name, counted in causes.items()
+            if counted
+        },
         settings={
             "keep_verdicts": keep_verdicts,
             "max_concurrency": max_concurrency,

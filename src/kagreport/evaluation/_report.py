@@ -78,6 +78,7 @@ class _AnswerShape(_RetrievalShape):
     judges: dict[str, Any] | None = None
     agreement: dict[str, _Number] | None = None
     agreement_intervals: dict[str, tuple[_Number, _Number]] | None = None
+    error_causes: dict[str, dict[str, int]] | None = None
     # Absent from documents written before kagreport recorded them.
     agreement_notes: dict[str, str] | None = None
     agreement_judges: dict[str, list[str]] | None = None
@@ -241,6 +242,11 @@ class AnswerEvaluation(_ReportMixin):
     agreement_judges : Mapping[str, tuple of str]
         kagreport addition: criterion -> the metrics (one per judge) its alpha compares, in
         judge order. Optional in documents (older ones have none).
+    error_causes : Mapping[str, Mapping[str, int]]
+        kagreport addition: judge -> the causes of its errors (``JudgeFailure.cause``, such
+        as ``"HTTP 429 (Too Many Requests)"``) -> how many judgements failed so, the five
+        most common, most common first; judges without errors have no entry. Written only
+        when there is one; optional in documents (older ones have none).
     """
 
     SCHEMA: ClassVar[str] = "kagreport.AnswerEvaluation"
@@ -256,6 +262,7 @@ class AnswerEvaluation(_ReportMixin):
     agreement_intervals: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     agreement_notes: Mapping[str, str] = field(default_factory=dict)
     agreement_judges: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    error_causes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "items", tuple(self.items))
@@ -304,6 +311,8 @@ class AnswerEvaluation(_ReportMixin):
             "agreement_judges": {str(k): list(v) for k, v in self.agreement_judges.items()},
             "usage": {k: dict(v) for k, v in self.usage.items()},
             "errors": dict(self.errors),
+            # Only when a judge failed: a report without errors reads as it always did.
+            **({"error_causes": self._causes()} if self.error_causes else {}),
             "settings": jsonable(self.settings),
             "metadata": jsonable(self.metadata),
             "items": [item.to_dict() for item in self.items],
@@ -327,7 +336,14 @@ class AnswerEvaluation(_ReportMixin):
             },
             agreement_notes=shape.agreement_notes or {},
             agreement_judges={k: tuple(v) for k, v in (shape.agreement_judges or {}).items()},
+            error_causes=shape.error_causes or {},
         )
+
+    def _causes(self) -> dict[str, dict[str, int]]:
+        return {
+            str(judge): {str(cause): int(n) for cause, n in counted.items()}
+            for judge, counted in self.error_causes.items()
+        }
 
     def to_rows(self) -> list[dict[str, Any]]:
         """One flat row per item: identifier, answer, each metric, latency, error."""

@@ -1,13 +1,17 @@
 """The chat client: one chat-completions request per item over the ``openai`` SDK, with
 the judge's own retries (429, 5xx, timeouts, connection errors), back-off, ``Retry-After``,
-a bound on requests in flight, and only the headers a chat request needs for a server other
-than OpenAI's. :class:`~kagreport.evaluation.judges._llm.LLMJudge` is one."""
+a deadline per attempt (``timeout``) and per item (``deadline``), a bounded response body
+(``max_response_bytes``, see :mod:`~kagreport.evaluation.judges._http`), a bound on requests
+in flight, and only the headers a chat request needs for a server other than OpenAI's.
+:class:`~kagreport.evaluation.judges._llm.LLMJudge` is one."""
 
 from __future__ import annotations
 
 import email.utils
+import http
 import json
 import logging
+import math
 import threading
 import time
 import urllib.parse
@@ -22,6 +26,7 @@ from kagreport._format import plural
 from kagreport._optional import optional
 from kagreport.evaluation import _evaluate
 from kagreport.evaluation._items import AnswerItem
+from kagreport.evaluation.judges import _http
 from kagreport.evaluation.judges._protocol import JudgeFailure, Usage
 from kagreport.evaluation.judges._verdict import _shorten, _valid_text
 
@@ -35,6 +40,10 @@ logger = logging.getLogger("kagreport.evaluation.judges._llm")
 
 # A server asking to wait longer than this (seconds) is not waited for: the item fails.
 _MAX_RETRY_AFTER = 120.0
+
+#: The default ``max_response_bytes``: 4 MiB, more than the longest reply kept takes with the
+#: JSON around it (MAX_REPLY_CHARS characters, at most 4 bytes each in UTF-8: 4,000,000).
+DEFAULT_RESPONSE_BYTES = 4 * 1024 * 1024
 
 _MAX_INT64 = 2**63 - 1
 
@@ -102,6 +111,21 @@ _PLAIN_HEADERS = frozenset(
 )  # fmt: skip
 
 
+def _status(code: int) -> str:
+    """``HTTP 429 (Too Many Requests)``: a status and its reason phrase, when it has one."""
+    try:
+        return f"HTTP {code} ({http.HTTPStatus(code).phrase})"
+    except ValueError:
+        return f"HTTP {code}"
+
+
+def _default_deadline(timeout: float, max_retries: int, backoff: float) -> float:
+    """Seconds an item takes when every attempt times out: the attempts, a second each for
+    what happens around them (a slot, a connection), and the back-off between them,
+    ``(max_retries + 1) * (timeout + 1) + backoff * (2**max_retries - 1)``."""
+    return (max_retries + 1) * (timeout + 1) + backoff * (2.0**max_retries - 1)
+
+
 def _origin(url: str) -> tuple[str, str, int | None]:
     """(scheme, host, port) of a URL, lower-case, the default port spelled out; a URL
     that does not parse gives an origin no other URL has."""
@@ -131,8 +155,10 @@ class _ChatClient:
     _api_key: str
     _official: bool
     _timeout: float
+    _deadline: float
     _max_retries: int
     _backoff: float
+    _max_response_bytes: int
     _slots: threading.BoundedSemaphore
     _client: OpenAI | None
     _close_client: weakref.finalize[..., _ChatClient] | None
@@ -159,8 +185,8 @@ class _ChatClient:
             return self._client
 
     def _http_client(self, openai: Any) -> Any:
-        """The SDK's HTTP client; for a server other than OpenAI's, one that sends it only
-        the headers a chat request needs.
+        """The SDK's HTTP client, with the judge's bounds (:mod:`._http`); for a server other
+        than OpenAI's, one that sends it only the headers a chat request needs.
 
         The SDK also reads ``OPENAI_ORG_ID``, ``OPENAI_PROJECT_ID``, ``OPENAI_ADMIN_KEY`` and
         ``OPENAI_CUSTOM_HEADERS`` (which may hold an ``Authorization``) from the environment;
@@ -168,8 +194,6 @@ class _ChatClient:
         request there carries this judge's own key (the one given, or the placeholder) and,
         past a redirect to another origin, no key at all.
         """
-        if self._official:
-            return None  # the SDK's own client: the environment is OpenAI's
         origin = _origin(self._base_url)
         authorization = f"Bearer {self._api_key}"
 
@@ -182,8 +206,52 @@ class _ChatClient:
             if _origin(str(request.url)) == origin:
                 headers["Authorization"] = authorization
 
-        return openai.DefaultHttpxClient(event_hooks={"request": [scrub]})
+        # OpenAI's own API gets what the SDK took from the environment: no scrubbing.
+        requests = [_http.request_hook] if self._official else [scrub, _http.request_hook]
+        hooks = {"request": requests, "response": [_http.response_hook(self._max_response_bytes)]}
+        client = openai.DefaultHttpxClient(event_hooks=hooks)
+        if not _http.bound_network(client):
+            logger.warning(
+                "judge %r: this httpx keeps its network layer to itself: each read is bounded "
+                "by the %g s timeout, not the whole attempt",
+                *(self.name, self._timeout),
+            )
+        return client
 
+    def _failure(self, what: str, cause: str, usage: Usage | None = None) -> JudgeFailure:
+        """``judge '<name>': <what>`` (which names the endpoint and the item), with its
+        ``cause``: the same for every item that fails this way."""
+        return JudgeFailure(f"judge {self.name!r}: {what}", usage=usage, cause=cause)
+
+    def _send(self, client: OpenAI, body: dict[str, Any]) -> tuple[int, str]:
+        """One request: status and text of a 2xx reply; the SDK's errors, or the bounds'
+        own (``_http.Expired``, ``_http.Refused``) however the SDK passed them on."""
+        with optional("openai"):
+            import openai
+
+        try:
+            raw = client.chat.completions.with_raw_response.create(**body)
+            return raw.status_code, raw.text
+        except openai.OpenAIError as exc:
+            bound = _http.bound_error(exc)
+            if bound is not None:
+                raise bound from None
+            raise
+
+    def _refused(self, item: AnswerItem, exc: _http.Refused) -> JudgeFailure:
+        where = f"the response from {self._base_url} for item {item.identifier!r}"
+        if not exc.limit:
+            return self._failure(
+                f"{where} cannot be read: {exc.detail}",
+                f"the response cannot be read: {exc.detail}",
+            )
+        limit = f"the limit of {self._max_response_bytes:,} bytes (max_response_bytes)"
+        return self._failure(
+            f"{where} is over {limit}: {exc.detail}", f"the response is over {limit}"
+        )
+
+    # Long (about 90 lines): one loop over the attempts, each outcome handled where it
+    # happens (retried, failed at once, or waited for), with the stop and both deadlines.
     def _complete(self, item: AnswerItem, body: dict[str, Any]) -> _Reply:
         """Send the request, retrying transient failures; one model response or a failure."""
         with optional("openai"):
@@ -191,32 +259,50 @@ class _ChatClient:
 
         client = self._get_client()
         attempts = self._max_retries + 1
-        problem = ""
+        made = 0
+        problem = cause = ""
         stop = _evaluate.current_stop()
+        for_item = f"for item {item.identifier!r}"
+        deadline = math.inf  # the item's: set when its first attempt starts
         for attempt in range(attempts):
             wait: float | None = None
             try:
                 with self._slots:
                     if stop is not None and stop.is_set():  # checked once the slot is ours
                         raise self._stopped(item)
-                    raw = client.chat.completions.with_raw_response.create(**body)
-                    status, text = raw.status_code, raw.text
-            except openai.APITimeoutError:
-                problem = f"no reply within the {self._timeout:g} s timeout"
+                    now = time.monotonic()
+                    if attempt == 0:
+                        deadline = now + self._deadline
+                    elif now >= deadline:  # waiting for the slot took the time left
+                        break
+                    end = min(now + self._timeout, deadline)
+                    by_timeout = now + self._timeout <= deadline  # else the deadline cuts it
+                    made += 1
+                    with _http.attempt_deadline(end):
+                        status, text = self._send(client, body)
+            except (openai.APITimeoutError, _http.Expired):
+                if by_timeout:
+                    problem = f"no complete reply within the {self._timeout:g} s timeout"
+                else:
+                    problem = f"no complete reply before the {self._deadline:g} s deadline"
+                cause = problem
+            except _http.Refused as exc:
+                raise self._refused(item, exc) from None
             except openai.APIConnectionError as exc:
-                problem = f"cannot connect to {self._base_url}: {exc.__cause__ or exc}"
+                detail = exc.__cause__ or exc
+                problem = f"cannot connect to {self._base_url}: {detail}"
+                cause = f"cannot connect: {detail}"
             except openai.APIStatusError as exc:
-                problem = f"HTTP {exc.status_code}: {_shorten(str(exc))}"
+                cause = _status(exc.status_code)
+                problem = f"{cause}: {_shorten(str(exc))}"
                 if exc.status_code != 429 and exc.status_code < 500:
-                    raise JudgeFailure(
-                        f"judge {self.name!r}: {self._base_url} answered {problem} for item "
-                        f"{item.identifier!r}"
-                    ) from exc
+                    what = f"{self._base_url} answered {problem} {for_item}"
+                    raise self._failure(what, cause) from exc
                 wait = _retry_after(exc.response.headers)
             except openai.OpenAIError as exc:  # anything else the SDK raises: not transient
-                raise JudgeFailure(
-                    f"judge {self.name!r}: request for item {item.identifier!r} failed: {exc}"
-                ) from exc
+                cause = f"{type(exc).__name__}: {_shorten(str(exc))}"
+                what = f"the request to {self._base_url} {for_item} failed: {exc}"
+                raise self._failure(what, cause) from exc
             else:
                 return self._read_reply(item, status, text)
             if attempt + 1 == attempts:
@@ -224,12 +310,14 @@ class _ChatClient:
             delay = self._backoff * 2**attempt
             if wait is not None:
                 if wait > _MAX_RETRY_AFTER:
-                    raise JudgeFailure(
-                        f"judge {self.name!r}: {self._base_url} asks to wait {wait:g} s "
-                        f"(more than {_MAX_RETRY_AFTER:g} s) after {problem} for item "
-                        f"{item.identifier!r}"
+                    what = (
+                        f"{self._base_url} asks to wait {wait:g} s (more than "
+                        f"{_MAX_RETRY_AFTER:g} s) after {problem} {for_item}"
                     )
+                    raise self._failure(what, cause)
                 delay = max(delay, wait)
+            if time.monotonic() + delay >= deadline:
+                break  # the next attempt would start past the item's deadline
             logger.info(
                 "judge %r, item %r: %s; retrying in %.2f s (attempt %d of %d)",
                 *(self.name, item.identifier, problem, delay, attempt + 2, attempts),
@@ -238,37 +326,55 @@ class _ChatClient:
                 time.sleep(delay)
             elif stop.wait(delay):
                 raise self._stopped(item)
-        raise JudgeFailure(
-            f"judge {self.name!r}: no answer from {self._base_url} for item {item.identifier!r} "
-            f"after {plural(attempts, 'attempt')}; last: {problem}"
+        within = (
+            f"after {plural(made, 'attempt')}"
+            if made == attempts
+            else f"within its {self._deadline:g} s deadline ({plural(made, 'attempt')})"
         )
+        what = f"no answer from {self._base_url} {for_item} {within}; last: {problem}"
+        raise self._failure(what, cause)
 
     def _stopped(self, item: AnswerItem) -> JudgeFailure:
-        return JudgeFailure(
-            f"judge {self.name!r}: the evaluation was stopped before the request for item "
-            f"{item.identifier!r}"
+        return self._failure(
+            f"the evaluation was stopped before the request to {self._base_url} for item "
+            f"{item.identifier!r}",
+            "the evaluation was stopped",
         )
 
     def _read_reply(self, item: AnswerItem, status: int, text: str) -> _Reply:
-        where = (
-            f"judge {self.name!r}: HTTP {status} from {self._base_url} for item {item.identifier!r}"
-        )
+        where = f"HTTP {status} from {self._base_url} for item {item.identifier!r}"
         try:
             data = json.loads(text)
         except ValueError:
-            raise JudgeFailure(f"{where} is not JSON: {_shorten(text)!r}") from None
+            raise self._failure(
+                f"{where} is not JSON: {_shorten(text)!r}", "the response is not JSON"
+            ) from None
+        except RecursionError:  # the reader's depth is the interpreter's recursion limit
+            raise self._failure(
+                f"{where} is JSON nested too deeply to be read (more levels than Python's "
+                "JSON reader allows)",
+                "the response is JSON nested too deeply to be read",
+            ) from None
         if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
             # e.g. {"error": {"message": "rate limit exceeded"}}: not a model response.
             error = data.get("error") if isinstance(data, dict) else None
             if isinstance(error, Mapping) and isinstance(error.get("message"), str):
                 error = error["message"]
             detail = f"an error: {_shorten(repr(error))}" if error is not None else _shorten(text)
-            raise JudgeFailure(f"{where} has no choices, {detail}")
+            cause = "the response has no choices" + (" (an error)" if error is not None else "")
+            raise self._failure(f"{where} has no choices, {detail}", cause)
         usage, input_tokens, output_tokens = _read_usage(data.get("usage"))
         choices = data["choices"]
-        choice = choices[0] if choices and isinstance(choices[0], Mapping) else None
-        if choice is None:
-            raise JudgeFailure(f"{where} has an empty choices list", usage=usage)
+        if not choices:
+            raise self._failure(
+                f"{where} has an empty choices list",
+                "the response has an empty choices list",
+                usage=usage,
+            )
+        choice = choices[0]
+        if not isinstance(choice, Mapping):
+            malformed = f"malformed: choices[0] is {_json_kind(choice)}, not an object"
+            raise self._failure(f"{where} is {malformed}", f"the response is {malformed}", usage)
         message = choice.get("message")
         content = message.get("content") if isinstance(message, Mapping) else None
         return _Reply(
@@ -279,3 +385,12 @@ class _ChatClient:
             input_tokens=input_tokens,
             output_tokens=output_tokens,
         )
+
+
+def _json_kind(value: object) -> str:
+    """A JSON value as a message names it: a scalar as written, a list by its kind."""
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return json.dumps(_shorten(value, 40), ensure_ascii=False)
+    return json.dumps(value)  # null, true, false, a number

@@ -114,9 +114,11 @@ class _LLM(_Table, tag="llm", kw_only=True):
     seed: int | UnsetType = UNSET
     max_tokens: int | UnsetType = UNSET
     timeout: float | UnsetType = UNSET
+    deadline: float | UnsetType = UNSET
     max_retries: int | UnsetType = UNSET
     backoff: float | UnsetType = UNSET
     max_concurrency: int | UnsetType = UNSET
+    max_response_bytes: int | UnsetType = UNSET
     cache: _Text | UnsetType = UNSET
 
 

@@ -4,8 +4,13 @@ OpenAI, vLLM, Ollama, llama.cpp's server and the like all take the same request.
 renders a Jinja2 prompt for an item, sends it (temperature 0 and a seed by default), reads a
 score from the reply and reports what the call cost. It retries 429s, 5xx replies, timeouts
 and connection errors itself, with back-off, and keeps at most ``max_concurrency`` requests
-in flight. With a :class:`~kagreport.evaluation.judges._cache.JudgeCache`, a response already seen
-for the same judge identity and the same request is read from disk and costs nothing.
+in flight. An attempt takes at most ``timeout`` seconds in all, an item at most ``deadline``
+with its retries, and a response body is read as a stream, at most ``max_response_bytes``
+of it on the wire and once inflated (:mod:`~kagreport.evaluation.judges._http`): a hostile
+server costs neither memory nor time. Every failure names the judge, the endpoint and its
+cause (``JudgeFailure.cause``: a status, a limit, what was malformed). With a
+:class:`~kagreport.evaluation.judges._cache.JudgeCache`, a response already seen for the same
+judge identity and the same request is read from disk and costs nothing.
 
 What counts as a response (``Usage.responses``)
 -----------------------------------------------
@@ -62,7 +67,13 @@ from typing import Any
 from kagreport._errors import KagreportError
 from kagreport.evaluation._items import AnswerItem
 from kagreport.evaluation.judges._cache import JudgeCache
-from kagreport.evaluation.judges._client import _NO_KEY, _ChatClient, _is_openai
+from kagreport.evaluation.judges._client import (
+    _NO_KEY,
+    DEFAULT_RESPONSE_BYTES,
+    _ChatClient,
+    _default_deadline,
+    _is_openai,
+)
 from kagreport.evaluation.judges._protocol import (
     BINARY_SCALE,
     JudgeFailure,
@@ -139,9 +150,18 @@ class LLMJudge(_ChatClient):
     max_tokens : int, optional
         Cap on the reply's length, in tokens (from 1 to 2**63 - 1).
     timeout : float
-        Seconds allowed for each attempt's connect, send and each read (httpx timeouts
-        apply per operation, so a server trickling bytes can take longer in total); more
-        than 0 and at most 3600.
+        Seconds one attempt may take in all: connecting, sending the request and receiving
+        the whole reply (default 60; more than 0 and at most 3600). A server that drips its
+        reply a byte at a time is cut off there, whatever the pace of its bytes. (Resolving
+        the host name is left to the system's resolver.)
+    deadline : float, optional
+        Seconds one item may take in all, from its first request on: every attempt, the
+        back-off and ``Retry-After`` waits between them, and waiting for a slot to retry.
+        No attempt starts that would wait past it; one under way is cut off there. Default
+        (None): enough for every attempt to time out, with a second to spare for each,
+        ``(max_retries + 1) * (timeout + 1) + backoff * (2**max_retries - 1)`` (247.5 s
+        with the defaults), so that it only bounds ``Retry-After`` waits; any number of
+        seconds more than 0 otherwise.
     max_retries : int
         Extra attempts after a 429, a 5xx, a timeout or a connection error (default 3, at
         most 100). Other 4xx replies fail at once.
@@ -152,6 +172,16 @@ class LLMJudge(_ChatClient):
     max_concurrency : int
         Requests this judge keeps in flight at most, across threads (default 4). A request
         waiting to be retried gives its slot up meanwhile.
+    max_response_bytes : int
+        The most bytes of one response body read, both as they arrive and once inflated
+        (``gzip`` or ``deflate``, the only encodings asked for); default 4 MiB (4,194,304),
+        from 1024 to 1 GiB. The body is read as a stream and dropped at the first byte over:
+        the longest reply kept (:data:`MAX_REPLY_CHARS`, one million characters) takes at
+        most 4,000,000 bytes of UTF-8, so 4 MiB reads any reply the judge would keep (unless
+        its server escapes every character as ``\\uXXXX``), and a 2 GiB body, an endless
+        one or a gzip bomb costs at most 4 MiB. A body over the
+        limit (or a ``Content-Length`` over it) fails the item at once, not retried, not
+        cached, with a message naming the judge, the endpoint and the limit.
     cache : JudgeCache or path, optional
         A response cache, or the path of one to open (and close with :meth:`close`).
 
@@ -212,9 +242,11 @@ class LLMJudge(_ChatClient):
         seed: int | None = 0,
         max_tokens: int | None = None,
         timeout: float = 60.0,
+        deadline: float | None = None,
         max_retries: int = 3,
         backoff: float = 0.5,
         max_concurrency: int = 4,
+        max_response_bytes: int = DEFAULT_RESPONSE_BYTES,
         cache: JudgeCache | str | os.PathLike[str] | None = None,
     ) -> None:
         names, (low, high) = _check_settings(
@@ -231,9 +263,11 @@ class LLMJudge(_ChatClient):
             seed=seed,
             max_tokens=max_tokens,
             timeout=timeout,
+            deadline=deadline,
             max_retries=max_retries,
             backoff=backoff,
             max_concurrency=max_concurrency,
+            max_response_bytes=max_response_bytes,
         )
 
         environment = _environment()
@@ -263,7 +297,14 @@ class LLMJudge(_ChatClient):
         self._timeout = float(timeout)
         self._max_retries = max_retries
         self._backoff = float(backoff)
+        self._given_deadline = deadline
+        self._deadline = (
+            _default_deadline(self._timeout, max_retries, self._backoff)
+            if deadline is None
+            else float(deadline)
+        )
         self._max_concurrency = max_concurrency
+        self._max_response_bytes = max_response_bytes
         self._slots = threading.BoundedSemaphore(max_concurrency)
         self._client = None
         self._close_client = None
@@ -326,6 +367,17 @@ class LLMJudge(_ChatClient):
         """The response cache, if any."""
         return self._cache
 
+    @property
+    def deadline(self) -> float:
+        """Seconds one item may take in all (the one given, or the default from ``timeout``,
+        ``max_retries`` and ``backoff``)."""
+        return self._deadline
+
+    @property
+    def max_response_bytes(self) -> int:
+        """The most bytes of one response body read, on the wire and inflated."""
+        return self._max_response_bytes
+
     def _settings(self) -> dict[str, Any]:
         return {
             "model": self._model,
@@ -340,9 +392,11 @@ class LLMJudge(_ChatClient):
             "seed": self._seed,
             "max_tokens": self._max_tokens,
             "timeout": self._timeout,
+            "deadline": self._given_deadline,
             "max_retries": self._max_retries,
             "backoff": self._backoff,
             "max_concurrency": self._max_concurrency,
+            "max_response_bytes": self._max_response_bytes,
             "cache": self._cache,
         }
 
@@ -414,7 +468,15 @@ class LLMJudge(_ChatClient):
 
     def _judgement(self, item: AnswerItem, text: str, usage: Usage, truncated: bool) -> Judgement:
         return _read_judgement(
-            self.name, item, text, usage, truncated, self._scale, self._criteria, self._score_range
+            self.name,
+            self._base_url,
+            item,
+            text,
+            usage,
+            truncated,
+            self._scale,
+            self._criteria,
+            self._score_range,
         )
 
     def _usable_cache(self) -> JudgeCache | None:
@@ -456,7 +518,10 @@ class LLMJudge(_ChatClient):
             failing cache never fails the item (see the module docstring).
         """
         if item.answer is None:
-            raise JudgeFailure(f"judge {self.name!r}: item {item.identifier!r} has no answer")
+            raise JudgeFailure(
+                f"judge {self.name!r}: item {item.identifier!r} has no answer",
+                cause="the item has no answer",
+            )
         body = self.request_body(item)
         cache = self._usable_cache()
         key = None
@@ -475,10 +540,12 @@ class LLMJudge(_ChatClient):
         reply = self._complete(item, body)
         truncated = reply.finish_reason == "length"
         if reply.text is None:
+            content = f"has no text content (finish_reason {reply.finish_reason!r})"
             raise JudgeFailure(
-                f"judge {self.name!r}: the reply for item {item.identifier!r} has no text "
-                f"content (finish_reason {reply.finish_reason!r})",
+                f"judge {self.name!r}: the reply from {self._base_url} for item "
+                f"{item.identifier!r} {content}",
                 usage=reply.usage,
+                cause=f"the reply {content}",
             )
         judgement = self._judgement(item, reply.text, reply.usage, truncated)
         # A reply too long to keep whole is not cached: a hit would read the same cut text.

@@ -103,13 +103,24 @@ class JudgeFailure(KagreportError):
     """A judgement that could not be made (HTTP failure, unparsable verdict, ...).
 
     Counted in ``errors[judge]``; the evaluation goes on. ``verdict`` keeps
-    the raw text when there was one; ``usage`` what the attempt cost.
+    the raw text when there was one; ``usage`` what the attempt cost; ``cause`` the reason
+    without the item, the same text for every item that failed the same way (``"HTTP 429
+    (Too Many Requests)"``), which the evaluation tallies in ``error_causes``; by default
+    the message itself.
     """
 
-    def __init__(self, message: str, *, verdict: Any = None, usage: Usage | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        verdict: Any = None,
+        usage: Usage | None = None,
+        cause: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.verdict = verdict
         self.usage = usage if usage is not None else Usage()
+        self.cause = message if cause is None else cause
 
 
 @runtime_checkable

@@ -46,7 +46,8 @@ NO_OPTION = "no option found"
 def _reference(item: AnswerItem, judge: str) -> str:
     if item.reference is None:
         raise JudgeFailure(
-            f"judge {judge!r} needs a reference answer; item {item.identifier!r} has none"
+            f"judge {judge!r} needs a reference answer; item {item.identifier!r} has none",
+            cause="the item has no reference answer",
         )
     return item.reference
 
@@ -54,7 +55,9 @@ def _reference(item: AnswerItem, judge: str) -> str:
 def _answer(item: AnswerItem) -> str:
     # evaluate_answers never sends an item without an answer; direct callers might.
     if item.answer is None:
-        raise JudgeFailure(f"item {item.identifier!r} has no answer to judge")
+        raise JudgeFailure(
+            f"item {item.identifier!r} has no answer to judge", cause="the item has no answer"
+        )
     return item.answer
 
 

@@ -265,6 +265,7 @@ def _render(template: Template, item: AnswerItem, which: str, judge: str) -> str
     except Exception as exc:  # any failure of the template fails this item, clearly
         detail = _describe(exc, (TemplateError, _NoneInPrompt, _PromptTooLong))
         raise JudgeFailure(
-            f"judge {judge!r}: the {which} template failed for item {item.identifier!r}: {detail}"
+            f"judge {judge!r}: the {which} template failed for item {item.identifier!r}: {detail}",
+            cause=f"the {which} template failed: {detail}",
         ) from exc
     return _valid_text("".join(parts))

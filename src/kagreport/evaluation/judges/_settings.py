@@ -15,6 +15,8 @@ __all__: list[str] = []
 # Bounds of the settings.
 _MAX_SECONDS = 3600.0
 _MAX_RETRIES = 100
+_MIN_RESPONSE_BYTES = 1024  # a completion with a few words in it
+_MAX_RESPONSE_BYTES = 1 << 30
 
 
 def _is_real(value: object) -> bool:
@@ -52,9 +54,11 @@ def _check_settings(
     seed: object,
     max_tokens: object,
     timeout: object,
+    deadline: object,
     max_retries: object,
     backoff: object,
     max_concurrency: object,
+    max_response_bytes: object,
 ) -> tuple[tuple[str, ...], tuple[float, float]]:
     """Validate the constructor's arguments; the criteria and score range to use."""
     for parameter, value in (("name", name), ("model", model), ("base_url", base_url)):
@@ -130,10 +134,22 @@ def _check_settings(
                 f"`{parameter}` must be a number of seconds, more than 0 and at most "
                 f"{_MAX_SECONDS:g}, not {value!r}"
             )
+    if deadline is not None and (not _is_real(deadline) or not deadline > 0):  # type: ignore[operator]
+        raise ValueError(
+            "`deadline` must be a number of seconds, more than 0, or None (enough for every "
+            f"attempt to time out), not {deadline!r}"
+        )
     if not _is_int(max_retries) or not 0 <= max_retries <= _MAX_RETRIES:
         raise ValueError(
             f"`max_retries` must be an integer from 0 to {_MAX_RETRIES}, not {max_retries!r}"
         )
     if not _is_int(max_concurrency) or max_concurrency < 1:
         raise ValueError(f"`max_concurrency` must be an integer >= 1, not {max_concurrency!r}")
+    if not _is_int(max_response_bytes) or not (
+        _MIN_RESPONSE_BYTES <= max_response_bytes <= _MAX_RESPONSE_BYTES
+    ):
+        raise ValueError(
+            f"`max_response_bytes` must be an integer from {_MIN_RESPONSE_BYTES} to "
+            f"{_MAX_RESPONSE_BYTES} (1 GiB), not {max_response_bytes!r}"
+        )
     return names, (low, high)

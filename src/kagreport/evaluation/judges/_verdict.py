@@ -278,6 +278,7 @@ def _describe(exc: BaseException, plain: tuple[type[BaseException], ...] = ()) -
 
 def _read_judgement(
     judge: str,
+    endpoint: str,
     item: AnswerItem,
     text: str,
     usage: Usage,
@@ -286,7 +287,8 @@ def _read_judgement(
     criteria: Sequence[str],
     score_range: tuple[float, float],
 ) -> Judgement:
-    """Scores from a reply's text; a reply over MAX_REPLY_CHARS is read as cut off."""
+    """Scores from a reply's text (from ``endpoint``, named in a failure); a reply over
+    MAX_REPLY_CHARS is read as cut off."""
     readable, kept = _cut(text)
     verdict = text if kept is None else kept
     try:
@@ -305,9 +307,10 @@ def _read_judgement(
         else:
             cut = ""
         raise JudgeFailure(
-            f"judge {judge!r}: no {scale} verdict in the reply for item "
+            f"judge {judge!r}: no {scale} verdict in the reply from {endpoint} for item "
             f"{item.identifier!r}{cut}: {_describe(exc, (ValueError,))}",
             verdict=verdict,
             usage=usage,
+            cause=f"no {scale} verdict in the reply",
         ) from None
     return Judgement(scores=scores, verdict=verdict, usage=usage)
