@@ -70,9 +70,9 @@ def script_loader(root: str) -> str:
         raise SiteError(f"a page's root is a run of '../', not {root!r}")
     sources = json.dumps([root + name for name in SITE_SCRIPTS], separators=(",", ":"))
     return (
-        f"(function(){{var n={sources},i,s;for(i=0;i<n.length;i++){{"
-        's=document.createElement("script");s.src=n[i];s.async=false;'
-        "document.body.appendChild(s);}})();"
+        f"(function(){{var n={sources},i,e;for(i=0;i<n.length;i++){{"
+        'e=document.createElement("script");e.src=n[i];e.async=false;'
+        "document.body.appendChild(e);}})();"
     )
 
 
