@@ -9,13 +9,14 @@ reads it, then written out again from the tree with only what the allow-list kee
 - text structure: headings, paragraphs, lists, tables (pandas' included), code, quotes,
   ``<details>``, ``<bdi>``, figures;
 - images whose source is a relative path or a ``data:`` URL of PNG, JPEG, GIF, WebP or SVG
-  (an ``<img>`` runs no script and loads nothing an SVG refers to);
+  (an ``<img>`` runs no script and loads nothing an SVG refers to); an inline ``<svg>``
+  (a chart in a widget's static snapshot) becomes such an image;
 - links to http(s), mailto, a fragment or a relative path, given
   ``rel="noopener noreferrer"``: they go somewhere only when the reader clicks;
 - ``class``, ``id``, ``title``, ``lang``, ``dir`` and ``style`` attributes.
 
 Everything else goes: ``<script>``, ``<style>`` (kept apart below), ``<meta>``, ``<link>``,
-``<base>``, forms, frames, ``<object>``, ``<embed>``, inline SVG and MathML, event handlers,
+``<base>``, forms, frames, ``<object>``, ``<embed>``, MathML, event handlers,
 ``data-*`` and ``name`` attributes (``name`` clobbers ``document`` properties), comments.
 
 Style sheets: a ``<style>`` element's text is kept (in a ``<style>`` of the site's own
@@ -28,6 +29,8 @@ the network besides.
 
 from __future__ import annotations
 
+import base64
+import html as markup
 import re
 from typing import Any
 
@@ -81,6 +84,20 @@ _CSS_BANNED = re.compile(
 )
 # A <style> element's text, for the style sheets kept apart (its markup is cleaned anyway).
 _STYLE = re.compile(r"<style\b[^>]*>(.*?)</style\s*>", re.IGNORECASE | re.DOTALL)
+# An inline <svg> element, shown as an image. Whatever this finds (rightly or not) becomes
+# an image's data, which is inert; whatever it leaves is cleaned like the rest.
+_SVG = re.compile(r"<svg\b([^>]*)>.*?</svg\s*>", re.IGNORECASE | re.DOTALL)
+_LABEL = re.compile(r"""\baria-label\s*=\s*("[^"]*"|'[^']*')""", re.IGNORECASE)
+
+
+def _svg_image(found: re.Match[str]) -> str:
+    svg, opening = found.group(0), found.group(1)
+    if "xmlns=" not in opening:  # an image of SVG is an XML document: it needs its namespace
+        svg = '<svg xmlns="http://www.w3.org/2000/svg"' + svg[len("<svg") :]
+    label = _LABEL.search(opening)
+    alt = markup.unescape(label.group(1)[1:-1]) if label else "an SVG image"
+    data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+    return f'<img alt="{markup.escape(alt)}" src="data:image/svg+xml;base64,{data}">'
 
 
 def _safe_url(tag: str, value: str) -> bool:
@@ -126,6 +143,7 @@ def clean_html(html: Any) -> str:
         If nh3 is not installed (the ``site`` extra).
     """
     text = html.decode("utf-8", "replace") if isinstance(html, bytes) else str(html)
+    text = _SVG.sub(_svg_image, text)
     sheets = [css for css in _STYLE.findall(text) if css.strip() and _safe_css(css)]
     cleaned = nh3.clean(
         text,

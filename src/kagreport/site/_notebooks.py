@@ -120,7 +120,10 @@ def convert_notebook(
     config = Config({"NbConvertBase": {"display_data_priority": list(DISPLAY_PRIORITY)}})
     # sanitize_html: nbconvert's templates pass Markdown cells, raw HTML cells and HTML and
     # Markdown outputs through their clean_html filter, which is the site's sanitizer here;
-    # the site's template passes every other output through it too (_clean.py).
+    # the site's template passes every other output through it too (_clean.py). nbconvert
+    # then parses the page with html.parser and writes it again (BeautifulSoup, for alt
+    # texts): harmless on what html5ever wrote, where every "<" in text is escaped and every
+    # attribute value quoted, so both parsers read the same tags.
     exporter = exporters.HTMLExporter(
         config=config,
         template_name=NOTEBOOK_TEMPLATE,
