@@ -4,7 +4,8 @@ The core install (``pip install kagreport``) grades and finds with msgspec, NumP
 The rest comes with extras (pyproject.toml)::
 
     [notebook]  pandas, Altair, vl-convert, ipywidgets    frames, charts, widgets
-    [site]      Jinja2, nbconvert, nbclient, ipykernel    kagreport site (and [notebook])
+    [site]      Jinja2, nbconvert, nbclient, ipykernel,   kagreport site (and [notebook])
+                nh3
     [llm]       openai, Jinja2, tqdm                      LLM judges, progress bars
     [formats]   PyYAML, tomli-w                           YAML and TOML documents
     [zstd]      zstandard                                 zstd .eval logs (Python < 3.14)
@@ -37,6 +38,7 @@ EXTRAS = {
     "nbclient": "site",
     "nbconvert": "site",
     "nbformat": "site",
+    "nh3": "site",
     "traitlets": "site",
     "openai": "llm",
     "tqdm": "llm",

@@ -854,7 +854,7 @@ def test_every_page_carries_the_csp_and_breaks_nothing(
     """Each page (index, setups, comparisons, evaluations, notebook) has the policy first in
     its head, draws its charts under it, and reports no violation and no console error.
     The main site's pages as ``main_visits`` recorded them (each page is opened once)."""
-    from kagreport.site._templates import NOTEBOOK_CSP, PAGE_CSP
+    from kagreport.site._templates import page_csp
 
     visits = list(main_visits.values())
     assert sorted(v.path for v in visits) == html_pages(main_site)
@@ -874,7 +874,9 @@ def test_every_page_carries_the_csp_and_breaks_nothing(
     failures = []
     for visit in visits:
         name, meta = visit.path.name, visit.csp_meta
-        policy = NOTEBOOK_CSP if visit.path.parent.name == "notebooks" else PAGE_CSP
+        site = notebook_site if visit.path.parent.name == "notebooks" else main_site
+        root = "../" * len(visit.path.relative_to(site).parent.parts)
+        policy = page_csp(root, inline_styles=visit.path.parent.name == "notebooks")
         if meta["count"] != 1 or meta["content"] != policy:
             failures.append(f"{name}: policy {meta}")
         if set(meta["before"]) - {"meta"}:  # only <meta charset> may come first
@@ -884,8 +886,8 @@ def test_every_page_carries_the_csp_and_breaks_nothing(
         failures += [f"{name}: violation {v}" for v in visit.csp_violations]
         failures += [f"{name}: {p}" for p in visit.log.problems()]
     assert not failures, "\n".join(failures)
-    assert "unsafe-eval" not in PAGE_CSP
-    assert "unsafe-inline" not in PAGE_CSP
+    assert "unsafe-eval" not in page_csp("")
+    assert "unsafe-inline" not in page_csp("")
 
 
 def test_csp_blocks_an_unescaped_script(browser: Browser, main_site: Path, tmp_path: Path) -> None:

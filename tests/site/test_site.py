@@ -4,6 +4,8 @@ atomic replacement and configuration errors (no browser here: see tests/browser/
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import json
 import re
 from html.parser import HTMLParser
@@ -26,7 +28,7 @@ from kagreport.site import (
     inline_json,
     slugify,
 )
-from kagreport.site._templates import NOTEBOOK_CSP, PAGE_CSP
+from kagreport.site._templates import page_csp, script_loader
 
 
 def _pages(site: Path) -> list[Path]:
@@ -224,14 +226,13 @@ def test_links_resolve_and_nothing_comes_from_the_network(site: Path) -> None:
 
 
 def test_pages_use_the_one_shared_script(site: Path) -> None:
+    # The page's one script that is not data adds the shared scripts, in this order.
     for page in _pages(site):
-        sources = [a.get("src") for t, a in _parse(page).tags if t == "script" and a.get("src")]
         root = "" if page.parent == site else "../"
-        assert sources == [
-            f"{root}assets/vega.js",
-            f"{root}assets/site.js",
-            f"{root}assets/charts.js",
-        ]
+        code = [text for a, text in _parse(page).scripts if a.get("type") != "application/json"]
+        assert code == [script_loader(root)]
+        shared = f'["{root}assets/vega.js","{root}assets/site.js","{root}assets/charts.js"]'
+        assert f"var n={shared}," in code[0]
 
 
 # ---------------------------------------------------------------------- safety
@@ -252,12 +253,14 @@ def test_untrusted_text_cannot_break_out(site: Path) -> None:
         assert "</script><script>alert" not in html, page
         assert "<img src=x" not in html, page
         tags = _parse(page)
-        # Every script element is one the site wrote: a shared asset or inline JSON.
+        # Every script element is one the site wrote: the one that adds the shared scripts
+        # or inline JSON.
         opening = len(re.findall(r"<script\b", html, flags=re.IGNORECASE))
         assert opening == len(tags.scripts), page
+        root = "" if page.parent == site else "../"
         for attributes, text in tags.scripts:
-            if attributes.get("src"):
-                assert not text.strip()
+            if not attributes:
+                assert text == script_loader(root)
                 continue
             assert attributes.get("type") == "application/json", (page, attributes)
             assert "<" not in text, page
@@ -671,7 +674,7 @@ def test_notebook_page(site_inputs: dict[str, Any], tmp_path: Path) -> None:
             assert not re.match(r"(?i)\s*(https?:)?//", attributes.get(name) or ""), attributes
     assert 'href="notebooks/demo.html"' in (out / "index.html").read_text(encoding="utf-8")
     assert _first_in_head(html) == ("meta", {"http-equiv": "Content-Security-Policy",
-                                             "content": NOTEBOOK_CSP})  # fmt: skip
+                                             "content": page_csp("../", inline_styles=True)})  # fmt: skip
 
 
 def _first_in_head(html: str) -> tuple[str, dict[str, str | None]]:
@@ -684,18 +687,23 @@ def _first_in_head(html: str) -> tuple[str, dict[str, str | None]]:
 
 def test_every_page_starts_with_the_content_security_policy(site: Path) -> None:
     """Issue #10 item 17: the policy applies before anything on the page (browser tests check
-    that it holds: tests/browser). No page has a script the policy would block."""
-    assert "'unsafe-inline'" not in PAGE_CSP
-    assert "'unsafe-eval'" not in PAGE_CSP
+    that it holds: tests/browser). No page has a script the policy would block: its scripts
+    are data (JSON) but one, the loader the policy names by its hash (issue 27, item 5)."""
     for page in _pages(site):
+        root = "../" * len(page.relative_to(site).parent.parts)
+        policy = page_csp(root)
+        assert "'unsafe-inline'" not in policy
+        assert "'unsafe-eval'" not in policy
+        assert "'self'" not in policy.split("script-src", 1)[1].split(";")[0]
         html = page.read_text(encoding="utf-8")
-        expected = {"http-equiv": "Content-Security-Policy", "content": PAGE_CSP}
+        expected = {"http-equiv": "Content-Security-Policy", "content": policy}
         assert _first_in_head(html) == ("meta", expected), page
-        for attributes, _text in _parse(page).scripts:
-            assert attributes.get("src") or attributes.get("type") == "application/json", (
-                page,
-                attributes,
-            )
+        code = [
+            (a, text) for a, text in _parse(page).scripts if a.get("type") != "application/json"
+        ]
+        assert code == [({}, script_loader(root))], page
+        digest = base64.b64encode(hashlib.sha256(code[0][1].encode()).digest()).decode()
+        assert f"script-src 'sha256-{digest}' 'strict-dynamic';" in policy
 
 
 @pytest.mark.slow
@@ -892,18 +900,32 @@ def test_comparison_page_states_the_family_and_how_p_was_computed(site: Path) ->
 def test_notebook_outputs_cannot_navigate_away(tmp_path: Path) -> None:
     # A CSP does not govern navigation: a notebook's own HTML output holding
     # <meta http-equiv="refresh"> sent the reader's browser to any host on opening the page
-    # (the adversarial trial saw http://127.0.0.1:9/leak requested from file://).
+    # (the adversarial trial saw http://127.0.0.1:9/leak requested from file://). Issue 27,
+    # item 4: markup that Python's html.parser reads apart from a browser kept its refresh.
+    # tests/browser/test_pages_take_over.py opens such a page in Chromium.
     from kagreport.site._notebooks import convert_notebook
     from kagreport.site._templates import Templates
 
+    refresh = '<meta http-equiv="refresh" content="0;url=http://127.0.0.1:9/{}">'
     outputs = [
         '<p>kept</p><meta http-equiv="refresh" content="0;url=http://127.0.0.1:9/leak">',
         '<META HTTP-EQUIV="&#114;efresh" content="0;url=http://127.0.0.1:9/b">',
         '<link rel="dns-prefetch" href="//leak.example"><link rel="stylesheet" href="x.css">',
+        "<!-->" + refresh.format("c") + "-->",
+        "<!-- a --!>" + refresh.format("d") + "-->",
+        "<script></script/>" + refresh.format("e"),
+        "<svg><style>" + refresh.format("f") + "</style></svg>",
+        "<math><style>" + refresh.format("g"),
+        '<base href="http://127.0.0.1:9/"><form action="http://127.0.0.1:9/"></form>',
+        '<iframe src="http://127.0.0.1:9/"></iframe><object data="http://127.0.0.1:9/">',
+        '<a href="javascript:alert(1)">j</a><a href="https://example.org/">kept link</a>',
     ]
     notebook = tmp_path / "nav.ipynb"
     notebook.write_text(json.dumps({
-        "cells": [{"cell_type": "code", "metadata": {}, "execution_count": 1, "source": "x",
+        "cells": [{"cell_type": "markdown", "metadata": {}, "source": outputs[3]},
+                  {"cell_type": "raw", "metadata": {"raw_mimetype": "text/html"},
+                   "source": outputs[7]},
+                  {"cell_type": "code", "metadata": {}, "execution_count": 1, "source": "x",
                    "outputs": [{"output_type": "display_data", "metadata": {},
                                 "data": {"text/html": html}} for html in outputs]}],
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
@@ -915,7 +937,11 @@ def test_notebook_outputs_cannot_navigate_away(tmp_path: Path) -> None:
     assert "<p>kept</p>" in page
     assert "127.0.0.1:9" not in page
     assert "leak.example" not in page
-    assert 'href="x.css"' in page  # other links stay
+    assert "javascript:" not in page
+    assert '<a href="https://example.org/" rel="noopener noreferrer">kept link</a>' in page
+    body = page[page.index('<main class="site-main">') :].lower()
+    for tag in ("meta", "link", "base", "form", "iframe", "object", "svg", "math", "script"):
+        assert f"<{tag}" not in body, tag
     assert 'http-equiv="Content-Security-Policy"' in page  # the page's own meta stays
 
 

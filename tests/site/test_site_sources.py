@@ -24,7 +24,7 @@ from kagreport import KagreportError, read_run
 from kagreport.runs import Run, leaderboard
 from kagreport.site import SiteConfig, SourceConfig, build_site, slugify
 from kagreport.site._run import headline_metric
-from kagreport.site._templates import PAGE_CSP
+from kagreport.site._templates import page_csp, script_loader
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sources"
 PROMPTFOO = DATA / "promptfoo" / "results.json"
@@ -235,12 +235,15 @@ def test_hostile_response_is_escaped(tmp_path: Path) -> None:
     build_site(SiteConfig(sources=(SourceConfig(run),)), out)
     for page in sorted(out.rglob("*.html")):
         text = page.read_text(encoding="utf-8")
-        assert f'<meta http-equiv="Content-Security-Policy" content="{escape(PAGE_CSP)}">' in text
+        root = "../" * len(page.relative_to(out).parent.parts)
+        csp = escape(page_csp(root))
+        assert f'<meta http-equiv="Content-Security-Policy" content="{csp}">' in text
         assert "<script>window.__xss" not in text
         assert "<script>alert(1)" not in text
-        # every script is the shared one, a vega spec or inline JSON data
-        for script in _parse(page).scripts:
-            assert script.get("src") or script.get("type") == "application/json", (page, script)
+        # every script is a vega spec or inline JSON data, but the one that adds the site's
+        assert text.count(f"<script>{script_loader(root)}</script>") == 1
+        data = [s for s in _parse(page).scripts if s.get("type") == "application/json"]
+        assert len(_parse(page).scripts) == len(data) + 1, page
     system_pages = sorted(out.glob("setups/hostile--*.html"))
     assert len(system_pages) == 1
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in system_pages[0].read_text("utf-8")

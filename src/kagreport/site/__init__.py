@@ -22,6 +22,7 @@ _NEEDS = (
     "nbconvert",
     "nbformat",
     "ipykernel",
+    "nh3",
     "pandas",
     "altair",
     "vl_convert",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kagreport import _format
 from kagreport.runs import compare_setups, flipped_items
+from kagreport.site._bidi import isolated
 from kagreport.site._diff import flip_detail
 from kagreport.site._items import RESPONSE_LIMIT
 from kagreport.site._pagedata import SiteComparison, SiteRun
@@ -81,9 +82,9 @@ def plan_comparisons(site: SiteContent, entry: SiteRun) -> None:
     )
     for candidate, baseline, only_c, only_b in found.skipped:
         note = (
-            f"{candidate} vs {baseline}: not compared, the two share no item "
-            f"({_format.plural(only_c, 'item')} only in {candidate}, "
-            f"{_format.count(only_b)} only in {baseline})"
+            f"{isolated(candidate)} vs {isolated(baseline)}: not compared, the two share no "
+            f"item ({_format.plural(only_c, 'item')} only in {isolated(candidate)}, "
+            f"{_format.count(only_b)} only in {isolated(baseline)})"
         )
         entry.skipped.append(note)
         site.warn(f"run {entry.name!r}: {note}")
@@ -196,7 +197,7 @@ def _pages(site: SiteContent, entry: SiteRun) -> None:
         site.page(
             c.href,
             "comparison.html.j2",
-            title=f"{c.candidate} vs {c.baseline} ({entry.name})",
+            title=f"{isolated(c.candidate)} vs {isolated(c.baseline)} ({isolated(entry.name)})",
             run=entry,
             c=c,
             candidate=c.candidate,

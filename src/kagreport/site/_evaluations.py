@@ -26,6 +26,7 @@ from kagreport._format import (
     score,
     score_interval,
 )
+from kagreport.site._bidi import isolated
 from kagreport.site._config import EvaluationSource
 from kagreport.site._json import dumps_json
 from kagreport.site._templates import Page
@@ -117,7 +118,7 @@ def _details(
     )
 
     if isinstance(report, EvaluationComparison):
-        note = f"comparison {report.candidate} vs {report.baseline}"
+        note = f"comparison {isolated(report.candidate)} vs {isolated(report.baseline)}"
         return "comparison", note, _comparison_context(site, report, slug)
     if isinstance(report, AnswerEvaluation):
         context = _answer_context(report)

@@ -6,7 +6,9 @@ readable source), no widget manager, no Mermaid. Widget state is not kept
 (as with ``store_widget_state=False``), so nbconvert exports their static fallback (``text/html`` or
 ``text/plain``) rather than a widget view that would need the widget manager from a CDN.
 Vega-Lite outputs (Altair charts) become the site's own chart elements, rendered by the
-shared ``assets/vega.js``.
+shared ``assets/vega.js``. Every other output, every Markdown cell and every raw HTML cell is
+cleaned by the site's allow-list sanitizer (:mod:`kagreport.site._clean`), which parses as
+browsers do: no script, no ``<meta http-equiv="refresh">``, nothing that loads or navigates.
 
 nbconvert's Jinja environment has autoescape off (its templates escape explicitly); the site's
 header and footer inserted into each page are rendered by the site's own, autoescaping,
@@ -30,17 +32,17 @@ import subprocess
 import threading
 import warnings
 from collections.abc import Callable, Sequence
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, TypeVarTuple
 
 from kagreport._errors import SiteError
 from kagreport._io import read_regular_file
+from kagreport.site._clean import clean_html
 from kagreport.site._json import inline_json
 from kagreport.site._signals import deferred_signals
-from kagreport.site._templates import NOTEBOOK_CSP, NOTEBOOK_TEMPLATE
+from kagreport.site._templates import NOTEBOOK_TEMPLATE, page_csp
 
-__all__ = ["DISPLAY_PRIORITY", "convert_notebook", "drop_navigation"]
+__all__ = ["DISPLAY_PRIORITY", "convert_notebook"]
 
 _Ts = TypeVarTuple("_Ts")
 
@@ -116,13 +118,21 @@ def convert_notebook(
 
     # The data-type filter reads the priority from the configuration (not the exporter).
     config = Config({"NbConvertBase": {"display_data_priority": list(DISPLAY_PRIORITY)}})
+    # sanitize_html: nbconvert's templates pass Markdown cells, raw HTML cells and HTML and
+    # Markdown outputs through their clean_html filter, which is the site's sanitizer here;
+    # the site's template passes every other output through it too (_clean.py). nbconvert
+    # then parses the page with html.parser and writes it again (BeautifulSoup, for alt
+    # texts): harmless on what html5ever wrote, where every "<" in text is escaped and every
+    # attribute value quoted, so both parsers read the same tags.
     exporter = exporters.HTMLExporter(
         config=config,
         template_name=NOTEBOOK_TEMPLATE,
         extra_template_basedirs=[str(p) for p in template_dirs],
         exclude_anchor_links=True,
+        sanitize_html=True,
     )
     exporter.register_filter("site_json", _site_json)
+    exporter.register_filter("clean_html", clean_html)
     resources: dict[str, Any] = {
         "metadata": {"name": path.stem},
         "kagreport_site": {
@@ -130,57 +140,14 @@ def convert_notebook(
             "footer": footer,
             "root": root,
             "title": title,
-            "csp": NOTEBOOK_CSP,
+            "csp": page_csp(root, inline_styles=True),
         },
     }
     try:
         html, _ = exporter.from_notebook_node(notebook, resources=resources)
     except Exception as exc:  # nbconvert raises many kinds; name the notebook
         raise SiteError(f"cannot convert the notebook {path}: {exc}", path=path) from exc
-    return drop_navigation(str(html))
-
-
-# Link types that make the browser reach a host by themselves (DNS or a connection), which
-# a Content-Security-Policy does not govern.
-_REACHING_LINKS = frozenset({"dns-prefetch", "preconnect", "prefetch", "prerender"})
-
-
-class _NavigationFinder(HTMLParser):
-    """Offsets of the start tags that navigate or reach a host despite the page's CSP."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(convert_charrefs=True)
-        # getpos() counts lines by "\n" alone.
-        self.line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
-        self.spans: list[tuple[int, int]] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = {name: (value or "").strip().lower() for name, value in attrs}
-        refresh = tag == "meta" and values.get("http-equiv") == "refresh"
-        reaching = tag == "link" and bool(_REACHING_LINKS & set(values.get("rel", "").split()))
-        raw = self.get_starttag_text()
-        if (refresh or reaching) and raw is not None:
-            line, column = self.getpos()
-            start = self.line_starts[line - 1] + column
-            self.spans.append((start, start + len(raw)))
-
-    handle_startendtag = handle_starttag
-
-
-def drop_navigation(html: str) -> str:
-    """``html`` without ``<meta http-equiv="refresh">`` and host-reaching ``<link>`` tags.
-
-    A notebook's own HTML outputs are kept in its page, and a Content-Security-Policy does
-    not govern navigation: a refresh would send the reader (and what the URL carries) to
-    any host on opening the page. Attribute values are read as a browser reads them
-    (character references decoded, any case), so ``http-equiv="&#114;efresh"`` is found too.
-    """
-    finder = _NavigationFinder(html)
-    finder.feed(html)
-    finder.close()
-    for start, end in reversed(finder.spans):
-        html = html[:start] + html[end:]
-    return html
+    return str(html)
 
 
 def _site_json(value: Any) -> str:

@@ -28,6 +28,7 @@ from kagreport.runs import (
     recorded_costs,
     setup_metrics,
 )
+from kagreport.site._bidi import isolated
 from kagreport.site._comparisons import plan_comparisons
 from kagreport.site._config import RunConfig, SourceConfig
 from kagreport.site._items import ITEM_COLUMNS, RESPONSE_LIMIT, item_columns, item_rows
@@ -294,9 +295,9 @@ def _leaderboard(entry: SiteRun) -> None:
         entry.wilson = any(row["correct"] is not None for row in entry.leaderboard)
         if entry.metric != "correct" and run.metadata.get("headline") == entry.metric:
             entry.notes.append(
-                f"Systems are ranked and compared by {entry.metric}, the tool's own headline "
-                "metric, with a Wilson interval where its values are 0 or 1, and without an "
-                "accuracy-against-cost chart (which counts every item's outcome)."
+                f"Systems are ranked and compared by {isolated(entry.metric)}, the tool's own "
+                "headline metric, with a Wilson interval where its values are 0 or 1, and "
+                "without an accuracy-against-cost chart (which counts every item's outcome)."
             )
         elif entry.metric != "correct":
             lacks = (
@@ -306,9 +307,9 @@ def _leaderboard(entry: SiteRun) -> None:
                 else "The run has no `correct` metric (pass/fail)"
             )
             entry.notes.append(
-                f"{lacks}, so systems are ranked and compared by their mean {entry.metric}, "
-                "with a Wilson interval only where the values are 0 or 1, and without an "
-                "accuracy-against-cost chart."
+                f"{lacks}, so systems are ranked and compared by their mean "
+                f"{isolated(entry.metric)}, with a Wilson interval only where the values are 0 "
+                "or 1, and without an accuracy-against-cost chart."
             )
     first = entry.leaderboard[0]["system"] if entry.leaderboard else None
     entry.baseline = entry.config.baseline or first
@@ -406,7 +407,7 @@ def _system_pages(site: SiteContent, entry: SiteRun) -> None:
         site.page(
             entry.system_hrefs[system],
             "setup.html.j2",
-            title=f"{system} ({entry.name})",
+            title=f"{isolated(system)} ({isolated(entry.name)})",
             run=entry,
             setup=system,
             row=ranks.get(system),

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
@@ -14,20 +18,22 @@ from markupsafe import Markup
 from kagreport import _format
 from kagreport._errors import KagreportError, SiteError
 from kagreport.evaluation._text import method_label
+from kagreport.site._bidi import isolate, mark
 from kagreport.site._items import item_score
 from kagreport.site._json import inline_json
 
 __all__ = [
-    "NOTEBOOK_CSP",
     "NOTEBOOK_TEMPLATE",
-    "PAGE_CSP",
     "PAGE_SIZE",
+    "SITE_SCRIPTS",
     "SORT_MIN_ROWS",
     "Chart",
     "Page",
     "Templates",
     "holm_family",
     "package_templates",
+    "page_csp",
+    "script_loader",
     "split_interval",
 ]
 
@@ -40,20 +46,58 @@ SORT_MIN_ROWS = 10
 #: The nbconvert template (a folder of the templates directory) notebooks are converted with.
 NOTEBOOK_TEMPLATE = "notebook"
 
-#: The Content-Security-Policy of every site page (a ``<meta http-equiv>`` first in its
-#: head): scripts only from the site's own files (no inline script, no ``eval``: the charts
-#: use Vega's expression interpreter), styles only from its files, images and fonts from its
-#: files or ``data:`` URLs, no network, no frames, plugins, forms or ``<base>``. An escaping
-#: slip in a page then still runs nothing and sends nothing anywhere.
-PAGE_CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "font-src 'self' data:; connect-src 'none'; frame-src 'none'; object-src 'none'; "
-    "base-uri 'none'; form-action 'none'"
-)
-#: The notebook pages' policy: :data:`PAGE_CSP` with inline styles allowed (nbconvert inlines
-#: JupyterLab's style sheets, and outputs such as pandas tables carry ``<style>`` blocks).
-#: Styles run no code, and with no network allowed they cannot send anything.
-NOTEBOOK_CSP = PAGE_CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")
+#: The site's own scripts, in the order they run (paths from the site root).
+SITE_SCRIPTS = ("assets/vega.js", "assets/site.js", "assets/charts.js")
+_ROOT = re.compile(r"(\.\./)*")
+
+
+def script_loader(root: str) -> str:
+    """The one inline script of a page whose site root is ``root`` (``""``, ``"../"``):
+    it adds :data:`SITE_SCRIPTS` to the page, to run in order.
+
+    The policy (:func:`page_csp`) allows this script by its hash and, through
+    ``'strict-dynamic'``, the scripts it adds; no other script runs, wherever it comes
+    from. (A ``<script src>`` allowed by a hash needs ``integrity``, and Chromium enforces
+    integrity only on a CORS request, which a ``file://`` page cannot make: the site's
+    own scripts would be blocked.) The text is fixed for each root, so its hash is too.
+
+    Raises
+    ------
+    SiteError
+        If ``root`` is not a run of ``../``.
+    """
+    if not _ROOT.fullmatch(root):
+        raise SiteError(f"a page's root is a run of '../', not {root!r}")
+    sources = json.dumps([root + name for name in SITE_SCRIPTS], separators=(",", ":"))
+    return (
+        f"(function(){{var n={sources},i,e;for(i=0;i<n.length;i++){{"
+        'e=document.createElement("script");e.src=n[i];e.async=false;'
+        "document.body.appendChild(e);}})();"
+    )
+
+
+def page_csp(root: str, *, inline_styles: bool = False) -> str:
+    """The Content-Security-Policy of a page whose site root is ``root`` (a ``<meta
+    http-equiv>`` first in its head).
+
+    Scripts: only :func:`script_loader`'s, by its SHA-256, and the site's scripts it adds
+    (``'strict-dynamic'``): no inline script, no event handler, no ``eval`` (the charts use
+    Vega's expression interpreter), and no ``<script src>`` in the markup, not even of a
+    local file (on a ``file://`` page Chromium counts every local file as ``'self'``, so
+    ``'self'`` is not used for scripts). Styles only from the site's files (with
+    ``inline_styles``, inline styles too: notebook pages, whose nbconvert styles and
+    outputs' tables are inline), images and fonts from its files or ``data:`` URLs, no
+    network, no frames, plugins, forms or ``<base>``. An escaping slip in a page then still
+    runs nothing and sends nothing anywhere.
+    """
+    digest = hashlib.sha256(script_loader(root).encode("utf-8")).digest()
+    styles = "'self' 'unsafe-inline'" if inline_styles else "'self'"
+    return (
+        f"default-src 'none'; script-src 'sha256-{base64.b64encode(digest).decode()}' "
+        f"'strict-dynamic'; style-src {styles}; img-src 'self' data:; font-src 'self' data:; "
+        "connect-src 'none'; frame-src 'none'; object-src 'none'; base-uri 'none'; "
+        "form-action 'none'"
+    )
 
 
 def package_templates() -> Path:
@@ -65,12 +109,13 @@ def _missing(value: Any) -> bool:
     return _format.is_missing(value)
 
 
-def _no_nul(value: Any) -> Any:
-    """Every value a page shows, with U+0000 as U+FFFD: HTML forbids the character (a
-    browser drops it, grep takes the page for binary), and a response may hold one."""
+def _finalize(value: Any) -> Any:
+    """Every value a page shows: U+0000 as U+FFFD (HTML forbids the character: a browser
+    drops it, grep takes the page for binary, and a response may hold one), and text that
+    could reorder the page's text around it marked for isolation (:mod:`._bidi`)."""
     if isinstance(value, str) and "\x00" in value:
-        return value.replace("\x00", "\ufffd")
-    return value
+        value = value.replace("\x00", "\ufffd")
+    return mark(value)
 
 
 def fmt_pct(value: Any, digits: int = 1) -> str:
@@ -187,9 +232,8 @@ class Templates:
             keep_trailing_newline=True,
             trim_blocks=True,
             lstrip_blocks=True,
-            finalize=_no_nul,
+            finalize=_finalize,
         )
-        self.env.globals["content_security_policy"] = PAGE_CSP
         self.env.globals["sort_min_rows"] = SORT_MIN_ROWS
         self.env.filters.update(
             # One filter per kind of number (kagreport._format's convention).
@@ -223,14 +267,23 @@ class Templates:
     def render(self, name: str, /, **context: Any) -> str:
         """Render one page template.
 
+        With ``root`` (the page's way back to the site root) in ``context``, the template
+        also gets ``content_security_policy`` (:func:`page_csp`) and ``site_scripts`` (the
+        ``<script>`` element of :func:`script_loader`, which the footer writes). Text that
+        could reorder the page's own text is isolated (:mod:`kagreport.site._bidi`).
+
         Raises
         ------
         KagreportError
             If no searched folder holds the template or one it includes (the message lists
             the folders), or a template is not valid Jinja, not UTF-8, or fails to render.
         """
+        root = context.get("root")
+        if isinstance(root, str):
+            context.setdefault("content_security_policy", page_csp(root))
+            context.setdefault("site_scripts", Markup(f"<script>{script_loader(root)}</script>"))
         try:
-            return self.env.get_template(name).render(**context)
+            return isolate(self.env.get_template(name).render(**context))
         except jinja2.TemplateNotFound as exc:
             where = ", ".join(str(p) for p in self.searched)
             raise SiteError(

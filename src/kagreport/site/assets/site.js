@@ -1,7 +1,9 @@
 /* kagreport site: the item tables (assets/charts.js draws the charts). A classic script (no ES modules, no fetch),
    so every page works from file:// with no network. All data is read from
    <script type="application/json"> elements of the page itself. Text from result files is
-   only ever put in the page with textContent, never parsed as HTML.
+   only ever put in the page with textContent, never parsed as HTML, and inside a <bdi>
+   (isolated): right-to-left text or a direction override in it cannot reorder the page's
+   own text around it.
    Integers above 2^53 in the inline JSON may be rounded by JSON.parse; this script never
    does arithmetic on them or shows them (the pages show the exact numbers as text). */
 (function () {
@@ -34,12 +36,28 @@
   // Numbers inside text ("12", "item10") compare as numbers, so "item2" < "item10".
   var COLLATOR = new Intl.Collator("en", { numeric: true, sensitivity: "base" });
 
+  // Text of the run (a name, a question, a response) as the pages' Python side writes it
+  // (kagreport/site/_bidi.py): in a <bdi>, which isolates it from the text around it.
+  function isolated(text) {
+    var bdi = document.createElement("bdi");
+    bdi.textContent = text;
+    return bdi;
+  }
+
+  // The same for the text of an <option>, which holds no element: between U+2068 (first
+  // strong isolate) and U+2069 (pop directional isolate).
+  function isolatedText(text) {
+    return "\u2068" + text + "\u2069";
+  }
+
   function cell(row, text, className) {
     var td = document.createElement("td");
     if (className) {
       td.className = className;
     }
-    td.textContent = text;
+    if (text !== "") {
+      td.appendChild(isolated(text));
+    }
     row.appendChild(td);
     return td;
   }
@@ -88,9 +106,9 @@
     var details = document.createElement("details");
     details.className = "fold";
     var summary = document.createElement("summary");
-    summary.textContent = chars.slice(0, FOLD).join("");
+    summary.appendChild(isolated(chars.slice(0, FOLD).join("")));
     details.appendChild(summary);
-    details.appendChild(document.createTextNode(chars.slice(FOLD).join("")));
+    details.appendChild(isolated(chars.slice(FOLD).join("")));
     td.appendChild(details);
     return td;
   }
@@ -114,12 +132,12 @@
     var td = cell(tr, "", "question");
     var code = document.createElement("span");
     code.className = "qid";
-    code.textContent = id;
+    code.appendChild(isolated(id));
     td.appendChild(code);
     if (text) {
       var body = document.createElement("div");
       body.className = "qtext";
-      body.textContent = text;
+      body.appendChild(isolated(text));
       td.appendChild(body);
     }
     if (options && options.length) {
@@ -133,9 +151,10 @@
         var li = document.createElement("li");
         var key = document.createElement("span");
         key.className = "opt-key";
-        key.textContent = options[i][0];
+        key.appendChild(isolated(options[i][0]));
         li.appendChild(key);
-        li.appendChild(document.createTextNode(" " + options[i][1]));
+        li.appendChild(document.createTextNode(" "));
+        li.appendChild(isolated(options[i][1]));
         list.appendChild(li);
       }
       details.appendChild(list);
@@ -184,7 +203,7 @@
         // The item's article side by side (setupFlips shows its page).
         var link = document.createElement("a");
         link.href = "#" + anchor;
-        link.textContent = r[col.item];
+        link.appendChild(isolated(r[col.item]));
         cell(tr, "").appendChild(link);
       } else {
         cell(tr, r[col.item]);
@@ -651,7 +670,7 @@
           all.textContent = "all (" + sum + ")";
           for (var k = 0; k < options.length; k++) {
             var n = counts[values[k]] || 0;
-            options[k].textContent = values[k] + " (" + n + ")";
+            options[k].textContent = isolatedText(values[k]) + " (" + n + ")";
             options[k].setAttribute("data-count", String(n));
           }
           all.setAttribute("data-count", String(sum));
