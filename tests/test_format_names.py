@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from kagreport._format import NAME_LIMIT, isolated, name_labels, printable
+from kagreport._format import NAME_LIMIT, isolated, name_labels, pair_label, printable
 
 FSI, PDI, RLO, LRI = "\u2068", "\u2069", "\u202e", "\u2066"
 
@@ -127,3 +127,11 @@ def test_labels_of_distinct_names_are_distinct() -> None:
     isolates = name_labels(twins, 10, isolate=True)
     assert isolates[twins[1]] == FSI + "אאא…בב (2)" + PDI
     assert name_labels(isolates.values(), 10, isolate=True) == {v: v for v in isolates.values()}
+
+
+def test_a_pair_label_keeps_both_names_visible() -> None:
+    # Each side gets (100 - 3) // 2 - 2 = 46 characters: 30 before "…" and 15 after.
+    label = pair_label("a" * 1000, "b" * 1000)
+    assert label == "a" * 30 + "…" + "a" * 15 + " \u2212 " + "b" * 30 + "…" + "b" * 15
+    assert len(label) <= NAME_LIMIT
+    assert pair_label("ab" + RLO + "cd", "base") == FSI + "ab" + RLO + "cd" + PDI + " \u2212 base"

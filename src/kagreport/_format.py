@@ -59,6 +59,7 @@ __all__ = [
     "name_labels",
     "number",
     "p_value",
+    "pair_label",
     "percent",
     "percent_interval",
     "plural",
@@ -506,6 +507,14 @@ def isolated(text: str, limit: int | None = None) -> str:
             depth -= 1
         parts.append(character)
     return _FSI + "".join(parts) + _PDI * depth + _PDI
+
+
+def pair_label(candidate: str, baseline: str, limit: int = NAME_LIMIT) -> str:
+    """A pair's label, ``"candidate − baseline"``, each name :func:`isolated` to fit half of
+    ``limit`` with its isolates, so that the label fits ``limit`` and both names stay
+    visible: cutting the whole label would take the end of one and the start of the other."""
+    half = max(1, (limit - 3) // 2 - 2)
+    return f"{isolated(candidate, half)} {MINUS} {isolated(baseline, half)}"
 
 
 def name_labels(

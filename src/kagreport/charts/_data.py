@@ -26,7 +26,6 @@ from kagreport._format import (
     MISSING,
     NAME_LIMIT,
     is_missing,
-    isolated,
     name_labels,
     printable,
     quantity,
@@ -42,7 +41,6 @@ __all__ = [
     "inline_data",
     "is_simulated_source",
     "label_title",
-    "pair_label",
     "quantity_interval",
     "require_columns",
     "rows_height",
@@ -158,14 +156,6 @@ def _drawn_run(run: Run) -> Run:
         systems=tuple(systems[s] for s in run.systems),
         dataset_names=tuple(datasets[d] for d in run.dataset_names),
     )
-
-
-def pair_label(candidate: str, baseline: str) -> str:
-    """A pair's row label, ``"candidate − baseline"``, from names that fit half of
-    :data:`~kagreport._format.NAME_LIMIT` each, isolates included: the whole label is drawn as
-    it is (:func:`drawn_names` cuts it no further), both names visible."""
-    half = (NAME_LIMIT - 3) // 2 - 2
-    return f"{isolated(candidate, half)} \u2212 {isolated(baseline, half)}"
 
 
 def run_or_frame(source: Any) -> Run | pd.DataFrame:

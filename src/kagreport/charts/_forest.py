@@ -16,6 +16,7 @@ from kagreport._format import (
     is_proportion,
     isolated,
     p_value,
+    pair_label,
     score,
 )
 from kagreport._format import percent as percent_text
@@ -23,7 +24,6 @@ from kagreport.charts._accuracy import RING
 from kagreport.charts._data import (
     drawn_names,
     inline_data,
-    pair_label,
     require_columns,
     rows_height,
     title_params,

@@ -257,14 +257,15 @@ def _forest(
     import pandas as pd
 
     from kagreport.charts import forest_plot
-    from kagreport.charts._data import pair_label
 
     rows = []
     for c in entry.comparisons if comparisons is None else comparisons:
         m = c.comparison.metrics[c.metric].to_dict()
         # Both names of a pair stay visible in its row however long they are.
         m["metric"] = (
-            pair_label(c.candidate, c.baseline) if entry.compare == "all-pairs" else c.candidate
+            _format.pair_label(c.candidate, c.baseline)
+            if entry.compare == "all-pairs"
+            else c.candidate
         )
         m["p_value_holm"] = c.p_value_family
         rows.append(m)
