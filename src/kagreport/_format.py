@@ -1,4 +1,4 @@
-"""The one formatter of numbers, percentages, p-values and missing values for every view.
+"""The one formatter of numbers, percentages, p-values, missing values and names for every view.
 
 Text tables, HTML reprs, LaTeX tables, widgets, chart tooltips and the site all call these
 functions, so one value reads the same everywhere. kag's byte-exact ``kag stats`` text
@@ -21,6 +21,13 @@ count                  :func:`count`, :func:`plural`       ``1,234``, ``1 judge`
 The unit of a time or size is named once, in the column or axis title ("Mean generation (s)",
 "Context length (bytes)"), not after each number.
 
+Names (of systems, datasets, metrics, judges, runs) come from result files and users, and may
+hold anything. :func:`printable` makes one safe for every renderer (control characters, line
+and paragraph separators, lone surrogates and noncharacters shown as escapes such as
+``\\x01``; cut to a length with ``…``); :func:`isolated` also keeps a right-to-left name from
+reordering the text around it (charts); :func:`name_labels` gives a set of names distinct
+labels.
+
 Standard library only: this module sits at the bottom of the layers, beside ``_errors``.
 """
 
@@ -28,12 +35,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
     "MINUS",
     "MISSING",
+    "NAME_LIMIT",
     "PERCENT_METRICS",
     "SCORE_DIGITS",
     "count",
@@ -43,16 +52,20 @@ __all__ = [
     "interval",
     "is_missing",
     "is_proportion",
+    "isolated",
     "json_safe",
     "metric",
     "metric_interval",
+    "name_labels",
     "number",
     "p_value",
+    "pair_label",
     "percent",
     "percent_interval",
     "plural",
     "points",
     "points_interval",
+    "printable",
     "quantity",
     "score",
     "score_interval",
@@ -336,3 +349,197 @@ def json_safe(value: Any) -> Any:
     if type(value).__module__ == "numpy" and hasattr(value, "item"):  # NumPy scalars
         return json_safe(value.item())
     return value
+
+
+#: The most characters of a name in a chart or a figure (escapes counted, the isolates of
+#: :func:`isolated` not): a hub model's id with its organisation and a variant, such as
+#: HELM's 80-character ``together/meta-llama/Meta-Llama-3.1-405B-Instruct-Turbo-...``, fits
+#: whole, on two lines of a figure's key. A longer name keeps its start and its end (where
+#: names that share a prefix differ), and the page's text shows it whole; how long a chart
+#: takes to draw no longer depends on how long its names are.
+NAME_LIMIT = 100
+
+_ELLIPSIS = "\u2026"
+_FSI, _PDI = "\u2068", "\u2069"  # first strong isolate, pop directional isolate
+_ISOLATE_OPENERS = "\u2066\u2067\u2068"  # LRI, RLI, FSI
+
+
+def _escape(code: int) -> str:
+    """Python's escape of a code point: ``\\x01``, ``\\u2028``, ``\\U0010ffff``."""
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+# What no renderer takes as text: C0 and C1 controls and DEL (XML refuses most of them, and
+# vl-convert aborts the process on one), the line and paragraph separators (line breaks to
+# JavaScript and str.splitlines), UTF-16 surrogates (no UTF-8 file holds a lone one) and the
+# 66 noncharacters (XML refuses U+FFFE and U+FFFF).
+_PLANE_ENDS = (plane << 16 | low for plane in range(17) for low in (0xFFFE, 0xFFFF))
+_NONCHARACTERS = (*range(0xFDD0, 0xFDF0), *_PLANE_ENDS)
+_UNPRINTABLE = (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029, *range(0xD800, 0xE000))
+_ESCAPES = {code: _escape(code) for code in (*_UNPRINTABLE, *_NONCHARACTERS)}
+# The explicit direction formatting characters (embeddings, overrides, isolates, marks),
+# for a renderer that has no bidirectional algorithm (TeX): shown, not obeyed.
+_DIRECTIONS = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_BIDI_ESCAPES = {**_ESCAPES, **{code: _escape(code) for code in _DIRECTIONS}}
+# Bidirectional classes of the characters that can reorder the text around them: strong
+# right-to-left letters, Arabic digits, and the explicit formatting characters.
+_REORDERING = frozenset(
+    {"R", "AL", "AN", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"}
+)
+
+
+def _take(characters: Iterable[str], width: int, table: Mapping[int, str]) -> list[str]:
+    """The escaped characters from the start of ``characters`` that fit in ``width``
+    (an escape is never split)."""
+    taken: list[str] = []
+    used = 0
+    for character in characters:
+        piece = table.get(ord(character), character)
+        if used + len(piece) > width:
+            break
+        taken.append(piece)
+        used += len(piece)
+    return taken
+
+
+def printable(text: str, limit: int | None = None, *, bidi: bool = False) -> str:
+    """``text`` as every renderer can draw it (SVG, Vega, vl-convert, LaTeX, a terminal).
+
+    Each control character (C0, DEL, C1: NUL, ESC, a line feed), line or paragraph separator
+    (U+2028, U+2029), UTF-16 surrogate (a lone one, from a JSON escape or an undecodable file
+    name) and noncharacter (U+FFFE, ...) is shown as Python's escape of it (``\\x00``,
+    ``\\x1b``, ``\\u2028``, ``\\udc80``): visible and ASCII, as ``repr`` and the command line
+    show them, where a picture (U+2400) or U+FFFD would need a font that has it or lose what
+    the character was. Everything else is kept.
+
+    Parameters
+    ----------
+    text : str
+    limit : int, optional
+        The most characters of the result (escapes counted; at least 1): a longer one keeps
+        its first two thirds and its last third around ``…`` (an escape is never cut). The
+        time taken is then bounded by ``limit``, whatever the length of ``text``.
+    bidi : bool
+        Also show the explicit direction formatting characters (U+061C, U+200E, U+200F,
+        U+202A to U+202E, U+2066 to U+2069) as escapes: for a renderer without the Unicode
+        bidirectional algorithm, such as pdflatex, which refuses them. A renderer that has
+        it isolates the name instead (:func:`isolated`).
+
+    Returns
+    -------
+    str
+        ``text`` itself when it holds nothing to escape and fits. Applying it again changes
+        nothing.
+
+    Raises
+    ------
+    ValueError
+        If ``limit`` is below 1.
+    """
+    if limit is not None and limit < 1:
+        raise ValueError(f"`limit` must be at least 1, not {limit!r}")
+    table = _BIDI_ESCAPES if bidi else _ESCAPES
+    if limit is None or len(text) <= limit:
+        shown = text if text.isprintable() else text.translate(table)
+        if limit is None or len(shown) <= limit:
+            return shown
+    head = (limit - 1) * 2 // 3
+    tail = _take(reversed(text), limit - 1 - head, table)
+    return "".join(_take(text, head, table)) + _ELLIPSIS + "".join(reversed(tail))
+
+
+def _is_isolated(text: str) -> bool:
+    """Whether ``text`` is one isolate: U+2068 first, and the U+2069 that closes it last."""
+    if not (text.startswith(_FSI) and text.endswith(_PDI)):
+        return False
+    depth = 0
+    for position, character in enumerate(text):
+        if character in _ISOLATE_OPENERS:
+            depth += 1
+        elif character == _PDI:
+            depth -= 1
+            if depth == 0:
+                return position == len(text) - 1
+    return False
+
+
+def isolated(text: str, limit: int | None = None) -> str:
+    """``text`` made :func:`printable` (to ``limit`` characters) and, when it can reorder
+    the text around it, isolated: between U+2068 FIRST STRONG ISOLATE and U+2069 POP
+    DIRECTIONAL ISOLATE, for text drawn with the Unicode bidirectional algorithm (Vega in a
+    browser, vl-convert's SVG, PNG and PDF).
+
+    A right-to-left override (U+202E), a Hebrew or Arabic name, or an Arabic digit, beside
+    other text on one line (a chart's title, its key "1 name; 2 name", a label "a − b"),
+    would otherwise reorder that text too ("myrun, rank 2" drawn as "2 knar ,nurym"). Inside
+    the isolate the name is drawn as a browser draws it in ``<bdi>``: its own controls act
+    on it alone (an embedding or override ends with the isolate; an isolate it opens and
+    leaves open is closed; a U+2069 that would close ours early is shown as ``\\u2069``).
+    Text whose characters are all left-to-right or neutral is returned as :func:`printable`
+    makes it (nothing added), and text already isolated is returned as it is.
+
+    Raises
+    ------
+    ValueError
+        If ``limit`` is below 1.
+
+    References
+    ----------
+    .. [1] Unicode Standard Annex #9, Unicode Bidirectional Algorithm, rules X5a-X6a
+       (isolates) and BD16 (matching isolate initiators with U+2069).
+    """
+    if _is_isolated(text):
+        return text
+    text = printable(text, limit)
+    if text.isascii() or not any(unicodedata.bidirectional(c) in _REORDERING for c in text):
+        return text
+    parts: list[str] = []
+    depth = 0
+    for character in text:
+        if character in _ISOLATE_OPENERS:
+            depth += 1
+        elif character == _PDI:
+            if depth == 0:
+                parts.append(_escape(ord(character)))
+                continue
+            depth -= 1
+        parts.append(character)
+    return _FSI + "".join(parts) + _PDI * depth + _PDI
+
+
+def pair_label(candidate: str, baseline: str, limit: int = NAME_LIMIT) -> str:
+    """A pair's label, ``"candidate − baseline"``, each name :func:`isolated` to fit half of
+    ``limit`` with its isolates, so that the label fits ``limit`` and both names stay
+    visible: cutting the whole label would take the end of one and the start of the other."""
+    half = max(1, (limit - 3) // 2 - 2)
+    return f"{isolated(candidate, half)} {MINUS} {isolated(baseline, half)}"
+
+
+def name_labels(
+    names: Iterable[str], limit: int | None = None, *, isolate: bool = False
+) -> dict[str, str]:
+    """Each distinct name of ``names`` -> its label: :func:`printable` (to ``limit``
+    characters), or :func:`isolated` with ``isolate``; distinct names keep distinct labels.
+
+    A name whose label is itself keeps it; another whose label is taken (two long names
+    with one start and end, ``"a\\x01"`` beside a literal ``"a\\\\x01"``) gets `` (2)``,
+    `` (3)``, ... after it (inside its isolate), in the order of ``names``, still within
+    ``limit``. Labelling the labels again changes none of them.
+    """
+    shown = isolated if isolate else printable
+    found = {name: shown(name, limit) for name in dict.fromkeys(names)}
+    taken = {label for name, label in found.items() if label == name}
+    for name, label in found.items():
+        if label == name:
+            continue
+        unique, n = label, 1
+        while unique in taken:
+            n += 1
+            suffix = f" ({n})"
+            base = shown(name, None if limit is None else max(1, limit - len(suffix)))
+            unique = base[:-1] + suffix + _PDI if _is_isolated(base) else base + suffix
+        taken.add(unique)
+        found[name] = unique
+    return found

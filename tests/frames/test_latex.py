@@ -259,6 +259,35 @@ def test_hostile_text_compiles(pdflatex: str, tmp_path: Path) -> None:
     _compile(pdflatex, tmp_path, "a4paper", latex)  # fails the test if pdflatex stops
 
 
+@pytest.mark.slow
+def test_direction_controls_in_names_are_shown_and_compile(pdflatex: str, tmp_path: Path) -> None:
+    """A right-to-left override (U+202E) or an isolate in a system or metric name stopped
+    pdflatex ("Unicode character not set up"), and TeX has no bidirectional algorithm to
+    obey it: it is shown as its escape, like a control character (issue 27, item 8)."""
+    import numpy as np
+
+    names = ("sys\u202eabc", "b\u2066x\u2069\u200f", "c\x1bd")
+    metric = "acc\u202e\x01"
+    run = Run(
+        kind="answers",
+        systems=names,
+        dataset_names=("ds",),
+        question_names=("q1", "q2"),
+        system=np.repeat(np.arange(3, dtype=np.int32), 2),
+        dataset=np.zeros(6, dtype=np.int32),
+        question=np.tile(np.arange(2, dtype=np.int32), 3),
+        outcome=np.full(6, -1, dtype=np.int8),
+        metrics={metric: np.array([1.0, 0.0, 0.5, 0.5, 0.0, 0.25])},
+    )
+    latex = to_latex(run, caption="Run \u202eabc", label="tab:bidi", wide=True)
+    assert not any(ch in latex for ch in "\u202e\u2066\u2069\u200f\x1b\x01")
+    assert r"sys\textbackslash{}u202eabc" in latex
+    assert r"\textbackslash{}u2066x\textbackslash{}u2069" in latex
+    assert r"acc\textbackslash{}u202e\textbackslash{}x01" in latex
+    assert r"Run \textbackslash{}u202eabc" in latex
+    _compile(pdflatex, tmp_path, "a4paper", latex)  # fails the test if pdflatex stops
+
+
 def test_a_label_that_is_not_a_latex_key_is_refused() -> None:
     frame = pd.DataFrame({"x": [1.0]})
     for label in ("a_b & c % d", "tab a", "x{y}", "a#1"):

@@ -44,9 +44,10 @@ def test_a_lone_surrogate_escape_is_refused_in_one_line(tmp_path: Path) -> None:
 
 def test_control_characters_and_line_separators_in_names_build_a_site(tmp_path: Path) -> None:
     """A NUL aborted the SVG export (a Rust panic, exit 134, a temporary folder left);
-    U+2028 stopped it in a Vega expression."""
+    U+2028 stopped it in a Vega expression. Names are read with each shown as its escape
+    (issue 27: visible, where U+FFFD lost what the character was)."""
     path = _promptfoo_with(tmp_path, "n.jsonl", echo="a\x00b", **{"mock-scripted": "c\u2028d"})
-    assert read_run(path).systems == ("a\ufffdb", "c\ufffdd")
+    assert read_run(path).systems == ("a\\x00b", "c\\u2028d")
     out = tmp_path / "site"
     done = run_cli("site", "build", "--run", path, "-o", out)
     assert done.returncode == 0, done.stderr

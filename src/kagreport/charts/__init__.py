@@ -8,7 +8,11 @@ chart holds at most a few thousand rows, whatever the size of the run) and embed
 charts render offline and from ``file://``. Undefined numbers are ``null`` in the data and drawn as
 missing, never as 0. By default each chart carries the paper theme (:data:`PAPER_CONFIG`: 237.6 px =
 3.3 in wide, Liberation Sans, text of 8 pt or more, no border); ``theme=False`` leaves it out so
-that charts can be layered or concatenated.
+that charts can be layered or concatenated. Every name a chart draws, in its data too, is
+drawn safe for every renderer (:func:`kagreport._format.isolated` to
+:data:`~kagreport._format.NAME_LIMIT` characters): a control character as its escape
+(``\\x01``), a name of 100,000 characters by its start and end, a right-to-left one isolated
+from the text beside it; ordinary names as they are.
 
 - :func:`accuracy_cost_chart`: accuracy against a mean cost, with the Pareto frontier.
 - :func:`outcomes_chart`: correct / incorrect / error per setup.

@@ -272,7 +272,8 @@ def accuracy_cost_data(
     place; "" for none), and the tooltips' texts as the tables write them
     (:mod:`kagreport._format`): accuracy_text (accuracy and its interval in percent),
     cost_text (the mean cost and its interval as quantities, "—" where undefined),
-    total_text, correct_text, errors_text (counts).
+    total_text, correct_text, errors_text (counts). Names are as charts draw them (see
+    :mod:`kagreport.charts`).
 
     A :class:`~kagreport.runs.Run` gives the rows of ``stats_frame(run)``: the same
     numbers as its report for ``Run.from_stats(report)``; a run from evaluations draws

@@ -10,8 +10,14 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from kagreport._format import count, plural, score, score_interval, signed
-from kagreport.charts._data import inline_data, require_columns, rows_height, title_params
+from kagreport._format import NAME_LIMIT, count, isolated, plural, score, score_interval, signed
+from kagreport.charts._data import (
+    drawn_names,
+    inline_data,
+    require_columns,
+    rows_height,
+    title_params,
+)
 from kagreport.charts._names import axis_names
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.evaluation import AnswerEvaluation, pairwise_agreement
@@ -93,16 +99,18 @@ def agreement_chart(
         if "judges" in frame.columns
         else np.full(len(frame), np.nan)
     )
+    drawn = drawn_names(frame["criterion"].astype(str))
+    criteria = [drawn[c] for c in frame["criterion"].astype(str)]
     data = pd.DataFrame(
         {
-            "criterion": frame["criterion"].astype(str).to_numpy(),
+            "criterion": criteria,
             "alpha": alpha,
             "low": pd.to_numeric(frame["low"], errors="coerce").astype(float).to_numpy(),
             "high": pd.to_numeric(frame["high"], errors="coerce").astype(float).to_numpy(),
             "judges": judges,
             "label": [
-                f"{c} ({plural(int(n), 'judge')})" if np.isfinite(n) else str(c)
-                for c, n in zip(frame["criterion"], judges, strict=True)
+                f"{c} ({plural(int(n), 'judge')})" if np.isfinite(n) else c
+                for c, n in zip(criteria, judges, strict=True)
             ],
             "defined": np.isfinite(alpha),
             "note": notes,
@@ -230,7 +238,8 @@ def pairwise_agreement_data(
     The judges are sorted by their mean alpha with the other judges (highest first; a judge
     whose pairs are all undefined last), then cut to ``max_judges``, unless ``judges`` names
     them (kept in the order given). One row per pair (i, j), i after j in that order (the lower
-    triangle): judge_a (row), judge_b (column), alpha (NaN where undefined), items (units both
+    triangle): judge_a (row), judge_b (column) (as charts draw names:
+    :func:`~kagreport.charts._data.drawn_names`), alpha (NaN where undefined), items (units both
     rated), label (alpha to 2 decimals with a real minus, or "—"), defined, mean_a (judge_a's
     mean alpha).
 
@@ -277,13 +286,14 @@ def pairwise_agreement_data(
         order = list(range(len(names)))
     rated = {name: np.isfinite(ratings[name]) for name in names}
     rows: list[dict[str, Any]] = []
+    drawn = drawn_names(names)
     for position, i in enumerate(order):
         for j in order[:position]:
             alpha = float(matrix[i, j])
             rows.append(
                 {
-                    "judge_a": names[i],
-                    "judge_b": names[j],
+                    "judge_a": drawn[names[i]],
+                    "judge_b": drawn[names[j]],
                     "alpha": alpha,
                     "items": int((rated[names[i]] & rated[names[j]]).sum()),
                     "label": signed(alpha, 2),  # a cell's width: 2 decimals
@@ -421,7 +431,7 @@ def pairwise_agreement_chart(
     if not data["defined"].all():
         subtitle.append("Grey: undefined.")
     subtitle += names.key_lines()
-    heading = f"Pairwise agreement: {criterion}" if title is None else title
+    heading = f"Pairwise agreement: {isolated(criterion, NAME_LIMIT)}" if title is None else title
     chart = alt.LayerChart(
         layer=layers,
         title=title_params(heading, subtitle),

@@ -1,8 +1,17 @@
 """Turning frames into the inline data of a chart, and accepting a run (or what
-:func:`kagreport.sources.as_run` takes) or its frame."""
+:func:`kagreport.sources.as_run` takes) or its frame.
+
+Every name a chart draws (a setup, dataset, metric, judge or criterion, in its data, axes,
+legends, tooltips, key and title) is its label of :func:`drawn_names`:
+:func:`kagreport._format.isolated` to :data:`~kagreport._format.NAME_LIMIT` characters, so a
+control character never reaches the exporter (vl-convert aborts the process on one), a long
+name costs no more than a short one to draw, and a right-to-left name never reorders the text
+beside it. Ordinary names are drawn as they are.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import textwrap
 from collections.abc import Iterable
@@ -13,13 +22,22 @@ import numpy as np
 import pandas as pd
 
 from kagreport._errors import InputError
-from kagreport._format import MISSING, is_missing, quantity
+from kagreport._format import (
+    MISSING,
+    NAME_LIMIT,
+    is_missing,
+    name_labels,
+    printable,
+    quantity,
+)
 from kagreport.frames import stats_frame
 from kagreport.runs import Run
 from kagreport.sources import as_run
 
 __all__ = [
     "SIMULATED",
+    "drawn_frame",
+    "drawn_names",
     "inline_data",
     "is_simulated_source",
     "label_title",
@@ -105,8 +123,44 @@ def require_columns(frame: pd.DataFrame, columns: Iterable[str], what: str) -> N
         raise ValueError(f"{what} lacks the column(s) {', '.join(map(repr, missing))}")
 
 
+def drawn_names(names: Iterable[Any]) -> dict[str, str]:
+    """Each distinct name -> the text a chart draws for it:
+    :func:`kagreport._format.isolated` to :data:`~kagreport._format.NAME_LIMIT` characters,
+    distinct names kept distinct (:func:`kagreport._format.name_labels`); an ordinary name
+    (printable, left-to-right, not too long) maps to itself."""
+    return name_labels((str(name) for name in names), NAME_LIMIT, isolate=True)
+
+
+def drawn_frame(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
+    """``frame`` with the names in ``columns`` (those it has) as :func:`drawn_names` draws
+    them, one mapping across all of them; ``frame`` itself when none changes."""
+    present = [c for c in columns if c in frame.columns]
+    values = [v for c in present for v in frame[c].tolist() if isinstance(v, str)]
+    labels = drawn_names(values)
+    if all(label == name for name, label in labels.items()):
+        return frame
+    frame = frame.copy()
+    for column in present:
+        frame[column] = [labels[v] if isinstance(v, str) else v for v in frame[column].tolist()]
+    return frame
+
+
+def _drawn_run(run: Run) -> Run:
+    """``run`` with its systems and datasets named as :func:`drawn_names` draws them (itself
+    when no name changes): every table and label derived from it then agrees."""
+    systems, datasets = drawn_names(run.systems), drawn_names(run.dataset_names)
+    if all(k == v for k, v in (*systems.items(), *datasets.items())):
+        return run
+    return dataclasses.replace(
+        run,
+        systems=tuple(systems[s] for s in run.systems),
+        dataset_names=tuple(datasets[d] for d in run.dataset_names),
+    )
+
+
 def run_or_frame(source: Any) -> Run | pd.DataFrame:
-    """A frame as it is, anything else as a run (:func:`kagreport.sources.as_run`).
+    """A frame, or anything else as a run (:func:`kagreport.sources.as_run`), with the
+    names of its setups and datasets as a chart draws them (:func:`drawn_names`).
 
     Raises
     ------
@@ -114,9 +168,9 @@ def run_or_frame(source: Any) -> Run | pd.DataFrame:
         For what is neither a frame nor anything ``as_run`` takes.
     """
     if isinstance(source, pd.DataFrame):
-        return source
+        return drawn_frame(source, "setup", "dataset")
     try:
-        return as_run(source)
+        return _drawn_run(as_run(source))
     except InputError:
         raise TypeError(
             "expected a kagreport.runs.Run (or a StatsReport, evaluations, a path) or a "
@@ -182,12 +236,18 @@ def title_params(
 
     Lines are cut at spaces after :data:`TITLE_CHARACTERS` (title) or
     :data:`SUBTITLE_CHARACTERS` (subtitle) characters, so no line runs past a 238 px (3.3 in)
-    figure.
+    figure. Every line is :func:`kagreport._format.printable`, and the title is cut to three
+    lines' worth (with ``…``).
     """
     factor = 2 if wide else 1
+    # Printable (a name in a caller's title may hold anything), and at most three lines.
+    title = printable(title, 3 * factor * TITLE_CHARACTERS)
     heading = _wrap(label_title(title) if simulated else title, factor * TITLE_CHARACTERS)
     lines = [
-        part for line in subtitle if line for part in _wrap(line, factor * SUBTITLE_CHARACTERS)
+        part
+        for line in subtitle
+        if line
+        for part in _wrap(printable(line), factor * SUBTITLE_CHARACTERS)
     ]
     text: str | list[str] = heading[0] if len(heading) == 1 else heading
     if not lines:

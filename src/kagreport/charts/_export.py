@@ -37,6 +37,7 @@ import altair as alt
 import vl_convert as vlc
 
 from kagreport._atomic import write_atomic
+from kagreport._format import printable
 from kagreport.charts._theme import (
     DPI,
     FONT,
@@ -207,6 +208,22 @@ def _fit_facet(spec: dict[str, Any], width: float) -> None:
             spec["padding"] = {**padding, "right": round(padding.get("right", 0) + rest, 6)}
 
 
+def _printable_strings(value: Any) -> Any:
+    """``value`` (a spec) with every string, keys included, made printable
+    (:func:`kagreport._format.printable`): vl-convert aborts the whole process, with no
+    exception to catch, on a character its text measuring cannot put in XML (a NUL, an
+    ESC, U+FFFE). The charts of this package draw names printable already; this is for any
+    other spec, and it changes nothing else (an expression's string literals are escaped
+    JSON, so ASCII)."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable(k): _printable_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable_strings(v) for v in value]
+    return value
+
+
 def paper_spec(
     chart: alt.TopLevelMixin | Mapping[str, Any],
     preset: str | None = None,
@@ -236,7 +253,8 @@ def paper_spec(
     Returns
     -------
     dict
-        A new spec.
+        A new spec, every string in it :func:`kagreport._format.printable` (the exporter
+        takes no control character).
 
     Raises
     ------
@@ -251,6 +269,7 @@ def paper_spec(
         spec = chart.to_dict(validate=validate)
     else:
         raise TypeError(f"expected an Altair chart or a Vega-Lite spec, not {type(chart).__name__}")
+    spec = _printable_strings(spec)
     usermeta = spec.get("usermeta")
     meta = usermeta.get("kagreport", {}) if isinstance(usermeta, dict) else {}
     paper = meta.pop("paper", None) if isinstance(meta.get("paper"), dict) else None

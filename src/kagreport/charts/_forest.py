@@ -9,10 +9,25 @@ import numpy as np
 import pandas as pd
 
 from kagreport._errors import KagreportError
-from kagreport._format import count, difference_interval, is_proportion, p_value, score
+from kagreport._format import (
+    NAME_LIMIT,
+    count,
+    difference_interval,
+    is_proportion,
+    isolated,
+    p_value,
+    pair_label,
+    score,
+)
 from kagreport._format import percent as percent_text
 from kagreport.charts._accuracy import RING
-from kagreport.charts._data import inline_data, require_columns, rows_height, title_params
+from kagreport.charts._data import (
+    drawn_names,
+    inline_data,
+    require_columns,
+    rows_height,
+    title_params,
+)
 from kagreport.charts._names import axis_names
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.evaluation import EvaluationComparison
@@ -41,12 +56,13 @@ def _pairs_frame(comparisons: SetupComparisons, metric: str | None) -> pd.DataFr
             f"{', '.join(comparisons.metrics) or 'none'}"
         )
     rows = []
+    drawn = drawn_names(n for c in comparisons.comparisons for n in (c.candidate, c.baseline))
     for c in comparisons.comparisons:
-        row: dict[str, Any] = {"candidate": c.candidate, "baseline": c.baseline}
+        row: dict[str, Any] = {"candidate": drawn[c.candidate], "baseline": drawn[c.baseline]}
         row |= c.comparison.metrics[name].to_dict()
         # A pair against the one baseline is named by its candidate.
         row["metric"] = (
-            f"{c.candidate} − {c.baseline}" if comparisons.pairs == "all-pairs" else c.candidate
+            pair_label(c.candidate, c.baseline) if comparisons.pairs == "all-pairs" else c.candidate
         )
         row["p_value_holm"] = c.p_values_family[name]
         rows.append(row)
@@ -66,14 +82,15 @@ def forest_data(
     pairs, with the run-level Holm p), or a frame from
     :func:`kagreport.frames.comparison_frame`.
 
-    Columns: metric, mean_difference, ci_low, ci_high (candidate - baseline, in the metric's
-    unit), p_value, p_value_holm, n_pairs, candidate_mean, baseline_mean (NaN where absent),
-    significant (Holm-adjusted p below ``alpha``; never for NaN), status (its legend label),
-    defined (the difference is a number), proportion (the metric is a proportion, decided as
-    the tables decide: :func:`kagreport.evaluation._text.compared_proportion`, by its name or
-    its 0/1 items on both sides; a frame's own ``proportion`` column, else its name), test
-    (how the p-value was computed: "exact (enumeration)", "exact (lattice)", "Monte Carlo,
-    N resamples"; "-" where unknown).
+    Columns: metric (the row's label as charts draw it), mean_difference, ci_low, ci_high
+    (candidate - baseline, in the metric's unit), p_value, p_value_holm, n_pairs,
+    candidate_mean, baseline_mean (NaN where absent), significant (Holm-adjusted p below
+    ``alpha``; never for NaN), status (its legend label), defined (the difference is a number),
+    proportion (the metric is a proportion, decided as the tables decide:
+    :func:`kagreport.evaluation._text.compared_proportion`, by its name or its 0/1 items on both
+    sides; a frame's own ``proportion`` column, else its name), test (how the p-value was
+    computed: "exact (enumeration)", "exact (lattice)", "Monte Carlo, N resamples"; "-" where
+    unknown).
 
     Raises
     ------
@@ -108,9 +125,10 @@ def forest_data(
     significant = np.nan_to_num(holm, nan=1.0) < alpha
     labels = _labels(alpha)
     difference = numbers("mean_difference")
+    drawn = drawn_names(frame["metric"].astype(str))
     return pd.DataFrame(
         {
-            "metric": frame["metric"].astype(str).to_numpy(),
+            "metric": [drawn[m] for m in frame["metric"].astype(str)],
             "mean_difference": difference,
             "ci_low": numbers("ci_low"),
             "ci_high": numbers("ci_high"),
@@ -253,10 +271,11 @@ def forest_plot(
         if pairs:
             confidence = float(pairs[0].comparison.settings.get("confidence", 0.95))
         name = metric or (comparison_or_frame.metrics or ("",))[0]
+        shown = isolated(name, NAME_LIMIT)
         heading = (
-            f"Differences in {name} between the setups"
+            f"Differences in {shown} between the setups"
             if comparison_or_frame.pairs == "all-pairs" or not pairs
-            else f"Difference in {name} against {pairs[0].baseline}"
+            else f"Difference in {shown} against {isolated(pairs[0].baseline, NAME_LIMIT)}"
         )
     elif isinstance(comparison_or_frame, EvaluationComparison | SetupComparison):
         settings = (
@@ -265,10 +284,10 @@ def forest_plot(
             else comparison_or_frame.settings
         )
         confidence = float(settings.get("confidence", 0.95))
-        heading = f"{comparison_or_frame.candidate} − {comparison_or_frame.baseline}"
+        heading = pair_label(comparison_or_frame.candidate, comparison_or_frame.baseline)
     elif {"candidate", "baseline"} <= set(comparison_or_frame.columns) and len(comparison_or_frame):
         first = comparison_or_frame.iloc[0]
-        heading = f"{first['candidate']} − {first['baseline']}"
+        heading = pair_label(str(first["candidate"]), str(first["baseline"]))
     metrics = list(data["metric"])
     names = axis_names(metrics)
     labels = _labels(alpha)

@@ -83,12 +83,16 @@ Box = tuple[float, float, float, float]  # left, top, right, bottom
 
 def text_width(text: str, font_size: float) -> float:
     """The width (pixels) of ``text`` at ``font_size`` in Liberation Sans: the sum of its
-    characters' advance widths (kerning left out; characters outside ASCII estimated)."""
+    characters' advance widths (kerning left out; characters outside ASCII estimated;
+    combining marks and format characters, such as the isolates around a right-to-left
+    name, take none)."""
     units = 0
     for character in text:
         code = ord(character) - 32
         if 0 <= code < len(_ADVANCES):
             units += _ADVANCES[code]
+        elif unicodedata.category(character) in ("Mn", "Me", "Cf"):
+            continue
         else:
             wide = unicodedata.east_asian_width(character) in ("W", "F")
             units += _EM if wide else _OTHER

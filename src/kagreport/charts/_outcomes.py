@@ -41,9 +41,9 @@ _PROPORTIONS: Final = frozenset(
 def outcomes_data(report_or_frame: Run | pd.DataFrame | Any) -> pd.DataFrame:
     """The table :func:`outcomes_chart` draws: one row per setup and outcome.
 
-    Columns: setup, outcome (correct / incorrect / error), count (result files), total,
-    share (count / total; NaN when total is 0), stack (0, 1, 2: the stacking order), rank,
-    and the texts of count, share and total as the tables write them
+    Columns: setup (as charts draw it), outcome (correct / incorrect / error), count (result
+    files), total, share (count / total; NaN when total is 0), stack (0, 1, 2: the stacking
+    order), rank, and the texts of count, share and total as the tables write them
     (:mod:`kagreport._format`): count_text, share_text, total_text.
     """
     frame = stats_rows(report_or_frame, 0.95)
@@ -184,7 +184,7 @@ def heatmap_data(
 
     Every setup x dataset pair is present; ``value`` is NaN where the metric is undefined
     (for example precision without a parsed answer) or the setup has no result in the dataset.
-    Columns: setup, dataset, value, label (the value as the tables write it,
+    Columns: setup, dataset (as charts draw them), value, label (the value as the tables write it,
     :mod:`kagreport._format`: a percentage with one decimal for proportions, a count for
     whole numbers, a quantity (3 significant digits) otherwise, ``"—"`` where missing),
     defined, dark (whether the cell is dark enough for a white label).

@@ -9,7 +9,7 @@ import altair as alt
 import pandas as pd
 
 from kagreport._format import count, percent_interval
-from kagreport.charts._data import inline_data, rows_height, title_params
+from kagreport.charts._data import drawn_names, inline_data, rows_height, title_params
 from kagreport.charts._names import AxisNames, axis_names
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
 from kagreport.evaluation import RetrievalAnswerTable
@@ -29,21 +29,22 @@ _COLOURS: Final = {"": "#4c78a8", "generator": "#f58518", "retriever": "#e45756"
 def retrieval_answer_data(
     tables: RetrievalAnswerTable | Mapping[str, RetrievalAnswerTable],
 ) -> pd.DataFrame:
-    """One row per setup and cell: setup, cell, blame, count, n, share, low, high, and
-    their texts as the tables write them (:mod:`kagreport._format`): count_text, n_text,
-    share_text (the share and its interval in percent).
+    """One row per setup and cell: setup (as charts draw it), cell, blame, count, n, share, low,
+    high, and their texts as the tables write them (:mod:`kagreport._format`): count_text,
+    n_text, share_text (the share and its interval in percent).
 
     ``tables`` is one table (setup ``""``) or setup -> table
     (:func:`kagreport.runs.retrieval_answer_tables`); ``share`` and its Wilson bounds are
     the table's, copied (nothing is computed here).
     """
     named = {"": tables} if isinstance(tables, RetrievalAnswerTable) else dict(tables)
+    drawn = drawn_names(named)
     rows = []
     for setup, table in named.items():
         for cell in table.cells:
             rows.append(
                 {
-                    "setup": setup,
+                    "setup": drawn[setup],
                     "cell": CELL_LABELS[cell.retrieval, cell.answer],
                     "blame": cell.blame or "",
                     "count": cell.count,

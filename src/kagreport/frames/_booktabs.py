@@ -16,6 +16,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kagreport._format import printable
+
 __all__ = ["Column", "Sub", "check_label", "latex_escape", "name_lines", "render"]
 
 _SPECIAL = {
@@ -41,16 +43,22 @@ _SPECIAL = {
     "|": r"\textbar{}",
     '"': "''",
 }
-# A line break in a cell (a blank line would end the paragraph inside a tabular: fatal),
-# and C0/C1 control characters, which TeX refuses ("invalid character"), become a space.
-_SPECIAL.update({chr(c): " " for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))})
+# A line break or tab in a cell becomes a space (a blank line would end the paragraph inside
+# a tabular: fatal). Every other character TeX refuses is shown as its escape by
+# kagreport._format.printable: control characters ("invalid character"), and the direction
+# controls, which pdflatex has not set up (a right-to-left override would stop the run, and
+# TeX has no bidirectional algorithm to obey it: shown, it reverses nothing).
+_SPACES = str.maketrans(dict.fromkeys("\t\n\v\f\r\x85\u2028\u2029", " "))
 
 
 def latex_escape(text: str) -> str:
     """Escape text for LaTeX: the ten special characters, ``< > | "`` (which OT1 sets as
     other glyphs), ``±`` as ``$\\pm$``, the real minus sign (U+2212) as ``$-$``, dashes as
-    ``--``/``---``; line breaks and control characters become spaces."""
-    return "".join(_SPECIAL.get(ch, ch) for ch in str(text))
+    ``--``/``---``; line breaks and tabs become spaces, other control characters and the
+    direction controls (U+202E, ...) are shown as escapes (``\\x1b``, ``\\u202e``:
+    :func:`kagreport._format.printable` with ``bidi``)."""
+    shown = printable(str(text).translate(_SPACES), bidi=True)
+    return "".join(_SPECIAL.get(ch, ch) for ch in shown)
 
 
 _LABEL = re.compile(r"[A-Za-z0-9:._/-]+")

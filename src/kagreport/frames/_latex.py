@@ -27,6 +27,7 @@ from kagreport._format import (
     is_proportion,
     number,
     p_value,
+    printable,
     quantity,
     signed,
 )
@@ -51,7 +52,9 @@ _DAGGER = r"$^{\dagger}$"
 
 
 def _names(name: Any, wide: bool) -> Cell:
-    return tuple(latex_escape(line) for line in name_lines(str(name), _NAME_CHARS[wide]))
+    # Escaped controls first, so that the lines are cut to their printed length.
+    shown = printable(str(name), bidi=True)
+    return tuple(latex_escape(line) for line in name_lines(shown, _NAME_CHARS[wide]))
 
 
 def _num(value: Any, digits: int) -> str:

@@ -85,7 +85,8 @@ def build_site(
     warn : callable, optional
         Called with a one-line message for what the reader of the site should know but
         that does not stop the build (result files that did not parse, setups that could
-        not be compared); also logged as warnings.
+        not be compared, a figure that could not be exported: its file says so and its page
+        draws it); also logged as warnings.
     engine_options : EngineOptions, optional
         How kag runs are graded (:class:`kagreport.EngineOptions`: workers, a Dask
         cluster, a grade store, storage options), passed whole to each grade.
@@ -128,7 +129,8 @@ def build_site(
         content = plan_site(config, progress, warn, engine_options)
         write_site(content, staging, templates, figures, execute_notebooks=execute_notebooks)
         content.say("waiting for the figures")
-        figures.finish()
+        for failure in figures.finish():
+            content.warn(failure)
         with deferred_signals():
             swap(staging, out)
     except BaseException:

@@ -173,8 +173,8 @@ def _pages(site: SiteContent, entry: SiteRun) -> None:
                 _forest(
                     entry,
                     near,
-                    title=f"{_noun(entry).capitalize()} differences involving {c.candidate} "
-                    f"or {c.baseline} ({entry.name})",
+                    title=f"{_chart_noun(entry)} differences involving "
+                    f"{_drawn(c.candidate)} or {_drawn(c.baseline)} ({_drawn(entry.name)})",
                 ),
                 f"{c.href.removeprefix('comparisons/').removesuffix('.html')}--forest",
                 f"Differences involving {c.candidate} or {c.baseline}",
@@ -230,6 +230,17 @@ def _noun(entry: SiteRun) -> str:
     return "accuracy" if entry.metric == "correct" else str(entry.metric)
 
 
+def _chart_noun(entry: SiteRun) -> str:
+    """:func:`_noun` at the start of a chart's title: drawn, its first letter a capital."""
+    noun = _drawn(_noun(entry))
+    return noun[:1].upper() + noun[1:]
+
+
+def _drawn(name: str) -> str:
+    """A name in a chart's title, as the charts draw names (printable, cut, isolated)."""
+    return _format.isolated(name, _format.NAME_LIMIT)
+
+
 def _forest_label(entry: SiteRun, comparison: SiteComparison) -> str:
     if entry.compare == "all-pairs":
         return f"{comparison.candidate} − {comparison.baseline}"
@@ -251,13 +262,19 @@ def _forest(
     rows = []
     for c in entry.comparisons if comparisons is None else comparisons:
         m = c.comparison.metrics[c.metric].to_dict()
-        m["metric"] = _forest_label(entry, c)
+        # Both names of a pair stay visible in its row however long they are.
+        m["metric"] = (
+            _format.pair_label(c.candidate, c.baseline)
+            if entry.compare == "all-pairs"
+            else c.candidate
+        )
         m["p_value_holm"] = c.p_value_family
         rows.append(m)
+    noun, run = _chart_noun(entry), _drawn(entry.name)
     if title is None and entry.compare == "all-pairs":
-        title = f"{_noun(entry).capitalize()} differences between the systems of {entry.name}"
+        title = f"{noun} differences between the systems of {run}"
     elif title is None:
-        title = f"{_noun(entry).capitalize()} difference against {entry.baseline} ({entry.name})"
+        title = f"{noun} difference against {_drawn(str(entry.baseline))} ({run})"
     return forest_plot(pd.DataFrame(rows), title=title, percent=entry.percent)
 
 

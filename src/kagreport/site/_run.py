@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kagreport._errors import KagreportError, SiteError
-from kagreport._format import is_proportion, plural
+from kagreport._format import NAME_LIMIT, is_proportion, isolated, plural
 from kagreport.runs import (
     COSTS,
     Run,
@@ -392,7 +392,10 @@ def _system_pages(site: SiteContent, entry: SiteRun) -> None:
             chart_frame["dataset"] = OVERALL
             chart_frame["rank"] = range(1, len(chart_frame) + 1)
             context["figure"] = site.chart(
-                outcomes_chart(chart_frame, title=f"Outcomes of {system} per dataset"),
+                outcomes_chart(
+                    chart_frame,
+                    title=f"Outcomes of {isolated(system, NAME_LIMIT)} per dataset",
+                ),
                 f"{entry.slug}--{entry.system_slugs[system]}--outcomes",
                 "Outcomes per dataset",
                 figure=False,

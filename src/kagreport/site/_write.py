@@ -41,10 +41,17 @@ def render_page(templates: Templates, content: SiteContent, page: PageOut) -> st
     )
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _write(root: Path, relative: str, data: str | bytes) -> None:
     path = root / relative
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    if isinstance(data, str):
+        # A lone surrogate (a text read from a JSON escape such as "\ud800") is no text and
+        # no UTF-8 file can hold it: U+FFFD in its place, as the evaluations do.
+        data = _SURROGATE.sub("\ufffd", data).encode("utf-8")
+    path.write_bytes(data)
 
 
 _SORT_MIN_ROWS_JS = re.compile(rb"var SORT_MIN_ROWS = \d+;")

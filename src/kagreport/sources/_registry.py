@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from kagreport._errors import DocumentError, KagreportError, UsageError
+from kagreport._format import name_labels
 from kagreport.sources import _inspect, _openai_evals, _promptfoo
 from kagreport.sources._common import file_head
 from kagreport.sources._eee import is_eee, read_eee
@@ -252,20 +252,27 @@ def read_run(path: str | os.PathLike[str], format: str | None = None, **options:
         raise DocumentError(f"{os.fspath(path)}: {exc.message}", path=path) from None
 
 
-# Control characters and the line and paragraph separators: a name holding one breaks the
-# figures (a NUL aborts the SVG export, U+2028 ends a Vega expression) and the tables.
-_NOT_IN_NAMES = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
 def _plain_names(run: Run) -> Run:
-    """``run`` with each control character or line separator in a system, dataset or
-    question name replaced by U+FFFD (names are labels on one line; texts keep theirs)."""
-    names = (run.systems, run.dataset_names, run.question_names)
-    if not any(_NOT_IN_NAMES.search(name) for group in names for name in group):
+    """``run`` with its system, dataset, question and metric names printable
+    (:func:`kagreport._format.printable`: each control character, line separator, lone
+    surrogate or noncharacter shown as its escape, ``a\\x00b``; distinct names kept
+    distinct): names are labels on one line, in every view and file (a NUL aborted the SVG
+    export, U+2028 a Vega expression, a lone surrogate every UTF-8 file). Texts keep theirs."""
+    groups = (run.systems, run.dataset_names, run.question_names, tuple(run.metrics))
+    if all(name.isprintable() for group in groups for name in group):
         return run
-    systems, datasets, questions = (
-        tuple(_NOT_IN_NAMES.sub("\ufffd", name) for name in group) for group in names
-    )
+    systems, datasets, questions, metrics = labels = [name_labels(group) for group in groups]
+    if all(shown == name for found in labels for name, shown in found.items()):
+        return run
+    headline = run.metadata.get("headline")
+    metadata = dict(run.metadata)
+    if isinstance(headline, str) and headline in metrics:
+        metadata["headline"] = metrics[headline]
     return dataclasses.replace(
-        run, systems=systems, dataset_names=datasets, question_names=questions
+        run,
+        systems=tuple(systems[n] for n in run.systems),
+        dataset_names=tuple(datasets[n] for n in run.dataset_names),
+        question_names=tuple(questions[n] for n in run.question_names),
+        metrics={metrics[n]: values for n, values in run.metrics.items()},
+        metadata=metadata,
     )
