@@ -67,6 +67,7 @@ __all__ = [
     "points_interval",
     "printable",
     "quantity",
+    "reorders",
     "score",
     "score_interval",
     "signed",
@@ -450,6 +451,13 @@ def printable(text: str, limit: int | None = None, *, bidi: bool = False) -> str
     return "".join(_take(text, head, table)) + _ELLIPSIS + "".join(reversed(tail))
 
 
+def reorders(text: str) -> bool:
+    """Whether ``text`` can reorder the text beside it on a line (Unicode's bidirectional
+    algorithm, UAX #9): it holds a right-to-left letter, an Arabic digit, or an explicit
+    embedding, override or isolate."""
+    return not text.isascii() and any(unicodedata.bidirectional(c) in _REORDERING for c in text)
+
+
 def _is_isolated(text: str) -> bool:
     """Whether ``text`` is one isolate: U+2068 first, and the U+2069 that closes it last."""
     if not (text.startswith(_FSI) and text.endswith(_PDI)):
@@ -493,7 +501,7 @@ def isolated(text: str, limit: int | None = None) -> str:
     if _is_isolated(text):
         return text
     text = printable(text, limit)
-    if text.isascii() or not any(unicodedata.bidirectional(c) in _REORDERING for c in text):
+    if not reorders(text):
         return text
     parts: list[str] = []
     depth = 0

@@ -12,7 +12,8 @@ elements in text (an isolate: nothing inside reorders what is outside), U+2068/U
 filters and macros (``Markup``) is not bracketed again: the values in it were.
 
 A sentence made in Python with a name in it (a page title, a note) is one value: the name
-is isolated inside it with U+2068/U+2069 by :func:`isolated`. Text of only left-to-right and
+is isolated inside it with U+2068/U+2069 by :func:`kagreport._format.isolated`, as charts
+isolate names. Text of only left-to-right and
 neutral characters needs nothing and gets nothing, so the pages of runs with such names are
 unchanged, byte for byte. ``assets/site.js`` puts every text it draws into a ``<bdi>`` of
 its own (its ``isolated``).
@@ -21,32 +22,18 @@ its own (its ``isolated``).
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Any
 
 from markupsafe import Markup
 
-__all__ = ["isolate", "isolated", "mark"]
+from kagreport._format import reorders
+
+__all__ = ["isolate", "mark"]
 
 # Noncharacters, which Unicode keeps for a program's own use; a value holding one of them
 # has it replaced (it cannot pass for a bracket).
 _OPEN, _CLOSE = "\ufdd0", "\ufdd1"
 _NONCHARACTERS = re.compile("[\ufdd0-\ufdef]")
-# Bidirectional classes that reorder text around them: strong right-to-left letters,
-# Arabic digits, and the explicit embeddings, overrides and isolates.
-_REORDERING = frozenset(
-    {"R", "AL", "AN", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"}
-)
-
-
-def _reorders(text: str) -> bool:
-    return not text.isascii() and any(unicodedata.bidirectional(ch) in _REORDERING for ch in text)
-
-
-def isolated(text: str) -> str:
-    """``text`` between U+2068 (first strong isolate) and U+2069 (pop directional isolate)
-    if it can reorder the text around it, for a name put into a sentence; else as it is."""
-    return "\u2068" + text + "\u2069" if _reorders(text) else text
 
 
 def mark(value: Any) -> Any:
@@ -55,7 +42,7 @@ def mark(value: Any) -> Any:
     if not isinstance(value, str) or isinstance(value, Markup) or value.isascii():
         return value
     value = _NONCHARACTERS.sub("\ufffd", value)
-    return _OPEN + value + _CLOSE if _reorders(value) else value
+    return _OPEN + value + _CLOSE if reorders(value) else value
 
 
 # Our own pages' parts: elements whose text is not markup, comments, tags (values in

@@ -12,8 +12,8 @@ import math
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kagreport import _format
+from kagreport._format import isolated
 from kagreport.runs import compare_setups, flipped_items
-from kagreport.site._bidi import isolated
 from kagreport.site._diff import flip_detail
 from kagreport.site._items import RESPONSE_LIMIT
 from kagreport.site._pagedata import SiteComparison, SiteRun

@@ -20,13 +20,13 @@ from kagreport._format import (
     count,
     is_missing,
     is_proportion,
+    isolated,
     percent,
     percent_interval,
     plural,
     score,
     score_interval,
 )
-from kagreport.site._bidi import isolated
 from kagreport.site._config import EvaluationSource
 from kagreport.site._json import dumps_json
 from kagreport.site._templates import Page

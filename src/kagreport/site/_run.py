@@ -28,7 +28,6 @@ from kagreport.runs import (
     recorded_costs,
     setup_metrics,
 )
-from kagreport.site._bidi import isolated
 from kagreport.site._comparisons import plan_comparisons
 from kagreport.site._config import RunConfig, SourceConfig
 from kagreport.site._items import ITEM_COLUMNS, RESPONSE_LIMIT, item_columns, item_rows
