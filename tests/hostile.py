@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from chat_stub import Reply
+from processes import group_members
 
 __all__ = [
     "SERVER_SECONDS",
@@ -179,15 +180,9 @@ sys.exit(code if code >= 0 else 128 - code)
 def _group_resident(group: int) -> int:
     """Resident memory in bytes of the largest process in process group ``group``."""
     largest = 0
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
+    for pid in group_members(group):
         try:
-            with open(f"/proc/{name}/stat", "rb") as file:
-                stat = file.read().decode("ascii", "replace")
-            if int(stat[stat.rindex(")") + 2 :].split()[2]) != group:
-                continue
-            with open(f"/proc/{name}/status") as file:
+            with open(f"/proc/{pid}/status") as file:
                 for line in file:
                     if line.startswith("VmRSS:"):
                         largest = max(largest, int(line.split()[1]) * 1024)

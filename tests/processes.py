@@ -29,6 +29,11 @@ def _processes() -> list[tuple[int, int, int, str]]:
     return found
 
 
+def group_members(pgid: int) -> list[int]:
+    """The live (not zombie) processes of process group ``pgid``."""
+    return [p for p, _, group, state in _processes() if group == pgid and state != "Z"]
+
+
 def children(pid: int) -> list[int]:
     return [p for p, parent, _, state in _processes() if parent == pid and state != "Z"]
 
@@ -37,7 +42,7 @@ def assert_group_gone(pgid: int) -> None:
     # Poll, bounded: processes that were just killed take a moment to be reaped.
     deadline = time.monotonic() + BOUND
     while True:
-        alive = [p for p, _, group, state in _processes() if group == pgid and state != "Z"]
+        alive = group_members(pgid)
         if not alive:
             return
         assert time.monotonic() < deadline, f"processes of the group survived: {alive}"
