@@ -23,11 +23,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pytest
 
@@ -178,6 +179,39 @@ def test_an_encoding_that_was_not_asked_for_fails_clearly(stub: ChatStub) -> Non
     assert "Content-Encoding 'zstd'" in str(failure)
     # What the judge asks for: only what it can bound.
     assert stub.log[0].headers["accept-encoding"] == "gzip, deflate"
+
+
+def _declared(status_line: str, charset: str, body: bytes) -> Reply:
+    """A reply whose ``Content-Type`` declares ``charset`` (written whole: the stub's own
+    ``Content-Type`` would be a second one)."""
+
+    def write(stream: BinaryIO, stopping: threading.Event) -> None:
+        head = (
+            f"HTTP/1.1 {status_line}\r\nContent-Type: application/json; charset={charset}\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        )
+        stream.write(head.encode("ascii") + body)
+
+    return Reply(raw=write)
+
+
+@pytest.mark.parametrize("charset", ["utf-16", "utf-32"])
+def test_a_body_is_read_as_utf8_whatever_charset_it_declares(stub: ChatStub, charset: str) -> None:
+    # JSON is UTF-8 (RFC 8259 8.1). Python's utf-16 and utf-32 decoders want a byte order
+    # mark and raised UnicodeError out of the judge, naming neither judge nor endpoint.
+    completion = b'{"choices": [{"message": {"content": "Verdict: yes \xff"}}]}'
+    stub.script("q1", _declared("200 OK", charset, completion))
+    judgement = make_judge(stub).judge(item())
+    assert judgement.scores == {"score": 1.0}
+    assert judgement.verdict == "Verdict: yes \ufffd"
+    error = b'{"error": {"message": "slow down"}}'
+    stub.script("q2", _declared("429 Too Many Requests", charset, error))
+    stub.script("q3", _declared("400 Bad Request", charset, error))
+    for identifier, cause in (("q2", "HTTP 429 (Too Many Requests)"), ("q3", "HTTP 400 (Bad Request)")):
+        failure = fails(make_judge(stub), identifier)
+        names_judge_and_endpoint(failure, stub)
+        assert failure.cause == cause
+        assert "slow down" in str(failure)
 
 
 def test_a_body_over_the_limit_is_not_cached(stub: ChatStub, tmp_path: Path) -> None:

@@ -11,6 +11,8 @@ into memory, decompressed without limit. Here:
   ``deflate`` itself, a chunk at a time and never past the limit (``zlib``'s ``max_length``),
   so that a gzip bomb costs at most the limit; other encodings, which the judge does not ask
   for (``Accept-Encoding: gzip, deflate``), are refused;
+- every body is read as UTF-8 (with U+FFFD for what is not), the charset JSON has, not
+  as its ``Content-Type`` says (a ``utf-32`` one raised ``UnicodeError`` on any body);
 - the connection pool's network backend is wrapped so that every connect, TLS handshake,
   write and read waits at most until the deadline of the attempt under way in the calling
   thread (:func:`attempt_deadline`), and one that would start after it raises
@@ -270,6 +272,9 @@ def response_hook(limit: int) -> Callable[[Any], None]:
         with _STREAMS_LOCK:
             stream = _STREAMS.get(base) or _STREAMS.setdefault(base, _bounded_stream(base))
         response.stream = stream(response.stream, encodings, limit)
+        # JSON is UTF-8 (RFC 8259 8.1), whatever charset is declared: a decoder chosen by
+        # the server (utf-16 or utf-32 without a byte order mark) raises instead of reading.
+        response.encoding = "utf-8"
         if encodings:  # undone here: httpx must not inflate it a second time, unbounded
             del headers["content-encoding"]
 
