@@ -161,6 +161,29 @@ def test_a_gzip_reply_under_the_limit_is_read(stub: ChatStub) -> None:
     assert make_judge(stub).judge(item("q3")).scores == {"score": 1.0}
 
 
+def test_raw_deflate_split_after_its_first_byte_is_read(stub: ChatStub) -> None:
+    # Raw deflate (no zlib header) in chunks of 1 byte, then the rest: the first byte alone
+    # is no proof that the zlib header is missing, and was taken as one ("incorrect header
+    # check" on the second chunk).
+    body = json.dumps({"choices": [{"message": {"content": "Verdict: yes"}}]}).encode()
+    compressor = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    bare = compressor.compress(body) + compressor.flush()
+
+    def write(stream: BinaryIO, stopping: threading.Event) -> None:
+        stream.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            b"Content-Encoding: deflate\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
+        for part in (bare[:1], bare[1:]):
+            stream.write(b"%x\r\n%s\r\n" % (len(part), part))
+            stream.flush()
+            time.sleep(0.05)  # each chunk read on its own
+        stream.write(b"0\r\n\r\n")
+
+    stub.default = Reply(raw=write)
+    assert make_judge(stub).judge(item()).scores == {"score": 1.0}
+
+
 def test_a_broken_gzip_body_fails_clearly(stub: ChatStub) -> None:
     # A gzip header (RFC 1952: magic, method 8, no flags, time, flags, OS), then a deflate
     # block of type 3, which does not exist (RFC 1951 3.2.3).

@@ -172,6 +172,7 @@ class _Inflater:
         gzip = encoding in ("gzip", "x-gzip")
         # "deflate" is the zlib format (RFC 9110 8.4.1.2); some servers send raw deflate.
         self._fallback = not gzip
+        self._head = b""  # what was fed while the zlib header may still prove wrong
         self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS if gzip else zlib.MAX_WBITS)
 
     def _count(self, data: bytes) -> bytes:
@@ -187,6 +188,8 @@ class _Inflater:
     def feed(self, data: bytes) -> bytes:
         # At most one byte past the limit comes out (max_length), whatever the ratio.
         room = self._limit - self._total + 1
+        if self._fallback:
+            self._head += data
         try:
             out = self._zlib.decompress(data, room)
         except zlib.error as exc:
@@ -196,8 +199,11 @@ class _Inflater:
                 ) from None
             self._fallback = False
             self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
-            return self.feed(data)
-        self._fallback = False
+            return self.feed(self._head)
+        # The zlib header is two bytes (RFC 1950 2.2): one byte alone proves nothing.
+        if len(self._head) >= 2:
+            self._fallback = False
+            self._head = b""
         return self._count(out)
 
     def flush(self) -> bytes:
