@@ -98,6 +98,9 @@ DATAFRAME = (
     '<table border="1" class="dataframe"><thead><tr style="text-align: right;"><th></th>'
     "<th>accuracy</th></tr></thead><tbody><tr><th>0</th><td>0.5</td></tr></tbody></table>"
 )
+# The id and classes of the site's own flipped-items pager (site.js's setupFlips), which
+# the sanitizer keeps; its controls (a <select>, <button>s) it does not.
+LOOKALIKE = '<div id="side-by-side"><div class="flip-pager"></div><div class="flip-list"></div></div>'
 BAR = {
     "data": {"values": [{"setup": "a", "accuracy": 0.5}, {"setup": "b", "accuracy": 0.7}]},
     "mark": "bar",
@@ -114,6 +117,8 @@ def _notebook(path: Path, server: Server, outside: Path) -> Path:
     ]
     outputs.append({"output_type": "display_data", "metadata": {},
                     "data": {"application/vnd.vegalite.v5+json": BAR, "text/plain": "chart"}})  # fmt: skip
+    outputs.append({"output_type": "display_data", "metadata": {},
+                    "data": {"text/html": LOOKALIKE, "text/plain": "lookalike"}})  # fmt: skip
     outputs.append({"output_type": "display_data", "metadata": {},
                     "data": {"text/markdown": vectors[0], "text/plain": "md"}})  # fmt: skip
     notebook = {
@@ -235,6 +240,19 @@ def test_notebook_outputs_neither_navigate_nor_run_anything(
         assert "Hostile" in text
     finally:
         page.close()
+
+
+def test_markup_that_looks_like_the_sites_own_breaks_none_of_its_scripts(
+    browser: Browser, built: Built
+) -> None:
+    """An output with the id and classes of the flipped-items pager (and none of its
+    controls) stopped site.js on the notebook's page with "Cannot read properties of null"
+    before its tables were set up; it is left alone."""
+    with browser.open(_notebook_page(built)) as (page, log):
+        ready = page.evaluate("() => document.documentElement.hasAttribute('data-site-ready')")
+        errors = list(log.page_errors)
+    assert errors == []
+    assert ready
 
 
 def test_a_script_outside_the_site_does_not_run(

@@ -756,6 +756,11 @@
     var next = pager.querySelector(".flip-next");
     var label = pager.querySelector(".flip-page");
     var status = pager.querySelector(".flip-status");
+    // Markup that only looks like the pager (a notebook output may carry its id and
+    // classes, not its controls) is left alone.
+    if (!select || !prev || !next || !label || !status) {
+      return;
+    }
     var page = 0;
     var matches = articles;
 
