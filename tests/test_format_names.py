@@ -107,6 +107,16 @@ def test_isolating_twice_changes_nothing() -> None:
         assert isolated(once, NAME_LIMIT) == once
 
 
+def test_a_name_that_starts_and_ends_as_an_isolate_is_still_made_printable_and_cut() -> None:
+    # A name of the form U+2068 ... U+2069 was taken for an isolate made here and returned
+    # as it was: its NUL reached vl-convert (item 6), its length every chart (item 7).
+    assert isolated(FSI + "a\x00b" + PDI) == FSI + FSI + "a\\x00b" + PDI + PDI
+    # Cut to 10 characters (6 before "…", 3 after), then isolated again.
+    assert isolated(FSI + "x" * 100_000 + PDI, 10) == FSI + FSI + "xxxxx…xx" + PDI + PDI
+    labels = name_labels([FSI + "\x1b" * 500 + PDI], 10, isolate=True)
+    assert all(len(label) <= 14 and "\x1b" not in label for label in labels.values()), labels
+
+
 def test_labels_of_distinct_names_are_distinct() -> None:
     # "a\x01" is shown as the four characters of a literal "a\\x01": the literal name keeps
     # its label (it is its own), the other gets a number.

@@ -498,7 +498,15 @@ def isolated(text: str, limit: int | None = None) -> str:
     .. [1] Unicode Standard Annex #9, Unicode Bidirectional Algorithm, rules X5a-X6a
        (isolates) and BD16 (matching isolate initiators with U+2069).
     """
-    if _is_isolated(text):
+    # Our own output as it is (isolating twice changes nothing), but not a name that merely
+    # starts with U+2068 and ends with U+2069: its controls and its length are seen to.
+    # Each character of an output stands for at most 6 (a stray U+2069 shown as its escape;
+    # an opener and the U+2069 that closes it), so one is at most 6 * limit + 2 long.
+    if (
+        _is_isolated(text)
+        and printable(text) == text
+        and (limit is None or len(text) <= 6 * limit + 2)
+    ):
         return text
     text = printable(text, limit)
     if not reorders(text):
