@@ -291,25 +291,36 @@ def test_a_malformed_scheduler_address_is_one_line_at_once(run: SimulatedRun, ad
 
 
 @pytest.mark.parametrize(
-    "answer", [b"", b"HTTP/1.1 400 Bad Request\r\n\r\n"], ids=["silent", "http"]
+    "answer",
+    [b"", b"HTTP/1.1 400 Bad Request\r\n\r\n", None],
+    ids=["silent", "http", "echo"],
 )
 def test_a_listener_that_is_not_a_scheduler_fails_within_the_connect_timeout(
-    run: SimulatedRun, answer: bytes
+    run: SimulatedRun, answer: bytes | None
 ) -> None:
     """Any TCP listener (a port held open, a web server) is one line within Dask's connect
-    timeout (distributed.comm.timeouts.connect, 3 s here), never a wait."""
+    timeout (distributed.comm.timeouts.connect, 3 s here), never a wait. An echo server
+    (``answer`` None) passes the handshake with the client's own: distributed.Client then
+    failed an assertion (a traceback) and its __del__ held the exit for 6 s."""
     import socket
     import threading
 
     listener = socket.create_server(("127.0.0.1", 0))
     held: list[socket.socket] = []
 
+    def echo(conn: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := conn.recv(65536):
+                conn.sendall(data)
+
     def accept() -> None:
         with contextlib.suppress(OSError):
             while True:
                 conn, _ = listener.accept()
                 held.append(conn)
-                if answer:
+                if answer is None:
+                    threading.Thread(target=echo, args=(conn,), daemon=True).start()
+                elif answer:
                     conn.sendall(answer)
 
     threading.Thread(target=accept, daemon=True).start()
@@ -334,5 +345,7 @@ def test_a_listener_that_is_not_a_scheduler_fails_within_the_connect_timeout(
     assert done.stderr.startswith(
         f"kagreport: error: cannot reach the Dask scheduler at {address}: "
     )
+    if answer is None:
+        assert "it does not speak Dask's protocol" in done.stderr
     assert "Traceback" not in done.stderr
     assert done.stdout == ""

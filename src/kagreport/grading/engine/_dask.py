@@ -86,13 +86,22 @@ def dask_client(
             dask.utils.parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"))
         )
         _handshake(address, seconds)
+        # Made in two steps, so that a client that fails to start is closed here, briefly:
+        # left to its __del__, it waited twice the connect timeout at exit.
+        made = distributed.Client.__new__(distributed.Client)
         try:
-            made = distributed.Client(  # type: ignore[no-untyped-call]
-                address, timeout=seconds, set_as_default=False
+            made.__init__(address, timeout=seconds, set_as_default=False)
+        except Exception as exc:
+            # A peer that answers the handshake but is no scheduler (an echo server) fails
+            # Dask's own assertions: that is not a traceback for the user either.
+            _quietly(made.close, 1)
+            reason = (
+                str(exc)
+                if isinstance(exc, OSError | TimeoutError)
+                else f"it does not speak Dask's protocol ({type(exc).__name__})"
             )
-        except (OSError, TimeoutError) as exc:
             raise KagreportError(
-                f"cannot reach the Dask scheduler at {address}: {exc}", path=None
+                f"cannot reach the Dask scheduler at {address}: {reason}", path=None
             ) from None
         return made, lambda: _quietly(made.close, 5)
     workers = default_workers() if workers is None else workers
