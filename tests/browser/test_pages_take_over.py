@@ -100,7 +100,9 @@ DATAFRAME = (
 )
 # The id and classes of the site's own flipped-items pager (site.js's setupFlips), which
 # the sanitizer keeps; its controls (a <select>, <button>s) it does not.
-LOOKALIKE = '<div id="side-by-side"><div class="flip-pager"></div><div class="flip-list"></div></div>'
+LOOKALIKE = (
+    '<div id="side-by-side"><div class="flip-pager"></div><div class="flip-list"></div></div>'
+)
 BAR = {
     "data": {"values": [{"setup": "a", "accuracy": 0.5}, {"setup": "b", "accuracy": 0.7}]},
     "mark": "bar",

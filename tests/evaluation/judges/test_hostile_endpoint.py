@@ -230,7 +230,10 @@ def test_a_body_is_read_as_utf8_whatever_charset_it_declares(stub: ChatStub, cha
     error = b'{"error": {"message": "slow down"}}'
     stub.script("q2", _declared("429 Too Many Requests", charset, error))
     stub.script("q3", _declared("400 Bad Request", charset, error))
-    for identifier, cause in (("q2", "HTTP 429 (Too Many Requests)"), ("q3", "HTTP 400 (Bad Request)")):
+    for identifier, cause in (
+        ("q2", "HTTP 429 (Too Many Requests)"),
+        ("q3", "HTTP 400 (Bad Request)"),
+    ):
         failure = fails(make_judge(stub), identifier)
         names_judge_and_endpoint(failure, stub)
         assert failure.cause == cause

@@ -90,7 +90,9 @@ def dask_client(
         # left to its __del__, it waited twice the connect timeout at exit.
         made = distributed.Client.__new__(distributed.Client)
         try:
-            made.__init__(address, timeout=seconds, set_as_default=False)
+            distributed.Client.__init__(  # type: ignore[no-untyped-call]
+                made, address, timeout=seconds, set_as_default=False
+            )
         except Exception as exc:
             # A peer that answers the handshake but is no scheduler (an echo server) fails
             # Dask's own assertions: that is not a traceback for the user either.
