@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,7 +28,6 @@ from typing import Any
 import pytest
 
 OUTPUT = Path(__file__).resolve().parent / "_output"
-REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("KAGREPORT_CHROMIUM", "/usr/bin/chromium")
 LAUNCH_ARGS = [
     "--no-sandbox",
@@ -203,27 +200,21 @@ def browser() -> Iterator[Browser]:
             chromium.close()
 
 
-@pytest.fixture(scope="session")
-def examples_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled examples' site, built once per session by the CLI (``kagreport site
-    build``, the analyst notebooks converted, not executed), for the tests that only read it."""
-    out = tmp_path_factory.mktemp("site-examples") / "site"
-    env = dict(os.environ)
-    src = str(REPO / "src")
-    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    command = [sys.executable, "-m", "kagreport", "site", "build", "-q", "-o", str(out)]
-    done = subprocess.run(
-        [*command, "--with-notebooks", "--no-execute"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:  # no notebook front end installed: the site without them
-        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
-    assert (out / "index.html").is_file()
-    return out
+@pytest.fixture(scope="package")  # as the browser it visits with
+def examples_visits(
+    browser: Browser, examples_site: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[Path, Any]:
+    """Every page of ``examples_site`` opened once in the session (``visits.visit_all``), by
+    whichever worker process asks first; the others read what it recorded."""
+    from conftest import once_per_session
+
+    from .visits import read_visits, visit_all, write_visits
+
+    def make(folder: Path) -> None:
+        write_visits(visit_all(browser, examples_site), examples_site, folder / "visits.json")
+
+    folder = once_per_session(tmp_path_factory, "examples-visits", make)
+    return read_visits(folder / "visits.json", examples_site)
 
 
 @pytest.fixture(scope="session")
