@@ -10,7 +10,6 @@ simulated items by hand.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from html import unescape
@@ -104,12 +103,10 @@ def _value(cell: list[Any]) -> float | None:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The default site's evaluations (LLMBar, fast-graphrag, the SIMULATED RAG pair)."""
-    config = dataclasses.replace(SiteConfig.default(), runs=(), sources=())
-    out = tmp_path_factory.mktemp("evaluations") / "site"
-    build_site(config, out, execute_notebooks=False)
-    return out
+def site(examples_site: Path) -> Path:
+    """The default site (``examples_site``), with its evaluations (LLMBar, fast-graphrag,
+    the SIMULATED RAG pair): read, never changed."""
+    return examples_site
 
 
 # ---------------------------------------------------------------------- LLMBar
