@@ -88,6 +88,8 @@ def cluster_codes(
     sorted order make the bootstrap's draws independent of the order of the values.
     """
     array = np.asarray(clusters)
+    if array.dtype.kind in "US" and not isinstance(clusters, np.ndarray):
+        array = np.asarray(clusters, dtype=object)  # NumPy made [0, "a"] two strings
     if array.ndim != 1:
         raise InputError(f"`clusters` must be one-dimensional, not of shape {array.shape}")
     if len(array) != n:
