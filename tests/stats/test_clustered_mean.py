@@ -160,17 +160,18 @@ def test_bootstrap_of_binary_repeats_uses_few_kinds_and_matches_the_draws() -> N
 # ----------------------------------------------------------------- invariances
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_analytic_results_ignore_order_and_cluster_names(seed: int) -> None:
+@pytest.mark.parametrize(("seed", "binary"), [(0, False), (1, False), (2, True), (3, True)])
+def test_analytic_results_ignore_order_and_cluster_names(seed: int, binary: bool) -> None:
+    # Binary scores take the path of exact sums (no sort); others are summed in value order.
     rng = np.random.default_rng(seed)
-    values = rng.normal(3.0, 2.0, size=97).round(3)
+    values = rng.integers(0, 2, size=97) * 1.0 if binary else rng.normal(3.0, 2.0, 97).round(3)
     clusters = rng.integers(0, 13, size=97)
     base = clustered_mean(values, clusters)
     order = rng.permutation(97)
     assert clustered_mean(values[order], clusters[order]) == base
     renamed = rng.permutation(13)[clusters] * 1000 - 7  # another name for each cluster
     assert clustered_mean(values, renamed) == base
-    other = rng.normal(size=97).round(3)
+    other = rng.integers(0, 2, size=97) * 1.0 if binary else rng.normal(size=97).round(3)
     pair = paired_difference(values, other, clusters)
     assert paired_difference(values[order], other[order], clusters[order]) == pair
     assert paired_difference(values, other, [f"c{c}" for c in renamed]) == pair
@@ -231,22 +232,49 @@ def test_identical_systems_have_an_undefined_pvalue() -> None:
         (lambda: clustered_mean([1.0, math.inf]), r"`values` holds inf at index 1"),
         (lambda: clustered_mean([[1.0, 2.0]]), r"`values` must be one-dimensional"),
         (lambda: clustered_mean(["a", "b"]), r"`values` must be numbers"),
-        (lambda: clustered_mean([1.0, 2.0], [0]), r"`values` and `clusters` differ in length: 2 and 1"),
-        (lambda: clustered_mean([1.0, 2.0], [0, 0]), r"`clusters` must name at least 2 clusters, not 1"),
+        (
+            lambda: clustered_mean([1.0, 2.0], [0]),
+            r"`values` and `clusters` differ in length: 2 and 1",
+        ),
+        (
+            lambda: clustered_mean([1.0, 2.0], [0, 0]),
+            r"`clusters` must name at least 2 clusters, not 1",
+        ),
         (lambda: clustered_mean([1.0]), r"`values` must hold at least 2 values, not 1"),
         (lambda: clustered_mean([1.0, 2.0], [0.0, math.nan]), r"`clusters` holds NaN at index 1"),
         (lambda: clustered_mean([1.0, 2.0], [0, "a"]), r"`clusters` must be labels of one kind"),
         (lambda: clustered_mean([1.0, 2.0], [None, 1]), r"not NoneType, int"),
-        (lambda: clustered_mean([1.0, 2.0], confidence=1.0), r"`confidence` must be in \(0, 1\), not 1.0"),
-        (lambda: clustered_mean([1.0, 2.0], confidence=True), r"`confidence` must be a number in \(0, 1\), not True"),
-        (lambda: clustered_mean([1.0, 2.0], method="jackknife"), r"`method` must be 'analytic' or 'bootstrap', not 'jackknife'"),  # type: ignore[arg-type]
-        (lambda: clustered_mean([1.0, 2.0], method="bootstrap", n_resamples=0), r"`n_resamples` must be in \[1, 2\*\*62\), not 0"),
-        (lambda: clustered_mean([1.0, 2.0], method="bootstrap", seed=-1), r"`seed` must be a non-negative integer or None, not -1"),
+        (
+            lambda: clustered_mean([1.0, 2.0], confidence=1.0),
+            r"`confidence` must be in \(0, 1\), not 1.0",
+        ),
+        (
+            lambda: clustered_mean([1.0, 2.0], confidence=True),
+            r"`confidence` must be a number in \(0, 1\), not True",
+        ),
+        (
+            lambda: clustered_mean([1.0, 2.0], method="jackknife"),  # type: ignore[arg-type]
+            r"`method` must be 'analytic' or 'bootstrap', not 'jackknife'",
+        ),
+        (
+            lambda: clustered_mean([1.0, 2.0], method="bootstrap", n_resamples=0),
+            r"`n_resamples` must be in \[1, 2\*\*62\), not 0",
+        ),
+        (
+            lambda: clustered_mean([1.0, 2.0], method="bootstrap", seed=-1),
+            r"`seed` must be a non-negative integer or None, not -1",
+        ),
         (lambda: paired_difference([1.0, 2.0], [1.0]), r"`a` and `b` differ in length: 2 and 1"),
-        (lambda: paired_difference([1.0, 2.0], [1.0, 2.0], [0]), r"`a` and `clusters` differ in length: 2 and 1"),
+        (
+            lambda: paired_difference([1.0, 2.0], [1.0, 2.0], [0]),
+            r"`a` and `clusters` differ in length: 2 and 1",
+        ),
         (lambda: paired_difference([1.0, 2.0], [1.0, math.nan]), r"`b` holds nan at index 1"),
         (lambda: paired_difference([1.0], [2.0]), r"`a` must hold at least 2 values, not 1"),
-        (lambda: paired_difference([1.0, 2.0], [2.0, 3.0], confidence=0), r"`confidence` must be in \(0, 1\), not 0"),
+        (
+            lambda: paired_difference([1.0, 2.0], [2.0, 3.0], confidence=0),
+            r"`confidence` must be in \(0, 1\), not 0",
+        ),
     ],
 )
 def test_bad_arguments_are_one_clear_error(call: object, message: str) -> None:

@@ -149,6 +149,15 @@ def test_order_of_tasks_does_not_change_the_estimate() -> None:
         assert shuffled.per_task.tolist() == base.per_task[order].tolist()
 
 
+def test_a_tasks_estimate_does_not_depend_on_the_others() -> None:
+    # 3 tasks of 5 trials go through the distinct (n, c) pairs; 9 through the table of c.
+    for function in (pass_at_k, pass_hat_k):
+        few = function([2, 3, 1], [5, 5, 5], 2).per_task.tolist()
+        many = function(np.array([2, 3, 1] * 3), np.array([5] * 9), 2).per_task.tolist()
+        assert many == few * 3
+        assert few == [function([c, 0], [5, 5], 2).per_task[0] for c in (2, 3, 1)]
+
+
 def test_per_task_is_read_only() -> None:
     r = pass_at_k([1, 2], [3, 3], 1)
     with pytest.raises(ValueError, match="read-only"):
@@ -165,6 +174,8 @@ def test_per_task_is_read_only() -> None:
         ([1, 2.5], [4, 4], 2, r"`successes` must be whole numbers >= 0; task 1 has 2.5"),
         ([1, -1], [4, 4], 2, r"`successes` must be whole numbers >= 0; task 1 has -1.0"),
         ([1, math.nan], [4, 4], 2, r"`successes` must be whole numbers >= 0; task 1 has nan"),
+        (np.array([1, -2]), [4, 4], 2, r"`successes` must be whole numbers >= 0; task 1 has -2"),
+        ([1, 2], np.array([4, -4]), 2, r"`trials` must be whole numbers >= 0; task 1 has -4"),
         ([1, 2], [4, 4], 0, r"`k` must be a positive integer, not 0"),
         ([1, 2], [4, 4], 2.0, r"`k` must be a positive integer, not 2.0"),
         ([1, 2], [4, 4], True, r"`k` must be a positive integer, not True"),

@@ -115,7 +115,11 @@ def test_order_does_not_change_a_digit() -> None:
         (([1, 0], [1.0, 0.0], [0.5, math.inf]), {}, r"`judged_unlabelled` holds inf at index 1"),
         (([1], [1.0], [0.5]), {}, r"`labels` must hold at least 2 labelled items, not 1"),
         (([1, 0], [1.0, 0.0], []), {}, r"`judged_unlabelled` must hold at least 1 item, not 0"),
-        (([1, 0], [1.0, 0.0], [0.5]), {"confidence": 95}, r"`confidence` must be in \(0, 1\), not 95"),
+        (
+            ([1, 0], [1.0, 0.0], [0.5]),
+            {"confidence": 95},
+            r"`confidence` must be in \(0, 1\), not 95",
+        ),
         (([1, 0], [1.0, 0.0], [0.5]), {"tuned": 1}, r"`tuned` must be True or False, not 1"),
     ],
 )

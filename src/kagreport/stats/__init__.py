@@ -23,14 +23,10 @@ from kagreport.stats._alpha import (
     pairable,
 )
 from kagreport.stats._bootstrap import bootstrap_mean_interval
-from kagreport.stats._clustered import (
-    MeanEstimate,
-    PairedDifference,
-    clustered_mean,
-    paired_difference,
-)
+from kagreport.stats._clustered import MeanEstimate, clustered_mean
 from kagreport.stats._holm import holm_adjust
 from kagreport.stats._intervals import ConfidenceInterval, pareto_front, wilson_interval
+from kagreport.stats._paired import PairedDifference, paired_difference
 from kagreport.stats._passk import PassEstimate, pass_at_k, pass_hat_k
 from kagreport.stats._ppi import PPIEstimate, ppi_mean
 from kagreport.stats._signflip import (

@@ -1,5 +1,5 @@
 """The mean of clustered values (repeats of an item, questions sharing a passage) with its
-cluster-robust standard error, and the paired t test on per-cluster mean differences.
+cluster-robust standard error or a cluster bootstrap interval.
 
 Every sum runs in a canonical order (values ascending; clusters in their labels' order, or
 sorted sums), so permuting the values never changes a digit, nor, for the analytic
@@ -19,15 +19,13 @@ from kagreport.stats._student import (
     as_finite,
     check_confidence,
     cluster_codes,
-    same_length,
     t_interval,
-    t_two_sided_pvalue,
 )
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-__all__ = ["MeanEstimate", "PairedDifference", "clustered_mean", "paired_difference"]
+__all__ = ["MeanEstimate", "clustered_mean"]
 
 _Floats = np.ndarray[Any, np.dtype[np.float64]]
 
@@ -76,54 +74,32 @@ class MeanEstimate:
     method: str
 
 
-@dataclass(frozen=True)
-class PairedDifference:
-    """A paired t test of the mean difference between two systems (:func:`paired_difference`).
-
-    Attributes
-    ----------
-    estimate : float
-        The mean of the per-cluster mean differences ``a - b`` (per item without clusters).
-    se : float
-        Its standard error, ``sqrt(variance / n)``.
-    ci : tuple of (float, float)
-        ``(low, high)``: the t interval on ``df`` degrees of freedom.
-    pvalue : float
-        Two-sided p-value of the t test of a zero mean difference, in [0, 1]; NaN when
-        ``variance`` is 0 (the t statistic is undefined).
-    n : int
-        Number of differences: clusters, or items without clusters.
-    df : int
-        ``n - 1``.
-    variance : float
-        Sample variance (ddof 1) of the differences, in squared units of the values.
-    """
-
-    estimate: float
-    se: float
-    ci: tuple[float, float]
-    pvalue: float
-    n: int
-    df: int
-    variance: float
-
-
-def _cluster_sums(
+def cluster_sums(
     x: _Floats, codes: np.ndarray[Any, Any] | None, n_clusters: int
 ) -> tuple[_Floats, _Floats]:
     """Each cluster's sum of ``x`` (added in ascending order of ``x``) and its size."""
     if codes is None:
         return np.sort(x), np.ones(x.size)
+    sizes = np.bincount(codes, minlength=n_clusters).astype(np.float64)
+    if _exact_sums(x):
+        sums = np.bincount(codes, weights=x, minlength=n_clusters)
+        return sums.astype(np.float64, copy=False), sizes
     order = np.argsort(x)  # ties are equal values: the order among them adds nothing
     sums = np.bincount(codes[order], weights=x[order], minlength=n_clusters)
-    return sums, np.bincount(codes, minlength=n_clusters).astype(np.float64)
+    return sums.astype(np.float64, copy=False), sizes
 
 
-def _sorted_sum(x: _Floats) -> float:
+def _exact_sums(x: _Floats) -> bool:
+    """Whether every sum of ``x`` is exact (whole numbers whose total stays below 2**53),
+    so that the order of the additions cannot change a digit (0/1 scores, say)."""
+    return bool(np.abs(x).max() * x.size < 2.0**53) and bool((x == np.rint(x)).all())
+
+
+def sorted_sum(x: _Floats) -> float:
     return float(np.sort(x).sum())
 
 
-def _check_clusters(
+def check_clusters(
     clusters: npt.ArrayLike | None, n: int, what: str
 ) -> tuple[np.ndarray[Any, Any] | None, int]:
     codes, n_clusters = (None, n) if clusters is None else cluster_codes(clusters, n, what)
@@ -221,18 +197,22 @@ def clustered_mean(
     if method == "bootstrap":
         n_resamples, seed = _check_resampling(n_resamples, seed)
     n = x.size
-    codes, n_clusters = _check_clusters(clusters, n, "values")
-    mean = _sorted_sum(x) / n
+    codes, n_clusters = check_clusters(clusters, n, "values")
+    mean = sorted_sum(x) / n
     residuals = x - mean
-    se_iid = math.sqrt(_sorted_sum(residuals**2) / (n - 1) / n)
+    se_iid = math.sqrt(sorted_sum(residuals**2) / (n - 1) / n)
     if method == "analytic":
-        sums, _ = _cluster_sums(residuals, codes, n_clusters)
-        variance = n_clusters / (n_clusters - 1) * _sorted_sum(sums**2) / n**2
+        if codes is not None and _exact_sums(x):
+            totals, sizes = cluster_sums(x, codes, n_clusters)
+            sums = totals - sizes * mean  # exact totals: no sort needed for the same digits
+        else:
+            sums, _ = cluster_sums(residuals, codes, n_clusters)
+        variance = n_clusters / (n_clusters - 1) * sorted_sum(sums**2) / n**2
         se = math.sqrt(variance)
         ci = t_interval(mean, se, n_clusters - 1, confidence)
         df: int | None = n_clusters - 1
     else:
-        sums, sizes = _cluster_sums(x, codes, n_clusters)
+        sums, sizes = cluster_sums(x, codes, n_clusters)
         means = _bootstrap_means(sums, sizes, n_resamples, seed)
         se = float(np.std(means, ddof=1)) if n_resamples > 1 else math.nan
         low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])
@@ -272,69 +252,3 @@ def _bootstrap_means(sums: _Floats, sizes: _Floats, n_resamples: int, seed: int 
         drawn = rng.integers(0, n_clusters, size=(size, n_clusters))
         means[first : first + size] = sums[drawn].sum(axis=1) / sizes[drawn].sum(axis=1)
     return means
-
-
-def paired_difference(
-    a: npt.ArrayLike,
-    b: npt.ArrayLike,
-    clusters: npt.ArrayLike | None = None,
-    *,
-    confidence: float = 0.95,
-) -> PairedDifference:
-    """The paired t test of the mean difference ``a - b``, on per-cluster mean differences.
-
-    Parameters
-    ----------
-    a, b : array_like, shape (n,)
-        Finite scores of two systems on the same n items (or repeats), paired by index.
-    clusters : array_like, shape (n,), optional
-        Each pair's cluster label (integers, other numbers or strings, of one kind), e.g. the
-        item of a repeat. None: each pair its own cluster.
-    confidence : float, default 0.95
-        Coverage of the interval, in (0, 1).
-
-    Returns
-    -------
-    PairedDifference
-
-    Raises
-    ------
-    InputError
-        If ``a`` or ``b`` is not one-dimensional or holds NaN or an infinity, if ``a``,
-        ``b`` and ``clusters`` differ in length, if ``clusters`` holds NaN or mixes kinds
-        of labels, if there are fewer than 2 differences, or if ``confidence`` is not in
-        (0, 1).
-    MissingExtraError
-        If SciPy (the ``stats`` extra) is not installed (t quantiles).
-
-    Notes
-    -----
-    Each cluster g contributes the mean d_g of its differences ``a_i - b_i``; with G of
-    them, mean D and sample variance s**2 (ddof 1), ``se = s / sqrt(G)``, ``t = D / se`` on
-    G - 1 degrees of freedom (Student's paired t test [1]_; the cluster means as the
-    unit of analysis, Miller [2]_, sec. 2.3), ``p = 2 P(T > |t|)`` and the interval
-    ``D -/+ t_{(1 + confidence) / 2, G - 1} * se``. Each cluster weighs the same, however
-    many pairs it holds. ``scipy.stats.ttest_rel`` on the per-cluster means gives the same.
-
-    References
-    ----------
-    .. [1] Student (1908), "The Probable Error of a Mean", *Biometrika* 6(1), 1-25.
-    .. [2] E. Miller (2024), "Adding Error Bars to Evals: A Statistical Approach to
-       Language Model Evaluations", arXiv:2411.00640.
-    """
-    first = as_finite(a, "a")
-    second = as_finite(b, "b")
-    same_length(first, second, ("a", "b"))
-    confidence = check_confidence(confidence)
-    d = first - second
-    codes, n_clusters = _check_clusters(clusters, d.size, "a")
-    if codes is not None:
-        sums, sizes = _cluster_sums(d, codes, n_clusters)
-        d = sums / sizes
-    estimate = _sorted_sum(d) / n_clusters
-    variance = _sorted_sum((d - estimate) ** 2) / (n_clusters - 1)
-    se = math.sqrt(variance / n_clusters)
-    df = n_clusters - 1
-    pvalue = t_two_sided_pvalue(estimate / se, df) if se > 0 else math.nan
-    ci = t_interval(estimate, se, df, confidence)
-    return PairedDifference(estimate, se, ci, pvalue, n_clusters, df, variance)

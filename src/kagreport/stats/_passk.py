@@ -52,6 +52,11 @@ class PassEstimate:
 
 
 def _as_counts(values: npt.ArrayLike, name: str) -> _Ints:
+    if isinstance(values, np.ndarray) and values.dtype.kind == "i" and values.ndim == 1:
+        if values.size and values.min() < 0:
+            at = int(np.flatnonzero(values < 0)[0])
+            raise InputError(f"`{name}` must be whole numbers >= 0; task {at} has {values[at]}")
+        return values.astype(np.int64, copy=False)
     try:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -89,7 +94,12 @@ def _check(successes: npt.ArrayLike, trials: npt.ArrayLike, k: int) -> tuple[_In
 
 def _estimate(c: _Ints, n: _Ints, k: int, exact: Callable[[int, int, int], float]) -> PassEstimate:
     """Per task ``exact(n, c, k)``, computed once per distinct (n, c); mean, SE, interval."""
-    if int(n.max()) < 2**31:
+    smallest, largest = int(n.min()), int(n.max())
+    if smallest == largest and largest < c.size:
+        # One number of trials (the usual case): a table over c = 0..n.
+        table = np.array([exact(largest, successes, k) for successes in range(largest + 1)])
+        where = c
+    elif largest < 2**31:
         keys = n * 2**31 + c
         pairs, where = np.unique(keys, return_inverse=True)
         table = np.array([exact(int(p) >> 31, int(p) & (2**31 - 1), k) for p in pairs])
