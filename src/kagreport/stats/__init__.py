@@ -2,11 +2,13 @@
 
 The paired sign-flip test (exact enumeration, exact lattice convolution, Monte Carlo),
 the percentile bootstrap interval of a mean, Holm's step-down adjustment, Wilson score
-intervals, the Pareto frontier of cost against value, and Krippendorff's alpha with its
-bootstrap. Every function documents its formula and source; results are small frozen
+intervals, the Pareto frontier of cost against value, Krippendorff's alpha with its
+bootstrap; clustered means and the paired t test, pass@k and pass^k, prediction-powered
+inference. Every function documents its formula and source; results are small frozen
 dataclasses. This layer imports only NumPy, the standard library and
-:mod:`kagreport._errors` (tests/test_architecture.py checks), so anything above
-``evaluation`` must import it lazily to keep ``import kagreport`` light.
+:mod:`kagreport._errors` (tests/test_architecture.py checks); SciPy (t quantiles, the
+``stats`` extra) only inside the functions that need it. Anything above ``evaluation``
+must import it lazily to keep ``import kagreport`` light.
 """
 
 from __future__ import annotations
@@ -21,8 +23,12 @@ from kagreport.stats._alpha import (
     pairable,
 )
 from kagreport.stats._bootstrap import bootstrap_mean_interval
+from kagreport.stats._clustered import MeanEstimate, clustered_mean
 from kagreport.stats._holm import holm_adjust
 from kagreport.stats._intervals import ConfidenceInterval, pareto_front, wilson_interval
+from kagreport.stats._paired import PairedDifference, paired_difference
+from kagreport.stats._passk import PassEstimate, pass_at_k, pass_hat_k
+from kagreport.stats._ppi import PPIEstimate, ppi_mean
 from kagreport.stats._signflip import (
     DUST,
     LATTICE_BUDGET,
@@ -44,17 +50,26 @@ __all__ = [
     "TOLERANCE",
     "AlphaBootstrap",
     "ConfidenceInterval",
+    "MeanEstimate",
+    "PPIEstimate",
     "Pairable",
+    "PairedDifference",
+    "PassEstimate",
     "SignFlipResult",
     "alpha",
     "alpha_bootstrap_interval",
     "bootstrap_alphas",
     "bootstrap_mean_interval",
+    "clustered_mean",
     "exact_mean",
     "holm_adjust",
     "pairable",
+    "paired_difference",
     "paired_differences",
     "pareto_front",
+    "pass_at_k",
+    "pass_hat_k",
+    "ppi_mean",
     "sign_flip_test",
     "wilson_interval",
 ]
