@@ -204,9 +204,7 @@ def _correct(
     )
 
 
-def label_corrections(
-    items: Sequence[AnswerItem], labels: Labels
-) -> dict[str, LabelCorrection]:
+def label_corrections(items: Sequence[AnswerItem], labels: Labels) -> dict[str, LabelCorrection]:
     """Metric -> its :class:`LabelCorrection`, for each metric the labels cover (in the
     labels' order): PPI++ over the items where the judge's metric is defined."""
     return {metric: _correct(metric, items, by_item) for metric, by_item in labels.scores.items()}

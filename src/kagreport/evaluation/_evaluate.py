@@ -423,7 +423,6 @@ def evaluate_answers(
     )
 
 
-
 # Why alpha is undefined, in the words of an evaluation (keys: kagreport.evaluation.UNDEFINED).
 _UNDEFINED_FOR_JUDGES = {
     "no_rating": "no judge scored any item",
