@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 import pytest
 
 from conftest import run_cli
-from kagreport import FormatError, InputError
+from kagreport import FormatError, InputError, MissingExtraError
 from kagreport.evaluation import (
     AnswerEvaluation,
     AnswerItem,
@@ -354,7 +354,7 @@ def test_evaluate_usage_errors_for_labels(tmp_path: Path) -> None:
     assert "--labels needs a file name" in empty.stderr
 
 
-def test_bad_labels_are_refused_before_any_judgement() -> None:
+def test_bad_labels_are_refused_before_any_judgement(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
 
     class Counting:
@@ -371,6 +371,19 @@ def test_bad_labels_are_refused_before_any_judgement() -> None:
         evaluate_answers(_items()[:5], [Counting()], labels={"q99": {"counting": 1}})
     with pytest.raises(InputError, match="has no metric 'score'"):
         evaluate_answers(_items()[:5], [Counting()], labels={"q00": {"score": 1}})
+    # Without SciPy (the t intervals), before any judgement too.
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    with monkeypatch.context() as patch:
+        patch.setattr(
+            importlib.util,
+            "find_spec",
+            lambda name, *a: None if name == "scipy" else find_spec(name, *a),
+        )
+        good = {"q00": {"counting": 1}, "q01": {"counting": 0}}
+        with pytest.raises(MissingExtraError, match=r"pip install 'kagreport\[stats\]'"):
+            evaluate_answers(_items()[:5], [Counting()], labels=good)
     assert calls == []
     # A score the items already carry (kag's "correct") can be corrected too.
     items = [AnswerItem(f"q{i}", "Q", "a", "a", scores={"correct": float(i % 2)}) for i in range(6)]

@@ -32,8 +32,17 @@ __all__ = [
 
 #: Coverage of the three intervals of a correction.
 CONFIDENCE = 0.95
-#: The column titles of a correction's row (:func:`correction_cells`).
+#: The column titles of a correction's row (:func:`correction_cells`) in a text table.
 HEADER = ["METRIC", "LABELLED", "JUDGE [95% CI]", "HUMAN [95% CI]", "PPI++ [95% CI]", "SHIFT"]
+#: The same titles in HTML (a notebook's display, the site's page).
+TITLES = [
+    "Metric",
+    "Labelled items",
+    "Judge alone [95%]",
+    "Human labels alone [95%]",
+    "PPI++ [95%]",
+    "Shift (PPI++ \u2212 judge)",
+]
 #: What the three intervals are, in one line under a table.
 METHOD_NOTE = (
     "judge: all scored items; human: the labelled ones; both a t interval on n - 1 df; "

@@ -258,7 +258,8 @@ def evaluate_answers(
         A label corrects the metric of its name; the report's ``label_corrections`` give,
         per labelled metric, the judge-only mean, the human-only mean and the PPI++
         estimate with 95% intervals (:class:`~kagreport.evaluation.LabelCorrection`), and
-        ``settings["labels"]`` names the file. Checked before any judge runs.
+        ``settings["labels"]`` names the file. Checked before any judge runs. Needs SciPy
+        (the ``stats`` extra; :class:`~kagreport.MissingExtraError` without it).
 
     Returns
     -------

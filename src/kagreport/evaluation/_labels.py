@@ -287,8 +287,12 @@ def checked_labels(labels: Any, rows: Sequence[AnswerItem], owners: Mapping[str,
     """``labels`` (as :func:`as_labels` takes them) read and checked against the items
     and metrics of :func:`~kagreport.evaluate_answers`, before any judging: a judge's
     metric (``owners``: metric -> judge) can be defined on the items with an answer, a
-    score the items already carry on the items that hold it (:func:`check_labels`)."""
+    score the items already carry on the items that hold it (:func:`check_labels`); and
+    SciPy, which the corrections' t intervals need (MissingExtraError naming the extra)."""
+    from kagreport._optional import need
+
     human = as_labels(labels)
+    need("scipy")
     scorable: dict[str, list[str]] = {
         metric: [row.identifier for row in rows if row.answer is not None] for metric in owners
     }

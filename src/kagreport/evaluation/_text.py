@@ -288,9 +288,9 @@ def render_evaluation_html(evaluation: Any) -> str:
         parts.append(_html_table(header, rows))
     corrected, lines = _corrections(evaluation)
     if corrected:
-        from kagreport.evaluation._correction import HEADER
+        from kagreport.evaluation._correction import TITLES
 
-        parts.append(_html_table([h.lower() for h in HEADER], corrected))
+        parts.append(_html_table(TITLES, corrected))
         parts += [f"<p>{escape(line)}</p>" for line in lines]
     return "".join(parts)
 

@@ -232,6 +232,7 @@ def _corrections(report: AnswerEvaluation) -> dict[str, Any]:
     metric, the intervals' method, one sentence per metric); empty without labels."""
     from kagreport.evaluation._correction import (
         METHOD_NOTE,
+        TITLES,
         correction_cells,
         correction_sentence,
         is_proportion_correction,
@@ -240,14 +241,7 @@ def _corrections(report: AnswerEvaluation) -> dict[str, Any]:
     corrections = report.label_corrections.values()
     shown = [(c, is_proportion_correction(c, report.items)) for c in corrections]
     return {
-        "header": [
-            "Metric",
-            "Labelled items",
-            "Judge alone [95%]",
-            "Human labels alone [95%]",
-            "PPI++ [95%]",
-            "Shift (PPI++ − judge)",
-        ],
+        "header": TITLES,
         "rows": [correction_cells(c, pct) for c, pct in shown],
         "method": METHOD_NOTE,
         "sentences": [correction_sentence(c, pct) for c, pct in shown],
