@@ -18,6 +18,7 @@ from kagreport._format import (
     number,
     p_value,
     percent,
+    percent_interval,
     significant,
 )
 
@@ -64,6 +65,10 @@ def test_numbers_percentages_and_intervals() -> None:
     assert significant(12) == "12"
     assert percent(0.723) == "72.3%"
     assert percent(1, 0) == "100%"
+    # An interval's bound below 0 (PPI, a t interval of few items): a real minus sign.
+    assert percent(-0.08) == "\u22128.0%"
+    assert percent(-0.0004) == "0.0%"  # rounds to zero: no sign
+    assert percent_interval(0.02, -0.03, 0.07) == "2.0% [\u22123.0%, 7.0%]"
     assert interval(0.5, 0.25, 0.75, 2) == "0.50 [0.25, 0.75]"
     assert interval(0.5, math.nan, 0.75, 2) == "0.50"
 

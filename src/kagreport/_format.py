@@ -141,8 +141,8 @@ def significant(value: Any, digits: int = 3) -> str:
 
 def percent(value: Any, digits: int = 1) -> str:
     """A proportion as a percentage (``0.723`` gives ``72.3%``); :data:`MISSING` where
-    undefined."""
-    return MISSING if is_missing(value) else f"{100 * float(value):.{digits}f}%"
+    undefined. Below zero (an interval's bound) with a real minus sign, as :func:`signed`."""
+    return MISSING if is_missing(value) else signed(100 * float(value), digits) + "%"
 
 
 def percent_interval(value: Any, low: Any, high: Any, digits: int = 1) -> str:

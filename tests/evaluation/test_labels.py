@@ -252,7 +252,7 @@ def test_the_text_view_shows_the_three_numbers_and_the_shift(tmp_path: Path) -> 
         ("a.csv", "id,exact_match\nq00,1,2\n", r"a.csv:2: 3 cells, but the header has 2"),
         ("a.csv", "id,exact_match,exact_match\nq00,1,1\n", r"a.csv:1: the column 'exact_match' repeats"),
         ("a.csv", "id,exact_match\nq00,\n", r"a.csv holds no labels"),
-        ("a.csv", "id,exact_match\nq00,1\n", r"'exact_match' has 1 labelled item\(s\) it can score .* at least 2"),
+        ("a.csv", "id,exact_match\nq00,1\n", r"'exact_match' has 1 labelled item it can score .* at least 2"),
         ("a.jsonl", '{"id": "q00", "exact_match": 1}\n[1]\n', r"a.jsonl:2: not a JSON object"),
         ("a.jsonl", '{"id": "q00", "exact_match": true}\n', r"a.jsonl:1: exact_match True is not a number"),
         ("a.jsonl", '{"id": 3, "exact_match": 1}\n', r"a.jsonl:1: the identifier 3 is not a non-empty string"),

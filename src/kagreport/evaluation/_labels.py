@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kagreport._errors import FormatError, InputError, NotUTF8Error, decode_utf8
+from kagreport._format import plural
 from kagreport._io import read_regular_file
 
 if TYPE_CHECKING:
@@ -271,7 +272,7 @@ def check_labels(
         labelled = sum(identifier in items for identifier in by_item)
         if labelled < 2:
             raise InputError(
-                f"{labels.source}: {metric!r} has {labelled} labelled item(s) it can score "
+                f"{labels.source}: {metric!r} has {plural(labelled, 'labelled item')} it can score "
                 "(with an answer); the correction (PPI++) needs at least 2",
                 path=path,
             )
