@@ -23,6 +23,8 @@ from kagreport.stats._alpha import (
 from kagreport.stats._bootstrap import bootstrap_mean_interval
 from kagreport.stats._holm import holm_adjust
 from kagreport.stats._intervals import ConfidenceInterval, pareto_front, wilson_interval
+from kagreport.stats._power import minimum_detectable_effect, power, required_sample_size
+from kagreport.stats._ranks import rank_sets, tie_groups
 from kagreport.stats._signflip import (
     DUST,
     LATTICE_BUDGET,
@@ -52,9 +54,14 @@ __all__ = [
     "bootstrap_mean_interval",
     "exact_mean",
     "holm_adjust",
+    "minimum_detectable_effect",
     "pairable",
     "paired_differences",
     "pareto_front",
+    "power",
+    "rank_sets",
+    "required_sample_size",
     "sign_flip_test",
+    "tie_groups",
     "wilson_interval",
 ]
