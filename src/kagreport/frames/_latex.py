@@ -29,6 +29,7 @@ from kagreport._format import (
     p_value,
     printable,
     quantity,
+    rank_range,
     signed,
 )
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
@@ -252,21 +253,28 @@ def _leaderboard(run: Run, metric: str, digits: int, wide: bool) -> tuple[list[C
         Column(("Items",)),
         Column(("Errors",)),
     ]
+    board = leaderboard(run, metric)
+    ranked = any(row.rank_low is not None for row in board)
+    if ranked:  # a 0/1 metric: the ranks the data allow and the groups of ties
+        columns[1:1] = [Column(("Ranks",)), Column(("Group",))]
     rows = []
-    for row in leaderboard(run, metric):
+    for row in board:
         if proportion:
             value: Cell = (_pct(row.mean, digits), _interval(row.low, row.high, digits))
         else:  # a score, with its interval where the leaderboard gives one
             places = digits + 2
             value = (_num(float(row.mean), places), _interval(row.low, row.high, places, 1.0))
-        rows.append(
-            [
-                _names(row.system, wide),
-                value,
-                (_num(row.n_defined, 0),),
-                (_num(row.n_errors, 0),),
-            ]
-        )
+        cells: list[Any] = [
+            _names(row.system, wide),
+            value,
+            (_num(row.n_defined, 0),),
+            (_num(row.n_errors, 0),),
+        ]
+        if ranked:
+            ranks = latex_escape(rank_range(row.rank_low, row.rank_high))  # 1--3: an en dash
+            group = latex_escape(rank_range(row.tie_group, row.tie_group))
+            cells[1:1] = [(ranks,), (group,)]
+        rows.append(cells)
     return columns, rows
 
 
@@ -369,7 +377,9 @@ def to_latex(
       graph elements where recorded.
     - A :class:`~kagreport.runs.Run` without outcomes, or with ``metric``: its
       leaderboard (:func:`kagreport.runs.leaderboard`): the mean of ``metric`` per
-      setup (in % with its Wilson interval for a proportion), items defined, errors.
+      setup (in % with its Wilson interval for a proportion), items defined, errors;
+      for a 0/1 metric also the ranks each setup may hold (``1--3``) and its tie group
+      (:class:`~kagreport.runs.LeaderboardRow`).
     - :class:`EvaluationComparison`: one row per metric, both means, the mean difference
       (percentage points for a proportion) with its bootstrap interval beneath, p and
       Holm-adjusted p; ``†`` marks Holm p < ``alpha``; a note names both sides.

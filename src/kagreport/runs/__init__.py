@@ -19,6 +19,7 @@ from __future__ import annotations
 from kagreport.runs._costs import COSTS, CostAxis, cost_axis, recorded_columns, recorded_costs
 from kagreport.runs._flips import FlippedItem, FlippedSide, flipped_items
 from kagreport.runs._intervals import CostInterval, cost_intervals
+from kagreport.runs._leaderboard import LeaderboardRow, leaderboard
 from kagreport.runs._metrics import kag_stats_json, setup_metrics
 from kagreport.runs._model import OUTCOMES, Run
 from kagreport.runs._repeats import RepeatScores, repeat_scores
@@ -27,12 +28,10 @@ from kagreport.runs._summaries import MetricSummary, metric_summaries, retrieval
 from kagreport.runs._texts import LazyTexts
 from kagreport.runs._views import (
     FrontierPoint,
-    LeaderboardRow,
     SetupComparison,
     SetupComparisons,
     compare_setups,
     cost_frontier,
-    leaderboard,
 )
 
 __all__ = [

@@ -9,7 +9,6 @@ No statistics are computed here: the paired sign-flip test is
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -21,8 +20,9 @@ from kagreport._format import p_value, plural
 from kagreport.runs._columns import OUTCOMES
 from kagreport.runs._costs import cost_axis, item_costs
 from kagreport.runs._flips import flip_rows
+from kagreport.runs._leaderboard import system_means
 from kagreport.runs._model import Run
-from kagreport.stats import holm_adjust, pareto_front, wilson_interval
+from kagreport.stats import holm_adjust, pareto_front
 
 if TYPE_CHECKING:
     from kagreport.evaluation import EvaluationComparison
@@ -33,99 +33,11 @@ _REPR_FLIPS = 3
 
 __all__ = [
     "FrontierPoint",
-    "LeaderboardRow",
     "SetupComparison",
     "SetupComparisons",
     "compare_setups",
     "cost_frontier",
-    "leaderboard",
 ]
-
-
-@dataclass(frozen=True)
-class LeaderboardRow:
-    """One system's mean of a metric.
-
-    Attributes
-    ----------
-    rank : int
-        1 for the highest mean; ties keep the run's system order; systems with no
-        defined value come last.
-    system : str
-    mean : float
-        Mean over the system's items where the metric is defined; NaN if none.
-    n_items : int
-        The system's rows.
-    n_defined : int
-        Rows where the metric is defined.
-    n_errors : int
-        Rows with outcome ``error``.
-    low, high : float
-        The 95% Wilson score interval of ``mean`` (Wilson 1927; ``kagreport.stats.
-        wilson_interval`` of the defined values' sum over ``n_defined``) when every
-        defined value is 0 or 1 (a proportion, such as ``correct``); NaN otherwise
-        (a score in [0, 1] is not a proportion) and when no value is defined.
-    interval : str or None
-        ``"wilson"`` when ``low``/``high`` are set, else None.
-    """
-
-    rank: int
-    system: str
-    mean: float
-    n_items: int
-    n_defined: int
-    n_errors: int
-    low: float = math.nan
-    high: float = math.nan
-    interval: str | None = None
-
-
-def _system_means(
-    run: Run, values: np.ndarray[Any, Any]
-) -> tuple[list[float], list[int], list[int]]:
-    means, n_items, n_defined = [], [], []
-    for s in range(len(run.systems)):
-        mine = values[run.system == s]
-        defined = mine[~np.isnan(mine)]
-        n_items.append(len(mine))
-        n_defined.append(len(defined))
-        # math.fsum: the exact mean, independent of the row order.
-        means.append(math.fsum(defined.tolist()) / len(defined) if len(defined) else math.nan)
-    return means, n_items, n_defined
-
-
-def leaderboard(run: Run, metric: str | None = None) -> tuple[LeaderboardRow, ...]:
-    """The systems of ``run`` ranked by their mean of ``metric`` (highest first; default:
-    :attr:`Run.headline`, the tool's own headline metric, else ``correct``).
-
-    Raises
-    ------
-    KagreportError
-        If the run has no such metric.
-    """
-    values = run.metric(run.headline if metric is None else metric)
-    means, n_items, n_defined = _system_means(run, values)
-    order = sorted(
-        range(len(run.systems)),
-        key=lambda s: (math.isnan(means[s]), -means[s] if not math.isnan(means[s]) else 0, s),
-    )
-    errors = [
-        int(np.count_nonzero((run.system == s) & (run.outcome == 2)))
-        for s in range(len(run.systems))
-    ]
-    rows = []
-    for rank, s in enumerate(order, start=1):
-        row = LeaderboardRow(rank, run.systems[s], means[s], n_items[s], n_defined[s], errors[s])
-        mine = values[run.system == s]
-        defined = mine[~np.isnan(mine)]
-        if len(defined) and bool(np.isin(defined, (0.0, 1.0)).all()):
-            # A proportion: k successes of n, its sum exact in float64 (n < 2**53).
-            bounds = wilson_interval(int(defined.sum()), len(defined))
-            row = dataclasses.replace(
-                row, low=float(bounds.low), high=float(bounds.high), interval="wilson"
-            )
-        rows.append(row)
-    return tuple(rows)
 
 
 @dataclass(frozen=True)
@@ -425,7 +337,7 @@ def cost_frontier(run: Run, cost: str, metric: str | None = None) -> tuple[Front
     """
     axis = cost_axis(run, cost)
     values_of_cost = item_costs(run, axis)
-    costs, _, defined = _system_means(run, values_of_cost)
+    costs, _, defined = system_means(run, values_of_cost)
     if axis.retrieval:
         committed = [
             int(np.count_nonzero((run.system == s) & (run.outcome >= 0) & (run.outcome <= 1)))
@@ -435,7 +347,7 @@ def cost_frontier(run: Run, cost: str, metric: str | None = None) -> tuple[Front
             0.0 if n == 0 and answered else c
             for c, n, answered in zip(costs, defined, committed, strict=True)
         ]
-    values, _, _ = _system_means(run, run.metric(run.headline if metric is None else metric))
+    values, _, _ = system_means(run, run.metric(run.headline if metric is None else metric))
     on = pareto_front(np.array(costs, dtype=np.float64), np.array(values, dtype=np.float64))
     return tuple(
         FrontierPoint(s, c, v, bool(o))

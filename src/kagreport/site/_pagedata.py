@@ -54,6 +54,11 @@ class SiteRun:
         return self.config.compare
 
     @property
+    def ranked(self) -> bool:
+        """Whether the leaderboard has rank intervals and tie groups (a 0/1 metric)."""
+        return any(row.get("rank_low") is not None for row in self.leaderboard)
+
+    @property
     def convention(self) -> str | None:
         """How the tool's files were read (said on the run's pages)."""
         found = self.run.metadata.get("convention")

@@ -14,7 +14,7 @@ import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 
-from kagreport._format import is_proportion, quantity, score_interval
+from kagreport._format import is_missing, is_proportion, quantity, rank_range, score_interval
 from kagreport.frames import (
     COST_AXES,
     OVERALL,
@@ -103,8 +103,8 @@ class StatsView(View):
         The rows of the table (:func:`kagreport.frames.stats_frame` columns).
         ``dataset == OVERALL`` rows hold each setup's metrics over the *selected*
         datasets; ranks are among the selected setups. In the leaderboard view: setup,
-        dataset, rank, mean, n_items, n_defined, n_errors, low, high
-        (:class:`kagreport.runs.LeaderboardRow`), cost and on_frontier
+        dataset, rank, mean, n_items, n_defined, n_errors, low, high, rank_low,
+        rank_high, tie_group (:class:`kagreport.runs.LeaderboardRow`), cost and on_frontier
         (:class:`kagreport.runs.FrontierPoint`; NaN and False without a cost column).
     selection : Run
         The run restricted to the selection (what :attr:`frame` and the chart show).
@@ -419,6 +419,8 @@ class StatsView(View):
             ("setup", "setup"),
             ("dataset", "dataset"),
             ("rank", "rank"),
+            ("ranks", "rank interval"),
+            ("tie_group", "tie group"),
             ("mean", f"mean {metric}"),
             ("n_items", "items"),
             ("n_defined", "defined"),
@@ -435,7 +437,9 @@ class StatsView(View):
             formatters = {"mean": lambda r: score_interval(r["mean"], r["low"], r["high"])}
         if cost:
             formatters["cost"] = lambda r: quantity(r["cost"])
-        return html_table(records, columns, formatters=formatters, numeric=("mean",))
+        formatters["ranks"] = lambda r: rank_range(_rank(r["rank_low"]), _rank(r["rank_high"]))
+        formatters["tie_group"] = lambda r: rank_range(_rank(r["tie_group"]), _rank(r["tie_group"]))
+        return html_table(records, columns, formatters=formatters, numeric=("mean", "ranks"))
 
     def refresh(self) -> None:
         """Rebuild the frame, table and chart from the controls (called on every change)."""
@@ -581,11 +585,19 @@ def _run_rows(run: Run, dataset: str, metric: str, cost: str | None) -> list[dic
                 "n_errors": row.n_errors,
                 "low": row.low,
                 "high": row.high,
+                "rank_low": row.rank_low,
+                "rank_high": row.rank_high,
+                "tie_group": row.tie_group,
                 "cost": math.nan if point is None else point.cost,
                 "on_frontier": False if point is None else point.on_frontier,
             }
         )
     return rows
+
+
+def _rank(value: Any) -> int | None:
+    """A rank from a frame's cell: None (or NaN, as pandas holds a missing one) -> None."""
+    return None if is_missing(value) else int(value)
 
 
 def _reselect(control: Any, names: list[str]) -> None:
