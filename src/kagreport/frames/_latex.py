@@ -194,9 +194,15 @@ def _comparison_note(
     family = family_label(comparison) if family is None else family
     confidence = comparison.settings.get("confidence", 0.95)
     level = latex_escape(f"{100 * float(confidence):g}")
+    kind = (
+        f"Holm-adjusted {level}\\% interval (test-based: it excludes 0 exactly when "
+        f"$p_{{\\mathrm{{Holm}}}} < {alpha}$)"
+        if str(comparison.settings.get("interval", "")).startswith("test-based")
+        else f"{level}\\% bootstrap interval"
+    )
     return (
         f"Cand.: {_breakable(comparison.candidate)}; Base.: {_breakable(comparison.baseline)}; "
-        f"$n$: paired items; Diff.: Cand.\\ $-$ Base.\\ with its {level}\\% bootstrap interval. "
+        f"$n$: paired items; Diff.: Cand.\\ $-$ Base.\\ with its {kind}. "
         f"{'$p$, ' if wide else ''}$p_{{\\mathrm{{Holm}}}}$: paired sign-flip test, "
         f"{latex_escape('; '.join(methods))}. "
         f"$^{{\\dagger}}$ Holm-adjusted $p < {alpha}$; {latex_escape(family)}."
@@ -384,7 +390,7 @@ def to_latex(
       (percentage points for a proportion) with its bootstrap interval beneath, p and
       Holm-adjusted p; ``†`` marks Holm p < ``alpha``; a note names both sides.
     - :class:`~kagreport.runs.SetupComparison`: the same, Holm-adjusted across the
-      run's family (:meth:`~kagreport.runs.SetupComparison.family_comparison`).
+      run's family, and its interval the Holm-adjusted one that agrees with it.
     - :class:`AnswerEvaluation` / :class:`RetrievalEvaluation`: metric, mean (in % for a
       proportion: :func:`kagreport._format.is_proportion` of its per-item values), items.
     - A DataFrame: as is, each column by its kind: a proportion by name
@@ -427,7 +433,7 @@ def to_latex(
         raise TypeError(f"`metric` ranks a Run's systems; got a {type(table).__name__}")
     if isinstance(table, SetupComparison):
         family = f"Holm across the run's {table.family_size} hypotheses (pairs x metrics)"
-        comparison = table.family_comparison()
+        comparison = table.comparison
         columns, rows = _comparison(comparison, digits, alpha, wide)
         note = _comparison_note(comparison, alpha, family, wide)
     elif isinstance(table, EvaluationComparison):

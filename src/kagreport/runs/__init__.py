@@ -26,6 +26,7 @@ from kagreport.runs._repeats import RepeatScores, repeat_scores
 from kagreport.runs._search import response_matcher
 from kagreport.runs._summaries import MetricSummary, metric_summaries, retrieval_answer_tables
 from kagreport.runs._texts import LazyTexts
+from kagreport.runs._verdicts import VERDICTS, MetricVerdict
 from kagreport.runs._views import (
     FrontierPoint,
     SetupComparison,
@@ -37,6 +38,7 @@ from kagreport.runs._views import (
 __all__ = [
     "COSTS",
     "OUTCOMES",
+    "VERDICTS",
     "CostAxis",
     "CostInterval",
     "FlippedItem",
@@ -45,6 +47,7 @@ __all__ = [
     "LazyTexts",
     "LeaderboardRow",
     "MetricSummary",
+    "MetricVerdict",
     "RepeatScores",
     "Run",
     "SetupComparison",

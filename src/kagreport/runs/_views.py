@@ -9,9 +9,10 @@ No statistics are computed here: the paired sign-flip test is
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -22,11 +23,14 @@ from kagreport.runs._costs import cost_axis, item_costs
 from kagreport.runs._flips import flip_rows
 from kagreport.runs._leaderboard import system_means
 from kagreport.runs._model import Run
-from kagreport.stats import holm_adjust, pareto_front
+from kagreport.runs._verdicts import MetricVerdict, metric_verdict
+from kagreport.stats import holm_adjust, holm_levels, pareto_front
 
 if TYPE_CHECKING:
     from kagreport.evaluation import EvaluationComparison
 
+#: The family-wise error rate of a run's comparisons.
+_ALPHA = 0.05
 #: Comparisons, and flipped items of one comparison, a repr shows before "... N more".
 _REPR_ROWS = 5
 _REPR_FLIPS = 3
@@ -42,16 +46,18 @@ __all__ = [
 
 @dataclass(frozen=True)
 class SetupComparison:
-    """One pair of systems compared item by item.
+    """One pair of systems compared item by item: one set of hypotheses of the run's
+    Holm family (every pair x metric).
 
     Attributes
     ----------
     candidate, baseline : str
     comparison : EvaluationComparison
-        The paired sign-flip test of each metric on the items both systems hold; its
-        ``p_value_holm`` is within the pair (across its metrics).
-    p_values_family : mapping of str to float
-        Metric -> p-value Holm-adjusted across the run's family (every pair x metric).
+        The paired sign-flip test of each metric on the items both systems hold. One
+        family: each metric's ``p_value_holm`` is Holm-adjusted across the run's family
+        (every compared pair x metric), and ``ci_low``/``ci_high`` is the interval at the
+        level Holm tested that hypothesis at (:attr:`verdicts`; ``settings["interval"]``
+        says so), which excludes 0 exactly when that p-value is below 0.05.
     flips : tuple of (str, str or None, str or None)
         (item, candidate outcome, baseline outcome) of the items whose first metric
         differs between the two, sorted.
@@ -59,21 +65,34 @@ class SetupComparison:
         Items held by one system of the pair only (not compared).
     family_size : int
         Hypotheses in the run-level Holm family (compared pairs x metrics).
+    verdicts : mapping of str to MetricVerdict
+        Metric -> better / worse / equivalent / inconclusive, with the interval, the
+        margin, the minimum detectable effect and the pairs needed
+        (:class:`~kagreport.runs.MetricVerdict`).
     """
 
     candidate: str
     baseline: str
     comparison: EvaluationComparison
-    p_values_family: Mapping[str, float]
     flips: tuple[tuple[str, str | None, str | None], ...]
     only_candidate: int
     only_baseline: int
     family_size: int = 0
+    verdicts: Mapping[str, MetricVerdict] = field(default_factory=dict)
+
+    @property
+    def p_values_family(self) -> dict[str, float]:
+        """Metric -> its Holm-adjusted p-value across the run (``comparison``'s
+        ``p_value_holm``, the one adjusted p-value of each hypothesis)."""
+        return {name: m.p_value_holm for name, m in self.comparison.metrics.items()}
 
     def __repr__(self) -> str:
         first = next(iter(self.comparison.metrics.values()), None)
         pairs = "?" if first is None else first.n_pairs
-        p = ", ".join(f"{m} {p_value(v)}" for m, v in self.p_values_family.items())
+        p = ", ".join(
+            f"{m} {p_value(v)}" + (f" {self.verdicts[m].verdict}" if m in self.verdicts else "")
+            for m, v in self.p_values_family.items()
+        )
         flips = ", ".join(f[0] for f in self.flips[:_REPR_FLIPS])
         left = len(self.flips) - _REPR_FLIPS
         more = f", ... {left} more" if left > 0 else ""
@@ -83,14 +102,6 @@ class SetupComparison:
             + (f" ({flips}{more})" if flips else "")
             + ">"
         )
-
-    def family_comparison(self) -> EvaluationComparison:
-        """:attr:`comparison` with each metric's ``p_value_holm`` the run-level one."""
-        metrics = {
-            name: dataclasses.replace(m, p_value_holm=self.p_values_family[name])
-            for name, m in self.comparison.metrics.items()
-        }
-        return dataclasses.replace(self.comparison, metrics=metrics)
 
 
 @dataclass(frozen=True)
@@ -115,6 +126,8 @@ class SetupComparisons:
         Metric -> the earlier metric it equals on every row of the run (one hypothesis,
         tested once: it is not counted in the family and carries that metric's
         p-values); empty when no two metrics are equal.
+    margin : float
+        The practical margin of the comparisons' ``"equivalent"`` verdicts.
 
     Iterating gives the comparisons; the repr shows the counts and the first few pairs.
     """
@@ -125,6 +138,7 @@ class SetupComparisons:
     skipped: tuple[tuple[str, str, int, int], ...]
     pairs: str = "baseline"
     same_as: Mapping[str, str] = field(default_factory=dict)
+    margin: float = 0.01
 
     def __len__(self) -> int:
         return len(self.comparisons)
@@ -171,15 +185,19 @@ def compare_setups(
     baseline: str | None = None,
     n_resamples: int = 10_000,
     seed: int = 0,
+    margin: float = 0.01,
 ) -> SetupComparisons:
     """Paired sign-flip tests between the run's systems, Holm-adjusted across the run.
 
     Each pair is compared on the items both systems hold, aligned by (dataset name,
     question name), so the result does not depend on the order of rows or systems.
-    The run-level family is every pair x metric: Holm (1979) over all of them. Metrics
-    equal on every row of the run (e.g. an Inspect ``choice`` scorer and the ``correct``
-    derived from it) are one hypothesis, tested once
+    The run-level family is every pair x metric: Holm (1979) over all of them, at a
+    family-wise 5%. Metrics equal on every row of the run (e.g. an Inspect ``choice``
+    scorer and the ``correct`` derived from it) are one hypothesis, tested once
     (:func:`kagreport.evaluation.same_hypotheses`; :attr:`SetupComparisons.same_as`).
+    Each comparison carries that one family: its p-values adjusted across it, its
+    intervals at the level Holm tested each hypothesis at, and a verdict per metric
+    (:class:`~kagreport.runs.MetricVerdict`).
 
     Parameters
     ----------
@@ -195,22 +213,32 @@ def compare_setups(
         Default the first system.
     n_resamples, seed
         As :func:`kagreport.evaluation.compare_scores`.
+    margin : float, default 0.01
+        The practical margin of an ``"equivalent"`` verdict, >= 0, in the metrics' units
+        (0.01: one percentage point of accuracy).
 
     Raises
     ------
     KagreportError
-        For an unknown metric, system, ``pairs`` or ``adjust``.
+        For an unknown metric, system, ``pairs`` or ``adjust``, or a ``margin`` that is
+        not a finite number >= 0.
     """
     from kagreport.evaluation import compare_scores, same_hypotheses
 
     if adjust != "holm":
         raise KagreportError(f"adjust must be 'holm', not {adjust!r}")
+    if (
+        isinstance(margin, bool)
+        or not isinstance(margin, int | float)
+        or not 0 <= margin < math.inf
+    ):
+        raise KagreportError(f"`margin` must be a finite number >= 0, not {margin!r}")
     if metrics is None:
         metrics = (run.headline,)
     if not metrics:
         raise KagreportError("compare_setups needs at least one metric")
     columns = {m: run.metric(m) for m in metrics}
-    found: list[tuple[str, str, EvaluationComparison, Any, int, int]] = []
+    found: list[tuple[str, str, EvaluationComparison, dict[str, float], int, int]] = []
     skipped = []
     for candidate, base in _pairs(run, pairs, baseline):
         rows_c, keys_c = run.rows_of(candidate)
@@ -231,25 +259,48 @@ def compare_setups(
             baseline_label=base,
             metrics=list(metrics),
         )
-        found.append((candidate, base, comparison, None, only_c, only_b))
+        squares = {}
+        for m, v in columns.items():
+            d = v[rows_c] - v[rows_b]
+            squares[m] = math.fsum((d[~np.isnan(d)] ** 2).tolist())
+        found.append((candidate, base, comparison, squares, only_c, only_b))
     # A metric equal to another on every row is one hypothesis: tested once in the family.
     same = same_hypotheses({m: (v,) for m, v in columns.items()}, metrics)
     tested = [m for m in metrics if m not in same]
-    family_p = holm_adjust([c.metrics[m].p_value for _, _, c, _, _, _ in found for m in tested])
+    raw = [c.metrics[m].p_value for _, _, c, _, _, _ in found for m in tested]
+    family_p = holm_adjust(raw)
+    levels = holm_levels(raw, _ALPHA)
     comparisons = []
-    for k, (candidate, base, comparison, _, only_c, only_b) in enumerate(found):
-        p_family = dict(zip(tested, family_p[k * len(tested) : (k + 1) * len(tested)], strict=True))
-        p_family = {m: p_family[same.get(m, m)] for m in metrics}
+    size = sum(1 for p in raw if not math.isnan(p))
+    for k, (candidate, base, comparison, squares, only_c, only_b) in enumerate(found):
+        at = {m: k * len(tested) + i for i, m in enumerate(tested)}
+        verdicts, rows = {}, {}
+        for m in metrics:
+            row, j = comparison.metrics[m], at[same.get(m, m)]
+            verdicts[m] = metric_verdict(
+                m, row.mean_difference, row.p_value, family_p[j], levels[j],
+                n_pairs=row.n_pairs, square_sum=squares[m], alpha=_ALPHA, margin=float(margin),
+            )  # fmt: skip
+            rows[m] = dataclasses.replace(
+                row, p_value_holm=family_p[j], ci_low=verdicts[m].low, ci_high=verdicts[m].high
+            )
+        settings = {
+            **comparison.settings,
+            "interval": "test-based at the Holm level of each hypothesis (Holm-adjusted)",
+            "adjustment": f"holm across the run's {size} hypotheses (pairs x metrics)",
+            "family_alpha": _ALPHA,
+            "margin": float(margin),
+        }
         comparisons.append(
             SetupComparison(
                 candidate,
                 base,
-                comparison,
-                p_family,
+                dataclasses.replace(comparison, metrics=rows, settings=settings),
                 _flips(run, metrics[0], candidate, base),
                 only_c,
                 only_b,
                 len(family_p),
+                verdicts,
             )
         )
     return SetupComparisons(
@@ -259,6 +310,7 @@ def compare_setups(
         tuple(skipped),
         pairs,
         same,
+        float(margin),
     )
 
 

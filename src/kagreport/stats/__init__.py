@@ -21,8 +21,13 @@ from kagreport.stats._alpha import (
     pairable,
 )
 from kagreport.stats._bootstrap import bootstrap_mean_interval
-from kagreport.stats._holm import holm_adjust
-from kagreport.stats._intervals import ConfidenceInterval, pareto_front, wilson_interval
+from kagreport.stats._holm import holm_adjust, holm_levels
+from kagreport.stats._intervals import (
+    ConfidenceInterval,
+    interval_from_test,
+    pareto_front,
+    wilson_interval,
+)
 from kagreport.stats._power import minimum_detectable_effect, power, required_sample_size
 from kagreport.stats._ranks import rank_sets, tie_groups
 from kagreport.stats._signflip import (
@@ -54,6 +59,8 @@ __all__ = [
     "bootstrap_mean_interval",
     "exact_mean",
     "holm_adjust",
+    "holm_levels",
+    "interval_from_test",
     "minimum_detectable_effect",
     "pairable",
     "paired_differences",
