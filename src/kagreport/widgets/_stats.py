@@ -437,8 +437,8 @@ class StatsView(View):
             formatters = {"mean": lambda r: score_interval(r["mean"], r["low"], r["high"])}
         if cost:
             formatters["cost"] = lambda r: quantity(r["cost"])
-        formatters["ranks"] = lambda r: rank_range(_rank(r["rank_low"]), _rank(r["rank_high"]))
-        formatters["tie_group"] = lambda r: rank_range(_rank(r["tie_group"]), _rank(r["tie_group"]))
+        for key, ends in (("ranks", ("rank_low", "rank_high")), ("tie_group", ("tie_group",) * 2)):
+            formatters[key] = lambda r, e=ends: rank_range(*(_rank(r[k]) for k in e))
         return html_table(records, columns, formatters=formatters, numeric=("mean", "ranks"))
 
     def refresh(self) -> None:
@@ -575,29 +575,20 @@ def _run_rows(run: Run, dataset: str, metric: str, cost: str | None) -> list[dic
     for row in leaderboard(run, metric):
         point = frontier.get(row.system)
         rows.append(
-            {
-                "setup": row.system,
-                "dataset": dataset,
-                "rank": row.rank,
-                "mean": row.mean,
-                "n_items": row.n_items,
-                "n_defined": row.n_defined,
-                "n_errors": row.n_errors,
-                "low": row.low,
-                "high": row.high,
-                "rank_low": row.rank_low,
-                "rank_high": row.rank_high,
-                "tie_group": row.tie_group,
-                "cost": math.nan if point is None else point.cost,
-                "on_frontier": False if point is None else point.on_frontier,
-            }
+            {"setup": row.system, "dataset": dataset}
+            | {key: getattr(row, key) for key in _ROW_FIELDS}
+            | {"cost": math.nan if point is None else point.cost}
+            | {"on_frontier": False if point is None else point.on_frontier}
         )
     return rows
 
 
-def _rank(value: Any) -> int | None:
-    """A rank from a frame's cell: None (or NaN, as pandas holds a missing one) -> None."""
-    return None if is_missing(value) else int(value)
+#: The LeaderboardRow fields of a leaderboard view's frame, in its column order.
+_ROW_FIELDS = ("rank", "mean", "n_items", "n_defined", "n_errors", "low", "high", "rank_low")
+_ROW_FIELDS += ("rank_high", "tie_group")
+
+
+_rank = lambda value: None if is_missing(value) else int(value)  # noqa: E731 (NaN: pandas')
 
 
 def _reselect(control: Any, names: list[str]) -> None:
