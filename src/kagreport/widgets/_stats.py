@@ -8,6 +8,7 @@ import math
 import os
 import threading
 from collections.abc import Mapping
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
@@ -437,8 +438,8 @@ class StatsView(View):
             formatters = {"mean": lambda r: score_interval(r["mean"], r["low"], r["high"])}
         if cost:
             formatters["cost"] = lambda r: quantity(r["cost"])
-        for key, ends in (("ranks", ("rank_low", "rank_high")), ("tie_group", ("tie_group",) * 2)):
-            formatters[key] = lambda r, e=ends: rank_range(*(_rank(r[k]) for k in e))
+        formatters["ranks"] = lambda r: _ranks(r, "rank_low", "rank_high")
+        formatters["tie_group"] = lambda r: _ranks(r, "tie_group", "tie_group")
         return html_table(records, columns, formatters=formatters, numeric=("mean", "ranks"))
 
     def refresh(self) -> None:
@@ -576,19 +577,15 @@ def _run_rows(run: Run, dataset: str, metric: str, cost: str | None) -> list[dic
         point = frontier.get(row.system)
         rows.append(
             {"setup": row.system, "dataset": dataset}
-            | {key: getattr(row, key) for key in _ROW_FIELDS}
+            | {k: v for k, v in asdict(row).items() if k not in ("system", "interval")}
             | {"cost": math.nan if point is None else point.cost}
             | {"on_frontier": False if point is None else point.on_frontier}
         )
     return rows
 
 
-#: The LeaderboardRow fields of a leaderboard view's frame, in its column order.
-_ROW_FIELDS = ("rank", "mean", "n_items", "n_defined", "n_errors", "low", "high", "rank_low")
-_ROW_FIELDS += ("rank_high", "tie_group")
-
-
-_rank = lambda value: None if is_missing(value) else int(value)  # noqa: E731 (NaN: pandas')
+def _ranks(row: dict[str, Any], low: str, high: str) -> str:  # a missing rank is NaN in a frame
+    return rank_range(*(None if is_missing(row[k]) else int(row[k]) for k in (low, high)))
 
 
 def _reselect(control: Any, names: list[str]) -> None:
