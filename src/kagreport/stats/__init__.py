@@ -3,7 +3,8 @@
 The paired sign-flip test (exact enumeration, exact lattice convolution, Monte Carlo),
 the percentile bootstrap interval of a mean, Holm's step-down adjustment, Wilson score
 intervals, the Pareto frontier of cost against value, and Krippendorff's alpha with its
-bootstrap. Every function documents its formula and source; results are small frozen
+bootstrap; power and sample size (normal approximation), Holm's levels with the test-based
+interval that agrees with them, and rank intervals and tie groups from exact McNemar tests. Every function documents its formula and source; results are small frozen
 dataclasses. This layer imports only NumPy, the standard library and
 :mod:`kagreport._errors` (tests/test_architecture.py checks), so anything above
 ``evaluation`` must import it lazily to keep ``import kagreport`` light.
