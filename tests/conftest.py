@@ -2,7 +2,9 @@
 
 - Builders of kag result trees written by hand, as PITFALLS.md's fixtures (:class:`Tree`).
 - :func:`run_cli`: the command line in this process; :func:`run_process`: as a process.
-- Sites built once per session (``site``, ``site_inputs``; ``mmlu_site``), for tests that read them.
+- Sites built once per session (``site``, ``site_inputs``; ``mmlu_site``; ``examples_site``;
+  ``notebook_site``; ``inspect_site``), for tests that read them, by whichever xdist worker asks
+  first (:func:`once_per_session`).
 - The marks: ``browser``, ``notebook``, ``signals`` and ``soak`` tests are ``slow`` too
   (``make test-fast`` runs ``-m "not slow"``; ``soak`` ones run only in ``make test-soak``).
 """
@@ -10,14 +12,17 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import io
 import json
 import logging
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,6 +126,40 @@ class Tree:
         return self.raw(dataset, question, f"{setup}.json", json.dumps({"error": message}))
 
 
+# ---------------------------------------------------------------------- built once a session
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def once_per_session(
+    factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]
+) -> Path:
+    """The folder ``name``, filled by ``make(folder)`` once in the whole test session.
+
+    A session fixture runs once per process, and ``make test`` runs two pytest-xdist worker
+    processes: each would build the same site. The workers' temporary folders share a parent
+    (the session's), so the first worker to ask makes ``name`` there under a lock and the
+    others wait for it, then read it. What is made is read, never changed (a test that
+    changes a site copies it). A ``make`` that fails leaves nothing marked done: the next to
+    ask makes it again (and fails in its own test).
+    """
+    root = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    shared = root / "shared"
+    shared.mkdir(exist_ok=True)
+    folder = shared / name
+    done = shared / f"{name}.done"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
 # ---------------------------------------------------------------------- one shared site
 # Built once per session (tests/site/test_site.py and whoever else only reads a site): a small
 # simulated run whose texts carry markup, the bundled MMLU-Pro run, and two evaluation files.
@@ -161,15 +200,11 @@ def _poison_run(root: Path) -> tuple[Path, Path]:
     return datasets, results
 
 
-@pytest.fixture(scope="session")
-def site_inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The shared site's configuration (``config``), its folder (``base``) and its run."""
+def _make_inputs(base: Path) -> None:
+    """The shared site's inputs in ``base``: the run ``sim/``, two evaluation files."""
     from kagreport.evaluation import AnswerItem, ExactMatch, TokenF1, evaluate_answers
-    from kagreport.examples import mmlu_pro_philosophy
-    from kagreport.site import RunConfig, SiteConfig
 
-    base = tmp_path_factory.mktemp("inputs")
-    datasets, results = _poison_run(base / "sim")
+    _poison_run(base / "sim")
     items = [
         AnswerItem("q1", "Which?", "Paris " + PAYLOAD, "Paris"),
         AnswerItem("q2", "Which?", "Lyon", "Paris"),
@@ -182,10 +217,18 @@ def site_inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         judges,
         metadata={"name": "perfect"},
     )
-    answers = base / "answers.json"
-    first.write(answers)
-    comparison = base / "comparison.json"
-    second.compare(first, n_resamples=100).write(comparison)
+    first.write(base / "answers.json")
+    second.compare(first, n_resamples=100).write(base / "comparison.json")
+
+
+@pytest.fixture(scope="session")
+def site_inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The shared site's configuration (``config``), its folder (``base``) and its run."""
+    from kagreport.examples import mmlu_pro_philosophy
+    from kagreport.site import RunConfig, SiteConfig
+
+    base = once_per_session(tmp_path_factory, "inputs", _make_inputs)
+    datasets, results = base / "sim" / "datasets.json", base / "sim" / "results"
     example = mmlu_pro_philosophy()
     config = SiteConfig(
         title="Test site " + PAYLOAD,
@@ -193,7 +236,7 @@ def site_inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             RunConfig("Simulated " + PAYLOAD, datasets, results, compare="all-pairs"),
             RunConfig(example.name, example.datasets, example.results),
         ),
-        evaluations=(answers, comparison),
+        evaluations=(base / "answers.json", base / "comparison.json"),
     )
     return {"base": base, "config": config, "datasets": datasets, "results": results}
 
@@ -203,10 +246,11 @@ def site(site_inputs: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) 
     """The shared site, built once per session from ``site_inputs``: read it, never change it."""
     from kagreport.site import build_site
 
-    out = tmp_path_factory.mktemp("build") / "site"
-    index = build_site(site_inputs["config"], out)
-    assert index == out / "index.html"
-    return out
+    def make(folder: Path) -> None:
+        index = build_site(site_inputs["config"], folder / "site")
+        assert index == folder / "site" / "index.html"
+
+    return once_per_session(tmp_path_factory, "site", make) / "site"
 
 
 @pytest.fixture(scope="session")
@@ -216,11 +260,121 @@ def mmlu_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from kagreport.examples import mmlu_pro_philosophy
     from kagreport.site import RunConfig, SiteConfig, build_site
 
-    example = mmlu_pro_philosophy()
-    out = tmp_path_factory.mktemp("mmlu") / "site"
-    config = SiteConfig(runs=(RunConfig("mmlu", example.datasets, example.results),))
-    build_site(config, out, execute_notebooks=False)
-    return out
+    def make(folder: Path) -> None:
+        example = mmlu_pro_philosophy()
+        config = SiteConfig(runs=(RunConfig("mmlu", example.datasets, example.results),))
+        build_site(config, folder / "site", execute_notebooks=False)
+
+    return once_per_session(tmp_path_factory, "mmlu", make) / "site"
+
+
+@pytest.fixture(scope="session")
+def examples_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled examples' site, built once per session by the CLI (``kagreport site
+    build``, the analyst notebooks converted, not executed), for the tests that only read it:
+    its runs (the SIMULATED kag run, MMLU-Pro, the Inspect logs), its evaluations (LLMBar,
+    fast-graphrag, the SIMULATED RAG pair) and their systems pages."""
+
+    def make(folder: Path) -> None:
+        out = folder / "site"
+        env = dict(os.environ)
+        src = str(REPO / "src")
+        env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        command = [sys.executable, "-m", "kagreport", "site", "build", "-q", "-o", str(out)]
+        done = subprocess.run(
+            [*command, "--with-notebooks", "--no-execute"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:  # no notebook front end installed: the site without them
+            done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        assert (out / "index.html").is_file()
+
+    return once_per_session(tmp_path_factory, "examples", make) / "site"
+
+
+NOTEBOOK_OUTPUT_TEXT = "printed inside the Output widget"
+
+
+def _write_notebook(path: Path) -> Path:
+    """A small notebook: an Altair chart, a slider and an Output widget, math in Markdown."""
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("# Offline check\n\nAccuracy of two setups."),
+        nbformat.v4.new_code_cell(
+            "import altair as alt\n"
+            "import pandas as pd\n"
+            "frame = pd.DataFrame({'setup': ['small', 'large'], 'accuracy': [0.5, 0.7]})\n"
+            "alt.Chart(frame).mark_bar().encode(x='setup:N', y='accuracy:Q')"
+        ),
+        nbformat.v4.new_code_cell(
+            "import ipywidgets as widgets\n"
+            "from IPython.display import display\n"
+            # The source must not hold the texts the test looks for in the outputs.
+            "slider = widgets.IntSlider(value=1 + 2, description='k')\n"
+            "out = widgets.Output()\n"
+            "display(slider, out)\n"
+            "with out:\n"
+            f"    print({NOTEBOOK_OUTPUT_TEXT[:10]!r} + {NOTEBOOK_OUTPUT_TEXT[10:]!r})"
+        ),
+        nbformat.v4.new_markdown_cell("The agreement is $\\alpha = 0.81$."),
+    ]
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(notebook, str(path))
+    return path
+
+
+@pytest.fixture(scope="session")
+def notebook_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A simulated run (30 questions x 2 datasets) and one small notebook
+    (``notebooks/offline-check.html``, from :func:`_write_notebook`), executed on a real
+    kernel: built once per session (the kernel is the slow part); read it, never change it."""
+    from kagreport.kag import simulate_run
+    from kagreport.site import RunConfig, SiteConfig, build_site
+
+    def make(root: Path) -> None:
+        sim = simulate_run(root / "run", questions=30, datasets=2)
+        notebook = _write_notebook(root / "offline-check.ipynb")
+        config = SiteConfig(
+            title="Notebook site",
+            runs=(RunConfig("Simulated run", Path(sim.datasets_path), Path(sim.results_path)),),
+            notebooks=(notebook,),
+        )
+        try:
+            index = build_site(config, root / "out", execute_notebooks=True)
+        except Exception as error:
+            cause = error.__cause__
+            pytest.fail(
+                f"B13: building a site with the notebook failed: {error}"
+                + (f" (caused by {type(cause).__name__}: {cause})" if cause else "")
+            )
+        assert index == root / "out" / "index.html"
+
+    return once_per_session(tmp_path_factory, "notebook", make) / "out"
+
+
+@pytest.fixture(scope="session")
+def inspect_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled Inspect logs alone, as the source "inspect" (its format named), notebooks
+    off: four small pages. Read it, never change it."""
+    from kagreport.examples import inspect_popularity
+    from kagreport.site import SiteConfig, SourceConfig, build_site
+
+    def make(folder: Path) -> None:
+        path = inspect_popularity().logs[0].parent
+        source = SourceConfig(path, name="inspect", format="inspect")
+        build_site(SiteConfig(sources=(source,)), folder / "site", execute_notebooks=False)
+
+    return once_per_session(tmp_path_factory, "inspect", make) / "site"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

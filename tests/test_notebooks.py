@@ -8,6 +8,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from kagreport.site._notebooks import poll_in_slices
+
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 
@@ -35,6 +37,8 @@ def test_runs_on_a_real_kernel(path: Path, tmp_path: Path) -> None:
         resources={"metadata": {"path": str(tmp_path)}},
         allow_errors=False,
     )
+    # As the site runs notebooks: no wait for a reply outlasts it (nbclient issue 312).
+    client.on_notebook_start = lambda notebook: poll_in_slices(client.kc)
     client.execute()  # raises CellExecutionError on the first failing cell
     outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
     assert outputs, "no cell produced output"

@@ -58,6 +58,7 @@ def test_need_checks_without_importing() -> None:
             "from kagreport.evaluation import LLMJudge as J; J('j', model='m', base_url='http://127.0.0.1:9', prompt='Q: {{ item.question }}')._get_client()",
             "llm",
         ),
+        ("scipy", "from kagreport.stats import clustered_mean as c; c([1.0, 2.0])", "stats"),
     ],
 )
 def test_a_missing_extra_is_one_line(blocked: str, code: str, extra: str) -> None:

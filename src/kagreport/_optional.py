@@ -3,7 +3,8 @@
 The core install (``pip install kagreport``) grades and finds with msgspec, NumPy and ry.
 The rest comes with extras (pyproject.toml)::
 
-    [notebook]  pandas, Altair, vl-convert, ipywidgets    frames, charts, widgets
+    [notebook]  pandas, Altair, vl-convert, ipywidgets,   frames, charts, widgets
+                SciPy
     [site]      Jinja2, nbconvert, nbclient, ipykernel,   kagreport site (and [notebook])
                 nh3
     [llm]       openai, Jinja2, tqdm                      LLM judges, progress bars
@@ -12,7 +13,8 @@ The rest comes with extras (pyproject.toml)::
     [store]     pyarrow                                   grade stores (--store, --watch)
     [cloud]     fsspec, s3fs, gcsfs, adlfs                s3://, gs://, az:// result trees
     [dask]      dask.distributed (and [store])            stats --engine dask
-    [all]       [notebook,site,llm,formats,zstd,store]
+    [stats]     SciPy                                     t intervals of kagreport.stats
+    [all]       [notebook,site,llm,formats,zstd,store,stats]
 
 A missing one raises :class:`~kagreport._errors.MissingExtraError`, one line naming the extra.
 """
@@ -52,6 +54,7 @@ EXTRAS = {
     "adlfs": "cloud",
     "dask": "dask",
     "distributed": "dask",
+    "scipy": "stats",  # [notebook] brings it too
 }
 
 

@@ -1,13 +1,18 @@
 """Headless Chromium for the site's browser tests, with every non-``file://`` request blocked.
 
 One Chromium is launched per session (:func:`browser`). Each page is opened through
-:meth:`Browser.open`, which routes every request through a handler that lets ``file://``
-through and aborts everything else, and records on a :class:`PageLog`:
+:meth:`Browser.open` (or :meth:`Browser.new_page`), which routes every request through a
+handler that lets ``file://`` through and aborts everything else, and records on a
+:class:`PageLog`:
 
 - every request that is not ``file://`` (blocked),
 - every ``fetch``/XHR request, even of a local file (the site must inline its data),
 - console messages of type ``error`` and uncaught page errors,
 - dialogs (``alert``, ``confirm``, ``prompt``), which are dismissed.
+
+A closed page goes back to the browser, emptied, for the next one (:class:`Page`: a tab
+costs about as much as the page it opens). Every page of the bundled examples' site is
+opened once in the session (``examples_visits``, :mod:`visits`).
 
 The Chromium binary is Debian's (``/usr/bin/chromium``), or ``$KAGREPORT_CHROMIUM``; Playwright's
 own browser download is never used. Screenshots and other artefacts go to
@@ -18,8 +23,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,7 +33,6 @@ from typing import Any
 import pytest
 
 OUTPUT = Path(__file__).resolve().parent / "_output"
-REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("KAGREPORT_CHROMIUM", "/usr/bin/chromium")
 LAUNCH_ARGS = [
     "--no-sandbox",
@@ -95,52 +97,104 @@ class PageLog:
         return lines
 
 
+VIEWPORT = {"width": 1280, "height": 900}
+
+
+class Page:
+    """A page of the session's Chromium, as Playwright's, but :meth:`close` gives it back to
+    the :class:`Browser` for the next test: a new tab costs more than the page it opens
+    (about half of an open of the site's pages). It is emptied first (``about:blank``, the
+    viewport as new); what it records goes to the :class:`PageLog` of its current user."""
+
+    def __init__(self, browser: Browser, page: Any) -> None:
+        self._browser = browser
+        self._page = page
+        self._scripts: set[str] = set()
+        self.log = PageLog("")
+        self.idle = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._page, name)
+
+    def add_init_script(self, script: str) -> None:
+        """Run ``script`` first in every document from now on (once, however often asked)."""
+        if script not in self._scripts:
+            self._scripts.add(script)
+            self._page.add_init_script(script)
+
+    def close(self) -> None:
+        self._browser.release(self)
+
+
 class Browser:
     """One Chromium for the session; pages opened with the network blocked."""
 
     def __init__(self, browser: Any) -> None:
         self.browser = browser
         self.context = browser.new_context(
-            viewport={"width": 1280, "height": 900},
+            viewport=VIEWPORT,
             service_workers="block",
             java_script_enabled=True,
         )
         self.logs: list[PageLog] = []
+        self._idle: list[Page] = []
 
     def new_page(self, url: str = "") -> tuple[Any, PageLog]:
-        """A blank page with the blocking route and the recorders attached."""
-        page = self.context.new_page()
-        log = PageLog(url)
+        """A blank page with the blocking route and the recorders attached, recording on a
+        new :class:`PageLog`. Its ``close()`` gives it back for the next."""
+        page = self._idle.pop() if self._idle else self._page()
+        page.idle = False
+        page.log = log = PageLog(url)
         self.logs.append(log)
+        return page, log
+
+    def _page(self) -> Page:
+        wrapper = Page(self, self.context.new_page())
 
         def route(route: Any) -> None:
             request_url = route.request.url
             if request_url.startswith("file:"):
                 route.continue_()
             else:
-                log.blocked.append(request_url)
+                wrapper.log.blocked.append(request_url)
                 route.abort()
 
         def on_request(request: Any) -> None:
-            log.requests.append(request.url)
+            wrapper.log.requests.append(request.url)
             if request.resource_type in ("fetch", "xhr", "eventsource", "websocket"):
-                log.fetches.append(request.url)
+                wrapper.log.fetches.append(request.url)
 
         def on_console(message: Any) -> None:
             if message.type == "error":
-                log.console_errors.append(message.text)
+                wrapper.log.console_errors.append(message.text)
 
         def on_dialog(dialog: Any) -> None:
-            log.dialogs.append(f"{dialog.type}: {dialog.message}")
+            wrapper.log.dialogs.append(f"{dialog.type}: {dialog.message}")
             dialog.dismiss()
 
+        page = wrapper._page
         page.route("**/*", route)
         page.on("request", on_request)
         page.on("console", on_console)
-        page.on("pageerror", lambda error: log.page_errors.append(str(error)))
+        page.on("pageerror", lambda error: wrapper.log.page_errors.append(str(error)))
         page.on("dialog", on_dialog)
-        page.on("websocket", lambda ws: log.blocked.append(ws.url))
-        return page, log
+        page.on("websocket", lambda ws: wrapper.log.blocked.append(ws.url))
+        return wrapper
+
+    def release(self, page: Page) -> None:
+        """``page`` emptied and kept for the next :meth:`new_page`; closed if it cannot be."""
+        if page.idle:
+            return
+        page.idle = True
+        page.log = PageLog("")  # what the old document does as it goes is nobody's
+        try:
+            page._page.goto("about:blank", timeout=5_000)
+            if page._page.viewport_size != VIEWPORT:
+                page._page.set_viewport_size(VIEWPORT)
+        except Exception:  # a page that cannot be emptied is not given out again
+            page._page.close()
+            return
+        self._idle.append(page)
 
     @contextmanager
     def open(
@@ -203,27 +257,21 @@ def browser() -> Iterator[Browser]:
             chromium.close()
 
 
-@pytest.fixture(scope="session")
-def examples_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled examples' site, built once per session by the CLI (``kagreport site
-    build``, the analyst notebooks converted, not executed), for the tests that only read it."""
-    out = tmp_path_factory.mktemp("site-examples") / "site"
-    env = dict(os.environ)
-    src = str(REPO / "src")
-    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    command = [sys.executable, "-m", "kagreport", "site", "build", "-q", "-o", str(out)]
-    done = subprocess.run(
-        [*command, "--with-notebooks", "--no-execute"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:  # no notebook front end installed: the site without them
-        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
-    assert (out / "index.html").is_file()
-    return out
+@pytest.fixture(scope="package")  # as the browser it visits with
+def examples_visits(
+    browser: Browser, examples_site: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[Path, Any]:
+    """Every page of ``examples_site`` opened once in the session (``visits.visit_all``), by
+    whichever worker process asks first; the others read what it recorded."""
+    from conftest import once_per_session
+
+    from .visits import read_visits, visit_all, write_visits
+
+    def make(folder: Path) -> None:
+        write_visits(visit_all(browser, examples_site), examples_site, folder / "visits.json")
+
+    folder = once_per_session(tmp_path_factory, "examples-visits", make)
+    return read_visits(folder / "visits.json", examples_site)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 """The evaluation and systems pages in a real Chromium (issue 14, items 4 and 5).
 
-The bundled evaluations (LLMBar, fast-graphrag, the SIMULATED RAG pair) are built once;
+The bundled evaluations (LLMBar, fast-graphrag, the SIMULATED RAG pair), in the bundled
+examples' site built once per session (``examples_site``):
 the LLMBar page is short at desktop width (its 9,000 px of zero tables are collapsed), its
 judges table sorts by a clicked column in the order of the data-value numbers read from the
 HTML, and the systems page fits a phone (no sideways page scroll). Screenshots go to
@@ -9,13 +10,10 @@ HTML, and the systems page fits a phone (no sideways page scroll). Screenshots g
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from kagreport.site import SiteConfig, build_site
 
 from .conftest import LOAD_TIMEOUT_MS, Browser, chart_states, wait_for_charts
 
@@ -29,12 +27,10 @@ LLMBAR_BEFORE_PX = 9_000
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    config = dataclasses.replace(SiteConfig.default(), runs=(), sources=())
-    out = tmp_path_factory.mktemp("evaluation-pages") / "site"
-    build_site(config, out, execute_notebooks=False)
+def site(examples_site: Path) -> Path:
+    """The default site (``examples_site``), with the bundled evaluations: read, never changed."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    return out
+    return examples_site
 
 
 def _open(browser: Browser, path: Path, width: int) -> tuple[Any, Any]:

@@ -3,13 +3,14 @@
 Sites are built once per session in a temporary folder and opened from ``file://`` in headless
 Chromium with every request that is not ``file://`` aborted (see ``conftest.py``):
 
-- ``main_site``: a small simulated run (30 questions x 2 datasets) plus the bundled examples
-  (MMLU-Pro philosophy run, LLMBar judges, fast-graphrag retrievals); notebooks off.
+- ``examples_site`` (``tests/conftest.py``): the bundled examples (the SIMULATED kag run,
+  the MMLU-Pro philosophy run, the Inspect logs, LLMBar judges, fast-graphrag retrievals),
+  the analyst notebooks converted; every page is visited once (``examples_visits``, shared
+  with ``test_site_ui.py``) and the tests assert on what was recorded.
 - ``hostile_site``: a simulated run whose questions, options, responses, error messages,
   prompts, run name and attribution carry script and event-handler payloads.
-- ``notebook_site``: the simulated run plus one small notebook (B13), executed.
-
-Every page is visited once (``main_visits``) and the tests assert on what was recorded.
+- ``notebook_site`` (``tests/conftest.py``): a simulated run plus one small notebook (B13),
+  executed.
 """
 
 from __future__ import annotations
@@ -18,14 +19,24 @@ import json
 import random
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
-from .conftest import LOAD_TIMEOUT_MS, Browser, PageLog, chart_states, import_site, wait_for_charts
+from conftest import NOTEBOOK_OUTPUT_TEXT
+
+from .conftest import Browser, PageLog, chart_states, import_site, wait_for_charts
+from .visits import (
+    CSP_META_JS,
+    INJECTED_JS,
+    ITEMS_JSON_JS,
+    Visit,
+    html_pages,
+    open_recording,
+    visit_all,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -52,30 +63,10 @@ def _build(site_module: Any, config: Any, out: Path, *, execute_notebooks: bool)
 
 
 @pytest.fixture(scope="session")
-def main_site(site_module: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The simulated run first (``data/report.json``), then the bundled examples."""
-    root = tmp_path_factory.mktemp("site-main")
-    sim = _sim_run(root / "run")
-    SiteConfig = site_module.SiteConfig
-    RunConfig = site_module.RunConfig
-    default = SiteConfig.default(notebooks=False)
-    from kagreport.site._config import SIMULATED_RUN_NAME
-
-    config = SiteConfig(
-        title="Browser test site",
-        runs=(
-            RunConfig(
-                name="Simulated run",
-                datasets=Path(sim.datasets_path),
-                results=Path(sim.results_path),
-                attribution="SIMULATED data: no model was run.",
-            ),
-            # Not the default's own SIMULATED run: this one is enough (and fewer pages).
-            *(r for r in default.runs if r.name != SIMULATED_RUN_NAME),
-        ),
-        evaluations=default.evaluations,
-    )
-    return _build(site_module, config, root / "out", execute_notebooks=False)
+def main_site(examples_site: Path) -> Path:
+    """The bundled examples' site (``examples_site``): the SIMULATED kag run, MMLU-Pro (its
+    first run: ``data/report.json``), the Inspect logs, the evaluations, the notebooks."""
+    return examples_site
 
 
 # The payloads of issue 5 point 5. Each sets window.__xss or opens a dialog if it runs.
@@ -151,139 +142,13 @@ def hostile_site(site_module: Any, tmp_path_factory: pytest.TempPathFactory) -> 
     return _build(site_module, config, root / "out", execute_notebooks=False)
 
 
-NOTEBOOK_OUTPUT_TEXT = "printed inside the Output widget"
-
-
-def _write_notebook(path: Path) -> Path:
-    import nbformat
-
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [
-        nbformat.v4.new_markdown_cell("# Offline check\n\nAccuracy of two setups."),
-        nbformat.v4.new_code_cell(
-            "import altair as alt\n"
-            "import pandas as pd\n"
-            "frame = pd.DataFrame({'setup': ['small', 'large'], 'accuracy': [0.5, 0.7]})\n"
-            "alt.Chart(frame).mark_bar().encode(x='setup:N', y='accuracy:Q')"
-        ),
-        nbformat.v4.new_code_cell(
-            "import ipywidgets as widgets\n"
-            "from IPython.display import display\n"
-            # The source must not hold the texts the test looks for in the outputs.
-            "slider = widgets.IntSlider(value=1 + 2, description='k')\n"
-            "out = widgets.Output()\n"
-            "display(slider, out)\n"
-            "with out:\n"
-            f"    print({NOTEBOOK_OUTPUT_TEXT[:10]!r} + {NOTEBOOK_OUTPUT_TEXT[10:]!r})"
-        ),
-        nbformat.v4.new_markdown_cell("The agreement is $\\alpha = 0.81$."),
-    ]
-    notebook.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nbformat.write(notebook, str(path))
-    return path
-
-
-@pytest.fixture(scope="session")
-def notebook_site(site_module: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("site-notebook")
-    sim = _sim_run(root / "run")
-    notebook = _write_notebook(root / "offline-check.ipynb")
-    config = site_module.SiteConfig(
-        title="Notebook site",
-        runs=(
-            site_module.RunConfig(
-                name="Simulated run",
-                datasets=Path(sim.datasets_path),
-                results=Path(sim.results_path),
-            ),
-        ),
-        notebooks=(notebook,),
-    )
-    try:
-        return _build(site_module, config, root / "out", execute_notebooks=True)
-    except Exception as error:
-        cause = error.__cause__
-        pytest.fail(
-            f"B13: building a site with the notebook failed: {error}"
-            + (f" (caused by {type(cause).__name__}: {cause})" if cause else "")
-        )
-
-
 # --------------------------------------------------------------------------- visiting
 
 
-REFS_JS = """
-() => {
-  const refs = [];
-  const take = (selector, attr) => document.querySelectorAll(selector).forEach((el) => {
-    refs.push({tag: el.tagName.toLowerCase(), attr, raw: el.getAttribute(attr), text: (el.innerText || '').trim().slice(0, 80)});
-  });
-  take('a[href]', 'href');
-  take('link[href]', 'href');
-  take('script[src]', 'src');
-  take('img[src]', 'src');
-  take('iframe[src]', 'src');
-  take('source[src]', 'src');
-  take('object[data]', 'data');
-  return refs;
-}
-"""
-
-
-@dataclass
-class Visit:
-    """What one page showed and did."""
-
-    path: Path
-    log: PageLog
-    charts: list[dict[str, Any]] = field(default_factory=list)
-    refs: list[dict[str, str]] = field(default_factory=list)
-    text: str = ""
-    xss: Any = None
-    injected: list[str] = field(default_factory=list)
-    json_error: str = ""
-    drawn: bool = False  # every div.chart drew marks before the load timeout
-    csp_meta: dict[str, Any] = field(default_factory=dict)  # CSP_META_JS
-    csp_violations: list[str] = field(default_factory=list)  # CSP_RECORDER_JS
-
-
-def html_pages(site: Path) -> list[Path]:
-    return sorted(site.rglob("*.html"))
-
-
-def visit_all(browser: Browser, site: Path) -> dict[Path, Visit]:
-    """Open every page of ``site`` once (with the CSP violations recorded) and keep what it did."""
-    visits: dict[Path, Visit] = {}
-    for path in html_pages(site):
-        page, log = _open_recording(browser, path)
-        try:
-            visit = Visit(path, log)
-            visit.drawn = wait_for_charts(page)
-            visit.charts = chart_states(page)
-            visit.refs = page.evaluate(REFS_JS)
-            visit.text = page.evaluate("() => document.body ? document.body.innerText : ''")
-            page.wait_for_timeout(50)  # late errors and violations
-            visit.xss = page.evaluate("() => typeof window.__xss")
-            visit.injected = page.evaluate(INJECTED_JS)
-            visit.csp_meta = page.evaluate(CSP_META_JS)
-            visit.csp_violations = page.evaluate("() => window.__csp")
-            try:
-                page.evaluate(ITEMS_JSON_JS)
-            except Exception as error:  # JSON.parse threw: the inline data was broken
-                visit.json_error = str(error)
-            visits[path.relative_to(site)] = visit
-        finally:
-            page.close()
-    return visits
-
-
 @pytest.fixture(scope="package")  # as the browser it visits with
-def main_visits(browser: Browser, main_site: Path) -> dict[Path, Visit]:
-    return visit_all(browser, main_site)
+def main_visits(examples_visits: dict[Path, Visit]) -> dict[Path, Visit]:
+    """Every page of ``main_site``, visited once in the session (``visits.visit_all``)."""
+    return examples_visits
 
 
 def file_of(url: str) -> Path:
@@ -490,11 +355,15 @@ def test_leaderboard_shows_report_numbers(browser: Browser, main_site: Path) -> 
     with browser.open(main_site / "index.html", charts=False) as (page, log):
         boards = page.evaluate(LEADERBOARDS_JS)
     assert not log.problems(), log.problems()
-    assert len(boards) == 2, [b["id"] for b in boards]  # the simulated run and MMLU-Pro
-    first = json.loads((main_site / boards[0]["report"]).read_text(encoding="utf-8"))
+    # The kag runs' boards (MMLU-Pro, the simulated run) name their kag stats report; the
+    # Inspect logs' board has none (its numbers are checked in tests/site/test_one_format.py).
+    kag = [b for b in boards if b["report"]]
+    assert len(kag) == 2, [b["id"] for b in boards]
+    assert [b["id"] for b in boards if not b["report"]] == ["leaderboard-inspect-popularity"]
+    first = json.loads((main_site / kag[0]["report"]).read_text(encoding="utf-8"))
     assert first == json.loads((main_site / "data" / "report.json").read_text(encoding="utf-8"))
     problems = []
-    for board in boards:
+    for board in kag:
         report = json.loads((main_site / board["report"]).read_text(encoding="utf-8"))
         setups = report["setups"]
         assert [r["setup"] for r in board["rows"]] == [s["setup"] for s in setups], board["id"]
@@ -532,11 +401,6 @@ def test_leaderboard_shows_report_numbers(browser: Browser, main_site: Path) -> 
 
 
 # --------------------------------------------------------------------------- item table
-
-ITEMS_JSON_JS = """
-() => Array.from(document.querySelectorAll('script[type="application/json"]'))
-  .map((s) => ({id: s.id, size: s.textContent.length, value: JSON.parse(s.textContent)}))
-"""
 
 
 def _items_of(scripts: list[dict[str, Any]]) -> list[Any]:
@@ -589,9 +453,7 @@ def _numbers(text: str) -> list[int]:
 @pytest.fixture
 def setup_page(browser: Browser, main_site: Path) -> Iterator[tuple[Any, PageLog, list[Any]]]:
     """The simulated run's first setup page, opened, with its inline item rows."""
-    pages = sorted((main_site / "setups").glob("simulated-run--*.html")) or sorted(
-        (main_site / "setups").glob("*.html")
-    )
+    pages = sorted((main_site / "setups").glob("simulated-kag-run--*.html"))
     with browser.open(pages[0]) as (page, log):
         rows = _items_of(page.evaluate(ITEMS_JSON_JS))
         assert rows, f"{pages[0]}: no inline item rows found"
@@ -712,28 +574,6 @@ def test_index_screenshot(browser: Browser, main_site: Path, output_dir: Path) -
 # --------------------------------------------------------------------------- point 5
 
 
-INJECTED_JS = """
-() => {
-  const found = [];
-  for (const el of document.querySelectorAll('*')) {
-    for (const attr of Array.from(el.attributes)) {
-      const name = attr.name.toLowerCase(), value = attr.value;
-      if (name.startsWith('on')) found.push(`${el.tagName} ${name}=${value}`);
-      if (/^\\s*javascript:/i.test(value) && (name === 'href' || name === 'src' || name === 'action'))
-        found.push(`${el.tagName} ${name}=${value}`);
-    }
-  }
-  for (const s of document.querySelectorAll('script')) {
-    const type = (s.getAttribute('type') || 'text/javascript').toLowerCase();
-    const inert = type === 'application/json' || type.endsWith('+json');
-    if (!inert && /__xss|alert\\(1\\)/.test(s.textContent)) found.push('script: ' + s.textContent.slice(0, 120));
-  }
-  for (const img of document.querySelectorAll('img[src="x"], svg[onload]')) found.push(img.outerHTML.slice(0, 120));
-  return found;
-}
-"""
-
-
 @pytest.fixture(scope="package")  # as the browser it visits with
 def hostile_visits(browser: Browser, hostile_site: Path) -> dict[Path, Visit]:
     return visit_all(browser, hostile_site)
@@ -819,34 +659,6 @@ def test_notebook_page_offline(browser: Browser, notebook_site: Path, output_dir
 
 # --------------------------------------------------------------------------- issue 10, item 17
 
-# Records every Content-Security-Policy violation of the page (installed before it loads).
-CSP_RECORDER_JS = """
-window.__csp = [];
-document.addEventListener('securitypolicyviolation', (e) => {
-  window.__csp.push(e.effectiveDirective + ' ' + (e.blockedURI || '') + ' ' + (e.sample || ''));
-});
-"""
-
-# The policy of the page and what comes before it in <head>.
-CSP_META_JS = """
-() => {
-  const metas = document.head.querySelectorAll('meta[http-equiv="Content-Security-Policy"]');
-  const first = metas[0];
-  const before = [];
-  for (let el = document.head.firstElementChild; el && el !== first; el = el.nextElementSibling) {
-    before.push(el.tagName.toLowerCase());
-  }
-  return {count: metas.length, content: first ? first.content : null, before};
-}
-"""
-
-
-def _open_recording(browser: Browser, path: Path) -> tuple[Any, PageLog]:
-    page, log = browser.new_page(path.resolve().as_uri())
-    page.add_init_script(CSP_RECORDER_JS)
-    page.goto(path.resolve().as_uri(), wait_until="load", timeout=LOAD_TIMEOUT_MS)
-    return page, log
-
 
 def test_every_page_carries_the_csp_and_breaks_nothing(
     browser: Browser, main_site: Path, main_visits: dict[Path, Visit], notebook_site: Path
@@ -856,25 +668,26 @@ def test_every_page_carries_the_csp_and_breaks_nothing(
     The main site's pages as ``main_visits`` recorded them (each page is opened once)."""
     from kagreport.site._templates import page_csp
 
-    visits = list(main_visits.values())
-    assert sorted(v.path for v in visits) == html_pages(main_site)
+    visits = [(main_site, v) for v in main_visits.values()]
+    assert sorted(v.path for _, v in visits) == html_pages(main_site)
+    # An executed notebook's page too (the main site's are converted as saved).
     for path in sorted((notebook_site / "notebooks").glob("*.html")):
-        page, log = _open_recording(browser, path)
+        page, log = open_recording(browser, path)
         try:
             visit = Visit(path, log, drawn=wait_for_charts(page))
             page.wait_for_timeout(50)  # late violations
             visit.charts = chart_states(page)
             visit.csp_meta = page.evaluate(CSP_META_JS)
             visit.csp_violations = page.evaluate("() => window.__csp")
-            visits.append(visit)
+            visits.append((notebook_site, visit))
         finally:
             page.close()
-    kinds = {v.path.parent.name for v in visits}
+    kinds = {v.path.parent.name for _, v in visits}
     assert {"setups", "comparisons", "evaluations", "notebooks"} <= kinds, kinds
+    assert any(site == notebook_site for site, _ in visits)
     failures = []
-    for visit in visits:
+    for site, visit in visits:
         name, meta = visit.path.name, visit.csp_meta
-        site = notebook_site if visit.path.parent.name == "notebooks" else main_site
         root = "../" * len(visit.path.relative_to(site).parent.parts)
         policy = page_csp(root, inline_styles=visit.path.parent.name == "notebooks")
         if meta["count"] != 1 or meta["content"] != policy:
@@ -914,7 +727,7 @@ def test_csp_blocks_an_unescaped_script(browser: Browser, main_site: Path, tmp_p
         re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", injected), "utf-8"
     )
 
-    page, log = _open_recording(browser, guarded)
+    page, log = open_recording(browser, guarded)
     try:
         drawn = wait_for_charts(page)
         page.wait_for_timeout(100)
@@ -928,7 +741,7 @@ def test_csp_blocks_an_unescaped_script(browser: Browser, main_site: Path, tmp_p
     assert not log.blocked, "the remote script was requested despite the policy"
     assert drawn, "the site's own scripts did not run"
 
-    page, _ = _open_recording(browser, bare)
+    page, _ = open_recording(browser, bare)
     try:
         page.wait_for_timeout(100)
         assert page.evaluate("() => window.__xss") in (1, 2)

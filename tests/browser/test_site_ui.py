@@ -194,13 +194,17 @@ def test_page_types_fit_a_phone_and_screenshots(
                 assert not layout["narrow"], (path.name, layout["narrow"])
 
 
-def test_no_console_errors_on_any_page(browser: Browser, site: Path) -> None:
-    """Every page of the site loads with no console error, page error or request out."""
+def test_no_console_errors_on_any_page(site: Path, examples_visits: dict[Path, Any]) -> None:
+    """Every page of the site loads, site.js sets it up, with no console error, page error
+    or request out (each page as ``examples_visits`` recorded it, at 1280 px: every page
+    of the site is opened once in the session, for test_site_browser.py's checks too)."""
+    assert sorted(examples_visits) == sorted(p.relative_to(site) for p in site.rglob("*.html"))
     problems: dict[str, list[str]] = {}
-    for path in sorted(site.rglob("*.html")):
-        with _open(browser, path, DESKTOP) as (_page, log):
-            if log.problems():
-                problems[str(path.relative_to(site))] = log.problems()
+    for name, visit in examples_visits.items():
+        if not visit.ready:
+            problems.setdefault(str(name), []).append("site.js did not mark it ready")
+        if visit.log.problems():
+            problems.setdefault(str(name), []).extend(visit.log.problems())
     assert not problems, problems
 
 

@@ -98,3 +98,49 @@ def test_a_repeated_stop_signal_does_not_break_the_cleanup(
     assert done.returncode == code, done.stderr
     assert done.stdout == "cleanup done\n", done.stderr
     assert done.stderr.splitlines() == [line], done.stderr
+
+
+_IN_A_CALLBACK = r"""
+import os, signal, sys, time, weakref
+from kagreport.cli import _main
+
+def work_on(args, level):
+    class Lock:
+        pass
+    lock = Lock()
+    def callback(ref):
+        # The signal arrives while a weakref callback runs (seen in importlib's module
+        # locks): the exception its handler raises cannot leave the callback.
+        os.kill(os.getpid(), signal.{name})
+    ref = weakref.ref(lock, callback)
+    del lock
+    started = time.monotonic()
+    while time.monotonic() - started < 20:
+        time.sleep(0.01)
+    sys.stdout.write("went on to the end\n")
+    return 0
+
+_main._run_stats = work_on
+sys.argv = ["kagreport", "stats", "-d", "d.json", "-r", "results"]
+sys.exit(_main.main())
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "line"),
+    [("SIGTERM", 143, "kagreport: terminated"), ("SIGINT", 130, "kagreport: interrupted")],
+)
+def test_a_signal_inside_a_callback_still_stops_the_command(
+    name: str, code: int, line: str
+) -> None:
+    """A stop raised where Python can only print it ("Exception ignored in ...") was lost:
+    the command ran to its end and exited 0 (a site build, SIGTERM during an import)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _IN_A_CALLBACK.format(name=name)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == code, done.stderr
+    assert done.stderr.splitlines() == [line], done.stderr
+    assert "went on" not in done.stdout

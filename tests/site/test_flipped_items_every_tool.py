@@ -75,9 +75,13 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    found = {}
+def sites(tmp_path_factory: pytest.TempPathFactory, inspect_site: Path) -> dict[str, Path]:
+    """Each tool's site, its run named after the tool (the Inspect one is the session's
+    ``inspect_site``: the same source, built the same way)."""
+    found = {"inspect": inspect_site}
     for name, (path, format_) in CASES.items():
+        if name in found:
+            continue
         out = tmp_path_factory.mktemp(name) / "site"
         build_site(SiteConfig(sources=(SourceConfig(path, name=name, format=format_),)), out)
         found[name] = out

@@ -29,7 +29,6 @@ from kagreport.evaluation import compare_scores, render_comparison
 from kagreport.examples import inspect_popularity, mmlu_pro_philosophy
 from kagreport.frames import to_latex
 from kagreport.runs import Run, compare_setups
-from kagreport.site import SiteConfig, SourceConfig, build_site
 from kagreport.widgets import ComparisonView, StatsView
 
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "kagreport"
@@ -108,15 +107,6 @@ def kag_run() -> Run:
 @pytest.fixture(scope="module")
 def inspect_run() -> Run:
     return read_run(inspect_popularity().logs[0].parent)
-
-
-@pytest.fixture(scope="module")
-def inspect_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The Inspect logs' site (no session site holds an Inspect run): four small pages."""
-    out = tmp_path_factory.mktemp("inspect-format") / "site"
-    source = SourceConfig(inspect_popularity().logs[0].parent, name="inspect", format="inspect")
-    build_site(SiteConfig(sources=(source,)), out, execute_notebooks=False)
-    return out
 
 
 def _kag_difference(run: Run) -> tuple[str, Any]:

@@ -1,7 +1,7 @@
 """Plurals and hints that agree with what a page holds (issue 26, items 5 and 11).
 
-The bundled evaluations and the two bundled Inspect logs (one comparison; 2 and 10 samples)
-are built once with notebooks off. On today's main the SIMULATED RAG answer pages said
+The bundled evaluations and the two bundled Inspect logs (one comparison; 2 and 10 samples),
+in the bundled examples' site built once per session (``examples_site``). On today's main the SIMULATED RAG answer pages said
 "1 metrics, highest mean first", the Inspect comparison's pager "1 of 1 items", its pages
 "Holm-adjusted across the 1 comparison", and the 2-item setup page "Click a header to sort"
 where site.js gives a table of fewer than 10 rows no sort controls. The expected strings are
@@ -10,7 +10,6 @@ written out here by hand.
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import json
 import re
@@ -20,8 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from kagreport.site import SiteConfig, build_site
-
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "kagreport" / "site"
 INSPECT = "inspect-popularity"
 GPT, LLAMA = "openai-gpt-4o-mini", "azureai-meta-llama-3-1-405b-instruct-jqf"
@@ -30,12 +27,10 @@ NOUNS = "metric item comparison judge pair test option character system error fi
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled evaluations and Inspect logs, without the kag runs."""
-    config = dataclasses.replace(SiteConfig.default(), runs=())
-    out = tmp_path_factory.mktemp("plurals") / "site"
-    build_site(config, out, execute_notebooks=False)
-    return out
+def site(examples_site: Path) -> Path:
+    """The bundled examples' site (``examples_site``): the evaluations, the Inspect logs, the
+    kag runs and the notebooks as saved. Read, never changed."""
+    return examples_site
 
 
 def _text(path: Path) -> str:

@@ -623,45 +623,12 @@ def test_missing_templates_folder(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- notebooks, CLI
 
 
-NOTEBOOK = {
-    "cells": [
-        {
-            "cell_type": "code",
-            "id": "chart",
-            "metadata": {},
-            "source": "import altair as alt, pandas as pd\n"
-            "alt.Chart(pd.DataFrame({'setup': ['a', 'b'], 'accuracy': [0.5, 0.7]}))"
-            ".mark_bar().encode(x='setup', y='accuracy')",
-            "outputs": [],
-            "execution_count": None,
-        },
-        {
-            "cell_type": "code",
-            "id": "widgets",
-            "metadata": {},
-            "source": "import ipywidgets as w\nout = w.Output()\nwith out:\n    print('hi')\n"
-            "w.VBox([w.IntSlider(value=3), out])",
-            "outputs": [],
-            "execution_count": None,
-        },
-        {"cell_type": "markdown", "id": "math", "metadata": {}, "source": "Math: $\\alpha = 0.81$"},
-    ],
-    "metadata": {
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-    },
-    "nbformat": 4,
-    "nbformat_minor": 5,
-}
-
-
 @pytest.mark.notebook
-def test_notebook_page(site_inputs: dict[str, Any], tmp_path: Path) -> None:
-    notebook = tmp_path / "demo.ipynb"
-    notebook.write_text(json.dumps(NOTEBOOK), encoding="utf-8")
-    config = SiteConfig(title="nb", runs=(site_inputs["config"].runs[1],), notebooks=(notebook,))
-    out = tmp_path / "site"
-    build_site(config, out)
-    page = out / "notebooks/demo.html"
+def test_notebook_page(notebook_site: Path) -> None:
+    """A notebook executed on a real kernel (``notebook_site``: an Altair chart, widgets,
+    math), as a page of the site."""
+    out = notebook_site
+    page = out / "notebooks/offline-check.html"
     html = page.read_text(encoding="utf-8")
     tags = _parse(page)
     specs = [t for a, t in tags.scripts if "vega-spec" in (a.get("class") or "")]
@@ -676,7 +643,7 @@ def test_notebook_page(site_inputs: dict[str, Any], tmp_path: Path) -> None:
     for _tag, attributes in tags.tags:
         for name in ("src", "href"):
             assert not re.match(r"(?i)\s*(https?:)?//", attributes.get(name) or ""), attributes
-    assert 'href="notebooks/demo.html"' in (out / "index.html").read_text(encoding="utf-8")
+    assert 'href="notebooks/offline-check.html"' in (out / "index.html").read_text(encoding="utf-8")
     assert _first_in_head(html) == ("meta", {"http-equiv": "Content-Security-Policy",
                                              "content": page_csp("../", inline_styles=True)})  # fmt: skip
 

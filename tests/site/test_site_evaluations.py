@@ -10,7 +10,6 @@ simulated items by hand.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from html import unescape
@@ -104,12 +103,10 @@ def _value(cell: list[Any]) -> float | None:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The default site's evaluations (LLMBar, fast-graphrag, the SIMULATED RAG pair)."""
-    config = dataclasses.replace(SiteConfig.default(), runs=(), sources=())
-    out = tmp_path_factory.mktemp("evaluations") / "site"
-    build_site(config, out, execute_notebooks=False)
-    return out
+def site(examples_site: Path) -> Path:
+    """The default site (``examples_site``), with its evaluations (LLMBar, fast-graphrag,
+    the SIMULATED RAG pair): read, never changed."""
+    return examples_site
 
 
 # ---------------------------------------------------------------------- LLMBar
@@ -358,3 +355,41 @@ def test_reports_that_cannot_be_compared_warn_and_build(tmp_path: Path) -> None:
     assert (out / "evaluations/one.html").is_file()
     assert not (out / "systems").exists()
     assert any(w.startswith("no systems page for one, two") for w in warnings), warnings
+
+
+def test_an_evaluation_with_human_labels_shows_the_correction(tmp_path: Path) -> None:
+    from kagreport.evaluation import AnswerItem, ExactMatch, evaluate_answers
+
+    # The exact_match case of tests/evaluation/test_labels.py, whose numbers come from ppi_py
+    # and scipy.stats (rounded here by hand).
+    answers = ["Paris", "the city of Paris", "Rome", "paris.", "Paris or Rome"]
+    items = [AnswerItem(f"q{i:02d}", "Capital?", answers[i % 5], "Paris") for i in range(40)]
+    labels = [1, 1, 0, 1, 0, 1, 1, 0, 0, 0, 1, 1, 0]
+    report = evaluate_answers(
+        items,
+        [ExactMatch()],
+        labels={f"q{i:02d}": {"exact_match": v} for i, v in enumerate(labels)},
+        metadata={"name": "labelled"},
+    )
+    config = SiteConfig(title="t", evaluations=(EvaluationSource("labelled", report=report),))
+    out = tmp_path / "site"
+    build_site(config, out, execute_notebooks=False)
+    html, tables = _page(out / "evaluations/labelled.html")
+    rows = _body(tables.tables["label-corrections-table"])
+    assert [cell[1] for cell in rows[0]] == [
+        "exact_match",
+        "13 of 40",
+        "40.0% [24.1%, 55.9%]",
+        "53.8% [22.5%, 85.2%]",
+        "54.5% [29.0%, 80.0%]",
+        "+14.5 pp",
+    ]
+    assert (
+        "the judge&#39;s bias moved the mean of exact_match by +14.5 pp, from 40.0% (judge "
+        "alone) to 54.5% [29.0%, 80.0%]"
+    ) in html
+    # Without labels, no such section (the other evaluation pages).
+    plain = evaluate_answers(items, [ExactMatch()], metadata={"name": "plain"})
+    config = SiteConfig(title="t", evaluations=(EvaluationSource("plain", report=plain),))
+    build_site(config, tmp_path / "plain", execute_notebooks=False)
+    assert "label-corrections" not in (tmp_path / "plain/evaluations/plain.html").read_text()

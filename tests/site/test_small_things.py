@@ -12,21 +12,19 @@ from pathlib import Path
 import pytest
 
 from kagreport.examples import simulated_kag_run
-from kagreport.site import RunConfig, SiteConfig, build_site
+from kagreport.site import SiteConfig, build_site
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    example = simulated_kag_run()
-    out = tmp_path_factory.mktemp("sim") / "site"
-    config = RunConfig("sim", example.datasets, example.results, attribution=example.attribution)
-    build_site(SiteConfig(runs=(config,)), out, execute_notebooks=False)
-    return out
+def site(examples_site: Path) -> Path:
+    """The bundled site (``examples_site``): its SIMULATED kag run is
+    :func:`kagreport.examples.simulated_kag_run`, with its attribution. Read, never changed."""
+    return examples_site
 
 
 def test_the_simulated_notice_is_said_once(site: Path) -> None:
     html = (site / "index.html").read_text("utf-8")
-    start = html.index('id="run-sim"')
+    start = html.index('id="run-simulated-kag-run"')
     section = html[start : html.index("</section>", start)]
     text = re.sub(r"<[^>]+>", " ", re.sub(r"<script.*?</script>", "", section, flags=re.S))
     assert text.count("no model was run") == 1
@@ -42,8 +40,10 @@ def test_a_setup_that_never_retrieves_never_fails_to_retrieve() -> None:
 def test_flipped_items_say_how_they_were_graded(site: Path) -> None:
     """A kag run's flipped item read '"Answer: b" incorrect against expected "b"' with no
     word of kag's rule (the trimmed response must be the answer key)."""
-    pages = sorted((site / "comparisons").glob("*.html"))
-    assert pages
+    # The kag runs' comparisons: the simulated run's and MMLU-Pro's.
+    pages = sorted((site / "comparisons").glob("simulated-kag-run--*.html"))
+    pages += sorted((site / "comparisons").glob("mmlu-pro-philosophy--*.html"))
+    assert len(pages) == 8
     for page in pages:
         html = page.read_text("utf-8")
         assert 'id="graded-how"' in html, page.name

@@ -53,6 +53,15 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
         help="LLM judge requests in flight at once (default 8)",
     )
     evaluate.add_argument("--name", help="name of the evaluated system (report metadata)")
+    evaluate.add_argument(
+        "--labels",
+        metavar="FILE",
+        help="human scores for some items (.csv: an identifier (or id) column and one column "
+        'per metric, e.g. exact_match; or .jsonl: {"identifier": ..., "<metric>": score} '
+        "per line; an empty cell or null is no label): the report adds, per labelled "
+        "metric, the judge-only mean, the human-only mean and the PPI++ estimate with 95%% "
+        "intervals, and how much the judge's bias moved the mean",
+    )
     evaluate.set_defaults(parser=evaluate)
 
     compare = commands.add_parser(
@@ -115,6 +124,8 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
         raise UsageError(f"--max-concurrency must be >= 1, not {args.max_concurrency}")
     if args.cache == "":
         raise UsageError("--cache needs a file name")
+    if args.labels == "":
+        raise UsageError("--labels needs a file name")
     if args.items is not None and (args.datasets or args.setup or args.prefix):
         raise UsageError("--datasets, --setup and --prefix go with --results, not --items")
     check_evaluate_paths(
@@ -124,6 +135,7 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
         datasets=args.datasets,
         results=args.results,
         cache=args.cache,
+        labels=args.labels,
     )
     judges = load_judges(args.judges)
     with warnings.catch_warnings(record=True) as repairs:
@@ -157,6 +169,7 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
             keep_verdicts=args.keep_verdicts,
             max_concurrency=args.max_concurrency,
             metadata={"name": name},
+            labels=args.labels,
         )
     except (KeyboardInterrupt, SystemExit) as stop:  # Ctrl-C; SIGTERM (cli._main)
         if isinstance(stop, SystemExit) and stop is not stop_requested():

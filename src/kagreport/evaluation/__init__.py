@@ -24,6 +24,7 @@ from kagreport.evaluation._compare import (
     same_hypotheses,
 )
 from kagreport.evaluation._comparison import EvaluationComparison, MetricComparison
+from kagreport.evaluation._correction import LabelCorrection
 from kagreport.evaluation._evaluate import evaluate_answers, evaluate_retrieval, metric_name
 from kagreport.evaluation._files import (
     check_evaluate_paths,
@@ -91,6 +92,7 @@ __all__ = [
     "JudgeFailure",
     "Judgement",
     "LLMJudge",
+    "LabelCorrection",
     "MetricComparison",
     "NoSharedItemsError",
     "OptionExtraction",

@@ -15,7 +15,9 @@ from typing import Any
 from kagreport._errors import InputError
 from kagreport._optional import optional
 from kagreport.evaluation._agreement import LEVELS
+from kagreport.evaluation._correction import label_corrections
 from kagreport.evaluation._items import AnswerItem, RetrievalItem
+from kagreport.evaluation._labels import checked_labels
 from kagreport.evaluation._report import AnswerEvaluation, RetrievalEvaluation, mean_scores
 from kagreport.evaluation._retrieval import DEFAULT_KS, retrieval_scores
 from kagreport.evaluation.judges._protocol import (
@@ -220,6 +222,7 @@ def evaluate_answers(
     seed: int = 0,
     progress: bool | None = None,
     metadata: Mapping[str, Any] | None = None,
+    labels: Any = None,
 ) -> AnswerEvaluation:
     """Score every item with every judge.
 
@@ -248,6 +251,15 @@ def evaluate_answers(
         terminal, for 50+ judgements and for a bootstrap that takes over a second.
     metadata : mapping, optional
         Free-form, JSON-compatible description stored in the report.
+    labels : path or mapping, optional
+        Human scores for some items: a labels file (``.csv`` with an ``identifier`` or
+        ``id`` column and one column per metric, or ``.jsonl``; formats in
+        :mod:`kagreport.evaluation._labels`) or a mapping identifier -> {metric: score}.
+        A label corrects the metric of its name; the report's ``label_corrections`` give,
+        per labelled metric, the judge-only mean, the human-only mean and the PPI++
+        estimate with 95% intervals (:class:`~kagreport.evaluation.LabelCorrection`), and
+        ``settings["labels"]`` names the file. Checked before any judge runs. Needs SciPy
+        (the ``stats`` extra; :class:`~kagreport.MissingExtraError` without it).
 
     Returns
     -------
@@ -257,7 +269,11 @@ def evaluate_answers(
     ------
     ValueError
         If identifiers or judge names repeat (:class:`~kagreport.InputError`, also a
-        KagreportError), or an item is malformed.
+        KagreportError), or an item is malformed; if ``labels`` cannot be read, names an
+        item or metric the evaluation does not have, repeats an item, holds a value that
+        is not a finite number, or leaves a metric fewer than 2 labelled items or none
+        unlabelled (InputError; :class:`~kagreport.FormatError` for a file suffix other
+        than ``.csv`` or ``.jsonl``).
 
     Notes
     -----
@@ -280,6 +296,7 @@ def evaluate_answers(
     rows = [_as_item(item, i) for i, item in enumerate(items)]
     judges = list(judges)
     owners = _check_arguments(rows, judges, max_concurrency, agreement_level, seed)
+    human = None if labels is None else checked_labels(labels, rows, owners)
     copies: list[Any] = []
     if cache is not None:
         copies = [j.with_cache(cache) if hasattr(j, "with_cache") else None for j in judges]
@@ -377,6 +394,15 @@ def evaluate_answers(
     agreement, intervals, notes, compared = _agreement(
         judged, judges, agreement_level, agreement_resamples, seed, progress
     )
+    settings: dict[str, Any] = {
+        "keep_verdicts": keep_verdicts,
+        "max_concurrency": max_concurrency,
+        "agreement_level": agreement_level,
+        "agreement_resamples": agreement_resamples,
+        "seed": seed,
+    }
+    if human is not None:  # only with labels: a report without them reads as it always did
+        settings["labels"] = human.source
     return AnswerEvaluation(
         metrics=metrics,
         items=judged,
@@ -389,17 +415,12 @@ def evaluate_answers(
             for name, counted in causes.items()
             if counted
         },
-        settings={
-            "keep_verdicts": keep_verdicts,
-            "max_concurrency": max_concurrency,
-            "agreement_level": agreement_level,
-            "agreement_resamples": agreement_resamples,
-            "seed": seed,
-        },
+        settings=settings,
         metadata=dict(metadata or {}),
         agreement_intervals=intervals,
         agreement_notes=notes,
         agreement_judges=compared,
+        label_corrections={} if human is None else label_corrections(judged, human),
     )
 
 

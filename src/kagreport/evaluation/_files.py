@@ -87,6 +87,7 @@ def check_evaluate_paths(
     datasets: _Path | None = None,
     results: _Path | None = None,
     cache: _Path | None = None,
+    labels: _Path | None = None,
 ) -> None:
     """Refuse, before any work, an output or cache that is one of an evaluation's inputs.
 
@@ -102,16 +103,18 @@ def check_evaluate_paths(
         The results root of a kag run.
     cache : path, optional
         The judge cache (``":memory:"`` is no file).
+    labels : path, optional
+        The human labels file.
 
     Raises
     ------
     UsageError
         As :func:`check_output_path` for ``output`` against the items, judges, datasets,
-        prompt and cache files; if the cache is one of the input files; or if ``output``
+        labels, prompt and cache files; if the cache is one of the input files; or if ``output``
         lies in a question folder of the results tree.
     """
     name = os.fspath(output)
-    inputs = [p for p in (items, judges, datasets) if p is not None]
+    inputs = [p for p in (items, judges, datasets, labels) if p is not None]
     inputs += prompt_files(judges)
     check_output_path(name, inputs)
     if cache is not None and os.fspath(cache) != ":memory:":

@@ -11,6 +11,7 @@ import msgspec
 
 from kagreport._document import Document, convert, jsonable
 from kagreport._errors import DocumentError
+from kagreport.evaluation._correction import LabelCorrection
 from kagreport.evaluation._items import AnswerItem, RetrievalItem
 from kagreport.stats._signflip import exact_mean
 
@@ -73,6 +74,21 @@ class _RetrievalShape(msgspec.Struct):
     metadata: dict[str, Any] | None = None
 
 
+class _CorrectionShape(msgspec.Struct):
+    judge_mean: _Number = None
+    judge_ci: tuple[_Number, _Number] | None = None
+    human_mean: _Number = None
+    human_ci: tuple[_Number, _Number] | None = None
+    estimate: _Number = None
+    ci: tuple[_Number, _Number] | None = None
+    lam: _Number = None
+    n_labelled: int = 0
+    n_unlabelled: int = 0
+    n_left_out: int = 0
+    confidence: float | None = None
+    note: str | None = None
+
+
 class _AnswerShape(_RetrievalShape):
     items: list[_AnswerItemShape] | None = None  # type: ignore[assignment]
     judges: dict[str, Any] | None = None
@@ -83,6 +99,7 @@ class _AnswerShape(_RetrievalShape):
     agreement_notes: dict[str, str] | None = None
     agreement_judges: dict[str, list[str]] | None = None
     usage: dict[str, dict[str, int]] | None = None
+    label_corrections: dict[str, _CorrectionShape] | None = None
 
 
 def _items(data: Mapping[str, Any], kind: Any, document: str) -> tuple[Any, ...]:
@@ -247,6 +264,10 @@ class AnswerEvaluation(_ReportMixin):
         as ``"HTTP 429 (Too Many Requests)"``) -> how many judgements failed so, the five
         most common, most common first; judges without errors have no entry. Written only
         when there is one; optional in documents (older ones have none).
+    label_corrections : Mapping[str, LabelCorrection]
+        kagreport addition: metric -> its mean corrected by human labels (``labels=`` of
+        :func:`evaluate_answers`): the judge-only and human-only means and the PPI++
+        estimate, each with its 95% interval. Written only when labels were given.
     """
 
     SCHEMA: ClassVar[str] = "kagreport.AnswerEvaluation"
@@ -263,6 +284,7 @@ class AnswerEvaluation(_ReportMixin):
     agreement_notes: Mapping[str, str] = field(default_factory=dict)
     agreement_judges: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     error_causes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    label_corrections: Mapping[str, LabelCorrection] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "items", tuple(self.items))
@@ -313,6 +335,12 @@ class AnswerEvaluation(_ReportMixin):
             "errors": dict(self.errors),
             # Only when a judge failed: a report without errors reads as it always did.
             **({"error_causes": self._causes()} if self.error_causes else {}),
+            # Only with labels: a report without them reads as it always did.
+            **(
+                {"label_corrections": {k: c.to_dict() for k, c in self.label_corrections.items()}}
+                if self.label_corrections
+                else {}
+            ),
             "settings": jsonable(self.settings),
             "metadata": jsonable(self.metadata),
             "items": [item.to_dict() for item in self.items],
@@ -337,6 +365,10 @@ class AnswerEvaluation(_ReportMixin):
             agreement_notes=shape.agreement_notes or {},
             agreement_judges={k: tuple(v) for k, v in (shape.agreement_judges or {}).items()},
             error_causes=shape.error_causes or {},
+            label_corrections={
+                metric: LabelCorrection.from_dict(metric, msgspec.structs.asdict(c))
+                for metric, c in (shape.label_corrections or {}).items()
+            },
         )
 
     def _causes(self) -> dict[str, dict[str, int]]:

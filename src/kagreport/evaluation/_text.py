@@ -103,6 +103,11 @@ def render_evaluation(evaluation: Any) -> str:
         notes = [(name, evaluation.agreement_note(name)) for name in agreement]
         if any(note for _, note in notes):
             out += [""] + [_safe(f"{name}: {note}") for name, note in notes if note]
+    corrected, lines = _corrections(evaluation)
+    if corrected:
+        from kagreport.evaluation._correction import HEADER
+
+        out += ["", *_table(HEADER, corrected), *(_safe(line) for line in lines)]
     usage = getattr(evaluation, "usage", {})
     if usage:
         cells = [
@@ -117,6 +122,24 @@ def render_evaluation(evaluation: Any) -> str:
         ]
         out += ["", *_table(["JUDGE", "RESPONSES", "CACHED", "IN_TOKENS", "OUT_TOKENS"], cells)]
     return "\n".join(out) + "\n"
+
+
+def _corrections(evaluation: Any) -> tuple[list[list[str]], list[str]]:
+    """The human labels' corrections: one row per labelled metric (judge alone, labels
+    alone, PPI++) and the lines under the table (what the intervals are, then one sentence
+    per metric); nothing without labels."""
+    from kagreport.evaluation._correction import (
+        METHOD_NOTE,
+        correction_cells,
+        correction_sentence,
+        is_proportion_correction,
+    )
+
+    corrections = getattr(evaluation, "label_corrections", None) or {}
+    shown = [(c, is_proportion_correction(c, evaluation.items)) for c in corrections.values()]
+    rows = [correction_cells(c, proportion) for c, proportion in shown]
+    lines = [correction_sentence(c, proportion) for c, proportion in shown]
+    return rows, [METHOD_NOTE, *lines] if rows else []
 
 
 def method_label(m: Any) -> str:
@@ -263,6 +286,12 @@ def render_evaluation_html(evaluation: Any) -> str:
         if not any(row[-1] for row in rows):
             header, rows = header[:-1], [row[:-1] for row in rows]
         parts.append(_html_table(header, rows))
+    corrected, lines = _corrections(evaluation)
+    if corrected:
+        from kagreport.evaluation._correction import TITLES
+
+        parts.append(_html_table(TITLES, corrected))
+        parts += [f"<p>{escape(line)}</p>" for line in lines]
     return "".join(parts)
 
 

@@ -221,8 +221,30 @@ def _answer_context(report: AnswerEvaluation) -> dict[str, Any]:
             }
             for criterion, alpha in report.agreement.items()
         ],
+        "corrections": _corrections(report),
         "n_items": len(report.items),
         "settings": dict(report.settings),
+    }
+
+
+def _corrections(report: AnswerEvaluation) -> dict[str, Any]:
+    """The human labels' corrections as the text view shows them (one row per labelled
+    metric, the intervals' method, one sentence per metric); empty without labels."""
+    from kagreport.evaluation._correction import (
+        METHOD_NOTE,
+        TITLES,
+        correction_cells,
+        correction_sentence,
+        is_proportion_correction,
+    )
+
+    corrections = report.label_corrections.values()
+    shown = [(c, is_proportion_correction(c, report.items)) for c in corrections]
+    return {
+        "header": TITLES,
+        "rows": [correction_cells(c, pct) for c, pct in shown],
+        "method": METHOD_NOTE,
+        "sentences": [correction_sentence(c, pct) for c, pct in shown],
     }
 
 

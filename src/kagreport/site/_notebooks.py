@@ -30,9 +30,11 @@ import os
 import re
 import subprocess
 import threading
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from queue import Empty
 from typing import Any, TypeVarTuple
 
 from kagreport._errors import SiteError
@@ -64,6 +66,9 @@ DISPLAY_PRIORITY = (
 
 #: Seconds a cell may run (``KAGREPORT_NOTEBOOK_CELL_TIMEOUT`` overrides it).
 CELL_TIMEOUT = 600
+
+#: The longest single wait on a kernel channel (seconds); see :func:`poll_in_slices`.
+POLL_SECONDS = 1.0
 
 
 def convert_notebook(
@@ -201,6 +206,7 @@ def _execute(notebook: Any, path: Path) -> None:
             resources={"metadata": {"path": str(path.parent)}},
             store_widget_state=True,
         )
+        client.on_notebook_start = lambda notebook, client=client: poll_in_slices(client.kc)
         try:
             _run_client(client)
             break
@@ -241,6 +247,35 @@ def _execute(notebook: Any, path: Path) -> None:
                 output["execution_count"] -= 1
     _inline_output_widgets(notebook)
     notebook.metadata.pop("widgets", None)
+
+
+def poll_in_slices(kernel_client: Any) -> None:
+    """Make every wait of ``kernel_client`` (a jupyter_client ``AsyncKernelClient``) for a
+    message on its shell or IOPub channel a series of waits of at most ``POLL_SECONDS``.
+
+    A long wait on a channel sometimes misses the message it waits for, most often the
+    execute reply of a cell that drew widgets on a busy machine (jupyter/nbclient issue 312):
+    the reply is there, the wait goes on until the cell's timeout, then the cell fails as
+    timed out. A new wait sees the message at once, so the reply is read within
+    ``POLL_SECONDS``. A wait with a timeout still ends with ``queue.Empty`` at its deadline;
+    one without goes on until a message comes.
+    """
+    for channel in (kernel_client.shell_channel, kernel_client.iopub_channel):
+        channel.get_msg = _sliced(channel.get_msg)
+
+
+def _sliced(get_msg: Callable[..., Any]) -> Callable[..., Any]:
+    async def sliced(timeout: float | None = None) -> Any:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = POLL_SECONDS if deadline is None else deadline - time.monotonic()
+            try:
+                return await get_msg(timeout=max(0.0, min(POLL_SECONDS, left)))
+            except Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+
+    return sliced
 
 
 class _KernelLoop(asyncio.SelectorEventLoop):

@@ -2,12 +2,15 @@
 
 The paired sign-flip test (exact enumeration, exact lattice convolution, Monte Carlo),
 the percentile bootstrap interval of a mean, Holm's step-down adjustment, Wilson score
-intervals, the Pareto frontier of cost against value, and Krippendorff's alpha with its
-bootstrap; power and sample size (normal approximation), Holm's levels with the test-based
-interval that agrees with them, and rank intervals and tie groups from exact McNemar tests. Every function documents its formula and source; results are small frozen
+intervals, the Pareto frontier of cost against value, Krippendorff's alpha with its
+bootstrap; clustered means and the paired t test, pass@k and pass^k, prediction-powered
+inference; power and sample size (normal approximation), Holm's levels with the
+test-based interval that agrees with them, and rank intervals and tie groups from exact
+McNemar tests. Every function documents its formula and source; results are small frozen
 dataclasses. This layer imports only NumPy, the standard library and
-:mod:`kagreport._errors` (tests/test_architecture.py checks), so anything above
-``evaluation`` must import it lazily to keep ``import kagreport`` light.
+:mod:`kagreport._errors` (tests/test_architecture.py checks); SciPy (t quantiles, the
+``stats`` extra) only inside the functions that need it. Anything above ``evaluation``
+must import it lazily to keep ``import kagreport`` light.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from kagreport.stats._alpha import (
     pairable,
 )
 from kagreport.stats._bootstrap import bootstrap_mean_interval
+from kagreport.stats._clustered import MeanEstimate, clustered_mean
 from kagreport.stats._holm import holm_adjust, holm_levels
 from kagreport.stats._intervals import (
     ConfidenceInterval,
@@ -29,7 +33,10 @@ from kagreport.stats._intervals import (
     pareto_front,
     wilson_interval,
 )
+from kagreport.stats._paired import PairedDifference, paired_difference
+from kagreport.stats._passk import PassEstimate, pass_at_k, pass_hat_k
 from kagreport.stats._power import minimum_detectable_effect, power, required_sample_size
+from kagreport.stats._ppi import PPIEstimate, ppi_mean
 from kagreport.stats._ranks import rank_sets, tie_groups
 from kagreport.stats._signflip import (
     DUST,
@@ -52,21 +59,30 @@ __all__ = [
     "TOLERANCE",
     "AlphaBootstrap",
     "ConfidenceInterval",
+    "MeanEstimate",
+    "PPIEstimate",
     "Pairable",
+    "PairedDifference",
+    "PassEstimate",
     "SignFlipResult",
     "alpha",
     "alpha_bootstrap_interval",
     "bootstrap_alphas",
     "bootstrap_mean_interval",
+    "clustered_mean",
     "exact_mean",
     "holm_adjust",
     "holm_levels",
     "interval_from_test",
     "minimum_detectable_effect",
     "pairable",
+    "paired_difference",
     "paired_differences",
     "pareto_front",
+    "pass_at_k",
+    "pass_hat_k",
     "power",
+    "ppi_mean",
     "rank_sets",
     "required_sample_size",
     "sign_flip_test",
