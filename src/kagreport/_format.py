@@ -67,6 +67,7 @@ __all__ = [
     "points_interval",
     "printable",
     "quantity",
+    "rank_range",
     "reorders",
     "score",
     "score_interval",
@@ -250,6 +251,14 @@ def interval(value: Any, low: Any, high: Any, digits: int = 3, *, grouping: bool
         return shown
     low_text, high_text = (number(x, digits, grouping=grouping) for x in (low, high))
     return f"{shown} [{low_text}, {high_text}]"
+
+
+def rank_range(low: int | None, high: int | None) -> str:
+    """The ranks a system may hold: ``3`` when they are one, ``1–4`` (en dash) otherwise,
+    :data:`MISSING` when undefined (:attr:`kagreport.runs.LeaderboardRow.rank_low`)."""
+    if low is None or high is None:
+        return MISSING
+    return str(low) if low == high else f"{low}–{high}"
 
 
 def score(value: Any) -> str:

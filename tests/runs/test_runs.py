@@ -12,11 +12,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from scipy import stats as scipy_stats
 
 from kagreport._errors import KagreportError
 from kagreport.evaluation import (
     AnswerEvaluation,
     DifferentItemsError,
+    EvaluationComparison,
     compare_scores,
     evaluation_from_stats,
 )
@@ -58,6 +60,31 @@ def _holm(p: list[float]) -> list[float]:
         running = max(running, min(1.0, (len(p) - i) * p[at]))
         adjusted[at] = running
     return adjusted
+
+
+def _holm_levels(p: list[float], alpha: float = 0.05) -> list[float]:
+    """The level Holm (1979) tests each hypothesis at, by hand: alpha / (k - i) at step i
+    while it rejects, then the level of the first step that does not, for the rest."""
+    order = sorted(range(len(p)), key=p.__getitem__)
+    levels, stopped = [0.0] * len(p), None
+    for i, at in enumerate(order):
+        step = alpha / (len(p) - i)
+        if stopped is None and p[at] >= step:
+            stopped = step
+        levels[at] = step if stopped is None else stopped
+    return levels
+
+
+def _unadjusted(comparison: EvaluationComparison) -> dict[str, Any]:
+    """A comparison without what the run's family sets: each row's Holm p-value and
+    interval, and the settings naming them (issue #28: one family per comparison)."""
+    data = comparison.to_dict()
+    for row in data["metrics"]:
+        for key in ("p_value_holm", "ci_low", "ci_high"):
+            row.pop(key)
+    for key in ("interval", "adjustment", "family_alpha", "margin", "confidence"):
+        data["settings"].pop(key, None)
+    return data
 
 
 def test_from_stats_keeps_the_report(report: StatsReport, run: Run) -> None:
@@ -112,7 +139,9 @@ def test_comparisons_match_a_direct_compare(report: StatsReport, run: Run, pairs
             candidate_label=c.candidate,
             baseline_label=c.baseline,
         )
-        assert c.comparison == direct
+        # The test is the direct one; the Holm p-value and the interval are the run's family's
+        # (issue #28: no bootstrap interval beside a run-level p-value), checked below.
+        assert _unadjusted(c.comparison) == _unadjusted(direct)
         assert (c.only_candidate, c.only_baseline) == (
             len(set(mine) - set(theirs)),
             len(set(theirs) - set(mine)),
@@ -126,9 +155,18 @@ def test_comparisons_match_a_direct_compare(report: StatsReport, run: Run, pairs
     family = _holm(p_values)
     got = [c.p_values_family["correct"] for c in found.comparisons]
     assert got == pytest.approx(family, rel=1e-12, abs=0)
-    for c in found.comparisons:
-        holm = c.family_comparison().metrics["correct"].p_value_holm
-        assert holm == c.p_values_family["correct"]
+    # The interval at the level Holm tested the pair at (Altman and Bland 2011's standard
+    # error from the p-value, quantiles from scipy): it excludes 0 exactly when Holm rejects.
+    levels = _holm_levels(p_values)
+    for c, level, p in zip(found.comparisons, levels, p_values, strict=True):
+        m = c.comparison.metrics["correct"]
+        assert m.p_value_holm == c.p_values_family["correct"]
+        half = scipy_stats.norm.isf(level / 2) * abs(m.mean_difference)
+        half /= scipy_stats.norm.isf(p / 2)
+        assert (m.ci_low, m.ci_high) == pytest.approx(
+            (m.mean_difference - half, m.mean_difference + half), rel=1e-9
+        )
+        assert (m.ci_low > 0 or m.ci_high < 0) == (m.p_value_holm < 0.05)
 
 
 def _evaluations(report: StatsReport, a: str, b: str) -> list[AnswerEvaluation]:
@@ -150,7 +188,8 @@ def test_from_evaluations_drives_the_same_comparison(report: StatsReport, run: R
         pair = Run.from_evaluations(evaluations)
         assert pair.systems == (candidate, baseline)
         (c,) = compare_setups(pair, baseline=baseline, n_resamples=N).comparisons
-        assert c.comparison == from_stats[candidate].comparison
+        # The same test; the Holm family differs (one pair here, the run's pairs there).
+        assert _unadjusted(c.comparison) == _unadjusted(from_stats[candidate].comparison)
         assert c.flips == from_stats[candidate].flips
         # The independent route: the evaluations' own paired comparison.
         direct = evaluations[0].compare(evaluations[1], n_resamples=N, metrics=["correct"])

@@ -41,11 +41,12 @@ TOP, SECOND, N, TOP_RIGHT, SECOND_RIGHT = (
 )  # fmt: skip
 # The Inspect logs: gpt-4o-mini's match is 1 on 8 of its 10 samples (mean 0.8, a proportion for
 # it alone), Llama's epoch means are 0.5 and 1.0 (so match is a score for the run). On the two
-# samples both hold gpt scores 1 and 1: Llama - gpt = (-0.5 + 0) / 2 = -0.25, and every
-# bootstrap mean of two differences is -0.5, -0.25 or 0 (each at least 1/4 of the time), so the
-# 95% percentile interval is [-0.5, 0].
+# samples both hold gpt scores 1 and 1: Llama - gpt = (-0.5 + 0) / 2 = -0.25. One non-zero
+# difference: the sign-flip p is 1, a family of one, so the Holm-adjusted (test-based) 95%
+# interval is -0.25 +/- max(1.959964 * sqrt(0.25) / 2, 0.25) = -0.25 +/- 0.48999 (issue #28;
+# before it, the 95% percentile bootstrap [-0.5, 0] was drawn beside the run-level p).
 GPT, LLAMA = "openai/gpt-4o-mini", "azureai/Meta-Llama-3-1-405B-Instruct-jqf"
-INSPECT_DIFFERENCE = f"{MINUS}0.250 [{MINUS}0.500, 0.000]"
+INSPECT_DIFFERENCE = f"{MINUS}0.250 [{MINUS}0.740, 0.240]"
 
 
 def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -120,7 +121,7 @@ def _kag_difference(run: Run) -> tuple[str, Any]:
 def test_a_kag_systems_accuracy_reads_the_same_in_every_view(kag_run: Run, site: Path) -> None:
     difference, pair = _kag_difference(kag_run)
     assert difference.startswith(f"{MINUS}10.6 pp [")
-    family = pair.family_comparison()
+    family = pair.comparison  # one family: the run's
     # The command line's compare text and the notebook repr of the comparison.
     text = render_comparison(family)
     row = next(line for line in text.splitlines() if line.startswith("correct "))
@@ -179,7 +180,7 @@ def test_an_inspect_systems_score_reads_the_same_in_every_view(
     (page,) = inspect_site.glob("comparisons/*.html")
     assert _headline(page, GPT) == INSPECT_HEADLINE
     shown = _text(page.read_text(encoding="utf-8"))
-    assert f"= {INSPECT_DIFFERENCE} over 2 pairs" in shown
+    assert f"= {INSPECT_DIFFERENCE} (Holm-adjusted 95% interval) over 2 pairs" in shown
     assert f"match 2 0.750 1.000 {INSPECT_DIFFERENCE}" in shown
     # The widget's comparison, and the repr of the comparison.
     view = ComparisonView(inspect_run)

@@ -258,7 +258,8 @@ def test_systems_page_paired_tests_holm_across_the_family(site: Path) -> None:
         only_b = sum(b[q] and not a[q] for q in a)
         expected = stats.binomtest(only_a, only_a + only_b, 0.5).pvalue
         assert _value(row[4]) == pytest.approx(expected, rel=1e-9)
-        assert row[6][1].startswith("exact")
+        assert row[7][1].startswith("exact")  # row[6]: the verdict (issue #28)
+        assert (row[6][1] in ("better", "worse")) == (_value(row[5]) < 0.05)
 
 
 # ---------------------------------------------------------------------- retrieval/answer

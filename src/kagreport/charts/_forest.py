@@ -64,7 +64,6 @@ def _pairs_frame(comparisons: SetupComparisons, metric: str | None) -> pd.DataFr
         row["metric"] = (
             pair_label(c.candidate, c.baseline) if comparisons.pairs == "all-pairs" else c.candidate
         )
-        row["p_value_holm"] = c.p_values_family[name]
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -76,7 +75,7 @@ def forest_data(
 
     ``comparison_or_frame`` is an :class:`EvaluationComparison`, a
     :class:`kagreport.runs.SetupComparison` (its rows carry the Holm adjustment across the
-    run's family, :meth:`~kagreport.runs.SetupComparison.family_comparison`), a
+    run's family and the Holm-adjusted intervals that agree with it), a
     :class:`kagreport.runs.SetupComparisons` (one row per pair on ``metric``, default the
     first compared, named by the candidate against one baseline or ``"a − b"`` for all
     pairs, with the run-level Holm p), or a frame from
@@ -233,7 +232,11 @@ def forest_plot(
 
     Encodes y = metric (the comparison's order), x = mean difference candidate - baseline over
     the paired items (in each metric's own unit: metrics on different scales share the axis),
-    a horizontal bar for its bootstrap interval, and a dashed rule at zero (no difference).
+    a horizontal bar for its interval, and a dashed rule at zero (no difference). The bars
+    of a run's comparisons are Holm-adjusted (test-based, at the level Holm tested each
+    hypothesis: a bar excludes 0 exactly when its point is filled, at ``alpha`` 0.05); those
+    of a lone comparison are percentile bootstrap intervals. A frame may name its intervals
+    in an ``interval`` column (``"test-based ..."`` for Holm-adjusted ones).
     Metrics whose Holm-adjusted sign-flip p-value is below ``alpha`` have a filled point, the
     others a hollow one (legend). A metric without pairs (difference undefined) keeps its row,
     marked "no pairs". Tooltips give the means, interval, p-values and pairs.
@@ -265,11 +268,13 @@ def forest_plot(
     """
     data = forest_data(comparison_or_frame, alpha=alpha, metric=metric)
     confidence = 0.95
+    interval = ""  # settings["interval"] of the comparisons drawn, if known
     heading = "Paired differences"
     if isinstance(comparison_or_frame, SetupComparisons):
         pairs = comparison_or_frame.comparisons
         if pairs:
             confidence = float(pairs[0].comparison.settings.get("confidence", 0.95))
+            interval = str(pairs[0].comparison.settings.get("interval", ""))
         name = metric or (comparison_or_frame.metrics or ("",))[0]
         shown = isolated(name, NAME_LIMIT)
         heading = (
@@ -284,10 +289,17 @@ def forest_plot(
             else comparison_or_frame.settings
         )
         confidence = float(settings.get("confidence", 0.95))
+        interval = str(settings.get("interval", ""))
         heading = pair_label(comparison_or_frame.candidate, comparison_or_frame.baseline)
     elif {"candidate", "baseline"} <= set(comparison_or_frame.columns) and len(comparison_or_frame):
         first = comparison_or_frame.iloc[0]
         heading = pair_label(str(first["candidate"]), str(first["baseline"]))
+    if isinstance(comparison_or_frame, pd.DataFrame) and "interval" in comparison_or_frame:
+        interval = str(comparison_or_frame["interval"].iloc[0]) if len(comparison_or_frame) else ""
+    # Test-based intervals at Holm's levels agree with the filled points; bootstrap ones
+    # (a lone EvaluationComparison) are unadjusted and may not.
+    adjusted = interval.startswith("test-based")
+    bars = f"Holm-adjusted {confidence:.0%}" if adjusted else f"{confidence:.0%} bootstrap"
     metrics = list(data["metric"])
     names = axis_names(metrics)
     labels = _labels(alpha)
@@ -311,7 +323,7 @@ def forest_plot(
     )
     tooltip = [
         alt.Tooltip("metric:N", title="Metric"),
-        alt.Tooltip("difference_text:N", title=f"Mean difference [{confidence:.0%} interval]"),
+        alt.Tooltip("difference_text:N", title=f"Mean difference [{bars} interval]"),
         alt.Tooltip("candidate_text:N", title="Candidate mean"),
         alt.Tooltip("baseline_text:N", title="Baseline mean"),
         alt.Tooltip("p_text:N", title="p"),
@@ -348,7 +360,7 @@ def forest_plot(
     ]
     # No-break spaces keep "Holm p < 0.05" on one line when the subtitle wraps.
     subtitle = [
-        f"Bars: {confidence:.0%} bootstrap intervals. "
+        f"Bars: {bars} intervals. "
         f"Filled: {labels[0].replace(' ', chr(0xA0))}; hollow: {labels[1]}.",
         *names.key_lines(),
     ]

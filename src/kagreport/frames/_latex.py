@@ -29,6 +29,7 @@ from kagreport._format import (
     p_value,
     printable,
     quantity,
+    rank_range,
     signed,
 )
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
@@ -193,9 +194,15 @@ def _comparison_note(
     family = family_label(comparison) if family is None else family
     confidence = comparison.settings.get("confidence", 0.95)
     level = latex_escape(f"{100 * float(confidence):g}")
+    kind = (
+        f"Holm-adjusted {level}\\% interval (test-based: it excludes 0 exactly when "
+        f"$p_{{\\mathrm{{Holm}}}} < {alpha}$)"
+        if str(comparison.settings.get("interval", "")).startswith("test-based")
+        else f"{level}\\% bootstrap interval"
+    )
     return (
         f"Cand.: {_breakable(comparison.candidate)}; Base.: {_breakable(comparison.baseline)}; "
-        f"$n$: paired items; Diff.: Cand.\\ $-$ Base.\\ with its {level}\\% bootstrap interval. "
+        f"$n$: paired items; Diff.: Cand.\\ $-$ Base.\\ with its {kind}. "
         f"{'$p$, ' if wide else ''}$p_{{\\mathrm{{Holm}}}}$: paired sign-flip test, "
         f"{latex_escape('; '.join(methods))}. "
         f"$^{{\\dagger}}$ Holm-adjusted $p < {alpha}$; {latex_escape(family)}."
@@ -252,21 +259,28 @@ def _leaderboard(run: Run, metric: str, digits: int, wide: bool) -> tuple[list[C
         Column(("Items",)),
         Column(("Errors",)),
     ]
+    board = leaderboard(run, metric)
+    ranked = any(row.rank_low is not None for row in board)
+    if ranked:  # a 0/1 metric: the ranks the data allow and the groups of ties
+        columns[1:1] = [Column(("Ranks",)), Column(("Group",))]
     rows = []
-    for row in leaderboard(run, metric):
+    for row in board:
         if proportion:
             value: Cell = (_pct(row.mean, digits), _interval(row.low, row.high, digits))
         else:  # a score, with its interval where the leaderboard gives one
             places = digits + 2
             value = (_num(float(row.mean), places), _interval(row.low, row.high, places, 1.0))
-        rows.append(
-            [
-                _names(row.system, wide),
-                value,
-                (_num(row.n_defined, 0),),
-                (_num(row.n_errors, 0),),
-            ]
-        )
+        cells: list[Any] = [
+            _names(row.system, wide),
+            value,
+            (_num(row.n_defined, 0),),
+            (_num(row.n_errors, 0),),
+        ]
+        if ranked:
+            ranks = latex_escape(rank_range(row.rank_low, row.rank_high))  # 1--3: an en dash
+            group = latex_escape(rank_range(row.tie_group, row.tie_group))
+            cells[1:1] = [(ranks,), (group,)]
+        rows.append(cells)
     return columns, rows
 
 
@@ -369,12 +383,14 @@ def to_latex(
       graph elements where recorded.
     - A :class:`~kagreport.runs.Run` without outcomes, or with ``metric``: its
       leaderboard (:func:`kagreport.runs.leaderboard`): the mean of ``metric`` per
-      setup (in % with its Wilson interval for a proportion), items defined, errors.
+      setup (in % with its Wilson interval for a proportion), items defined, errors;
+      for a 0/1 metric also the ranks each setup may hold (``1--3``) and its tie group
+      (:class:`~kagreport.runs.LeaderboardRow`).
     - :class:`EvaluationComparison`: one row per metric, both means, the mean difference
       (percentage points for a proportion) with its bootstrap interval beneath, p and
       Holm-adjusted p; ``†`` marks Holm p < ``alpha``; a note names both sides.
     - :class:`~kagreport.runs.SetupComparison`: the same, Holm-adjusted across the
-      run's family (:meth:`~kagreport.runs.SetupComparison.family_comparison`).
+      run's family, and its interval the Holm-adjusted one that agrees with it.
     - :class:`AnswerEvaluation` / :class:`RetrievalEvaluation`: metric, mean (in % for a
       proportion: :func:`kagreport._format.is_proportion` of its per-item values), items.
     - A DataFrame: as is, each column by its kind: a proportion by name
@@ -417,7 +433,7 @@ def to_latex(
         raise TypeError(f"`metric` ranks a Run's systems; got a {type(table).__name__}")
     if isinstance(table, SetupComparison):
         family = f"Holm across the run's {table.family_size} hypotheses (pairs x metrics)"
-        comparison = table.family_comparison()
+        comparison = table.comparison
         columns, rows = _comparison(comparison, digits, alpha, wide)
         note = _comparison_note(comparison, alpha, family, wide)
     elif isinstance(table, EvaluationComparison):

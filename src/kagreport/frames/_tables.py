@@ -383,9 +383,10 @@ def comparison_frame(
     """One row per compared metric: the paired test's numbers and ``significant``
     (Holm-adjusted p below 0.05).
 
-    A :class:`~kagreport.runs.SetupComparison` gives its
-    :meth:`~kagreport.runs.SetupComparison.family_comparison`: ``p_value_holm`` is
-    Holm-adjusted across the run's family (every pair x metric). A
+    A :class:`~kagreport.runs.SetupComparison` gives its comparison, one family:
+    ``p_value_holm`` is Holm-adjusted across the run's family (every pair x metric) and
+    ``ci_low``/``ci_high`` is the Holm-adjusted interval that agrees with it, plus
+    ``verdict`` (:class:`~kagreport.runs.MetricVerdict`). A
     :class:`~kagreport.runs.SetupComparisons` gives every pair's rows, in pair order.
     """
     if isinstance(comparison, SetupComparisons):
@@ -393,10 +394,14 @@ def comparison_frame(
         if not frames:
             return pd.DataFrame()
         return pd.concat(frames, ignore_index=True)
+    verdicts = None
     if isinstance(comparison, SetupComparison):
-        comparison = comparison.family_comparison()
+        verdicts = comparison.verdicts
+        comparison = comparison.comparison
     frame = pd.DataFrame(comparison.to_rows())
     if frame.empty:
         return frame
     frame["significant"] = frame["p_value_holm"].astype(float) < 0.05
+    if verdicts is not None:
+        frame["verdict"] = [verdicts[m].verdict if m in verdicts else None for m in frame["metric"]]
     return frame

@@ -19,25 +19,26 @@ from __future__ import annotations
 from kagreport.runs._costs import COSTS, CostAxis, cost_axis, recorded_columns, recorded_costs
 from kagreport.runs._flips import FlippedItem, FlippedSide, flipped_items
 from kagreport.runs._intervals import CostInterval, cost_intervals
+from kagreport.runs._leaderboard import LeaderboardRow, leaderboard
 from kagreport.runs._metrics import kag_stats_json, setup_metrics
 from kagreport.runs._model import OUTCOMES, Run
 from kagreport.runs._repeats import RepeatScores, repeat_scores
 from kagreport.runs._search import response_matcher
 from kagreport.runs._summaries import MetricSummary, metric_summaries, retrieval_answer_tables
 from kagreport.runs._texts import LazyTexts
+from kagreport.runs._verdicts import VERDICTS, MetricVerdict
 from kagreport.runs._views import (
     FrontierPoint,
-    LeaderboardRow,
     SetupComparison,
     SetupComparisons,
     compare_setups,
     cost_frontier,
-    leaderboard,
 )
 
 __all__ = [
     "COSTS",
     "OUTCOMES",
+    "VERDICTS",
     "CostAxis",
     "CostInterval",
     "FlippedItem",
@@ -46,6 +47,7 @@ __all__ = [
     "LazyTexts",
     "LeaderboardRow",
     "MetricSummary",
+    "MetricVerdict",
     "RepeatScores",
     "Run",
     "SetupComparison",

@@ -12,7 +12,7 @@ import dataclasses
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -21,125 +21,43 @@ from kagreport._format import p_value, plural
 from kagreport.runs._columns import OUTCOMES
 from kagreport.runs._costs import cost_axis, item_costs
 from kagreport.runs._flips import flip_rows
+from kagreport.runs._leaderboard import system_means
 from kagreport.runs._model import Run
-from kagreport.stats import holm_adjust, pareto_front, wilson_interval
+from kagreport.runs._verdicts import MetricVerdict, metric_verdict
+from kagreport.stats import holm_adjust, holm_levels, pareto_front
 
 if TYPE_CHECKING:
     from kagreport.evaluation import EvaluationComparison
 
+#: The family-wise error rate of a run's comparisons.
+_ALPHA = 0.05
 #: Comparisons, and flipped items of one comparison, a repr shows before "... N more".
 _REPR_ROWS = 5
 _REPR_FLIPS = 3
 
 __all__ = [
     "FrontierPoint",
-    "LeaderboardRow",
     "SetupComparison",
     "SetupComparisons",
     "compare_setups",
     "cost_frontier",
-    "leaderboard",
 ]
 
 
 @dataclass(frozen=True)
-class LeaderboardRow:
-    """One system's mean of a metric.
-
-    Attributes
-    ----------
-    rank : int
-        1 for the highest mean; ties keep the run's system order; systems with no
-        defined value come last.
-    system : str
-    mean : float
-        Mean over the system's items where the metric is defined; NaN if none.
-    n_items : int
-        The system's rows.
-    n_defined : int
-        Rows where the metric is defined.
-    n_errors : int
-        Rows with outcome ``error``.
-    low, high : float
-        The 95% Wilson score interval of ``mean`` (Wilson 1927; ``kagreport.stats.
-        wilson_interval`` of the defined values' sum over ``n_defined``) when every
-        defined value is 0 or 1 (a proportion, such as ``correct``); NaN otherwise
-        (a score in [0, 1] is not a proportion) and when no value is defined.
-    interval : str or None
-        ``"wilson"`` when ``low``/``high`` are set, else None.
-    """
-
-    rank: int
-    system: str
-    mean: float
-    n_items: int
-    n_defined: int
-    n_errors: int
-    low: float = math.nan
-    high: float = math.nan
-    interval: str | None = None
-
-
-def _system_means(
-    run: Run, values: np.ndarray[Any, Any]
-) -> tuple[list[float], list[int], list[int]]:
-    means, n_items, n_defined = [], [], []
-    for s in range(len(run.systems)):
-        mine = values[run.system == s]
-        defined = mine[~np.isnan(mine)]
-        n_items.append(len(mine))
-        n_defined.append(len(defined))
-        # math.fsum: the exact mean, independent of the row order.
-        means.append(math.fsum(defined.tolist()) / len(defined) if len(defined) else math.nan)
-    return means, n_items, n_defined
-
-
-def leaderboard(run: Run, metric: str | None = None) -> tuple[LeaderboardRow, ...]:
-    """The systems of ``run`` ranked by their mean of ``metric`` (highest first; default:
-    :attr:`Run.headline`, the tool's own headline metric, else ``correct``).
-
-    Raises
-    ------
-    KagreportError
-        If the run has no such metric.
-    """
-    values = run.metric(run.headline if metric is None else metric)
-    means, n_items, n_defined = _system_means(run, values)
-    order = sorted(
-        range(len(run.systems)),
-        key=lambda s: (math.isnan(means[s]), -means[s] if not math.isnan(means[s]) else 0, s),
-    )
-    errors = [
-        int(np.count_nonzero((run.system == s) & (run.outcome == 2)))
-        for s in range(len(run.systems))
-    ]
-    rows = []
-    for rank, s in enumerate(order, start=1):
-        row = LeaderboardRow(rank, run.systems[s], means[s], n_items[s], n_defined[s], errors[s])
-        mine = values[run.system == s]
-        defined = mine[~np.isnan(mine)]
-        if len(defined) and bool(np.isin(defined, (0.0, 1.0)).all()):
-            # A proportion: k successes of n, its sum exact in float64 (n < 2**53).
-            bounds = wilson_interval(int(defined.sum()), len(defined))
-            row = dataclasses.replace(
-                row, low=float(bounds.low), high=float(bounds.high), interval="wilson"
-            )
-        rows.append(row)
-    return tuple(rows)
-
-
-@dataclass(frozen=True)
 class SetupComparison:
-    """One pair of systems compared item by item.
+    """One pair of systems compared item by item: one set of hypotheses of the run's
+    Holm family (every pair x metric).
 
     Attributes
     ----------
     candidate, baseline : str
     comparison : EvaluationComparison
-        The paired sign-flip test of each metric on the items both systems hold; its
-        ``p_value_holm`` is within the pair (across its metrics).
-    p_values_family : mapping of str to float
-        Metric -> p-value Holm-adjusted across the run's family (every pair x metric).
+        The paired sign-flip test of each metric on the items both systems hold. One
+        family: each metric's ``p_value_holm`` is Holm-adjusted across the run's family
+        (every compared pair x metric), and ``ci_low``/``ci_high`` is the interval at the
+        level Holm tested that hypothesis at (:attr:`verdicts`; ``settings["interval"]``
+        says so), which excludes 0 exactly when that p-value is below 0.05.
     flips : tuple of (str, str or None, str or None)
         (item, candidate outcome, baseline outcome) of the items whose first metric
         differs between the two, sorted.
@@ -147,21 +65,34 @@ class SetupComparison:
         Items held by one system of the pair only (not compared).
     family_size : int
         Hypotheses in the run-level Holm family (compared pairs x metrics).
+    verdicts : mapping of str to MetricVerdict
+        Metric -> better / worse / equivalent / inconclusive, with the interval, the
+        margin, the minimum detectable effect and the pairs needed
+        (:class:`~kagreport.runs.MetricVerdict`).
     """
 
     candidate: str
     baseline: str
     comparison: EvaluationComparison
-    p_values_family: Mapping[str, float]
     flips: tuple[tuple[str, str | None, str | None], ...]
     only_candidate: int
     only_baseline: int
     family_size: int = 0
+    verdicts: Mapping[str, MetricVerdict] = field(default_factory=dict)
+
+    @property
+    def p_values_family(self) -> dict[str, float]:
+        """Metric -> its Holm-adjusted p-value across the run (``comparison``'s
+        ``p_value_holm``, the one adjusted p-value of each hypothesis)."""
+        return {name: m.p_value_holm for name, m in self.comparison.metrics.items()}
 
     def __repr__(self) -> str:
         first = next(iter(self.comparison.metrics.values()), None)
         pairs = "?" if first is None else first.n_pairs
-        p = ", ".join(f"{m} {p_value(v)}" for m, v in self.p_values_family.items())
+        p = ", ".join(
+            f"{m} {p_value(v)}" + (f" {self.verdicts[m].verdict}" if m in self.verdicts else "")
+            for m, v in self.p_values_family.items()
+        )
         flips = ", ".join(f[0] for f in self.flips[:_REPR_FLIPS])
         left = len(self.flips) - _REPR_FLIPS
         more = f", ... {left} more" if left > 0 else ""
@@ -171,14 +102,6 @@ class SetupComparison:
             + (f" ({flips}{more})" if flips else "")
             + ">"
         )
-
-    def family_comparison(self) -> EvaluationComparison:
-        """:attr:`comparison` with each metric's ``p_value_holm`` the run-level one."""
-        metrics = {
-            name: dataclasses.replace(m, p_value_holm=self.p_values_family[name])
-            for name, m in self.comparison.metrics.items()
-        }
-        return dataclasses.replace(self.comparison, metrics=metrics)
 
 
 @dataclass(frozen=True)
@@ -203,6 +126,8 @@ class SetupComparisons:
         Metric -> the earlier metric it equals on every row of the run (one hypothesis,
         tested once: it is not counted in the family and carries that metric's
         p-values); empty when no two metrics are equal.
+    margin : float
+        The practical margin of the comparisons' ``"equivalent"`` verdicts.
 
     Iterating gives the comparisons; the repr shows the counts and the first few pairs.
     """
@@ -213,6 +138,7 @@ class SetupComparisons:
     skipped: tuple[tuple[str, str, int, int], ...]
     pairs: str = "baseline"
     same_as: Mapping[str, str] = field(default_factory=dict)
+    margin: float = 0.01
 
     def __len__(self) -> int:
         return len(self.comparisons)
@@ -259,15 +185,19 @@ def compare_setups(
     baseline: str | None = None,
     n_resamples: int = 10_000,
     seed: int = 0,
+    margin: float = 0.01,
 ) -> SetupComparisons:
     """Paired sign-flip tests between the run's systems, Holm-adjusted across the run.
 
     Each pair is compared on the items both systems hold, aligned by (dataset name,
     question name), so the result does not depend on the order of rows or systems.
-    The run-level family is every pair x metric: Holm (1979) over all of them. Metrics
-    equal on every row of the run (e.g. an Inspect ``choice`` scorer and the ``correct``
-    derived from it) are one hypothesis, tested once
+    The run-level family is every pair x metric: Holm (1979) over all of them, at a
+    family-wise 5%. Metrics equal on every row of the run (e.g. an Inspect ``choice``
+    scorer and the ``correct`` derived from it) are one hypothesis, tested once
     (:func:`kagreport.evaluation.same_hypotheses`; :attr:`SetupComparisons.same_as`).
+    Each comparison carries that one family: its p-values adjusted across it, its
+    intervals at the level Holm tested each hypothesis at, and a verdict per metric
+    (:class:`~kagreport.runs.MetricVerdict`).
 
     Parameters
     ----------
@@ -283,22 +213,32 @@ def compare_setups(
         Default the first system.
     n_resamples, seed
         As :func:`kagreport.evaluation.compare_scores`.
+    margin : float, default 0.01
+        The practical margin of an ``"equivalent"`` verdict, >= 0, in the metrics' units
+        (0.01: one percentage point of accuracy).
 
     Raises
     ------
     KagreportError
-        For an unknown metric, system, ``pairs`` or ``adjust``.
+        For an unknown metric, system, ``pairs`` or ``adjust``, or a ``margin`` that is
+        not a finite number >= 0.
     """
     from kagreport.evaluation import compare_scores, same_hypotheses
 
     if adjust != "holm":
         raise KagreportError(f"adjust must be 'holm', not {adjust!r}")
+    if (
+        isinstance(margin, bool)
+        or not isinstance(margin, int | float)
+        or not 0 <= margin < math.inf
+    ):
+        raise KagreportError(f"`margin` must be a finite number >= 0, not {margin!r}")
     if metrics is None:
         metrics = (run.headline,)
     if not metrics:
         raise KagreportError("compare_setups needs at least one metric")
     columns = {m: run.metric(m) for m in metrics}
-    found: list[tuple[str, str, EvaluationComparison, Any, int, int]] = []
+    found: list[tuple[str, str, EvaluationComparison, dict[str, float], int, int]] = []
     skipped = []
     for candidate, base in _pairs(run, pairs, baseline):
         rows_c, keys_c = run.rows_of(candidate)
@@ -319,25 +259,48 @@ def compare_setups(
             baseline_label=base,
             metrics=list(metrics),
         )
-        found.append((candidate, base, comparison, None, only_c, only_b))
+        squares = {}
+        for m, v in columns.items():
+            d = v[rows_c] - v[rows_b]
+            squares[m] = math.fsum((d[~np.isnan(d)] ** 2).tolist())
+        found.append((candidate, base, comparison, squares, only_c, only_b))
     # A metric equal to another on every row is one hypothesis: tested once in the family.
     same = same_hypotheses({m: (v,) for m, v in columns.items()}, metrics)
     tested = [m for m in metrics if m not in same]
-    family_p = holm_adjust([c.metrics[m].p_value for _, _, c, _, _, _ in found for m in tested])
+    raw = [c.metrics[m].p_value for _, _, c, _, _, _ in found for m in tested]
+    family_p = holm_adjust(raw)
+    levels = holm_levels(raw, _ALPHA)
     comparisons = []
-    for k, (candidate, base, comparison, _, only_c, only_b) in enumerate(found):
-        p_family = dict(zip(tested, family_p[k * len(tested) : (k + 1) * len(tested)], strict=True))
-        p_family = {m: p_family[same.get(m, m)] for m in metrics}
+    size = sum(1 for p in raw if not math.isnan(p))
+    for k, (candidate, base, comparison, squares, only_c, only_b) in enumerate(found):
+        at = {m: k * len(tested) + i for i, m in enumerate(tested)}
+        verdicts, rows = {}, {}
+        for m in metrics:
+            row, j = comparison.metrics[m], at[same.get(m, m)]
+            verdicts[m] = metric_verdict(
+                m, row.mean_difference, row.p_value, family_p[j], levels[j],
+                n_pairs=row.n_pairs, square_sum=squares[m], alpha=_ALPHA, margin=float(margin),
+            )  # fmt: skip
+            rows[m] = dataclasses.replace(
+                row, p_value_holm=family_p[j], ci_low=verdicts[m].low, ci_high=verdicts[m].high
+            )
+        settings = {
+            **comparison.settings,
+            "interval": "test-based at the Holm level of each hypothesis (Holm-adjusted)",
+            "adjustment": f"holm across the run's {size} hypotheses (pairs x metrics)",
+            "family_alpha": _ALPHA,
+            "margin": float(margin),
+        }
         comparisons.append(
             SetupComparison(
                 candidate,
                 base,
-                comparison,
-                p_family,
+                dataclasses.replace(comparison, metrics=rows, settings=settings),
                 _flips(run, metrics[0], candidate, base),
                 only_c,
                 only_b,
                 len(family_p),
+                verdicts,
             )
         )
     return SetupComparisons(
@@ -347,6 +310,7 @@ def compare_setups(
         tuple(skipped),
         pairs,
         same,
+        float(margin),
     )
 
 
@@ -425,7 +389,7 @@ def cost_frontier(run: Run, cost: str, metric: str | None = None) -> tuple[Front
     """
     axis = cost_axis(run, cost)
     values_of_cost = item_costs(run, axis)
-    costs, _, defined = _system_means(run, values_of_cost)
+    costs, _, defined = system_means(run, values_of_cost)
     if axis.retrieval:
         committed = [
             int(np.count_nonzero((run.system == s) & (run.outcome >= 0) & (run.outcome <= 1)))
@@ -435,7 +399,7 @@ def cost_frontier(run: Run, cost: str, metric: str | None = None) -> tuple[Front
             0.0 if n == 0 and answered else c
             for c, n, answered in zip(costs, defined, committed, strict=True)
         ]
-    values, _, _ = _system_means(run, run.metric(run.headline if metric is None else metric))
+    values, _, _ = system_means(run, run.metric(run.headline if metric is None else metric))
     on = pareto_front(np.array(costs, dtype=np.float64), np.array(values, dtype=np.float64))
     return tuple(
         FrontierPoint(s, c, v, bool(o))

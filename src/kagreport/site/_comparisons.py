@@ -105,7 +105,12 @@ def plan_comparisons(site: SiteContent, entry: SiteRun) -> None:
             found_c.only_baseline,
             p_value_family=found_c.p_values_family[metric],
         )
-        c.comparison = _with_context(c, found_c.family_comparison(), list(found.family))
+        c.comparison = _with_context(c, found_c.comparison, list(found.family))
+        c.decision = found_c.verdicts.get(metric)
+        if c.decision is not None:
+            c.sentence = c.decision.sentence(proportion=entry.percent)
+            c.margin = _format.difference(c.decision.margin, proportion=entry.percent)
+            c.margin = c.margin.removeprefix("+")
         # Every flip's scores are needed to count those the candidate gains on a score;
         # pass/fail outcomes say it for correctness.
         limit = SIDE_BY_SIDE_LIMIT if metric == "correct" else None
@@ -253,7 +258,8 @@ def _forest(
     """The forest plot of the comparisons of ``entry`` (default all): one row per pair.
 
     The rows carry the Holm adjustment across the run's comparisons, so a filled point
-    means significant after correcting for all of them.
+    means significant after correcting for all of them, and the Holm-adjusted intervals
+    that agree with it (a bar excludes 0 exactly when its point is filled).
     """
     import pandas as pd
 
@@ -269,6 +275,7 @@ def _forest(
             else c.candidate
         )
         m["p_value_holm"] = c.p_value_family
+        m["interval"] = str(c.comparison.settings.get("interval", ""))
         rows.append(m)
     noun, run = _chart_noun(entry), _drawn(entry.name)
     if title is None and entry.compare == "all-pairs":

@@ -54,6 +54,11 @@ class SiteRun:
         return self.config.compare
 
     @property
+    def ranked(self) -> bool:
+        """Whether the leaderboard has rank intervals and tie groups (a 0/1 metric)."""
+        return any(row.get("rank_low") is not None for row in self.leaderboard)
+
+    @property
     def convention(self) -> str | None:
         """How the tool's files were read (said on the run's pages)."""
         found = self.run.metadata.get("convention")
@@ -76,6 +81,9 @@ class SiteComparison:
     only_baseline: int
     p_value_family: float  # Holm-adjusted across the run's comparisons
     details: list[FlipDetail] = field(default_factory=list)  # the flips side by side
+    decision: Any = None  # kagreport.runs.MetricVerdict of the metric: better, worse, ...
+    sentence: str = ""  # the decision in words (MetricVerdict.sentence)
+    margin: str = ""  # the decision's practical margin as the page writes it ("1.0 pp")
     gained: int = 0  # flips the candidate is right on (or scores higher on)
 
     @property

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kagreport._errors import KagreportError, SiteError
-from kagreport._format import NAME_LIMIT, is_proportion, isolated, plural
+from kagreport._format import NAME_LIMIT, is_proportion, isolated, plural, rank_range
 from kagreport.runs import (
     COSTS,
     Run,
@@ -229,6 +229,16 @@ def _cost_cell(overall: dict[str, Any], key: str) -> Any:
     return value
 
 
+def _rank_cells(row: dict[str, Any], low: int | None, high: int | None, group: int | None) -> None:
+    """A leaderboard row's rank interval and tie group (None where the metric is not 0/1)."""
+    row.update(
+        rank_low=low,
+        rank_high=high,
+        ranks=rank_range(low, high),
+        tie_group=group,
+    )
+
+
 def _leaderboard(entry: SiteRun) -> None:
     """The leaderboard rows: kag's metrics (:func:`kagreport.runs.setup_metrics` and the
     Wilson intervals of :func:`kagreport.frames.stats_frame`), in kag's rank order, or the
@@ -272,6 +282,16 @@ def _leaderboard(entry: SiteRun) -> None:
                 )
         for row in entry.leaderboard:
             row["costs"] = [(k, _cost_cell(row["json"], k)) for k, _ in entry.costs]
+        # Rank intervals and tie groups of accuracy (kag ranks by it).
+        ranks = (
+            {r.system: r for r in leaderboard(run, "correct")} if "correct" in run.metrics else {}
+        )
+        for row in entry.leaderboard:
+            found = ranks.get(row["system"])
+            if found is None:
+                _rank_cells(row, None, None, None)
+            else:
+                _rank_cells(row, found.rank_low, found.rank_high, found.tie_group)
     else:
         for ranked in leaderboard(run, entry.metric):
             # A proportion's count of successes; None for a score (no Wilson interval).
@@ -291,6 +311,7 @@ def _leaderboard(entry: SiteRun) -> None:
                     "n_errors": ranked.n_errors,
                 }
             )
+            _rank_cells(entry.leaderboard[-1], ranked.rank_low, ranked.rank_high, ranked.tie_group)
         entry.wilson = any(row["correct"] is not None for row in entry.leaderboard)
         if entry.metric != "correct" and run.metadata.get("headline") == entry.metric:
             entry.notes.append(

@@ -283,6 +283,8 @@ def _build_group(site: SiteContent, group: _Group, pairs: list[dict[str, Any]]) 
                     "p_family_shown": p_value(c.p_values_family[metric]),
                     "method": m.method,
                     "method_shown": method_label(m),
+                    "verdict": c.verdicts[metric].verdict,
+                    "sentence": c.verdicts[metric].sentence(proportion=pct),
                 }
             )
     # Metrics equal on every item are one hypothesis: counted once (same_as).

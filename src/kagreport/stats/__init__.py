@@ -4,7 +4,9 @@ The paired sign-flip test (exact enumeration, exact lattice convolution, Monte C
 the percentile bootstrap interval of a mean, Holm's step-down adjustment, Wilson score
 intervals, the Pareto frontier of cost against value, Krippendorff's alpha with its
 bootstrap; clustered means and the paired t test, pass@k and pass^k, prediction-powered
-inference. Every function documents its formula and source; results are small frozen
+inference; power and sample size (normal approximation), Holm's levels with the
+test-based interval that agrees with them, and rank intervals and tie groups from exact
+McNemar tests. Every function documents its formula and source; results are small frozen
 dataclasses. This layer imports only NumPy, the standard library and
 :mod:`kagreport._errors` (tests/test_architecture.py checks); SciPy (t quantiles, the
 ``stats`` extra) only inside the functions that need it. Anything above ``evaluation``
@@ -24,11 +26,18 @@ from kagreport.stats._alpha import (
 )
 from kagreport.stats._bootstrap import bootstrap_mean_interval
 from kagreport.stats._clustered import MeanEstimate, clustered_mean
-from kagreport.stats._holm import holm_adjust
-from kagreport.stats._intervals import ConfidenceInterval, pareto_front, wilson_interval
+from kagreport.stats._holm import holm_adjust, holm_levels
+from kagreport.stats._intervals import (
+    ConfidenceInterval,
+    interval_from_test,
+    pareto_front,
+    wilson_interval,
+)
 from kagreport.stats._paired import PairedDifference, paired_difference
 from kagreport.stats._passk import PassEstimate, pass_at_k, pass_hat_k
+from kagreport.stats._power import minimum_detectable_effect, power, required_sample_size
 from kagreport.stats._ppi import PPIEstimate, ppi_mean
+from kagreport.stats._ranks import rank_sets, tie_groups
 from kagreport.stats._signflip import (
     DUST,
     LATTICE_BUDGET,
@@ -63,13 +72,20 @@ __all__ = [
     "clustered_mean",
     "exact_mean",
     "holm_adjust",
+    "holm_levels",
+    "interval_from_test",
+    "minimum_detectable_effect",
     "pairable",
     "paired_difference",
     "paired_differences",
     "pareto_front",
     "pass_at_k",
     "pass_hat_k",
+    "power",
     "ppi_mean",
+    "rank_sets",
+    "required_sample_size",
     "sign_flip_test",
+    "tie_groups",
     "wilson_interval",
 ]

@@ -1,7 +1,9 @@
-"""Confidence intervals (the result type, Wilson's for proportions), and the Pareto frontier."""
+"""Confidence intervals (the result type, Wilson's for proportions, the test-based interval
+that agrees with a test), and the Pareto frontier."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -10,7 +12,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ConfidenceInterval", "pareto_front", "wilson_interval"]
+__all__ = ["ConfidenceInterval", "interval_from_test", "pareto_front", "wilson_interval"]
 
 
 # A bound: a number, or (wilson_interval of many proportions) an array of them.
@@ -147,3 +149,66 @@ def pareto_front(cost: npt.ArrayLike, value: npt.ArrayLike) -> npt.NDArray[np.bo
         elif y[i] == best and x[i] == best_cost:
             on[i] = True  # an identical point
     return on
+
+
+def interval_from_test(
+    estimate: float, p_value: float, confidence: float, null_se: float
+) -> ConfidenceInterval[float]:
+    """The interval of ``estimate`` that agrees with a two-sided test's ``p_value``: it
+    excludes 0 exactly when ``p_value < 1 - confidence``.
+
+    The test-based interval (Miettinen 1976; Altman and Bland 2011): the standard error
+    that the test implies under a normal sampling distribution, ``|estimate| / z_{1-p/2}``,
+    times ``z_{1-(1-confidence)/2}`` on each side of the estimate. When the test implies
+    none (``p_value`` is 1 or the estimate is 0) the half-width is
+    ``max(z * null_se, |estimate|)``, which keeps 0 inside, as the test does.
+
+    Parameters
+    ----------
+    estimate : float
+        The estimate tested against 0 (a mean paired difference), in its units.
+    p_value : float
+        The test's two-sided p-value in [0, 1] (values below 1e-300 count as 1e-300).
+    confidence : float
+        In (0, 1): 1 minus the level the test is judged at.
+    null_se : float
+        The standard error of ``estimate`` under the null, >= 0 (for the sign-flip test
+        of differences d_i: ``sqrt(sum d_i**2) / n``), used only when the test implies none.
+
+    Returns
+    -------
+    ConfidenceInterval
+        Floats, ``method`` ``"test-based"``; NaN bounds when ``estimate`` or ``p_value``
+        is NaN.
+
+    Raises
+    ------
+    ValueError
+        If ``confidence`` is not in (0, 1) or ``p_value`` is outside [0, 1].
+
+    References
+    ----------
+    .. [1] O. S. Miettinen (1976), "Estimability and estimation in case-referent
+       studies", *American Journal of Epidemiology* 103(2), 226-235.
+    .. [2] D. G. Altman, J. M. Bland (2011), "How to obtain the confidence interval from
+       a P value", *BMJ* 343, d2090.
+
+    Examples
+    --------
+    >>> i = interval_from_test(0.05, 0.05, 0.95, 0.02)  # p = alpha: 0 is the bound
+    >>> round(i.low, 12), round(i.high, 12)
+    (0.0, 0.1)
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"`confidence` must be in (0, 1), not {confidence!r}")
+    if math.isnan(estimate) or math.isnan(p_value):
+        return ConfidenceInterval(math.nan, math.nan, float(confidence), "test-based")
+    if not 0.0 <= p_value <= 1.0:
+        raise ValueError(f"`p_value` must be in [0, 1], not {p_value!r}")
+    normal = NormalDist()
+    z = normal.inv_cdf(1.0 - (1.0 - confidence) / 2.0)
+    if p_value < 1.0 and estimate != 0.0:
+        half = z * abs(estimate) / -normal.inv_cdf(max(p_value, 1e-300) / 2.0)
+    else:
+        half = max(z * null_se, abs(estimate))
+    return ConfidenceInterval(estimate - half, estimate + half, float(confidence), "test-based")

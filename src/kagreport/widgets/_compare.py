@@ -65,8 +65,9 @@ class ComparisonView(View):
     """Pick a candidate and a baseline; see their paired comparison and the flipped items.
 
     The comparison is :func:`kagreport.runs.compare_setups` of the run cut to the two
-    setups (``baseline=`` the baseline): the paired sign-flip test, bootstrap interval and
-    Holm adjustment across the compared metrics, over the items both hold. It is the call
+    setups (``baseline=`` the baseline): the paired sign-flip test, Holm adjustment across
+    the compared metrics, the Holm-adjusted interval that agrees with it and the verdict
+    (better, worse, equivalent, inconclusive), over the items both hold. It is the call
     the report site makes for a run, with the same ``n_resamples`` and ``seed`` by
     default, so a pair shows here the p-value it shows on the site (the site's second
     p-value is Holm-adjusted across all of a run's comparisons, a family this view of one
@@ -284,7 +285,7 @@ class ComparisonView(View):
         self.setup_comparison = pair
         self.comparison = comparison
         self.dropped = pair.only_candidate + pair.only_baseline + left_out
-        self.frame = comparison_frame(comparison)
+        self.frame = comparison_frame(pair)
         note = f"{a} against {b} on {comparison.n_items:,} shared items"
         if self.dropped:
             plural = "item" if self.dropped == 1 else "items"
@@ -307,10 +308,10 @@ class ComparisonView(View):
             ("n_pairs", "pairs"),
             ("candidate_mean", "candidate"),
             ("baseline_mean", "baseline"),
-            ("mean_difference", "difference [95% interval]"),
+            ("mean_difference", "difference [Holm-adjusted 95%]"),
             ("p_value", "p"),
             ("p_value_holm", "p (Holm)"),
-            ("significant", "significant"),
+            ("verdict", "verdict"),
             ("test", "test"),
         ]
         metrics = self.comparison.metrics if self.comparison is not None else {}

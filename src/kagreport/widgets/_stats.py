@@ -8,13 +8,14 @@ import math
 import os
 import threading
 from collections.abc import Mapping
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 
-from kagreport._format import is_proportion, quantity, score_interval
+from kagreport._format import is_missing, is_proportion, quantity, rank_range, score_interval
 from kagreport.frames import (
     COST_AXES,
     OVERALL,
@@ -103,8 +104,8 @@ class StatsView(View):
         The rows of the table (:func:`kagreport.frames.stats_frame` columns).
         ``dataset == OVERALL`` rows hold each setup's metrics over the *selected*
         datasets; ranks are among the selected setups. In the leaderboard view: setup,
-        dataset, rank, mean, n_items, n_defined, n_errors, low, high
-        (:class:`kagreport.runs.LeaderboardRow`), cost and on_frontier
+        dataset, rank, mean, n_items, n_defined, n_errors, low, high, rank_low,
+        rank_high, tie_group (:class:`kagreport.runs.LeaderboardRow`), cost and on_frontier
         (:class:`kagreport.runs.FrontierPoint`; NaN and False without a cost column).
     selection : Run
         The run restricted to the selection (what :attr:`frame` and the chart show).
@@ -419,6 +420,8 @@ class StatsView(View):
             ("setup", "setup"),
             ("dataset", "dataset"),
             ("rank", "rank"),
+            ("ranks", "rank interval"),
+            ("tie_group", "tie group"),
             ("mean", f"mean {metric}"),
             ("n_items", "items"),
             ("n_defined", "defined"),
@@ -435,7 +438,9 @@ class StatsView(View):
             formatters = {"mean": lambda r: score_interval(r["mean"], r["low"], r["high"])}
         if cost:
             formatters["cost"] = lambda r: quantity(r["cost"])
-        return html_table(records, columns, formatters=formatters, numeric=("mean",))
+        formatters["ranks"] = lambda r: _ranks(r, "rank_low", "rank_high")
+        formatters["tie_group"] = lambda r: _ranks(r, "tie_group", "tie_group")
+        return html_table(records, columns, formatters=formatters, numeric=("mean", "ranks"))
 
     def refresh(self) -> None:
         """Rebuild the frame, table and chart from the controls (called on every change)."""
@@ -571,21 +576,16 @@ def _run_rows(run: Run, dataset: str, metric: str, cost: str | None) -> list[dic
     for row in leaderboard(run, metric):
         point = frontier.get(row.system)
         rows.append(
-            {
-                "setup": row.system,
-                "dataset": dataset,
-                "rank": row.rank,
-                "mean": row.mean,
-                "n_items": row.n_items,
-                "n_defined": row.n_defined,
-                "n_errors": row.n_errors,
-                "low": row.low,
-                "high": row.high,
-                "cost": math.nan if point is None else point.cost,
-                "on_frontier": False if point is None else point.on_frontier,
-            }
+            {"setup": row.system, "dataset": dataset}
+            | {k: v for k, v in asdict(row).items() if k not in ("system", "interval")}
+            | {"cost": math.nan if point is None else point.cost}
+            | {"on_frontier": False if point is None else point.on_frontier}
         )
     return rows
+
+
+def _ranks(row: dict[str, Any], low: str, high: str) -> str:  # a missing rank is NaN in a frame
+    return rank_range(*(None if is_missing(row[k]) else int(row[k]) for k in (low, high)))
 
 
 def _reselect(control: Any, names: list[str]) -> None:

@@ -1,0 +1,84 @@
+"""Holm's levels and the test-based interval: an interval at confidence 1 - level_i
+excludes 0 exactly when Holm's adjusted p-value is below alpha.
+
+Oracle: Holm's procedure written out step by step here (Holm 1979), and scipy.stats.norm
+for the normal quantiles; the interval from Altman and Bland (2011)'s worked recipe.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from kagreport.stats import holm_adjust, holm_levels, interval_from_test
+
+
+def _rejects(p: list[float], alpha: float) -> list[bool]:
+    """Holm's step-down decisions, step by step."""
+    order = sorted(range(len(p)), key=lambda i: p[i])
+    decided = [False] * len(p)
+    for step, i in enumerate(order):
+        if p[i] >= alpha / (len(p) - step):
+            break
+        decided[i] = True
+    return decided
+
+
+def test_hand_worked() -> None:
+    # 0.01 < 0.05/3 rejects at 0.0167; 0.03 >= 0.05/2 stops at 0.025; 0.04 also at 0.025.
+    assert holm_levels([0.01, 0.04, 0.03]) == pytest.approx([0.05 / 3, 0.025, 0.025])
+    assert holm_levels([0.001, 0.002]) == pytest.approx([0.025, 0.05])
+    assert math.isnan(holm_levels([0.5, math.nan])[1])
+    assert holm_levels([0.5, math.nan])[0] == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_levels_match_holm_decisions(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    p = (rng.random(12) ** rng.uniform(1, 6)).tolist()
+    for alpha in (0.05, 0.1):
+        levels = holm_levels(p, alpha)
+        adjusted = holm_adjust(p)
+        decisions = _rejects(p, alpha)
+        assert [pi < li for pi, li in zip(p, levels, strict=True)] == decisions
+        assert [a < alpha for a in adjusted] == decisions
+
+
+def test_interval_from_test_inverts_the_p_value() -> None:
+    # Altman and Bland (2011): z = -0.862 + sqrt(0.743 - 2.404 log p); here exactly
+    # z = Phi^-1(1 - p/2): with estimate 0.1 and p 0.01, SE = 0.1 / 2.5758 = 0.038823.
+    found = interval_from_test(0.1, 0.01, 0.95, 1.0)
+    se = 0.1 / norm.ppf(1 - 0.01 / 2)
+    assert found.low == pytest.approx(0.1 - norm.ppf(0.975) * se, rel=1e-12)
+    assert found.high == pytest.approx(0.1 + norm.ppf(0.975) * se, rel=1e-12)
+    assert found.method == "test-based"
+    for p in (1e-200, 1e-6, 0.003, 0.0499, 0.0501, 0.3, 0.999):
+        for confidence in (0.95, 0.99, 1 - 0.05 / 4950):
+            i = interval_from_test(-0.02, p, confidence, 0.01)
+            assert (i.high < 0) == (p < 1 - confidence)
+
+
+def test_interval_without_evidence_keeps_zero() -> None:
+    # p = 1 or no difference: the null standard error, widened to reach 0.
+    i = interval_from_test(0.0, 1.0, 0.95, 0.01)
+    assert (i.low, i.high) == pytest.approx((-norm.ppf(0.975) * 0.01, norm.ppf(0.975) * 0.01))
+    i = interval_from_test(0.3, 1.0, 0.95, 0.01)
+    assert i.low == pytest.approx(0.0, abs=1e-15)
+    assert math.isnan(interval_from_test(math.nan, 0.5, 0.95, 0.1).low)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: holm_levels([0.5], 0), r"`alpha` must be in \(0, 1\)"),
+        (lambda: holm_levels([1.5]), r"`p_values` must lie in \[0, 1\]"),
+        (lambda: interval_from_test(0.1, 0.5, 1.0, 0.1), r"`confidence` must be in \(0, 1\)"),
+        (lambda: interval_from_test(0.1, 1.5, 0.9, 0.1), r"`p_value` must be in \[0, 1\]"),
+    ],
+)
+def test_each_message(call: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()  # type: ignore[operator]
