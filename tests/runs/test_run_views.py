@@ -430,6 +430,20 @@ ALLOWED_PRIVATE: dict[str, tuple[tuple[str, ...], frozenset[str] | None, str]] =
         "display labels only: how a p-value was computed, which metrics Holm ran over, "
         "whether a compared metric shows as a percentage",
     ),
+    "kagreport.evaluation._correction": (
+        ("site",),
+        frozenset(
+            {
+                "METHOD_NOTE",
+                "TITLES",
+                "correction_cells",
+                "correction_sentence",
+                "is_proportion_correction",
+            }
+        ),
+        "display only: the human labels' correction (computed by the evaluation) in the "
+        "cells and sentence the text view shows",
+    ),
     "kagreport.charts._export": (
         ("widgets", "site"),
         frozenset({"vegalite_version"}),
