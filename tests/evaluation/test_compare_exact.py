@@ -361,7 +361,7 @@ def test_method_and_family_round_trip_and_version_1_reads() -> None:
         n_resamples=500,
     )
     document = result.to_dict()
-    assert document["schema_version"] == 2
+    assert document["schema_version"] == 3
     assert document["family"] == ["a"]
     assert [row["method"] for row in document["metrics"]] == ["exact-lattice", "monte-carlo"]
     assert EvaluationComparison.from_dict(json.loads(result.dumps("json"))) == result
