@@ -89,7 +89,7 @@ def _verdicts(comparison: Any) -> dict[str, Any]:
 def _verdict_cell(v: Any) -> str:
     """``better``, ``worse``, ``equivalent (±1.0 pp)``... with the margin of equivalence;
     ``inconclusive`` marks a metric judged outside the family with ``(unadjusted)``."""
-    return v.verdict + ("" if v.adjusted else " (unadjusted)")
+    return str(v.verdict) + ("" if v.adjusted else " (unadjusted)")
 
 
 def _interval_note(verdicts: Mapping[str, Any], comparison: Any) -> str:
