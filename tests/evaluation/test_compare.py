@@ -773,7 +773,7 @@ def test_json_and_jsonl_have_no_nan_tokens() -> None:
     never = next(row for row in document["metrics"] if row["metric"] == "never")
     assert never["p_value"] is None
     assert document["schema"] == "kagreport.EvaluationComparison"
-    assert document["schema_version"] == 2
+    assert document["schema_version"] == 3
     assert document["family"] == ["correct"]  # "never" has no pair: nothing to test
     lines = comparison.dumps("jsonl").splitlines()
     assert len(lines) == 3  # header + one row per metric
@@ -797,8 +797,8 @@ def test_from_dict_refuses_other_schemas() -> None:
     document = _comparison_with_nan().to_dict()
     with pytest.raises(ValueError, match=r"not a kagreport\.EvaluationComparison document"):
         EvaluationComparison.from_dict({**document, "schema": "kagreport.AnswerEvaluation"})
-    with pytest.raises(ValueError, match="schema version 3 is not supported"):
-        EvaluationComparison.from_dict({**document, "schema_version": 3})
+    with pytest.raises(ValueError, match="schema version 4 is not supported"):
+        EvaluationComparison.from_dict({**document, "schema_version": 4})
     with pytest.raises(ValueError, match="not a valid EvaluationComparison: metrics: missing"):
         EvaluationComparison.from_dict({k: v for k, v in document.items() if k != "metrics"})
     with pytest.raises(ValueError, match=r"metrics\[0\]\.n_pairs: missing"):

@@ -361,7 +361,7 @@ def test_method_and_family_round_trip_and_version_1_reads() -> None:
         n_resamples=500,
     )
     document = result.to_dict()
-    assert document["schema_version"] == 2
+    assert document["schema_version"] == 3
     assert document["family"] == ["a"]
     assert [row["method"] for row in document["metrics"]] == ["exact-lattice", "monte-carlo"]
     assert EvaluationComparison.from_dict(json.loads(result.dumps("json"))) == result
@@ -489,7 +489,8 @@ def test_text_table_says_how_the_interval_was_computed() -> None:
     from kagreport.evaluation._text import render_comparison
 
     text = render_comparison(compare_scores({"m": [1.0, 0.0, 1.0]}, {"m": [0.0, 0.0, 1.0]}))
-    assert "95% CI: percentile bootstrap of the mean difference" in text
+    assert "95% CI: Holm-adjusted 95% interval (test-based" in text
+    assert "the bootstrap 95% interval is in the report's data" in text
 
 
 def test_scores_near_the_float_maximum_compare_like_scaled_ones() -> None:

@@ -82,7 +82,7 @@ def _unadjusted(comparison: EvaluationComparison) -> dict[str, Any]:
     for row in data["metrics"]:
         for key in ("p_value_holm", "ci_low", "ci_high"):
             row.pop(key)
-    for key in ("interval", "adjustment", "family_alpha", "margin", "confidence"):
+    for key in ("interval", "adjustment", "family_alpha", "margin", "confidence", "levels"):
         data["settings"].pop(key, None)
     return data
 

@@ -89,7 +89,9 @@ def forest_data(
     :func:`kagreport.evaluation._text.compared_proportion`, by its name or its 0/1 items on both
     sides; a frame's own ``proportion`` column, else its name), test (how the p-value was
     computed: "exact (enumeration)", "exact (lattice)", "Monte Carlo, N resamples"; "-" where
-    unknown).
+    unknown), alone (a lone comparison's metric outside Holm's family: judged, point and bar,
+    on its unadjusted p-value). A lone :class:`EvaluationComparison`'s intervals are its
+    verdicts' (:func:`kagreport.frames.comparison_frame`), at the family's Holm level.
 
     Raises
     ------
@@ -121,7 +123,14 @@ def forest_data(
         return np.full(len(frame), np.nan)
 
     holm = numbers("p_value_holm")
-    significant = np.nan_to_num(holm, nan=1.0) < alpha
+    # A lone comparison's metric outside Holm's family is judged on its own p-value, as
+    # its interval (comparison_frame) is: the filled point agrees with the bar.
+    judged = holm
+    alone_rows = np.zeros(len(frame), dtype=bool)
+    if "interval" in frame.columns:
+        alone_rows = frame["interval"].astype(str).str.startswith("unadjusted").to_numpy()
+        judged = np.where(alone_rows & np.isnan(holm), numbers("p_value"), holm)
+    significant = np.nan_to_num(judged, nan=1.0) < alpha
     labels = _labels(alpha)
     difference = numbers("mean_difference")
     drawn = drawn_names(frame["metric"].astype(str))
@@ -141,6 +150,7 @@ def forest_data(
             "defined": np.isfinite(difference),
             "proportion": _proportion_flags(comparison_or_frame, frame, metric),
             "test": _tests(frame),
+            "alone": alone_rows,
         }
     )
 
@@ -235,8 +245,9 @@ def forest_plot(
     a horizontal bar for its interval, and a dashed rule at zero (no difference). The bars
     of a run's comparisons are Holm-adjusted (test-based, at the level Holm tested each
     hypothesis: a bar excludes 0 exactly when its point is filled, at ``alpha`` 0.05); those
-    of a lone comparison are percentile bootstrap intervals. A frame may name its intervals
-    in an ``interval`` column (``"test-based ..."`` for Holm-adjusted ones).
+    of a lone comparison are its verdicts' (Holm-adjusted the same way, within its
+    family). A frame may name its intervals in an ``interval`` column (``"test-based ..."``
+    or ``"Holm-adjusted 95%"`` for Holm-adjusted ones).
     Metrics whose Holm-adjusted sign-flip p-value is below ``alpha`` have a filled point, the
     others a hollow one (legend). A metric without pairs (difference undefined) keeps its row,
     marked "no pairs". Tooltips give the means, interval, p-values and pairs.
@@ -290,6 +301,9 @@ def forest_plot(
         )
         confidence = float(settings.get("confidence", 0.95))
         interval = str(settings.get("interval", ""))
+        if isinstance(comparison_or_frame, EvaluationComparison):
+            # A lone comparison draws its verdicts' intervals (comparison_frame).
+            interval, confidence = "test-based (Holm-adjusted)", 0.95
         heading = pair_label(comparison_or_frame.candidate, comparison_or_frame.baseline)
     elif {"candidate", "baseline"} <= set(comparison_or_frame.columns) and len(comparison_or_frame):
         first = comparison_or_frame.iloc[0]
@@ -297,9 +311,12 @@ def forest_plot(
     if isinstance(comparison_or_frame, pd.DataFrame) and "interval" in comparison_or_frame:
         interval = str(comparison_or_frame["interval"].iloc[0]) if len(comparison_or_frame) else ""
     # Test-based intervals at Holm's levels agree with the filled points; bootstrap ones
-    # (a lone EvaluationComparison) are unadjusted and may not.
-    adjusted = interval.startswith("test-based")
-    bars = f"Holm-adjusted {confidence:.0%}" if adjusted else f"{confidence:.0%} bootstrap"
+    # (a frame that names them so) are unadjusted and may not.
+    adjusted = interval.startswith(("test-based", "Holm-adjusted", "unadjusted"))
+    bars = f"Holm-adjusted {confidence:.0%}" if adjusted else f"bootstrap {confidence:.0%}"
+    alone = bool(data["alone"].any())
+    if alone:
+        bars += " (unadjusted for metrics outside Holm's family)"
     metrics = list(data["metric"])
     names = axis_names(metrics)
     labels = _labels(alpha)

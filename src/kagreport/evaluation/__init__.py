@@ -44,6 +44,7 @@ from kagreport.evaluation._retrieval_answer import (
     retrieval_answer_table,
 )
 from kagreport.evaluation._text import render_comparison, render_evaluation
+from kagreport.evaluation._verdicts import VERDICTS, MetricVerdict
 from kagreport.evaluation.judges import (
     CachedResponse,
     Contains,
@@ -75,6 +76,7 @@ from kagreport.stats import (
 )
 
 __all__ = [
+    "VERDICTS",
     "Agreement",
     "AnswerEvaluation",
     "AnswerItem",
@@ -94,6 +96,7 @@ __all__ = [
     "LLMJudge",
     "LabelCorrection",
     "MetricComparison",
+    "MetricVerdict",
     "NoSharedItemsError",
     "OptionExtraction",
     "OptionMatch",

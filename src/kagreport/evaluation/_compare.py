@@ -388,7 +388,7 @@ def _metric_row(
             "metric": metric, "n_pairs": 0, "candidate_mean": math.nan,
             "baseline_mean": math.nan, "mean_difference": math.nan, "ci_low": math.nan,
             "ci_high": math.nan, "p_value": math.nan, "exact": False, "n_resamples": 0,
-            "n_nonzero": 0, "method": "none",
+            "n_nonzero": 0, "method": "none", "variance": math.nan,
         }  # fmt: skip
     try:
         d = paired_differences(c, b)
@@ -402,7 +402,17 @@ def _metric_row(
         "ci_low": interval.low, "ci_high": interval.high, "p_value": test.p_value,
         "exact": test.exact,
         "n_resamples": test.n_resamples, "n_nonzero": test.n_nonzero, "method": test.method,
+        "variance": _mean_square(d),
     }  # fmt: skip
+
+
+def _mean_square(d: np.ndarray[Any, Any]) -> float:
+    """sum(d**2) / n, the mean square a verdict's interval and power use
+    (:attr:`MetricComparison.variance`); NaN when it overflows (differences near 1e308)."""
+    with np.errstate(over="ignore"):
+        squares = d * d
+    value = math.fsum(squares.tolist()) / d.size if np.isfinite(squares).all() else math.nan
+    return value if math.isfinite(value) else math.nan
 
 
 def same_hypotheses(

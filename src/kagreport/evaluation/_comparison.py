@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import msgspec
 
@@ -18,12 +18,16 @@ from kagreport._document import Document, convert, jsonable
 from kagreport._errors import DocumentError
 from kagreport.stats._signflip import METHODS
 
+if TYPE_CHECKING:
+    from kagreport.evaluation._verdicts import MetricVerdict
+
 __all__ = ["EvaluationComparison", "MetricComparison"]
 
 SCHEMA = "kagreport.EvaluationComparison"
-SCHEMA_VERSION = 2
-#: Versions ``EvaluationComparison.from_dict`` reads (1: before ``method`` and ``family``).
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+#: Versions ``EvaluationComparison.from_dict`` reads (1: before ``method`` and ``family``;
+#: 2: before the rows' ``variance``).
+READABLE_VERSIONS = (1, 2, 3)
 KINDS = ("answers", "retrieval")
 
 # --------------------------------------------------------------------------------------
@@ -62,6 +66,7 @@ class _RowShape(msgspec.Struct):
     p_value: float | None = None
     p_value_holm: float | None = None
     method: str | None = None  # absent from version 1
+    variance: float | None = None  # absent from versions 1 and 2
 
 
 class _ComparisonShape(msgspec.Struct):
@@ -91,6 +96,7 @@ def _row(shape: _RowShape) -> MetricComparison:
         n_resamples=shape.n_resamples,
         n_nonzero=shape.n_nonzero,
         method=shape.method or "",
+        variance=_float_or_nan(shape.variance),
     )
 
 
@@ -112,7 +118,11 @@ class MetricComparison:
     mean_difference : float
         Mean of candidate - baseline over those items (the test statistic).
     ci_low, ci_high : float
-        Percentile bootstrap interval of ``mean_difference`` at the comparison's confidence.
+        Percentile bootstrap interval of ``mean_difference`` at the comparison's confidence
+        (the spec's field; ``settings["interval"]`` names it). It is not adjusted for the
+        family, so the views draw :meth:`EvaluationComparison.verdicts`' interval beside a
+        p-value instead. In a comparison of a run (:func:`kagreport.runs.compare_setups`)
+        it is that adjusted interval already.
     p_value : float
         Two-sided sign-flip p-value (NaN when ``n_pairs`` is 0).
     p_value_holm : float
@@ -130,6 +140,11 @@ class MetricComparison:
         How the p-value was computed (:func:`sign_flip_test`): ``"exact-enumeration"``,
         ``"exact-lattice"``, ``"monte-carlo"``, or ``"none"`` when ``n_pairs`` is 0.
         Left empty, it is derived from ``exact`` as version-1 documents imply.
+    variance : float
+        Mean squared paired difference, sum(d_i**2) / n_pairs: the variance of the
+        differences under the sign-flip null, which the verdict's interval and power
+        use (:class:`~kagreport.evaluation.MetricVerdict`). NaN with no pair, and in
+        documents written before version 3 (the verdict then derives it).
 
     Raises
     ------
@@ -150,6 +165,7 @@ class MetricComparison:
     n_resamples: int
     n_nonzero: int
     method: str = ""
+    variance: float = math.nan
 
     def __post_init__(self) -> None:
         method = self.method
@@ -242,10 +258,11 @@ class EvaluationComparison(Document):
     Notes
     -----
     Serialised documents carry ``"schema": "kagreport.EvaluationComparison"`` and
-    ``"schema_version": 2`` (version 1, without ``family`` and the rows' ``method``,
-    still reads: the family is then every metric with a Holm p-value, the method
-    follows from ``exact``); ``metrics`` is written as a list of flat rows. JSON
-    writes NaN as ``null``; TOML cannot hold null, so keys whose value is None
+    ``"schema_version": 3`` (version 2, without the rows' ``variance``, still reads, as
+    does version 1, without ``family`` and the rows' ``method``: the family is then every
+    metric with a Holm p-value, the method follows from ``exact``); ``metrics`` is
+    written as a list of flat rows. JSON writes NaN as ``null``; TOML cannot hold null, so
+    keys whose value is None
     (in ``metadata`` or a judge identity) are omitted there and read back absent.
     """
 
@@ -289,6 +306,38 @@ class EvaluationComparison(Document):
             raise ValueError(f"`alpha` must be in (0, 1], not {alpha!r}")
         # NaN < alpha is False: metrics without pairs are never significant.
         return tuple(name for name, c in self.metrics.items() if c.p_value_holm < alpha)
+
+    def verdicts(
+        self, *, margin: float | None = None, alpha: float | None = None
+    ) -> dict[str, MetricVerdict]:
+        """Metric -> better / worse / equivalent / inconclusive, with the interval every
+        view draws beside a p-value: at the family's adjusted level.
+
+        ``ci_low``/``ci_high`` is the spec's 95% bootstrap interval, which is adjusted for
+        no family and can exclude 0 beside a Holm p-value above 0.05. A verdict's interval
+        (:attr:`MetricVerdict.ci`) is test-based at the level Holm tested the metric at
+        (:func:`kagreport.stats.interval_from_test` at :func:`kagreport.stats.holm_levels`,
+        the construction :func:`kagreport.runs.compare_setups` uses), so it excludes 0
+        exactly when ``p_value_holm < alpha``; :attr:`MetricVerdict.label` names it
+        (``"Holm-adjusted 95%"``). A metric outside the family is judged alone on its
+        unadjusted p-value (``"unadjusted 95%"``).
+
+        Parameters
+        ----------
+        margin : float, optional
+            The practical margin of ``"equivalent"``, in the metric's units; default
+            ``settings["margin"]`` (a run's comparison), else 0.01 (one point).
+        alpha : float, optional
+            The family-wise error rate; default ``settings["family_alpha"]``, else 0.05.
+
+        Raises
+        ------
+        ValueError
+            If ``alpha`` is not in (0, 1) or ``margin`` is not a finite number >= 0.
+        """
+        from kagreport.evaluation._verdicts import comparison_verdicts
+
+        return comparison_verdicts(self, margin=margin, alpha=alpha)
 
     def _repr_html_(self) -> str:
         from kagreport.evaluation._text import render_comparison_html

@@ -9,6 +9,7 @@ from typing import Any
 from kagreport._format import (
     MISSING,
     count,
+    difference,
     difference_interval,
     is_proportion,
     metric,
@@ -67,15 +68,44 @@ def compared_proportion(comparison: Any, name: str) -> bool:
     return is_proportion(name) or name in (settings.get("proportions") or ())
 
 
-def _difference(m: Any, proportion: bool) -> tuple[str, str, str]:
-    """Candidate and baseline means, and their difference with its interval: percentages
-    and percentage points for a proportion (``−10.6 pp [−14.6, −6.6]``), else scores
+def _difference(m: Any, proportion: bool, verdict: Any) -> tuple[str, str, str]:
+    """Candidate and baseline means, and their difference with its verdict's interval (at
+    the family's adjusted level, :meth:`EvaluationComparison.verdicts`): percentages and
+    percentage points for a proportion (``−10.6 pp [−14.6, −6.6]``), else scores
     (``−0.250 [−0.500, 0.000]``)."""
     mean = percent if proportion else score
     return (
         mean(m.candidate_mean),
         mean(m.baseline_mean),
-        difference_interval(m.mean_difference, m.ci_low, m.ci_high, proportion=proportion),
+        difference_interval(m.mean_difference, verdict.low, verdict.high, proportion=proportion),
+    )
+
+
+def _verdicts(comparison: Any) -> dict[str, Any]:
+    """The comparison's verdicts (:meth:`EvaluationComparison.verdicts`)."""
+    return dict(comparison.verdicts())
+
+
+def _verdict_cell(v: Any) -> str:
+    """``better``, ``worse``, ``equivalent (±1.0 pp)``... with the margin of equivalence;
+    ``inconclusive`` marks a metric judged outside the family with ``(unadjusted)``."""
+    return str(v.verdict) + ("" if v.adjusted else " (unadjusted)")
+
+
+def _interval_note(verdicts: Mapping[str, Any], comparison: Any) -> str:
+    """What the tables' intervals are, and the verdicts' margin."""
+    alone = any(not v.adjusted for v in verdicts.values())
+    margin = next(iter(verdicts.values())).margin if verdicts else 0.01
+    shown = difference(margin, proportion=True).lstrip("+") if verdicts else ""
+    if verdicts and not all(compared_proportion(comparison, m) for m in verdicts):
+        shown += f" ({margin:g} on a score)"
+    return (
+        "95% CI: Holm-adjusted 95% interval (test-based, at the level Holm tested the metric "
+        "at: it excludes 0 exactly when P_HOLM < 0.05)"
+        + ("; unadjusted 95% for a metric outside the family (judged on P)" if alone else "")
+        + "; the bootstrap 95% interval is in the report's data (ci_low, ci_high). "
+        + f"VERDICT: better/worse when the test rejects; equivalent within ±{shown}; "
+        "else inconclusive"
     )
 
 
@@ -182,6 +212,7 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
     or Monte Carlo); the header names Holm's family, the metrics under test (the others
     have no Holm p-value).
     """
+    verdicts = _verdicts(comparison)
     rows = []
     for name, m in comparison.metrics.items():
         mark = "*" if m.p_value_holm is not None and m.p_value_holm < alpha else ""
@@ -189,9 +220,10 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
             [
                 name,
                 count(m.n_pairs),
-                *_difference(m, compared_proportion(comparison, name)),
+                *_difference(m, compared_proportion(comparison, name), verdicts[name]),
                 p_value(m.p_value),
                 p_value(m.p_value_holm) + mark,
+                _verdict_cell(verdicts[name]),
                 method_label(m),
             ]
         )
@@ -201,13 +233,28 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
         f"(paired sign-flip test, two-sided; {family_label(comparison)})",
         "",
         *_table(
-            ["METRIC", "PAIRS", "CANDIDATE", "BASELINE", "DIFF [95% CI]", "P", "P_HOLM", "TEST"],
+            [
+                "METRIC",
+                "PAIRS",
+                "CANDIDATE",
+                "BASELINE",
+                "DIFF [95% CI]",
+                "P",
+                "P_HOLM",
+                "VERDICT",
+                "TEST",
+            ],
             rows,
             left=1,
         ),
         "",
         f"* Holm-adjusted p < {alpha}; P_HOLM '{MISSING}': not among the metrics under test; "
-        "95% CI: percentile bootstrap of the mean difference",
+        + _interval_note(verdicts, comparison),
+        *(
+            _safe(f"{name}: {v.sentence(proportion=compared_proportion(comparison, name))}")
+            for name, v in verdicts.items()
+            if v.adjusted  # the family's; the others' verdicts are in the table
+        ),
     ]
     left_out = [
         (value if isinstance(value := comparison.metadata.get(key), int) else 0, who)
@@ -299,24 +346,25 @@ def render_comparison_html(comparison: Any, alpha: float = 0.05) -> str:
     """The paired test table as escaped HTML."""
     from html import escape
 
+    verdicts = _verdicts(comparison)
     rows = [
         [
             name,
             count(m.n_pairs),
-            *_difference(m, compared_proportion(comparison, name)),
+            *_difference(m, compared_proportion(comparison, name), verdicts[name]),
             p_value(m.p_value),
             p_value(m.p_value_holm)
             + (" *" if m.p_value_holm is not None and m.p_value_holm < alpha else ""),
+            _verdict_cell(verdicts[name]),
             method_label(m),
         ]
         for name, m in comparison.metrics.items()
     ]
+    header = ["metric", "pairs", "candidate", "baseline", "diff [Holm-adjusted 95%]"]
     return (
         f"<p>{escape(str(comparison.candidate))} vs {escape(str(comparison.baseline))}: "
         f"{plural(comparison.n_items, 'paired item')} (sign-flip test; "
         f"{escape(family_label(comparison))}; * Holm p &lt; {alpha})</p>"
-        + _html_table(
-            ["metric", "pairs", "candidate", "baseline", "diff [95% CI]", "p", "p (Holm)", "test"],
-            rows,
-        )
+        + _html_table([*header, "p", "p (Holm)", "verdict", "test"], rows)
+        + f"<p>{escape(_interval_note(verdicts, comparison))}</p>"
     )

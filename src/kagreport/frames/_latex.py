@@ -194,11 +194,20 @@ def _comparison_note(
     family = family_label(comparison) if family is None else family
     confidence = comparison.settings.get("confidence", 0.95)
     level = latex_escape(f"{100 * float(confidence):g}")
+    # A lone comparison's table draws its verdicts' intervals (comparison_frame), as a
+    # run's comparison carries them: Holm-adjusted either way.
     kind = (
         f"Holm-adjusted {level}\\% interval (test-based: it excludes 0 exactly when "
-        f"$p_{{\\mathrm{{Holm}}}} < {alpha}$)"
-        if str(comparison.settings.get("interval", "")).startswith("test-based")
-        else f"{level}\\% bootstrap interval"
+        f"$p_{{\\mathrm{{Holm}}}} < {alpha}$"
+        + (
+            "; unadjusted, on $p$, for a metric outside the family)"
+            if any(
+                str(m) not in (comparison.family or ()) and str(m) not in comparison.same_as
+                for m in comparison.metrics
+            )
+            and not str(comparison.settings.get("interval", "")).startswith("test-based")
+            else ")"
+        )
     )
     return (
         f"Cand.: {_breakable(comparison.candidate)}; Base.: {_breakable(comparison.baseline)}; "

@@ -388,6 +388,14 @@ def comparison_frame(
     ``ci_low``/``ci_high`` is the Holm-adjusted interval that agrees with it, plus
     ``verdict`` (:class:`~kagreport.runs.MetricVerdict`). A
     :class:`~kagreport.runs.SetupComparisons` gives every pair's rows, in pair order.
+
+    A lone :class:`~kagreport.evaluation.EvaluationComparison` gives the interval the
+    views draw beside its p-values: ``ci_low``/``ci_high`` is its verdict's
+    (:meth:`~kagreport.evaluation.EvaluationComparison.verdicts`: test-based at the level
+    Holm tested the metric at, so it excludes 0 exactly when ``p_value_holm`` is below
+    0.05; judged alone on ``p_value`` for a metric outside the family), with ``verdict``,
+    ``interval`` (which interval it is: ``"Holm-adjusted 95%"`` or ``"unadjusted 95%"``)
+    and the spec's bootstrap interval as ``bootstrap_low``/``bootstrap_high``.
     """
     if isinstance(comparison, SetupComparisons):
         frames = [comparison_frame(c) for c in comparison.comparisons]
@@ -395,13 +403,24 @@ def comparison_frame(
             return pd.DataFrame()
         return pd.concat(frames, ignore_index=True)
     verdicts = None
+    lone = not isinstance(comparison, SetupComparison)
     if isinstance(comparison, SetupComparison):
         verdicts = comparison.verdicts
         comparison = comparison.comparison
+    elif not str(comparison.settings.get("interval", "")).startswith("test-based"):
+        verdicts = comparison.verdicts()
+    else:
+        lone = False  # a run's comparison, its intervals already Holm-adjusted
     frame = pd.DataFrame(comparison.to_rows())
     if frame.empty:
         return frame
     frame["significant"] = frame["p_value_holm"].astype(float) < 0.05
     if verdicts is not None:
         frame["verdict"] = [verdicts[m].verdict if m in verdicts else None for m in frame["metric"]]
+    if lone and verdicts is not None:
+        # The interval drawn beside a p-value is the verdict's, at the family's level.
+        frame["bootstrap_low"], frame["bootstrap_high"] = frame["ci_low"], frame["ci_high"]
+        frame["ci_low"] = [verdicts[m].low for m in frame["metric"]]
+        frame["ci_high"] = [verdicts[m].high for m in frame["metric"]]
+        frame["interval"] = [verdicts[m].label for m in frame["metric"]]
     return frame

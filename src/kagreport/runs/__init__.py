@@ -16,6 +16,7 @@ the item, the cluster, it repeats.
 
 from __future__ import annotations
 
+from kagreport.evaluation import VERDICTS, MetricVerdict  # a run comparison's verdicts
 from kagreport.runs._costs import COSTS, CostAxis, cost_axis, recorded_columns, recorded_costs
 from kagreport.runs._flips import FlippedItem, FlippedSide, flipped_items
 from kagreport.runs._intervals import CostInterval, cost_intervals
@@ -26,7 +27,6 @@ from kagreport.runs._repeats import RepeatScores, repeat_scores
 from kagreport.runs._search import response_matcher
 from kagreport.runs._summaries import MetricSummary, metric_summaries, retrieval_answer_tables
 from kagreport.runs._texts import LazyTexts
-from kagreport.runs._verdicts import VERDICTS, MetricVerdict
 from kagreport.runs._views import (
     FrontierPoint,
     SetupComparison,

@@ -18,12 +18,12 @@ import numpy as np
 
 from kagreport._errors import KagreportError
 from kagreport._format import p_value, plural
+from kagreport.evaluation import MetricVerdict
 from kagreport.runs._columns import OUTCOMES
 from kagreport.runs._costs import cost_axis, item_costs
 from kagreport.runs._flips import flip_rows
 from kagreport.runs._leaderboard import system_means
 from kagreport.runs._model import Run
-from kagreport.runs._verdicts import MetricVerdict, metric_verdict
 from kagreport.stats import holm_adjust, holm_levels, pareto_front
 
 if TYPE_CHECKING:
@@ -224,6 +224,7 @@ def compare_setups(
         not a finite number >= 0.
     """
     from kagreport.evaluation import compare_scores, same_hypotheses
+    from kagreport.evaluation._verdicts import row_verdict
 
     if adjust != "holm":
         raise KagreportError(f"adjust must be 'holm', not {adjust!r}")
@@ -238,7 +239,7 @@ def compare_setups(
     if not metrics:
         raise KagreportError("compare_setups needs at least one metric")
     columns = {m: run.metric(m) for m in metrics}
-    found: list[tuple[str, str, EvaluationComparison, dict[str, float], int, int]] = []
+    found: list[tuple[str, str, EvaluationComparison, int, int]] = []
     skipped = []
     for candidate, base in _pairs(run, pairs, baseline):
         rows_c, keys_c = run.rows_of(candidate)
@@ -259,28 +260,25 @@ def compare_setups(
             baseline_label=base,
             metrics=list(metrics),
         )
-        squares = {}
-        for m, v in columns.items():
-            d = v[rows_c] - v[rows_b]
-            squares[m] = math.fsum((d[~np.isnan(d)] ** 2).tolist())
-        found.append((candidate, base, comparison, squares, only_c, only_b))
+        found.append((candidate, base, comparison, only_c, only_b))
     # A metric equal to another on every row is one hypothesis: tested once in the family.
     same = same_hypotheses({m: (v,) for m, v in columns.items()}, metrics)
     tested = [m for m in metrics if m not in same]
-    raw = [c.metrics[m].p_value for _, _, c, _, _, _ in found for m in tested]
+    raw = [c.metrics[m].p_value for _, _, c, _, _ in found for m in tested]
     family_p = holm_adjust(raw)
     levels = holm_levels(raw, _ALPHA)
     comparisons = []
     size = sum(1 for p in raw if not math.isnan(p))
-    for k, (candidate, base, comparison, squares, only_c, only_b) in enumerate(found):
+    for k, (candidate, base, comparison, only_c, only_b) in enumerate(found):
         at = {m: k * len(tested) + i for i, m in enumerate(tested)}
         verdicts, rows = {}, {}
         for m in metrics:
             row, j = comparison.metrics[m], at[same.get(m, m)]
-            verdicts[m] = metric_verdict(
-                m, row.mean_difference, row.p_value, family_p[j], levels[j],
-                n_pairs=row.n_pairs, square_sum=squares[m], alpha=_ALPHA, margin=float(margin),
-            )  # fmt: skip
+            # The one construction of a verdict (evaluation._verdicts), as a lone
+            # comparison's verdicts(); the square sum comes from the row's variance.
+            verdicts[m] = row_verdict(
+                comparison, m, family_p[j], levels[j], alpha=_ALPHA, margin=float(margin)
+            )
             rows[m] = dataclasses.replace(
                 row, p_value_holm=family_p[j], ci_low=verdicts[m].low, ci_high=verdicts[m].high
             )
@@ -290,6 +288,9 @@ def compare_setups(
             "adjustment": f"holm across the run's {size} hypotheses (pairs x metrics)",
             "family_alpha": _ALPHA,
             "margin": float(margin),
+            # Each metric's Holm level in the run's family: EvaluationComparison.verdicts
+            # of this comparison gives the verdicts above, not the metrics-only family's.
+            "levels": {m: levels[at[same.get(m, m)]] for m in metrics},
         }
         comparisons.append(
             SetupComparison(

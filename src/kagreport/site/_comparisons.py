@@ -50,13 +50,18 @@ class Verdict(NamedTuple):
     """One comparison as one of its two systems reads it: the other system, its page, the
     difference (this system minus the other, as the pages show it), the Holm-adjusted
     p-value across the run's comparisons and what it says (``"higher"``, ``"lower"`` or
-    ``"not significant"``, at :data:`ALPHA`)."""
+    ``"not significant"``, at :data:`ALPHA`), and the comparison's verdict as this system
+    reads it (``decision``: better / worse / equivalent / inconclusive, better and worse
+    swapped for the baseline, :class:`~kagreport.runs.MetricVerdict`) with its margin of
+    equivalence as shown (``margin``, e.g. ``"1.0 pp"``)."""
 
     other: str
     href: str
     difference: str
     p_value: str
     word: str
+    decision: str = "inconclusive"
+    margin: str = ""
 
     @property
     def significant(self) -> bool:
@@ -136,7 +141,12 @@ def verdict(entry: SiteRun, c: SiteComparison, system: str) -> Verdict:
     if not math.isnan(p) and p < ALPHA and not math.isnan(raw) and raw != 0:
         word = "higher" if raw > 0 else "lower"
     other = c.baseline if system == c.candidate else c.candidate
-    return Verdict(other, c.href, shown, _format.p_value(p), word)
+    decision, margin = "inconclusive", ""
+    if c.decision is not None:
+        swap = {"better": "worse", "worse": "better"} if sign < 0 else {}
+        decision = swap.get(c.decision.verdict, c.decision.verdict)
+        margin = _format.difference(c.decision.margin, proportion=entry.percent).lstrip("+")
+    return Verdict(other, c.href, shown, _format.p_value(p), word, decision, margin)
 
 
 def _verdicts(entry: SiteRun) -> None:

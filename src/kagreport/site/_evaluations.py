@@ -151,12 +151,27 @@ def _comparison_context(
     from kagreport.charts import forest_plot
     from kagreport.evaluation._text import compared_proportion, family_label
 
+    verdicts = report.verdicts()
+    rows = []
+    for name, m in report.metrics.items():
+        v, percent = verdicts[name], compared_proportion(report, name)
+        # Beside the p-values the page draws the verdict's interval, at the family's Holm
+        # level; the spec's bootstrap interval stays in the data file (ci_low, ci_high).
+        rows.append(
+            {
+                **m.to_dict(),
+                "ci_low": v.low,
+                "ci_high": v.high,
+                "percent": percent,
+                "verdict": v.verdict,
+                "interval": v.label,
+                "margin": v.margin,
+                "sentence": v.sentence(proportion=percent) if v.adjusted else "",
+            }
+        )
     return {
         "comparison": report,
-        "rows": [
-            {**m.to_dict(), "percent": compared_proportion(report, name)}
-            for name, m in report.metrics.items()
-        ],
+        "rows": rows,
         "family": family_label(report),
         "left_out": {
             report.candidate: int(report.metadata.get("items_only_in_candidate") or 0),
