@@ -47,18 +47,39 @@ def test_levels_match_holm_decisions(seed: int) -> None:
         assert [a < alpha for a in adjusted] == decisions
 
 
-def test_interval_from_test_inverts_the_p_value() -> None:
-    # Altman and Bland (2011): z = -0.862 + sqrt(0.743 - 2.404 log p); here exactly
-    # z = Phi^-1(1 - p/2): with estimate 0.1 and p 0.01, SE = 0.1 / 2.5758 = 0.038823.
-    found = interval_from_test(0.1, 0.01, 0.95, 1.0)
+def test_interval_from_test_is_the_normal_interval_where_it_agrees_with_the_test() -> None:
+    # estimate ± z * null_se, z = Phi^-1(0.975) (SciPy's norm.ppf)
+    found = interval_from_test(0.1, 0.01, 0.95, 0.03)
+    assert found.low == pytest.approx(0.1 - norm.ppf(0.975) * 0.03, rel=1e-12)
+    assert found.high == pytest.approx(0.1 + norm.ppf(0.975) * 0.03, rel=1e-12)
+    assert found.method == "test-compatible"
+    # A p-value near 1 keeps the data's width (the test-based interval would be
+    # 0.039 ± 1.96 * 0.039 / 0.2275 = ±0.336 here).
+    wide = interval_from_test(0.039, 0.82, 0.95, 0.02)
+    assert wide.high - wide.low == pytest.approx(2 * norm.ppf(0.975) * 0.02, rel=1e-12)
+
+
+def test_interval_from_test_takes_the_tests_side_of_zero() -> None:
+    for p in (1e-200, 1e-6, 0.003, 0.0499, 0.0501, 0.3, 0.999, 1.0):
+        for confidence in (0.95, 0.99, 1 - 0.05 / 4950):
+            for null_se in (0.001, 0.01, 0.1, math.nan):
+                i = interval_from_test(-0.02, p, confidence, null_se)
+                assert (i.high < 0) == (p < 1 - confidence), (p, confidence, null_se)
+                assert i.low <= -0.02 <= i.high
+    # The normal bound would cross 0 but the test rejects: the bound moves just past 0.
+    i = interval_from_test(0.05, 0.04, 0.95, 0.03)
+    assert 0.0 < i.low < 1e-15 and i.high == pytest.approx(0.1)
+    # The normal bound excludes 0 but the test does not reject: the bound is 0.
+    i = interval_from_test(0.05, 0.06, 0.95, 0.01)
+    assert i.low == pytest.approx(0.0, abs=1e-15)
+
+
+def test_interval_from_test_without_a_null_se_is_test_based() -> None:
+    # Altman and Bland (2011): SE = |estimate| / Phi^-1(1 - p/2); 0.1 / 2.5758 = 0.038823.
+    found = interval_from_test(0.1, 0.01, 0.95, math.nan)
     se = 0.1 / norm.ppf(1 - 0.01 / 2)
     assert found.low == pytest.approx(0.1 - norm.ppf(0.975) * se, rel=1e-12)
     assert found.high == pytest.approx(0.1 + norm.ppf(0.975) * se, rel=1e-12)
-    assert found.method == "test-based"
-    for p in (1e-200, 1e-6, 0.003, 0.0499, 0.0501, 0.3, 0.999):
-        for confidence in (0.95, 0.99, 1 - 0.05 / 4950):
-            i = interval_from_test(-0.02, p, confidence, 0.01)
-            assert (i.high < 0) == (p < 1 - confidence)
 
 
 def test_interval_without_evidence_keeps_zero() -> None:

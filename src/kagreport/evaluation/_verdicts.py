@@ -164,8 +164,8 @@ def metric_verdict(
     ``estimate`` is the mean difference, ``p_raw`` the unadjusted two-sided p-value,
     ``p_adjusted`` its Holm adjustment, ``level`` the Holm level of the hypothesis
     (``alpha_i``), ``square_sum`` the sum of the squared paired differences (NaN when
-    unknown: then no minimum detectable effect or pairs needed, and an interval that
-    the test implies none of, p = 1 or a zero estimate, is ``estimate ± |estimate|``).
+    unknown: then no minimum detectable effect or pairs needed, and the test-based
+    interval of :func:`kagreport.stats.interval_from_test`).
     """
     if n_pairs == 0 or math.isnan(estimate) or math.isnan(p_raw) or math.isnan(level):
         return MetricVerdict(
@@ -173,7 +173,7 @@ def metric_verdict(
             alpha, margin, n_pairs, math.nan, None, None, adjusted,
         )  # fmt: skip
     variance = square_sum / n_pairs
-    null_se = 0.0 if math.isnan(square_sum) else math.sqrt(square_sum) / n_pairs
+    null_se = math.sqrt(square_sum) / n_pairs  # NaN when unknown
     interval = interval_from_test(estimate, p_raw, 1.0 - level, null_se)
     low, high = float(interval.low), float(interval.high)
     if p_adjusted < alpha and estimate != 0.0:

@@ -157,11 +157,19 @@ def interval_from_test(
     """The interval of ``estimate`` that agrees with a two-sided test's ``p_value``: it
     excludes 0 exactly when ``p_value < 1 - confidence``.
 
-    The test-based interval (Miettinen 1976; Altman and Bland 2011): the standard error
-    that the test implies under a normal sampling distribution, ``|estimate| / z_{1-p/2}``,
-    times ``z_{1-(1-confidence)/2}`` on each side of the estimate. When the test implies
-    none (``p_value`` is 1 or the estimate is 0) the half-width is
-    ``max(z * null_se, |estimate|)``, which keeps 0 inside, as the test does.
+    The normal interval of the test's statistic, ``estimate ± z * null_se`` with
+    ``z = z_{1-(1-confidence)/2}`` (for the sign-flip test of paired differences d_i,
+    ``null_se = sqrt(sum d_i**2) / n``, the statistic's standard deviation under sign
+    flips). Where that normal approximation and the test disagree on excluding 0 (near
+    the boundary, or with few pairs), the bound nearest 0 is moved to 0: just past it
+    when the test rejects, onto it when it does not. So the interval's width is the
+    data's, and its side of 0 is the test's.
+
+    When ``null_se`` is unknown (NaN), the test-based interval (Miettinen 1976; Altman
+    and Bland 2011) stands in: the standard error the test implies under a normal
+    sampling distribution, ``|estimate| / z_{1-p/2}``, times ``z`` on each side (it
+    grows without bound as ``p_value`` nears 1; with ``p_value`` 1 or a zero estimate,
+    ``estimate ± |estimate|``).
 
     Parameters
     ----------
@@ -172,14 +180,13 @@ def interval_from_test(
     confidence : float
         In (0, 1): 1 minus the level the test is judged at.
     null_se : float
-        The standard error of ``estimate`` under the null, >= 0 (for the sign-flip test
-        of differences d_i: ``sqrt(sum d_i**2) / n``), used only when the test implies none.
+        The standard error of ``estimate`` under the null, >= 0, or NaN when unknown.
 
     Returns
     -------
     ConfidenceInterval
-        Floats, ``method`` ``"test-based"``; NaN bounds when ``estimate`` or ``p_value``
-        is NaN.
+        Floats, ``method`` ``"test-compatible"``; NaN bounds when ``estimate`` or
+        ``p_value`` is NaN.
 
     Raises
     ------
@@ -195,20 +202,32 @@ def interval_from_test(
 
     Examples
     --------
-    >>> i = interval_from_test(0.05, 0.05, 0.95, 0.02)  # p = alpha: 0 is the bound
-    >>> round(i.low, 12), round(i.high, 12)
+    >>> i = interval_from_test(0.05, 0.01, 0.95, 0.02)  # rejects, and so does the normal
+    >>> round(i.low, 6), round(i.high, 6)
+    (0.010801, 0.089199)
+    >>> i = interval_from_test(0.05, 0.2, 0.95, 0.02)  # the test does not reject: 0 is the bound
+    >>> round(i.low, 12), round(i.high, 6)
     (0.0, 0.1)
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"`confidence` must be in (0, 1), not {confidence!r}")
     if math.isnan(estimate) or math.isnan(p_value):
-        return ConfidenceInterval(math.nan, math.nan, float(confidence), "test-based")
+        return ConfidenceInterval(math.nan, math.nan, float(confidence), "test-compatible")
     if not 0.0 <= p_value <= 1.0:
         raise ValueError(f"`p_value` must be in [0, 1], not {p_value!r}")
     normal = NormalDist()
     z = normal.inv_cdf(1.0 - (1.0 - confidence) / 2.0)
-    if p_value < 1.0 and estimate != 0.0:
-        half = z * abs(estimate) / -normal.inv_cdf(max(p_value, 1e-300) / 2.0)
+    size = abs(estimate)
+    if math.isnan(null_se):
+        if p_value < 1.0 and estimate != 0.0:
+            half = z * size / -normal.inv_cdf(max(p_value, 1e-300) / 2.0)
+        else:
+            half = size
+    elif p_value < 1.0 - confidence and estimate != 0.0:
+        # Rejected: 0 stays outside, however close the normal bound comes.
+        half = min(z * null_se, math.nextafter(size, 0.0))
     else:
-        half = max(z * null_se, abs(estimate))
-    return ConfidenceInterval(estimate - half, estimate + half, float(confidence), "test-based")
+        half = max(z * null_se, size)
+    return ConfidenceInterval(
+        estimate - half, estimate + half, float(confidence), "test-compatible"
+    )
