@@ -20,7 +20,7 @@ from __future__ import annotations
 from kagreport.runs._costs import COSTS, CostAxis, cost_axis, recorded_columns, recorded_costs
 from kagreport.runs._flips import FlippedItem, FlippedSide, flipped_items
 from kagreport.runs._intervals import CostInterval, cost_intervals
-from kagreport.runs._leaderboard import LeaderboardRow, leaderboard
+from kagreport.runs._leaderboard import CLUSTER_INTERVAL, LeaderboardRow, leaderboard
 from kagreport.runs._metrics import kag_stats_json, setup_metrics
 from kagreport.runs._model import OUTCOMES, Run
 from kagreport.runs._passk import PassRow, pass_k
@@ -38,6 +38,7 @@ from kagreport.runs._views import (
 )
 
 __all__ = [
+    "CLUSTER_INTERVAL",
     "COSTS",
     "OUTCOMES",
     "VERDICTS",
