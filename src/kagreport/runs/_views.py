@@ -195,7 +195,8 @@ def compare_setups(
     A run with promptfoo repeats (:func:`kagreport.runs.repeat_scores`) pairs each item
     once, on the mean of its repeats (the difference of the clusters' means; an item's
     repeats are not independent pairs), and its comparisons' ``settings["repeats"]`` says
-    so; an Inspect row is already its item's score over the epochs. The run-level family is every pair x metric: Holm (1979) over all of them, at a
+    so; an Inspect row is already its item's score over the epochs. The run-level
+    family is every pair x metric: Holm (1979) over all of them, at a
     family-wise 5%. Metrics equal on every row of the run (e.g. an Inspect ``choice``
     scorer and the ``correct`` derived from it) are one hypothesis, tested once
     (:func:`kagreport.evaluation.same_hypotheses`; :attr:`SetupComparisons.same_as`).
