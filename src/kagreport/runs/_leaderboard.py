@@ -52,7 +52,8 @@ class LeaderboardRow:
         repeats one cluster (CR1 standard error, t on G - 1 degrees of freedom; Miller
         2024, arXiv:2411.00640), which equals the t interval of the item means when
         items have equal repeats, cut to [0, 1] for scores in [0, 1]. Otherwise (no
-        repeats, or a reducer such as ``mode`` whose row is the item's one score) the Wilson score interval (Wilson
+        repeats, or a reducer such as ``mode`` whose row is the item's one score) the
+        Wilson score interval (Wilson
         1927; ``kagreport.stats.wilson_interval`` of the defined values' sum over
         ``n_defined``) when every defined value is 0 or 1 (a proportion, such as
         ``correct``); NaN otherwise (a score in [0, 1] is not a proportion) and when
