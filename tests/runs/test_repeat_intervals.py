@@ -114,8 +114,9 @@ def test_comparisons_pair_each_item_once_on_its_repeats_mean(promptfoo: Run) -> 
     comparison = compare_setups(promptfoo, baseline="echo").comparisons[0]
     row = comparison.comparison.metrics["correct"]
     assert row.n_pairs == 8  # 8 tests, not 24 repeats
-    # results.json: mock-scripted passes 0,2,1,1,1,2,2,2 of 3; echo 0,0,0,3,0,0,0,0.
-    differences = [(m - e) / 3 for m, e in zip([0, 2, 1, 1, 1, 2, 2, 2], [0, 0, 0, 3, 0, 0, 0, 0])]
+    # results.json: each test's passes of 3, per provider.
+    MOCK, ECHO = [0, 2, 1, 1, 1, 2, 2, 2], [0, 0, 0, 3, 0, 0, 0, 0]
+    differences = [(m - e) / 3 for m, e in zip(MOCK, ECHO, strict=True)]
     assert row.mean_difference == pytest.approx(sum(differences) / 8)
     assert row.p_value == pytest.approx(_sign_flip_p(differences))  # 18 / 128
     assert "averaged per item" in comparison.comparison.settings["repeats"]

@@ -277,11 +277,13 @@ def _cluster_accuracy(frame: pd.DataFrame, run: Run) -> None:
                 found[(row.system, dataset)] = row.ci
     if not found:
         return
-    for index, (setup, dataset) in enumerate(zip(frame["setup"], frame["dataset"], strict=True)):
-        if (setup, dataset) in found:
-            low, high = found[(setup, dataset)]
-            frame.iloc[index, frame.columns.get_loc("accuracy_low")] = low
-            frame.iloc[index, frame.columns.get_loc("accuracy_high")] = high
+    keys = zip(frame["setup"], frame["dataset"], strict=True)
+    bounds = [found.get(key) for key in keys]
+    for column, side in (("accuracy_low", 0), ("accuracy_high", 1)):
+        frame[column] = [
+            old if new is None else new[side]
+            for old, new in zip(frame[column].tolist(), bounds, strict=True)
+        ]
     frame.attrs["accuracy_interval"] = CLUSTER_INTERVAL
 
 
