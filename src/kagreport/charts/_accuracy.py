@@ -447,9 +447,7 @@ def accuracy_cost_chart(
 
     # A run with repeats: the leaderboard's cluster-robust accuracy intervals (stats_frame).
     accuracy = (
-        "cluster-robust, items as clusters"
-        if data.attrs.get("accuracy_interval")
-        else "Wilson"
+        "cluster-robust, items as clusters" if data.attrs.get("accuracy_interval") else "Wilson"
     )
     subtitle = [
         f"Bars: {confidence:.0%} intervals, {accuracy} (accuracy) and bootstrap (mean cost);"
