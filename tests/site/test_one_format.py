@@ -174,7 +174,10 @@ def test_an_inspect_systems_score_reads_the_same_in_every_view(
     )
     assert cell is not None
     assert _text(cell.group(1)) == INSPECT_HEADLINE
-    assert _text(index).count(f"0.750 — not significant {INSPECT_DIFFERENCE.split(' [')[0]}") == 1
+    # Llama's log repeats its 2 items (epochs, mean): a cluster interval on 1 degree of
+    # freedom (t quantile 12.7) spans all of [0, 1] (issue 28).
+    shown = f"0.750 [0.000, 1.000] — not significant {INSPECT_DIFFERENCE.split(' [')[0]}"
+    assert _text(index).count(shown) == 1
     (setup_page,) = inspect_site.glob("setups/*gpt-4o-mini.html")
     assert f"Mean match {INSPECT_HEADLINE} " in _text(setup_page.read_text(encoding="utf-8"))
     (page,) = inspect_site.glob("comparisons/*.html")

@@ -354,6 +354,8 @@ def accuracy_cost_data(
     data["label_position"], keys, data["point_label"] = found[0], found[1], found[2]
     data["key"] = pd.array(keys, dtype="Int64")
     _add_texts(data, cost)
+    if frame.attrs.get("accuracy_interval"):  # a run with repeats: say how the bars are made
+        data.attrs["accuracy_interval"] = frame.attrs["accuracy_interval"]
     return data
 
 
@@ -443,8 +445,12 @@ def accuracy_cost_chart(
     undefined = list(dict.fromkeys(data.loc[~data["cost_defined"], "setup"]))
     notes = sorted(set(data.loc[~data["cost_defined"], "note"]))
 
+    # A run with repeats: the leaderboard's cluster-robust accuracy intervals (stats_frame).
+    accuracy = (
+        "cluster-robust, items as clusters" if data.attrs.get("accuracy_interval") else "Wilson"
+    )
     subtitle = [
-        f"Bars: {confidence:.0%} intervals, Wilson (accuracy) and bootstrap (mean cost);"
+        f"Bars: {confidence:.0%} intervals, {accuracy} (accuracy) and bootstrap (mean cost);"
         " filled: the Pareto frontier."
     ]
     at_zero = list(dict.fromkeys(data.loc[data["no_retrieval"].astype(bool), "setup"]))

@@ -20,12 +20,15 @@ import pandas as pd
 from kagreport._errors import KagreportError
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
 from kagreport.runs import (
+    CLUSTER_INTERVAL,
     COSTS,
     Run,
     SetupComparison,
     SetupComparisons,
     cost_axis,
+    leaderboard,
     recorded_columns,
+    repeat_scores,
     setup_metrics,
 )
 from kagreport.sources import as_run
@@ -232,6 +235,8 @@ def stats_frame(report: Any, *, per_dataset: bool = True, confidence: float = 0.
         position = list(frame.columns).index(name) + 1
         frame.insert(position, f"{name}_high", high)
         frame.insert(position, f"{name}_low", low)
+    if confidence == 0.95:  # the leaderboard's level
+        _cluster_accuracy(frame, run)
     recorded = recorded_columns(run)
     for column, unknown in _UNKNOWN_WITHOUT.items():
         # A time or length no item recorded above 0 is unknown (MMLU-Pro's files hold 0 s),
@@ -252,6 +257,34 @@ def stats_frame(report: Any, *, per_dataset: bool = True, confidence: float = 0.
     if run.metadata.get("simulated"):
         frame.attrs["simulated"] = True  # the charts of it say SIMULATED
     return frame
+
+
+def _cluster_accuracy(frame: pd.DataFrame, run: Run) -> None:
+    """A run that repeats its items: each row's accuracy interval is the leaderboard's
+    cluster-robust one of ``correct`` (:func:`kagreport.runs.leaderboard` of the run, of
+    the dataset's rows per dataset), so the chart's bars and the tables agree; the frame's
+    ``attrs["accuracy_interval"]`` names it. Other rows keep their Wilson interval, and
+    so does a frame at another confidence than the leaderboard's 95%."""
+    if "correct" not in run.metrics or len(run) == 0:
+        return
+    if repeat_scores(run, "correct").source == "none":
+        return
+    found = {}
+    for dataset in frame["dataset"].unique().tolist():
+        part = run if dataset == OVERALL else run.select(run.systems, [dataset])
+        for row in leaderboard(part, "correct"):
+            if row.interval == CLUSTER_INTERVAL:
+                found[(row.system, dataset)] = row.ci
+    if not found:
+        return
+    keys = zip(frame["setup"], frame["dataset"], strict=True)
+    bounds = [found.get(key) for key in keys]
+    for column, side in (("accuracy_low", 0), ("accuracy_high", 1)):
+        frame[column] = [
+            old if new is None else new[side]
+            for old, new in zip(frame[column].tolist(), bounds, strict=True)
+        ]
+    frame.attrs["accuracy_interval"] = CLUSTER_INTERVAL
 
 
 def _add_tool_costs(frame: pd.DataFrame, run: Run) -> None:

@@ -11,7 +11,8 @@ interval of each mean cost; :data:`OUTCOMES` names the outcome codes.
 texts and costs (the same items as ``compare_setups``' flips); :class:`LazyTexts` is a
 text column read on demand (a kag tree's responses stay in its result files).
 :func:`repeat_scores` gives every repeat's score (Inspect epochs, promptfoo repeats) and
-the item, the cluster, it repeats.
+the item, the cluster, it repeats, and :func:`pass_k` each system's pass@k and pass^k over
+those repeats.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from kagreport.evaluation import VERDICTS, MetricVerdict  # a run comparison's v
 from kagreport.runs._costs import COSTS, CostAxis, cost_axis, recorded_columns, recorded_costs
 from kagreport.runs._flips import FlippedItem, FlippedSide, flipped_items
 from kagreport.runs._intervals import CostInterval, cost_intervals
-from kagreport.runs._leaderboard import LeaderboardRow, leaderboard
+from kagreport.runs._leaderboard import CLUSTER_INTERVAL, LeaderboardRow, leaderboard
 from kagreport.runs._metrics import kag_stats_json, setup_metrics
 from kagreport.runs._model import OUTCOMES, Run
+from kagreport.runs._passk import PassRow, pass_k
 from kagreport.runs._repeats import RepeatScores, repeat_scores
 from kagreport.runs._search import response_matcher
 from kagreport.runs._summaries import MetricSummary, metric_summaries, retrieval_answer_tables
@@ -36,6 +38,7 @@ from kagreport.runs._views import (
 )
 
 __all__ = [
+    "CLUSTER_INTERVAL",
     "COSTS",
     "OUTCOMES",
     "VERDICTS",
@@ -48,6 +51,7 @@ __all__ = [
     "LeaderboardRow",
     "MetricSummary",
     "MetricVerdict",
+    "PassRow",
     "RepeatScores",
     "Run",
     "SetupComparison",
@@ -60,6 +64,7 @@ __all__ = [
     "kag_stats_json",
     "leaderboard",
     "metric_summaries",
+    "pass_k",
     "recorded_columns",
     "recorded_costs",
     "repeat_scores",

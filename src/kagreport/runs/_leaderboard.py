@@ -1,6 +1,7 @@
-"""The leaderboard of a run: each system's mean of a metric, its Wilson interval, and for a
-0/1 metric the ranks the data cannot rule out and the groups of systems that cannot be told
-apart (:func:`kagreport.stats.rank_sets`, :func:`kagreport.stats.tie_groups`)."""
+"""The leaderboard of a run: each system's mean of a metric, its interval (Wilson, or
+cluster-robust when the run repeats its items), and for a 0/1 metric the ranks the data
+cannot rule out and the groups of systems that cannot be told apart
+(:func:`kagreport.stats.rank_sets`, :func:`kagreport.stats.tie_groups`)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,13 @@ import numpy as np
 import numpy.typing as npt
 
 from kagreport.runs._model import Run
-from kagreport.stats import rank_sets, tie_groups, wilson_interval
+from kagreport.runs._repeats import RepeatScores, repeat_scores
+from kagreport.stats import clustered_mean, rank_sets, tie_groups, wilson_interval
 
-__all__ = ["RANK_ALPHA", "LeaderboardRow", "leaderboard", "system_means"]
+__all__ = ["CLUSTER_INTERVAL", "RANK_ALPHA", "LeaderboardRow", "leaderboard", "system_means"]
+
+#: ``LeaderboardRow.interval`` of a mean over every repeat, its items the clusters.
+CLUSTER_INTERVAL = "cluster (CR1)"
 
 #: Family-wise error rate of the rank intervals and tie groups.
 RANK_ALPHA = 0.05
@@ -39,12 +44,23 @@ class LeaderboardRow:
     n_errors : int
         Rows with outcome ``error``.
     low, high : float
-        The 95% Wilson score interval of ``mean`` (Wilson 1927; ``kagreport.stats.
-        wilson_interval`` of the defined values' sum over ``n_defined``) when every
-        defined value is 0 or 1 (a proportion, such as ``correct``); NaN otherwise
-        (a score in [0, 1] is not a proportion) and when no value is defined.
+        The 95% interval of ``mean``. A run that repeats its items (Inspect epochs,
+        promptfoo ``repeat``: :func:`kagreport.runs.repeat_scores`), when ``mean`` is
+        the mean of every scored repeat (promptfoo's rows; Inspect's ``mean`` reducer
+        with the same number of scored epochs for each item): the cluster-robust
+        interval of :func:`kagreport.stats.clustered_mean` over every repeat, an item's
+        repeats one cluster (CR1 standard error, t on G - 1 degrees of freedom; Miller
+        2024, arXiv:2411.00640), which equals the t interval of the item means when
+        items have equal repeats, cut to [0, 1] for scores in [0, 1]. Otherwise (no
+        repeats, or a reducer such as ``mode`` whose row is the item's one score) the
+        Wilson score interval (Wilson
+        1927; ``kagreport.stats.wilson_interval`` of the defined values' sum over
+        ``n_defined``) when every defined value is 0 or 1 (a proportion, such as
+        ``correct``); NaN otherwise (a score in [0, 1] is not a proportion) and when
+        no value is defined.
     interval : str or None
-        ``"wilson"`` when ``low``/``high`` are set, else None.
+        ``"cluster (CR1)"`` (:data:`CLUSTER_INTERVAL`) or ``"wilson"`` when
+        ``low``/``high`` are set, else None.
     rank_low, rank_high : int or None
         The ranks the data cannot rule out (:func:`kagreport.stats.rank_sets`, exact
         McNemar tests of every pair Holm-adjusted at a family-wise 5%): 1 + the systems
@@ -57,7 +73,11 @@ class LeaderboardRow:
         neighbours (:func:`kagreport.stats.tie_groups`: the accuracy order on those
         shared items, cut where adjacent systems differ at a family-wise 5%), 1 the best
         group; None where ``rank_low`` is. Systems holding different items may stand in
-        a slightly different order on the shared items than by ``mean``.
+        a slightly different order on the shared items than by ``mean``. Ranks and tie
+        groups are of the rows' values whatever the interval: an Inspect row is the
+        item's reduced score (0/1 with a ``mode`` reducer, none with ``mean``); a
+        promptfoo repeat is its own row, so its McNemar tests pair the systems' runs of
+        a test repeat by repeat.
     """
 
     rank: int
@@ -98,15 +118,20 @@ def system_means(
 def leaderboard(run: Run, metric: str | None = None) -> tuple[LeaderboardRow, ...]:
     """The systems of ``run`` ranked by their mean of ``metric`` (highest first; default:
     :attr:`Run.headline`, the tool's own headline metric, else ``correct``), with rank
-    intervals and tie groups for a 0/1 metric (:class:`LeaderboardRow`).
+    intervals and tie groups for a 0/1 metric (:class:`LeaderboardRow`); a run that
+    repeats its items gets cluster-robust intervals (:attr:`LeaderboardRow.low`).
 
     Raises
     ------
     KagreportError
         If the run has no such metric.
     """
-    values = run.metric(run.headline if metric is None else metric)
+    name = run.headline if metric is None else metric
+    values = run.metric(name)
     means, n_items, n_defined = system_means(run, values)
+    found = repeat_scores(run, name)
+    repeats = None if found.source == "none" else found
+    binary = [False] * len(run.systems)
     order = sorted(
         range(len(run.systems)),
         key=lambda s: (math.isnan(means[s]), -means[s] if not math.isnan(means[s]) else 0, s),
@@ -120,7 +145,13 @@ def leaderboard(run: Run, metric: str | None = None) -> tuple[LeaderboardRow, ..
         row = LeaderboardRow(rank, run.systems[s], means[s], n_items[s], n_defined[s], errors[s])
         mine = values[run.system == s]
         defined = mine[~np.isnan(mine)]
-        if len(defined) and bool(np.isin(defined, (0.0, 1.0)).all()):
+        binary[s] = bool(len(defined)) and bool(np.isin(defined, (0.0, 1.0)).all())
+        clustered = None if repeats is None else cluster_interval(run, repeats, s, means[s])
+        if clustered is not None:
+            row = dataclasses.replace(
+                row, low=clustered[0], high=clustered[1], interval=CLUSTER_INTERVAL
+            )
+        elif binary[s]:
             # A proportion: k successes of n, its sum exact in float64 (n < 2**53).
             bounds = wilson_interval(int(defined.sum()), len(defined))
             row = dataclasses.replace(
@@ -128,7 +159,7 @@ def leaderboard(run: Run, metric: str | None = None) -> tuple[LeaderboardRow, ..
             )
         rows.append(row)
     ranked = [r for r in rows if r.n_defined]
-    if ranked and all(r.interval == "wilson" for r in ranked):
+    if ranked and all(binary[run.systems.index(r.system)] for r in ranked):
         ranks = _ranks(run, values, [r.system for r in ranked])
         rows = [
             dataclasses.replace(r, rank_low=ranks[r.system][0], rank_high=ranks[r.system][1],
@@ -159,3 +190,26 @@ def _ranks(
     groups = tie_groups(correct, systems, alpha=RANK_ALPHA)
     group_of = {name: g for g, group in enumerate(groups, start=1) for name in group}
     return {name: (*sets[name], group_of[name]) for name in systems}
+
+
+def cluster_interval(
+    run: Run, repeats: RepeatScores, system: int, mean: float
+) -> tuple[float, float] | None:
+    """The 95% cluster-robust interval (CR1, t on G - 1) of ``system``'s mean over its
+    scored repeats, items the clusters, when that mean is ``mean`` (the number a view
+    shows) and some item has two scored repeats; else None (a reducer such as ``mode``,
+    whose rows are not the repeats' mean; fewer than 2 items)."""
+    mine = (run.system[repeats.cluster] == system) & ~np.isnan(repeats.values)
+    values, cluster = repeats.values[mine], repeats.cluster[mine]
+    if math.isnan(mean) or len(np.unique(cluster)) < 2 or len(np.unique(cluster)) == len(cluster):
+        return None
+    estimate = clustered_mean(values, cluster)
+    low, high = float(estimate.ci[0]), float(estimate.ci[1])
+    if values.min() >= 0.0 and values.max() <= 1.0:
+        # The mean of scores in [0, 1] lies in it: the t interval's overhang covers nothing.
+        low, high = max(low, 0.0), min(high, 1.0)
+    # The rows' mean and the repeats' mean agree to rounding when the rows are the means of
+    # equally many repeats (or the repeats themselves); a mode's or an unbalanced mean's not.
+    if not math.isclose(estimate.mean, mean, rel_tol=1e-12, abs_tol=1e-12):
+        return None
+    return (low, high)

@@ -134,3 +134,36 @@ def _from_repeat_of(
         key = (int(run.system[row]), str(repeat_of.get(label, label)))
         cluster[row] = first_row.setdefault(key, row)
     return RepeatScores(name, column.copy(), cluster, "repeat_of")
+
+
+def item_means(
+    run: Run, columns: Mapping[str, npt.NDArray[np.float64]]
+) -> tuple[dict[str, npt.NDArray[np.float64]], npt.NDArray[np.bool_]] | None:
+    """Each metric's mean over an item's repeats, on the row that stands for the item,
+    when the run holds repeats as rows (promptfoo's ``repeat_of``); None otherwise (an
+    Inspect row already is its item's score, its epochs reduced as the tool did).
+
+    Returns
+    -------
+    means : dict of str to ndarray of float64, shape (len(run),)
+        Metric -> the mean of the item's scored repeats on its first row (NaN when none
+        is scored); NaN on the other repeats' rows.
+    first : ndarray of bool, shape (len(run),)
+        The rows that stand for an item.
+    """
+    repeat_of = run.metadata.get("repeat_of")
+    if not (isinstance(repeat_of, Mapping) and repeat_of) or not columns:
+        return None
+    cluster = _from_repeat_of(run, "", np.zeros(len(run)), repeat_of).cluster
+    first = cluster == np.arange(len(run))
+    means = {}
+    for name, values in columns.items():
+        scored = ~np.isnan(values)
+        sums = np.zeros(len(run))
+        counts = np.zeros(len(run))
+        np.add.at(sums, cluster[scored], values[scored])
+        np.add.at(counts, cluster[scored], 1.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(first & (counts > 0), sums / np.maximum(counts, 1.0), np.nan)
+        means[name] = mean
+    return means, first

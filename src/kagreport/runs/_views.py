@@ -24,6 +24,7 @@ from kagreport.runs._costs import cost_axis, item_costs
 from kagreport.runs._flips import flip_rows
 from kagreport.runs._leaderboard import system_means
 from kagreport.runs._model import Run
+from kagreport.runs._repeats import item_means
 from kagreport.stats import holm_adjust, holm_levels, pareto_front
 
 if TYPE_CHECKING:
@@ -191,7 +192,11 @@ def compare_setups(
 
     Each pair is compared on the items both systems hold, aligned by (dataset name,
     question name), so the result does not depend on the order of rows or systems.
-    The run-level family is every pair x metric: Holm (1979) over all of them, at a
+    A run with promptfoo repeats (:func:`kagreport.runs.repeat_scores`) pairs each item
+    once, on the mean of its repeats (the difference of the clusters' means; an item's
+    repeats are not independent pairs), and its comparisons' ``settings["repeats"]`` says
+    so; an Inspect row is already its item's score over the epochs. The run-level
+    family is every pair x metric: Holm (1979) over all of them, at a
     family-wise 5%. Metrics equal on every row of the run (e.g. an Inspect ``choice``
     scorer and the ``correct`` derived from it) are one hypothesis, tested once
     (:func:`kagreport.evaluation.same_hypotheses`; :attr:`SetupComparisons.same_as`).
@@ -239,11 +244,19 @@ def compare_setups(
     if not metrics:
         raise KagreportError("compare_setups needs at least one metric")
     columns = {m: run.metric(m) for m in metrics}
+    # Repeats as rows (promptfoo's ``repeat``): each item is paired once, on the mean of its
+    # repeats (the cluster-level difference); an Inspect row already reduces its epochs.
+    averaged = item_means(run, columns)
+    if averaged is not None:
+        columns, first = averaged
     found: list[tuple[str, str, EvaluationComparison, int, int]] = []
     skipped = []
     for candidate, base in _pairs(run, pairs, baseline):
         rows_c, keys_c = run.rows_of(candidate)
         rows_b, keys_b = run.rows_of(base)
+        if averaged is not None:  # only the row standing for each item
+            rows_c, keys_c = rows_c[first[rows_c]], keys_c[first[rows_c]]
+            rows_b, keys_b = rows_b[first[rows_b]], keys_b[first[rows_b]]
         _, at_c, at_b = np.intersect1d(keys_c, keys_b, assume_unique=True, return_indices=True)
         rows_c, rows_b = rows_c[at_c], rows_b[at_b]
         only_c, only_b = len(keys_c) - len(rows_c), len(keys_b) - len(rows_b)
@@ -292,6 +305,8 @@ def compare_setups(
             # of this comparison gives the verdicts above, not the metrics-only family's.
             "levels": {m: levels[at[same.get(m, m)]] for m in metrics},
         }
+        if averaged is not None:
+            settings["repeats"] = "averaged per item: one pair per item (its repeats a cluster)"
         comparisons.append(
             SetupComparison(
                 candidate,

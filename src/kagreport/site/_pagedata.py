@@ -34,6 +34,8 @@ class SiteRun:
     metric: str | None = None  # the headline metric: "correct", else the run's first
     percent: bool = False  # whether the metric is a proportion (shown as a percentage)
     wilson: bool = False  # whether the leaderboard's means are proportions with Wilson intervals
+    clustered: bool = False  # a run with repeats: cluster-robust (CR1) leaderboard intervals
+    passk: list[dict[str, Any]] = field(default_factory=list)  # runs.pass_k rows (repeats)
     kag: bool = False  # every row has an outcome and the metric is correct: kag's columns
     leaderboard: list[dict[str, Any]] = field(default_factory=list)
     costs: list[tuple[str, str]] = field(default_factory=list)  # leaderboard cost columns

@@ -18,12 +18,21 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kagreport._errors import KagreportError, SiteError
-from kagreport._format import NAME_LIMIT, is_proportion, isolated, plural, rank_range
+from kagreport._format import (
+    NAME_LIMIT,
+    is_proportion,
+    isolated,
+    percent_interval,
+    plural,
+    rank_range,
+)
 from kagreport.runs import (
+    CLUSTER_INTERVAL,
     COSTS,
     Run,
     kag_stats_json,
     leaderboard,
+    pass_k,
     recorded_columns,
     recorded_costs,
     setup_metrics,
@@ -155,6 +164,7 @@ def plan_run(site: SiteContent, config: RunInput, key: str, run: Run) -> SiteRun
             entry.percent = is_proportion(entry.metric, run.metrics[entry.metric].tolist())
             entry.kag = entry.metric == "correct" and bool((run.outcome >= 0).all())
             _leaderboard(entry)
+            _pass_k(entry)
             _charts(site, entry)
             plan_comparisons(site, entry)
         _system_pages(site, entry)
@@ -239,6 +249,22 @@ def _rank_cells(row: dict[str, Any], low: int | None, high: int | None, group: i
     )
 
 
+def _pass_k(entry: SiteRun) -> None:
+    """pass@k and pass^k of each system of a run with repeats (:func:`kagreport.runs.pass_k`
+    of the headline metric); none for a run without."""
+    assert entry.metric is not None
+    entry.passk = [
+        {
+            "system": row.system,
+            "k": row.k,
+            "at": percent_interval(row.pass_at_k, *row.pass_at_k_ci),
+            "hat": percent_interval(row.pass_hat_k, *row.pass_hat_k_ci),
+            "n_items": row.n_items,
+        }
+        for row in pass_k(entry.run, entry.metric)
+    ]
+
+
 def _leaderboard(entry: SiteRun) -> None:
     """The leaderboard rows: kag's metrics (:func:`kagreport.runs.setup_metrics` and the
     Wilson intervals of :func:`kagreport.frames.stats_frame`), in kag's rank order, or the
@@ -249,6 +275,7 @@ def _leaderboard(entry: SiteRun) -> None:
         from kagreport.frames import OVERALL, stats_frame
 
         frame = stats_frame(run, per_dataset=False)
+        entry.clustered = bool(frame.attrs.get("accuracy_interval"))
         overall = {r["setup"]: r for r in frame.to_dict("records") if r["dataset"] == OVERALL}
         for rank, setup in enumerate(setup_metrics(run), start=1):
             entry.leaderboard.append(
@@ -313,6 +340,9 @@ def _leaderboard(entry: SiteRun) -> None:
             )
             _rank_cells(entry.leaderboard[-1], ranked.rank_low, ranked.rank_high, ranked.tie_group)
         entry.wilson = any(row["correct"] is not None for row in entry.leaderboard)
+        entry.clustered = any(
+            r.interval == CLUSTER_INTERVAL for r in leaderboard(run, entry.metric)
+        )
         if entry.metric != "correct" and run.metadata.get("headline") == entry.metric:
             entry.notes.append(
                 f"Systems are ranked and compared by {isolated(entry.metric)}, the tool's own "
