@@ -68,7 +68,8 @@ def test_interval_from_test_takes_the_tests_side_of_zero() -> None:
                 assert i.low <= -0.02 <= i.high
     # The normal bound would cross 0 but the test rejects: the bound moves just past 0.
     i = interval_from_test(0.05, 0.04, 0.95, 0.03)
-    assert 0.0 < i.low < 1e-15 and i.high == pytest.approx(0.1)
+    assert 0.0 < i.low < 1e-15
+    assert i.high == pytest.approx(0.1)
     # The normal bound excludes 0 but the test does not reject: the bound is 0.
     i = interval_from_test(0.05, 0.06, 0.95, 0.01)
     assert i.low == pytest.approx(0.0, abs=1e-15)
