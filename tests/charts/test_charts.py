@@ -494,18 +494,25 @@ def test_forest_plot_values_equal_the_comparison(
     for comparison in (retrieval_comparison, candidate.compare(baseline, n_resamples=2000)):
         data = _table(forest_plot(comparison), "metric").set_index("metric")
         assert list(data.index) == list(comparison.metrics)
+        verdicts = comparison.verdicts()
         for name, m in comparison.metrics.items():
             row = data.loc[name]
             assert row["mean_difference"] == m.mean_difference
-            assert (row["ci_low"], row["ci_high"]) == (m.ci_low, m.ci_high)
+            # The interval drawn beside the verdict (at the family's adjusted level), not
+            # the bootstrap interval the comparison also keeps.
+            assert (row["ci_low"], row["ci_high"]) == (verdicts[name].low, verdicts[name].high)
             # NaN (null in the chart's data) for a metric outside the family under test.
             holm = None if math.isnan(m.p_value_holm) else m.p_value_holm
             assert row["p_value_holm"] == holm
             assert row["n_pairs"] == m.n_pairs
-            assert row["significant"] == (m.p_value_holm < 0.05)
-    assert set(
-        _table(forest_plot(retrieval_comparison), "metric").query("significant")["metric"]
-    ) == set(retrieval_comparison.significant())
+            # Filled where the verdict rejects: the Holm-adjusted p in the family, the raw
+            # p of a metric judged alone outside it.
+            tested = m.p_value_holm if not math.isnan(m.p_value_holm) else m.p_value
+            assert row["significant"] == (tested < 0.05)
+            assert row["significant"] == (verdicts[name].verdict in ("better", "worse"))
+    family = set(retrieval_comparison.family or ())
+    drawn = _table(forest_plot(retrieval_comparison), "metric").query("significant")["metric"]
+    assert set(drawn) & family == set(retrieval_comparison.significant())
     spec = _spec(forest_plot(retrieval_comparison))
     assert spec["title"]["text"] == "lightrag − vdb"
     zero = spec["layer"][0]

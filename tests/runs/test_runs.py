@@ -128,7 +128,7 @@ def test_comparisons_match_a_direct_compare(report: StatsReport, run: Run, pairs
     )
     assert [(c.candidate, c.baseline) for c in found.comparisons] == expected_pairs
     assert found.family == tuple(f"{a} vs {b}" for a, b in expected_pairs)
-    p_values = []
+    p_values, null_ses = [], []
     for c in found.comparisons:
         mine, theirs = by_item[c.candidate], by_item[c.baseline]
         shared = sorted(set(mine) & set(theirs), key=lambda i: tuple(i.split("/", 1)))
@@ -152,20 +152,23 @@ def test_comparisons_match_a_direct_compare(report: StatsReport, run: Run, pairs
         assert all(label.get(mine[i]) in (f[1], None) for f in c.flips for i in [f[0]])
         assert list(c.flips) == sorted(c.flips)
         p_values.append(direct.metrics["correct"].p_value)
+        null_ses.append(math.sqrt(sum((mine[i] - theirs[i]) ** 2 for i in shared)) / len(shared))
     family = _holm(p_values)
     got = [c.p_values_family["correct"] for c in found.comparisons]
     assert got == pytest.approx(family, rel=1e-12, abs=0)
-    # The interval at the level Holm tested the pair at (Altman and Bland 2011's standard
-    # error from the p-value, quantiles from scipy): it excludes 0 exactly when Holm rejects.
+    # The interval at the level Holm tested the pair at: the mean difference ± z times the
+    # sign-flip statistic's null standard error, sqrt(sum d^2) / n (quantiles from SciPy),
+    # its bound nearest 0 on the test's side of 0 where the two disagree.
     levels = _holm_levels(p_values)
-    for c, level, p in zip(found.comparisons, levels, p_values, strict=True):
+    for c, level, null_se in zip(found.comparisons, levels, null_ses, strict=True):
         m = c.comparison.metrics["correct"]
         assert m.p_value_holm == c.p_values_family["correct"]
-        half = scipy_stats.norm.isf(level / 2) * abs(m.mean_difference)
-        half /= scipy_stats.norm.isf(p / 2)
-        assert (m.ci_low, m.ci_high) == pytest.approx(
-            (m.mean_difference - half, m.mean_difference + half), rel=1e-9
-        )
+        half = scipy_stats.norm.isf(level / 2) * null_se
+        rejects = m.p_value_holm < 0.05
+        if rejects == (half < abs(m.mean_difference)):
+            assert (m.ci_low, m.ci_high) == pytest.approx(
+                (m.mean_difference - half, m.mean_difference + half), rel=1e-9
+            )
         assert (m.ci_low > 0 or m.ci_high < 0) == (m.p_value_holm < 0.05)
 
 

@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 import pytest
@@ -176,7 +177,7 @@ def test_an_inspect_systems_score_reads_the_same_in_every_view(
     assert _text(cell.group(1)) == INSPECT_HEADLINE
     # Llama's log repeats its 2 items (epochs, mean): a cluster interval on 1 degree of
     # freedom (t quantile 12.7) spans all of [0, 1] (issue 28).
-    shown = f"0.750 [0.000, 1.000] — not significant {INSPECT_DIFFERENCE.split(' [')[0]}"
+    shown = f"0.750 [0.000, 1.000] — inconclusive {INSPECT_DIFFERENCE.split(' [')[0]}"
     assert _text(index).count(shown) == 1
     (setup_page,) = inspect_site.glob("setups/*gpt-4o-mini.html")
     assert f"Mean match {INSPECT_HEADLINE} " in _text(setup_page.read_text(encoding="utf-8"))
@@ -212,14 +213,18 @@ def test_one_comparison_table_has_points_for_a_proportion_and_decimals_for_a_sco
         n_resamples=200,
     )
     rows = {line.split()[0]: line for line in render_comparison(comparison).splitlines()[3:5]}
-    exact, f1 = comparison.metrics["exact"], comparison.metrics["f1"]
+    # The intervals drawn beside the verdicts: exact sign-flip p-values 1 (one non-zero
+    # difference) and 0.5 (two, |mean| reached by 2 of 4 sign patterns); Holm stops at the
+    # first (0.5 > 0.05 / 2), both at level 0.025: mean ± z_{1-0.0125} sqrt(sum d^2) / n.
+    z = NormalDist().inv_cdf(1 - 0.025 / 2)
+    exact_half = z * math.sqrt(1) / 4
+    f1_half = z * math.sqrt(0.5**2 + 0.25**2) / 4
     assert rows["exact"].split()[2:5] == ["50.0%", "25.0%", "+25.0"]
-    assert (
-        f"+25.0 pp [{_signed(100 * exact.ci_low, 1)}, {_signed(100 * exact.ci_high, 1)}]"
-        in (rows["exact"])
-    )
+    low, high = 100 * (0.25 - exact_half), 100 * (0.25 + exact_half)
+    assert f"+25.0 pp [{_signed(low, 1)}, {_signed(high, 1)}]" in rows["exact"]
     assert rows["f1"].split()[2:5] == ["0.438", "0.625", f"{MINUS}0.188"]  # 0.4375, 0.625
-    assert f"[{_signed(f1.ci_low, 3)}, {_signed(f1.ci_high, 3)}]" in rows["f1"]
+    low, high = -0.1875 - f1_half, -0.1875 + f1_half
+    assert f"[{_signed(low, 3)}, {_signed(high, 3)}]" in rows["f1"]
     # The notebook repr says the same.
     shown = _text(comparison._repr_html_())
     assert "exact 4 50.0% 25.0% +25.0 pp [" in shown

@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import TYPE_CHECKING, Final
+from typing import Any, Final, Protocol
 
 from kagreport._format import count, difference
 from kagreport.stats import (
@@ -26,8 +26,40 @@ from kagreport.stats import (
     required_sample_size,
 )
 
-if TYPE_CHECKING:
-    from kagreport.evaluation._comparison import EvaluationComparison, MetricComparison
+
+# What a verdict reads of a comparison (evaluation._comparison's, which imports this
+# module: typed by shape, not by import, so the two form no cycle).
+class MetricComparison(Protocol):
+    @property
+    def metric(self) -> str: ...
+    @property
+    def n_pairs(self) -> int: ...
+    @property
+    def n_nonzero(self) -> int: ...
+    @property
+    def mean_difference(self) -> float: ...
+    @property
+    def ci_low(self) -> float: ...
+    @property
+    def ci_high(self) -> float: ...
+    @property
+    def p_value(self) -> float: ...
+    @property
+    def variance(self) -> float: ...
+    @property
+    def p_value_holm(self) -> float: ...
+
+
+class EvaluationComparison(Protocol):
+    @property
+    def metrics(self) -> Mapping[str, MetricComparison]: ...
+    @property
+    def settings(self) -> Mapping[str, Any]: ...
+    @property
+    def family(self) -> tuple[str, ...] | None: ...
+    @property
+    def same_as(self) -> Mapping[str, str]: ...
+
 
 __all__ = ["VERDICTS", "MetricVerdict", "comparison_verdicts", "metric_verdict", "row_verdict"]
 
