@@ -110,6 +110,16 @@ def _word(comparison: dict[str, Any], system: str) -> str:
     return "higher" if difference > 0 else "lower"
 
 
+def _decisions(comparison: dict[str, Any], system: str) -> tuple[str, ...]:
+    """The verdicts a leaderboard may show for ``system`` (issue 28): better or worse where
+    the Holm-adjusted test rejects, else equivalent (interval within the margin) or
+    inconclusive."""
+    word = _word(comparison, system)
+    if word == "not significant":
+        return ("equivalent", "inconclusive")
+    return ("better",) if word == "higher" else ("worse",)
+
+
 # The part of an element the reader sees without scrolling anything: its box clipped by
 # every ancestor that clips (a scrolling table box) and by the viewport.
 SEEN_JS = """
@@ -199,7 +209,7 @@ def test_index_first_screen_shows_every_headline_and_verdict(
                 if not against:  # the baseline
                     assert verdict["text"] == "the baseline", (system, verdict)
                 for c in against:
-                    assert verdict["text"].startswith(_word(c, system)), (system, verdict)
+                    assert verdict["text"].startswith(_decisions(c, system)), (system, verdict)
 
 
 def _setup_pages(site: Path) -> list[Path]:
@@ -234,7 +244,9 @@ def test_setup_page_first_screen_shows_headline_and_verdict(
                 mine = [c for pair, c in comparisons.items() if pair[0] == setup]
                 if mine:
                     (c,) = mine
-                    assert verdict["text"].startswith(f"{_word(c, setup)} than {c['baseline']}")
+                    joins = {"better": "than", "worse": "than", "equivalent": "to"}
+                    words = tuple(f"{w} {joins.get(w, 'against')} " for w in _decisions(c, setup))
+                    assert verdict["text"].startswith(words), verdict
                 else:
                     assert verdict["text"] == "the baseline", verdict
 
