@@ -159,6 +159,6 @@ def _property(examples: int) -> Callable[..., None]:
     return check
 
 
-test_sites_of_hostile_names_build_and_open = _property(3)
+test_sites_of_hostile_names_build_and_open = _property(2)
 # A long run (``make test-soak``).
 test_sites_of_hostile_names_build_and_open_more = pytest.mark.soak(_property(25))
