@@ -9,6 +9,7 @@ tree comes from ``benchmarks/bench_stats.py``; without it that command is skippe
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import random
 import shutil
@@ -26,8 +27,26 @@ BIG = ROOT / "benchmarks" / "_data" / "stats-50000"
 LOGS = sorted((ROOT / "src" / "kagreport" / "examples" / "inspect-popularity").glob("*.eval"))
 
 
-def commands(out: Path) -> dict[str, list[str]]:
+def _labelled_evaluation(folder: Path) -> list[str]:
+    """``evaluate --labels`` on 2,000 answers with rule judges, 286 of them labelled."""
+    folder.mkdir(parents=True, exist_ok=True)
+    answers = ("Paris", "paris", "Lyon", "Paris, France", "")
+    with open(folder / "items.jsonl", "w", encoding="utf-8") as items:
+        for i in range(2000):
+            row = {"identifier": f"q{i}", "question": "Capital?", "answer": answers[i % 5],
+                   "reference": "Paris"}  # fmt: skip
+            items.write(json.dumps(row) + "\n")
+    labels = ["id,exact_match"] + [f"q{i},{int(i % 5 in (0, 1))}" for i in range(0, 2000, 7)]
+    (folder / "labels.csv").write_text("\n".join(labels) + "\n", encoding="utf-8")
+    judges = '[[judges]]\nkind = "exact_match"\n\n[[judges]]\nkind = "token_f1"\n'
+    (folder / "judges.toml").write_text(judges, encoding="utf-8")
+    return [KAGREPORT, "evaluate", "--items", str(folder / "items.jsonl"), "--judges",
+            str(folder / "judges.toml"), "--labels", str(folder / "labels.csv")]  # fmt: skip
+
+
+def commands(out: Path, inputs: Path) -> dict[str, list[str]]:
     found = {
+        "evaluate-labels": [*_labelled_evaluation(inputs), "-o", str(out / "ev.json")],
         "convert": [KAGREPORT, "convert", str(DATA / "inspect" / "inspect-0.3.285"), "-o",
                     str(out / "run.json")],
         "convert-eee": [KAGREPORT, "convert", str(DATA / "lm-eval" / "lm-eval-0.4.13" / "output"),
@@ -49,7 +68,7 @@ def main() -> int:
     bad = 0
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
-        for name, command in commands(out).items():
+        for name, command in commands(out, Path(tmp) / "inputs").items():
             for attempt in range(tries):
                 shutil.rmtree(out, ignore_errors=True)
                 out.mkdir()
