@@ -270,6 +270,24 @@ def test_bad_labels_are_one_line_naming_file_line_and_value(
     assert caught.value.path == str(path)
 
 
+def test_a_label_off_the_judges_scale_is_refused(tmp_path: Path) -> None:
+    # exact_match scores 0 or 1: a human score of 5 (or -3) is on no scale of the judge's.
+    path = tmp_path / "a.csv"
+    path.write_text("id,exact_match\nq00,1\nq01,5\nq02,0\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"a\.csv:3: exact_match 5 is outside \[0, 1\]"):
+        evaluate_answers(_items()[:10], [ExactMatch()], labels=path)
+    (tmp_path / "judges.toml").write_text('[[judges]]\nkind = "exact_match"\n')
+    items = _items_file(tmp_path / "items.jsonl")
+    path.write_text("id,exact_match\nq00,1\nq01,-3\nq02,0\n", encoding="utf-8")
+    done = run_cli("evaluate", "--items", items, "--judges", tmp_path / "judges.toml",
+                   "-o", tmp_path / "ev.json", "--labels", path)  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"kagreport: error: {path}:3: exact_match -3 is outside [0, 1], the scale of the "
+        "judge's exact_match scores"
+    ]
+
+
 def test_labels_on_every_scorable_item_are_refused() -> None:
     labels = {f"q{i:02d}": {"exact_match": 1} for i in range(3)}
     with pytest.raises(InputError, match=r"every item 'exact_match' can score is labelled \(3\)"):

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kagreport._errors import InputError
 from kagreport._format import (
     difference,
     is_missing,
@@ -213,9 +214,33 @@ def _correct(
     )
 
 
+def _check_scale(metric: str, items: Sequence[AnswerItem], labels: Labels) -> None:
+    """Labels on the judge's scale: where every judge score of ``metric`` lies in [0, 1]
+    (a proportion or a 0-1 score), a label outside it is refused, naming where it was read."""
+    scores = [item.scores.get(metric) for item in items]
+    defined = [v for v in scores if v is not None and math.isfinite(v)]
+    if not defined or not all(0.0 <= v <= 1.0 for v in defined):
+        return
+    for identifier, value in labels.scores[metric].items():
+        if not 0.0 <= value <= 1.0:
+            where = labels.places.get(identifier, labels.source)
+            raise InputError(
+                f"{where}: {metric} {value:g} is outside [0, 1], the scale of the judge's "
+                f"{metric} scores"
+            )
+
+
 def label_corrections(items: Sequence[AnswerItem], labels: Labels) -> dict[str, LabelCorrection]:
     """Metric -> its :class:`LabelCorrection`, for each metric the labels cover (in the
-    labels' order): PPI++ over the items where the judge's metric is defined."""
+    labels' order): PPI++ over the items where the judge's metric is defined.
+
+    Raises
+    ------
+    InputError
+        If a label lies outside [0, 1] where every judge score of its metric lies inside.
+    """
+    for metric in labels.scores:
+        _check_scale(metric, items, labels)
     return {metric: _correct(metric, items, by_item) for metric, by_item in labels.scores.items()}
 
 
