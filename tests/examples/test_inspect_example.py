@@ -35,3 +35,15 @@ def test_the_leaderboard_gives_each_logs_own_accuracy() -> None:
         run = kagreport.read_run(log)
         (row,) = leaderboard(run, score["name"])
         assert row.mean == pytest.approx(score["metrics"]["accuracy"]["value"])
+
+
+def test_the_example_reads_as_one_run_of_both_logs() -> None:
+    # The docstring's own use: the example is path-like, the folder of its logs.
+    run = kagreport.read_run(inspect_popularity())
+    headers = []
+    for log in inspect_popularity().logs:
+        with zipfile.ZipFile(log) as archive:
+            headers.append(json.loads(archive.read("header.json")))
+    assert set(run.systems) == {h["eval"]["model"] for h in headers}
+    # One row per sample (epochs reduced): the samples each log lists.
+    assert len(run) == sum(len(h["eval"]["dataset"]["sample_ids"]) for h in headers)

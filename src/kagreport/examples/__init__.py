@@ -318,11 +318,19 @@ class InspectLogs:
         The log files (``.eval``), one system each.
     attribution : str
         Source and licence; show it wherever the data is shown.
+
+    Notes
+    -----
+    Path-like: the folder that holds the logs, so ``read_run(inspect_popularity())``
+    reads them as one run of two systems.
     """
 
     name: str
     logs: tuple[Path, ...]
     attribution: str
+
+    def __fspath__(self) -> str:
+        return str(self.logs[0].parent)
 
 
 def inspect_popularity() -> InspectLogs:
@@ -330,7 +338,8 @@ def inspect_popularity() -> InspectLogs:
 
     ``logs[0]``: openai/gpt-4o-mini, samples 1-10, one epoch; ``logs[1]``:
     azureai/Meta-Llama-3-1-405B-Instruct-jqf, samples 1 and 2, two epochs reduced
-    by mean. Samples 1 and 2 are shared. Read them with :func:`kagreport.read_run`.
+    by mean. Samples 1 and 2 are shared. ``kagreport.read_run(inspect_popularity())`` reads
+    both as one run (the logs' folder); ``read_run(logs[0])`` one of them.
 
     Raises
     ------
