@@ -15,13 +15,9 @@ the command line and the package root import it.
 from __future__ import annotations
 
 from kagreport.gates._gate import gate
+from kagreport.gates._hypothesis import GateHypothesis
 from kagreport.gates._pairs import SLICES, task_of
-from kagreport.gates._result import (
-    INCONCLUSIVE_POLICIES,
-    VERDICTS,
-    GateHypothesis,
-    GateResult,
-)
+from kagreport.gates._result import INCONCLUSIVE_POLICIES, VERDICTS, GateResult
 
 __all__ = [
     "INCONCLUSIVE_POLICIES",

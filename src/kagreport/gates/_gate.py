@@ -12,6 +12,7 @@ import numpy as np
 
 from kagreport._errors import InputError, KagreportError
 from kagreport._format import percent
+from kagreport.gates._hypothesis import GateHypothesis
 from kagreport.gates._pairs import (
     SLICES,
     ItemSpace,
@@ -20,7 +21,7 @@ from kagreport.gates._pairs import (
     proportion,
     side_values,
 )
-from kagreport.gates._result import GateHypothesis, GateResult
+from kagreport.gates._result import GateResult
 from kagreport.stats import (
     exact_mean,
     holm_adjust,

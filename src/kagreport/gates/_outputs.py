@@ -12,11 +12,9 @@ controls escaped first (XML 1.0 cannot hold them).
 from __future__ import annotations
 
 import html as _html
-import os
 import xml.etree.ElementTree as ET
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
-from kagreport._atomic import write_atomic
 from kagreport._format import (
     MISSING,
     count,
@@ -29,9 +27,35 @@ from kagreport._format import (
 )
 
 if TYPE_CHECKING:
-    from kagreport.gates._result import GateHypothesis, GateResult
+    from collections.abc import Mapping
 
-__all__ = ["FILES", "badge", "html", "junit", "markdown", "text", "write_folder"]
+    from kagreport.gates._hypothesis import GateHypothesis
+
+
+class GateResult(Protocol):
+    """What the outputs read of a :class:`kagreport.gates.GateResult`."""
+
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def hypotheses(self) -> tuple[GateHypothesis, ...]: ...
+    @property
+    def candidate(self) -> str: ...
+    @property
+    def baseline(self) -> str: ...
+    @property
+    def settings(self) -> Mapping[str, Any]: ...
+    @property
+    def candidate_only_systems(self) -> tuple[str, ...]: ...
+    @property
+    def baseline_only_systems(self) -> tuple[str, ...]: ...
+    @property
+    def margin(self) -> float: ...
+    @property
+    def alpha(self) -> float: ...
+
+
+__all__ = ["FILES", "GateResult", "badge", "html", "junit", "markdown", "text"]
 
 #: The files :func:`write_folder` writes.
 FILES = ("gate.md", "gate.xml", "gate.json", "badge.svg")
@@ -313,11 +337,3 @@ def html(result: GateResult) -> str:
 
 def html_escape(value: str) -> str:
     return _html.escape(value, quote=True)
-
-
-def write_folder(result: GateResult, folder: str | os.PathLike[str]) -> None:
-    """Write :data:`FILES` into ``folder`` (made if missing), each atomically."""
-    os.makedirs(folder, exist_ok=True)
-    contents = (result.markdown(), result.junit(), result.dumps(), result.badge())
-    for name, content in zip(FILES, contents, strict=True):
-        write_atomic(os.path.join(folder, name), content)
