@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 KAGREPORT = str(Path(sys.executable).parent / "kagreport")
 DATA = ROOT / "tests" / "data" / "sources"
 BIG = ROOT / "benchmarks" / "_data" / "stats-50000"
+MMLU = ROOT / "src" / "kagreport" / "examples" / "mmlu-pro-philosophy"
 LOGS = sorted((ROOT / "src" / "kagreport" / "examples" / "inspect-popularity").glob("*.eval"))
 
 
@@ -54,6 +55,8 @@ def commands(out: Path, inputs: Path) -> dict[str, list[str]]:
         "site": [KAGREPORT, "site", "build", "--run", str(DATA / "helm" / "real" / "tiny25"),
                  "-o", str(out / "site")],
         "compare": [KAGREPORT, "compare", str(LOGS[0]), str(LOGS[1]), "--shared"],
+        "gate": [KAGREPORT, "gate", str(MMLU / "results"), "--baseline", str(MMLU / "results"),
+                 "-d", str(MMLU / "datasets.json"), "-o", str(out / "gate")],
     }  # fmt: skip
     if BIG.is_dir():
         tree = [str(BIG / "results"), "-d", str(BIG / "datasets.json")]

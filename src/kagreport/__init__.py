@@ -5,6 +5,10 @@ what ``kag benchmark`` writes; :mod:`kagreport.grading` reproduces
 ``kag stats``. Importing them loads neither pandas, Altair nor ipywidgets; importing
 the package root loads neither msgspec nor NumPy (its names are loaded on first use).
 
+:func:`gate` (a regression gate of a candidate run against a baseline run, for CI) and its
+:class:`GateResult` come from :mod:`kagreport.gates`, which sits after
+:mod:`kagreport.sources` and before the views (frames, charts, widgets, site).
+
 The answer-evaluation surface of ANSWER_EVALUATION_SPEC.md (:func:`evaluate_answers`,
 :class:`AnswerEvaluation` ...) is importable from here too; it is loaded from
 :mod:`kagreport.evaluation` on first use, so ``import kagreport`` stays light.
@@ -40,6 +44,7 @@ if typing.TYPE_CHECKING:
         evaluate_retrieval,
         evaluation_from_stats,
     )
+    from kagreport.gates import GateResult, gate
     from kagreport.grading import (
         EngineOptions,
         FindReport,
@@ -64,6 +69,8 @@ _LAZY = {
     ),
     "load_datasets": "kagreport.kag",
     "read_run": "kagreport.sources",
+    "gate": "kagreport.gates",
+    "GateResult": "kagreport.gates",
     "as_run": "kagreport.sources",
     **dict.fromkeys(
         (
@@ -88,6 +95,7 @@ __all__ = [
     "EvaluationComparison",
     "FindReport",
     "FormatError",
+    "GateResult",
     "InputError",
     "KagreportError",
     "Metrics",
@@ -105,6 +113,7 @@ __all__ = [
     "evaluate_retrieval",
     "evaluation_from_stats",
     "find",
+    "gate",
     "grade",
     "load_datasets",
     "note_stop",

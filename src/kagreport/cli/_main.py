@@ -19,6 +19,8 @@ from kagreport.cli._convert import add_parser as add_convert_parser
 from kagreport.cli._convert import run_convert
 from kagreport.cli._evaluation import add_parsers as add_evaluation_parsers
 from kagreport.cli._evaluation import run_compare, run_evaluate
+from kagreport.cli._gate import add_parser as add_gate_parser
+from kagreport.cli._gate import run_gate
 from kagreport.cli._output import plural, write_json, write_lossily
 from kagreport.cli._site import add_parsers as add_site_parsers
 from kagreport.cli._site import run_site
@@ -275,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_evaluation_parsers(commands, verbosity)
     add_site_parsers(commands, verbosity)
     add_convert_parser(commands, verbosity)
+    add_gate_parser(commands, verbosity)
     _describe(parser)
     return parser
 
@@ -602,11 +605,13 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, int], int]] = {
     "compare": run_compare,
     "site": run_site,
     "convert": run_convert,
+    "gate": run_gate,
 }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code (0 ok, 1 runtime error, 2 usage error)."""
+    """Run the command line; return the exit code (0 ok, 1 runtime error, 2 usage error;
+    ``gate``: 0 pass, 1 fail, 3 inconclusive, 2 any error)."""
     write_lossily()
     parser = build_parser()
     if sys.stdout is None or sys.stderr is None:  # started with a standard stream closed

@@ -11,7 +11,10 @@
   of ``S = sum s_i |d_i|`` is computed by convolution (for 0/1 outcomes it is the
   binomial), in milliseconds for 100,000 pairs;
 * ``"monte-carlo"``: only when there is no small lattice, ``n_resamples`` random
-  assignments with the add-one estimate.
+  assignments with the add-one estimate;
+* ``"normal"``: with ``fallback="normal"``, instead of Monte Carlo when more than
+  :data:`NORMAL_MIN` differences are non-zero: the normal approximation of the same
+  randomisation distribution (in milliseconds at a million pairs).
 
 The percentile bootstrap of the mean is in :mod:`kagreport.stats._bootstrap`, Holm's
 step-down adjustment in :mod:`kagreport.stats._holm`. Every resampling runs over the
@@ -43,6 +46,7 @@ __all__ = [
     "LATTICE_BUDGET",
     "LATTICE_TOLERANCE",
     "METHODS",
+    "NORMAL_MIN",
     "TOLERANCE",
     "SignFlipResult",
     "exact_mean",
@@ -59,7 +63,11 @@ TOLERANCE: Final = 1e-12
 DUST: Final = 1e-12
 
 #: The ways a p-value is computed, as recorded in results.
-METHODS: Final = ("exact-enumeration", "exact-lattice", "monte-carlo")
+METHODS: Final = ("exact-enumeration", "exact-lattice", "monte-carlo", "normal")
+
+#: With ``fallback="normal"``, the fewest non-zero differences at which the normal
+#: approximation replaces Monte Carlo (below, Monte Carlo takes well under a second).
+NORMAL_MIN: Final = 20_000
 
 # Memory bound of the resampling loops (bytes of the largest temporary block).
 _SIGN_BLOCK_BYTES = 8 * 2**20
@@ -89,16 +97,16 @@ class SignFlipResult:
         least the observed one (Monte Carlo: ``(hits + 1) / (n + 1)``). An exact value
         below the smallest positive double (about 4.9e-324) is reported as that double.
     exact : bool
-        True when the p-value is exact (``method`` is not ``"monte-carlo"``).
+        True when the p-value is exact (``method`` is not ``"monte-carlo"`` or ``"normal"``).
     n_resamples : int
         Assignments evaluated one by one: ``2**n_nonzero`` for ``"exact-enumeration"``,
-        the random ones drawn for ``"monte-carlo"``, 0 for ``"exact-lattice"`` (the
-        distribution is computed, not sampled).
+        the random ones drawn for ``"monte-carlo"``, 0 for ``"exact-lattice"`` and
+        ``"normal"`` (the distribution is computed, not sampled).
     n_nonzero : int
         Number of non-zero differences (m); zeros do not change the statistic under
         any assignment, so only these are flipped.
     method : str
-        ``"exact-enumeration"``, ``"exact-lattice"`` or ``"monte-carlo"``.
+        One of :data:`METHODS`.
     """
 
     statistic: float
@@ -313,7 +321,11 @@ def _pattern_bytes(first: int, n_columns: int, n_groups: int) -> Iterator[np.nda
 
 # Over 80 lines only with its docstring (a public function's parameters, errors, sources).
 def sign_flip_test(
-    differences: npt.ArrayLike, *, n_resamples: int = 10000, seed: int = 0
+    differences: npt.ArrayLike,
+    *,
+    n_resamples: int = 10000,
+    seed: int = 0,
+    fallback: str = "monte-carlo",
 ) -> SignFlipResult:
     """Two-sided paired sign-flip (randomisation) test that the mean difference is 0.
 
@@ -332,6 +344,9 @@ def sign_flip_test(
         on no small lattice, ``n_resamples`` random ones are drawn.
     seed : int, default 0
         Seed of ``numpy.random.default_rng`` for the random assignments.
+    fallback : {"monte-carlo", "normal"}, default "monte-carlo"
+        What to do when neither exact method applies: Monte Carlo, or (``"normal"``, when
+        more than :data:`NORMAL_MIN` differences are non-zero) the normal approximation.
 
     Returns
     -------
@@ -344,8 +359,8 @@ def sign_flip_test(
     Raises
     ------
     ValueError
-        If ``differences`` is not one-dimensional or holds NaN or an infinity, or
-        if ``n_resamples`` or ``seed`` is not a valid integer.
+        If ``differences`` is not one-dimensional or holds NaN or an infinity, if
+        ``n_resamples`` or ``seed`` is not a valid integer, or ``fallback`` is unknown.
 
     Notes
     -----
@@ -396,6 +411,14 @@ def sign_flip_test(
     with the sorted differences, results depend only on ``seed``, ``n_resamples``
     and the multiset of differences, on every platform.
 
+    *Normal* (``fallback="normal"``, m > :data:`NORMAL_MIN`, no exact method): under
+    the sign flips S has mean 0 and variance sum_i x_i**2, and by the Lindeberg central
+    limit theorem for such conditional sums (Hoeffding 1952) S / sqrt(sum x_i**2) is
+    asymptotically standard normal: z = sum_i x_i / sqrt(sum_i x_i**2),
+    p = 2 (1 - Phi(|z|)) = erfc(|z| / sqrt 2). With m > 20,000 and bounded differences
+    its error is far below a Monte Carlo p's of 10,000 resamples (about 0.002 at
+    p = 0.05), in milliseconds where Monte Carlo takes seconds per million pairs.
+
     References
     ----------
     .. [1] R. A. Fisher (1935), *The Design of Experiments*, s. 21 (Darwin's
@@ -411,6 +434,8 @@ def sign_flip_test(
        Statistics* 25(4), 631-650.
     .. [5] Q. McNemar (1947), "Note on the sampling error of the difference between
        correlated proportions or percentages", *Psychometrika* 12(2), 153-157.
+    .. [6] W. Hoeffding (1952), "The large-sample power of tests based on permutations
+       of observations", *Annals of Mathematical Statistics* 23(2), 169-192.
 
     Examples
     --------
@@ -421,6 +446,8 @@ def sign_flip_test(
     ('exact-lattice', '0.00158236')
     """
     d, n_resamples, seed = _sign_flip_test_iv(differences, n_resamples, seed)
+    if fallback not in ("monte-carlo", "normal"):
+        raise ValueError(f"`fallback` must be 'monte-carlo' or 'normal', not {fallback!r}")
     statistic = exact_mean(d)
     # The canonical order: results depend on the multiset only. Scores near 1.8e308 are
     # scaled first (the p-value is scale-free), so no sum below overflows.
@@ -450,6 +477,9 @@ def sign_flip_test(
         if exact_p is not None:
             return SignFlipResult(statistic, exact_p, True, 0, m, "exact-lattice")
 
+    if fallback == "normal" and m > NORMAL_MIN:
+        return SignFlipResult(statistic, _normal_p_value(x), False, 0, m, "normal")
+
     groups = _pad_to_groups(x)
     n_groups = groups.shape[0]
     threshold = abs(_observed_sum(groups)) - TOLERANCE * float(np.abs(x).sum())
@@ -461,6 +491,13 @@ def sign_flip_test(
         hits += int(np.count_nonzero(np.abs(sums) >= threshold))
     p_value = (hits + 1) / (n_resamples + 1)
     return SignFlipResult(statistic, p_value, False, n_resamples, m, "monte-carlo")
+
+
+def _normal_p_value(x: np.ndarray[Any, Any]) -> float:
+    """erfc(|z| / sqrt 2), z = sum x / sqrt(sum x**2): the two-sided normal tail of the
+    sign-flip sum (``x`` non-zero, already scaled by :func:`_tamed`)."""
+    z = math.fsum(x.tolist()) / math.sqrt(math.fsum((x * x).tolist()))
+    return max(math.erfc(abs(z) / math.sqrt(2.0)), 5e-324)
 
 
 def _sign_flip_test_iv(
