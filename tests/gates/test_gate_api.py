@@ -243,3 +243,45 @@ def test_the_document_round_trips(tmp_path: Path) -> None:
     assert GateResult.from_dict(result.to_dict()) == result
     frame = result.to_frame()
     assert list(frame["verdict"]) == [h.verdict for h in result.hypotheses]
+
+
+def _shuffled(run: Run, seed: int) -> Run:
+    """The same run with its rows, its systems' order and its names' codes permuted."""
+    import dataclasses
+
+    rng = np.random.default_rng(seed)
+    rows = rng.permutation(len(run))
+    questions = rng.permutation(len(run.question_names))  # new code of each old code
+    names = [""] * len(questions)
+    for old, new in enumerate(questions):
+        names[new] = run.question_names[old]
+    return dataclasses.replace(
+        run,
+        question_names=tuple(names),
+        system=run.system[rows],
+        dataset=run.dataset[rows],
+        question=questions[run.question[rows]].astype(np.int32),
+        outcome=run.outcome[rows],
+        metrics={k: v[rows] for k, v in run.metrics.items()},
+        costs={k: v[rows] for k, v in run.costs.items()},
+        responses=None, references=None, errors=None, question_texts=None, options=None,
+        explanations=None,
+    )  # fmt: skip
+
+
+def test_the_result_does_not_depend_on_the_order_of_rows_or_codes() -> None:
+    run = mmlu()
+    candidate, baseline = run.select(list(CLOSE[:1])), run.select(list(CLOSE[1:]))
+    expected = gate(candidate, baseline, margin=0.013).to_dict()
+    for seed in range(3):
+        shuffled = gate(_shuffled(candidate, seed), _shuffled(baseline, seed + 10), margin=0.013)
+        got = shuffled.to_dict()
+        assert got["hypotheses"] == expected["hypotheses"]
+
+
+def test_an_interval_of_scores_in_0_1_stays_within_the_possible_differences() -> None:
+    # Four items, every one a full regression: the normal width would reach below -100 pp.
+    result = gate(one_system("s", [0.0] * 4), one_system("s", [1.0] * 4), min_paired=0.5)
+    (h,) = result.hypotheses
+    assert h.difference == -1.0
+    assert -1.0 <= h.low <= h.high <= 1.0

@@ -283,10 +283,11 @@ def _test(
         "baseline_mean": exact_mean(b_values[bi]),
     }
     if not n:
-        return draft | {"d": None, "p_value": math.nan, "method": "none"}
+        return draft | {"d": None, "p_value": math.nan, "method": "none", "unit": False}
     d = paired_differences(c_values[ci], b_values[bi])
     result = sign_flip_test(d + margin, fallback="normal")
-    return draft | {"d": d, "p_value": result.p_value, "method": result.method}
+    unit = all(bool(((v >= 0.0) & (v <= 1.0)).all()) for v in (c_values[ci], b_values[bi]))
+    return draft | {"d": d, "p_value": result.p_value, "method": result.method, "unit": unit}
 
 
 def _fewest_rejecting(level: float) -> int:
@@ -306,10 +307,16 @@ def _decide(
     if d is not None:
         n = d.size
         mean = exact_mean(d)
-        variance = float(np.var(d, ddof=1)) if n >= 2 else nan
+        # math.fsum: exactly rounded, so the variance is the same in any item order.
+        variance = math.fsum(((d - mean) ** 2).tolist()) / (n - 1) if n >= 2 else nan
         se = math.sqrt(variance / n) if n >= 2 else nan
         ci = interval_from_test(mean + margin, draft["p_value"], 1.0 - level, se)
-        fields |= {"difference": mean, "low": ci.low - margin, "high": ci.high - margin}
+        low, high = ci.low - margin, ci.high - margin
+        if draft.pop("unit"):
+            # Scores in [0, 1] differ by at most 1: the normal width may reach past that.
+            # Cutting there moves no bound across -margin (< 1), so the verdict still agrees.
+            low, high = max(low, -1.0), min(high, 1.0)
+        fields |= {"difference": mean, "low": low, "high": high}
         fields["variance"] = variance
         if p_holm < alpha and mean > -margin:
             verdict = "pass"

@@ -41,6 +41,7 @@ class GateHypothesis:
     low, high : float
         Interval of Δ at confidence ``1 - level`` that agrees with the test: it lies
         above ``-margin`` when the verdict is pass, below when fail; NaN with no pair.
+        Cut to [-1, 1] when every paired score lies in [0, 1].
     level : float
         Holm's level for this hypothesis, α_i (NaN with no pair).
     p_value, p_value_holm : float
