@@ -6,9 +6,14 @@ and the command line share it.
 
 from __future__ import annotations
 
+import contextlib
 import signal
+import threading
+from collections.abc import Iterator
+from types import FrameType
+from typing import Any
 
-__all__ = ["STOP_SIGNALS", "note_stop", "stop_requested"]
+__all__ = ["STOP_SIGNALS", "note_stop", "stop_requested", "stops_deferred"]
 
 #: The signals a command stops on (Ctrl-C, and SIGTERM from a job runner).
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -29,3 +34,36 @@ def note_stop(stop: BaseException) -> None:
 def stop_requested() -> BaseException | None:
     """The stop recorded by :func:`note_stop`, if any."""
     return _stop
+
+
+@contextlib.contextmanager
+def stops_deferred() -> Iterator[None]:
+    """Hold a stop signal while the block runs, then act on it as the handler before would.
+
+    For the few system calls that must happen together (renaming a set of finished files
+    into place): a stop arriving in between would leave half of the set old. Off the main
+    thread (where Python runs no signal handler) the block just runs.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[tuple[int, FrameType | None]] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        held.append((signum, frame))
+
+    previous: dict[int, Any] = {}
+    try:
+        for signum in STOP_SIGNALS:
+            previous[signum] = signal.signal(signum, hold)
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if held:
+            signum, frame = held[0]
+            handler = previous.get(signum)
+            if callable(handler):
+                handler(signum, frame)
+            elif handler != signal.SIG_IGN:
+                signal.raise_signal(signum)  # the default action, as before the block

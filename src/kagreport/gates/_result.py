@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 import msgspec
 
-from kagreport._atomic import write_atomic
+from kagreport._atomic import write_atomic_set
 from kagreport._document import Document, convert, jsonable
 from kagreport._errors import InputError
 from kagreport.gates import _outputs
@@ -233,8 +233,9 @@ class GateResult(Document):
 
     def write(self, path: str | os.PathLike[str], format: str | None = None) -> None:
         """Write the gate's folder ``path`` (made if missing): ``gate.md``, ``gate.xml``,
-        ``gate.json`` and ``badge.svg``, each atomically (a reader sees the old file or the
-        new one). ``format`` must be None or ``"folder"``.
+        ``gate.json`` and ``badge.svg``, as one set (a reader, or a Ctrl-C, sees the old
+        four or the new four, never a mix: :func:`kagreport._atomic.write_atomic_set`).
+        ``format`` must be None or ``"folder"``.
 
         Raises
         ------
@@ -245,5 +246,4 @@ class GateResult(Document):
             raise InputError(f"a GateResult is written as a folder, not {format!r}")
         os.makedirs(path, exist_ok=True)
         contents = (self.markdown(), self.junit(), self.dumps(), self.badge())
-        for name, content in zip(_outputs.FILES, contents, strict=True):
-            write_atomic(os.path.join(path, name), content)
+        write_atomic_set(path, dict(zip(_outputs.FILES, contents, strict=True)))
