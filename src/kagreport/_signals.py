@@ -54,16 +54,16 @@ def stops_deferred() -> Iterator[None]:
 
     previous: dict[int, Any] = {}
     try:
-        for signum in STOP_SIGNALS:
-            previous[signum] = signal.signal(signum, hold)
+        for stop in STOP_SIGNALS:
+            previous[stop] = signal.signal(stop, hold)
         yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
         if held:
-            signum, frame = held[0]
-            handler = previous.get(signum)
-            if callable(handler):
-                handler(signum, frame)
-            elif handler != signal.SIG_IGN:
-                signal.raise_signal(signum)  # the default action, as before the block
+            first, frame = held[0]
+            before = previous.get(first)
+            if callable(before):
+                before(first, frame)
+            elif before != signal.SIG_IGN:
+                signal.raise_signal(first)  # the default action, as before the block
