@@ -1,0 +1,53 @@
+"""A set of files renamed into place together, with stop signals held meanwhile."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from types import FrameType
+
+import pytest
+
+from kagreport._atomic import write_atomic_set
+from kagreport._signals import stops_deferred
+
+
+def test_a_stop_inside_the_block_is_acted_on_after_it() -> None:
+    events: list[object] = []
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        events.append(("handler", signum))
+
+    before = signal.signal(signal.SIGTERM, handler)
+    try:
+        with stops_deferred():
+            signal.raise_signal(signal.SIGTERM)
+            events.append("inside")
+        events.append("after")
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert events == ["inside", ("handler", signal.SIGTERM), "after"]
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_ctrl_c_during_the_renames_still_leaves_the_whole_new_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    for name in ("a", "b", "c"):
+        (tmp_path / name).write_text("old")
+    real_replace = os.replace
+    calls = []
+
+    def replace_then_interrupt(source: str, target: str) -> None:
+        real_replace(source, target)
+        calls.append(target)
+        if len(calls) == 1:
+            signal.raise_signal(signal.SIGINT)  # Python's handler raises KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", replace_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic_set(tmp_path, {"a": "new", "b": "new", "c": "new"})
+    assert len(calls) == 3  # the interruption waited for the last rename
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == dict.fromkeys("abc", "new")
