@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["CREATED", "created_time", "latest_time", "recorded_time"]
+__all__ = ["CREATED", "created_time", "latest_time", "parse_time", "recorded_time"]
 
 #: The metadata key of the time a run records.
 CREATED = "created"
@@ -35,13 +35,17 @@ def recorded_time(value: Any) -> str | None:
     str or None
         ``"YYYY-MM-DDTHH:MM:SS[.ffffff]Z"``.
     """
-    moment = _parse(value)
+    moment = parse_time(value)
     if moment is None:
         return None
     return moment.isoformat().replace("+00:00", "Z")
 
 
-def _parse(value: Any) -> datetime | None:
+def parse_time(value: Any) -> datetime | None:
+    """:func:`recorded_time`'s reading of ``value`` as an aware UTC datetime (a datetime is
+    taken as it is, a naive one as UTC); None when it is not a time."""
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | float):
@@ -77,11 +81,11 @@ def latest_time(values: Iterable[Any]) -> str | None:
     """The latest of several recorded times (:func:`recorded_time` of each; the ones that
     are not times are left out), or None when none is: the time of a run made of several
     logs is when its last one was made."""
-    found = [m for m in (_parse(v) for v in values) if m is not None]
+    found = [m for m in (parse_time(v) for v in values) if m is not None]
     return max(found).isoformat().replace("+00:00", "Z") if found else None
 
 
 def created_time(metadata: Mapping[str, Any]) -> datetime | None:
     """The time ``metadata["created"]`` records, as an aware UTC datetime; None without
     one (or with a value that is not a time)."""
-    return _parse(metadata.get(CREATED))
+    return parse_time(metadata.get(CREATED))
