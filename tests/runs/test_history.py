@@ -65,7 +65,7 @@ def test_one_paired_step_is_mcnemars_exact_test() -> None:
     assert step["p_value_holm"] == pytest.approx(expected, rel=1e-9)  # a family of one
     assert bool(step["significant"]) is bool(expected < 0.05)
     first = frame.iloc[0]
-    assert first["previous"] is None and math.isnan(first["change"])
+    assert pd.isna(first["previous"]) and math.isnan(first["change"])
     assert first["significant"] is pd.NA and first["n_pairs"] is pd.NA
 
 
