@@ -78,6 +78,9 @@ def test_hostile_names_are_drawn_safely() -> None:
     isolated = "\u2068" + HOSTILE + "\u2069"
     holding = [s for s in strings if "\u202e" in s]
     assert holding and all(isolated in s for s in holding)
+    assert not any(
+        s.startswith("\u2068") and " · 2026" in s and s.endswith("\u2069") for s in strings
+    )
     assert any(s.startswith(isolated + " · ") for s in strings)  # the run, on the axis
 
 

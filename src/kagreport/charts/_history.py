@@ -103,17 +103,18 @@ def history_chart(
         wilson = "interval" in data and bool((data["interval"] == "wilson").any())
         percent = is_proportion(name) or wilson
     runs = data.drop_duplicates("run").sort_values("position")
+    # Each name drawn safe (isolated, cut) and distinct, then its time beside it.
+    names = drawn_names(runs["run"].astype(str))
     labels = {
-        str(r.run): _run_label(str(r.run), r.time, r.time_source) for r in runs.itertuples()
+        str(r.run): _run_label(names[str(r.run)], r.time, r.time_source) for r in runs.itertuples()
     }
-    drawn_runs = drawn_names(labels.values())
     drawn_systems = drawn_names(data["system"].astype(str))
-    order = [drawn_runs[labels[str(r)]] for r in runs["run"]]
+    order = [labels[str(r)] for r in runs["run"]]
 
     significant = data["significant"].fillna(False).astype(bool).to_numpy()
     table = pd.DataFrame(
         {
-            "run": [drawn_runs[labels[str(r)]] for r in data["run"]],
+            "run": [labels[str(r)] for r in data["run"]],
             "system": [drawn_systems[str(s)] for s in data["system"]],
             "value": data["value"].astype(float).to_numpy(),
             "low": data["low"].astype(float).to_numpy(),
@@ -168,9 +169,7 @@ def history_chart(
             shape=alt.Shape(
                 "status:N",
                 title="Change from the previous run",
-                scale=alt.Scale(
-                    domain=[marked, "not significant"], range=["diamond", "circle"]
-                ),
+                scale=alt.Scale(domain=[marked, "not significant"], range=["diamond", "circle"]),
             ),
             size=alt.Size(
                 "status:N",
