@@ -271,8 +271,7 @@ def _sequence(
 ) -> list[dict[str, Any]]:
     """The rows of one (system, metric): values, and each change Holm-adjusted together."""
     tests = [
-        _test(before[2], after[2], n_resamples, seed)
-        for before, after in itertools.pairwise(steps)
+        _test(before[2], after[2], n_resamples, seed) for before, after in itertools.pairwise(steps)
     ]
     raw = [t[1] for t in tests]
     adjusted, levels = holm_adjust(raw), holm_levels(raw, alpha)
