@@ -49,14 +49,17 @@ def test_points_link_to_their_runs_and_significant_changes_are_marked() -> None:
     if rows is None:
         rows = spec["layer"][0]["data"]["values"]
     links = {r["run"].split(" · ")[0]: r["href"] for r in rows}
-    assert links["r1"] == "history/r1.html" and links["r3"] == "history/r3.html"
+    assert links["r1"] == "history/r1.html"
+    assert links["r3"] == "history/r3.html"
     point = spec["layer"][2]
     assert point["encoding"]["href"]["field"] == "href"
     # The jump 20% -> 90% on 120 items is significant after Holm; the diamonds say so.
     marked = [r for r in rows if r["significant"]]
-    assert marked and all(r["system"] != "base" for r in marked)
+    assert marked
+    assert all(r["system"] != "base" for r in marked)
     subtitle = " ".join(spec["title"]["subtitle"])
-    assert "Holm" in subtitle and "each system's sequence of changes" in subtitle
+    assert "Holm" in subtitle
+    assert "each system's sequence of changes" in subtitle
     # The fallback time is said on the axis label.
     assert any("(file time)" in r["run"] for r in rows)
 
@@ -77,7 +80,8 @@ def test_hostile_names_are_drawn_safely() -> None:
     # the text beside it; the markup is data (Vega draws text; the site escapes its JSON).
     isolated = "\u2068" + HOSTILE + "\u2069"
     holding = [s for s in strings if "\u202e" in s]
-    assert holding and all(isolated in s for s in holding)
+    assert holding
+    assert all(isolated in s for s in holding)
     assert not any(
         s.startswith("\u2068") and " · 2026" in s and s.endswith("\u2069") for s in strings
     )

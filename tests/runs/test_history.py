@@ -3,6 +3,7 @@ unpaired) and Holm-adjusted over the sequence; numbers from independent computat
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Sequence
@@ -57,7 +58,8 @@ def test_one_paired_step_is_mcnemars_exact_test() -> None:
     frame = history(runs)
     assert list(frame["run"]) == ["old", "new"]
     step = frame.iloc[1]
-    assert step["previous"] == "old" and step["method"] == "paired sign-flip"
+    assert step["previous"] == "old"
+    assert step["method"] == "paired sign-flip"
     assert step["n_pairs"] == 60
     assert step["change"] == pytest.approx((14 - 4) / 60, abs=1e-15)
     expected = binomtest(14, 18, 0.5).pvalue  # McNemar's exact test on the 18 discordant
@@ -65,8 +67,10 @@ def test_one_paired_step_is_mcnemars_exact_test() -> None:
     assert step["p_value_holm"] == pytest.approx(expected, rel=1e-9)  # a family of one
     assert bool(step["significant"]) is bool(expected < 0.05)
     first = frame.iloc[0]
-    assert pd.isna(first["previous"]) and math.isnan(first["change"])
-    assert first["significant"] is pd.NA and first["n_pairs"] is pd.NA
+    assert pd.isna(first["previous"])
+    assert math.isnan(first["change"])
+    assert first["significant"] is pd.NA
+    assert first["n_pairs"] is pd.NA
 
 
 def test_holm_over_three_steps_by_hand() -> None:
@@ -87,7 +91,7 @@ def test_holm_over_three_steps_by_hand() -> None:
     counts = [
         (sum(a > b for a, b in zip(new, old, strict=True)),
          sum(a < b for a, b in zip(new, old, strict=True)))
-        for old, new in zip(columns, columns[1:], strict=False)
+        for old, new in itertools.pairwise(columns)
     ]  # fmt: skip
     raw = [binomtest(u, u + d, 0.5).pvalue for u, d in counts]
     # Holm by hand: sort, multiply by 3, 2, 1, running maximum, capped at 1.
@@ -135,7 +139,8 @@ def test_unpaired_step_is_the_normal_two_sample_test() -> None:
         "y": _run({"A": b}, "2026-01-02T00:00:00Z", [f"y{i}" for i in range(40)]),
     }
     step = history(runs).iloc[1]
-    assert step["method"] == "two-sample normal" and step["n_pairs"] == 0
+    assert step["method"] == "two-sample normal"
+    assert step["n_pairs"] == 0
     change = np.mean(b) - np.mean(a)
     se = math.sqrt(np.var(a, ddof=1) / 50 + np.var(b, ddof=1) / 40)
     assert step["change"] == pytest.approx(change, rel=1e-12)

@@ -23,7 +23,8 @@ def _utc(moment: datetime) -> datetime:
 
 def _created(run: Run) -> datetime:
     text = run.metadata["created"]
-    assert isinstance(text, str) and text.endswith("Z")
+    assert isinstance(text, str)
+    assert text.endswith("Z")
     return datetime.fromisoformat(text)
 
 

@@ -103,7 +103,8 @@ def _item_ids(run: Run, vocabulary: dict[tuple[str, str], int]) -> npt.NDArray[n
         ],
         dtype=np.int64,
     )
-    return ids[inverse.ravel()]
+    found: npt.NDArray[np.int64] = ids[inverse.ravel()]
+    return found
 
 
 def _system_values(

@@ -115,7 +115,7 @@ def plan_history(site: SiteContent, folder: Path) -> SiteHistory:
     runs, times, found = read_history(site, folder)
     site.say(f"testing the history of {len(runs)} runs")
     frame = run_history(runs, fallback_times=times)
-    found.attrs = dict(frame.attrs)
+    found.attrs = {str(k): v for k, v in frame.attrs.items()}
     slugs = {name: site.slug("history", name) for name in sorted(runs)}
     # Time order as the frame has it; a run with no row (no metric) after, by name.
     ordered = list(frame.drop_duplicates("run").sort_values("position")["run"])
