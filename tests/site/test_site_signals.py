@@ -469,3 +469,41 @@ def test_notebooks_run_inside_a_running_event_loop(tmp_path: Path) -> None:
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         page = pool.submit(asyncio.run, convert()).result(timeout=300)
     assert "42" in page
+
+
+# ---------------------------------------------------------------------- --history
+
+
+@pytest.fixture(scope="module")
+def history_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Twenty run documents (10 systems x 2,000 items): a history build of a second or two
+    once its build folder exists (reading the runs, the history, the pages)."""
+    sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
+    try:
+        from history_scale import write_runs
+    finally:
+        sys.path.pop(0)
+    folder = tmp_path_factory.mktemp("history-signals") / "runs"
+    folder.mkdir()
+    write_runs(folder, 20, 10, 2000)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("sig", "delay"),
+    [(signal.SIGTERM, 0.3), (signal.SIGINT, 0.1)],
+    ids=["SIGTERM", "SIGINT"],
+)
+def test_stop_during_a_history_build(
+    sig: int, delay: float, small_run: dict[str, Path], history_folder: Path, tmp_path: Path
+) -> None:
+    out, before = _site_copy(small_run, tmp_path)
+    build = _Build(["--history", str(history_folder), "-o", str(out)])
+    build.wait_for(lambda: build.building, "its build folder")
+    time.sleep(delay)
+    if build.process.poll() is not None:
+        pytest.fail(f"the history build ended before the stop: {build.reap()}")
+    code, _, err, secs = build.stop(sig)
+    print(f"{signal.Signals(sig).name} {delay} s into the build: exit {code} in {secs:.2f} s")
+    assert secs < 2.0, f"the stop took {secs:.2f} s"
+    _assert_clean_stop(sig, code, err, out, before, build)

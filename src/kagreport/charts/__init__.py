@@ -18,6 +18,7 @@ from the text beside it; ordinary names as they are.
 - :func:`outcomes_chart`: correct / incorrect / error per setup.
 - :func:`dataset_heatmap`: a metric per setup and dataset.
 - :func:`latency_chart`: per-item generation or retrieval time per setup.
+- :func:`history_chart`: a metric per system across runs (:func:`kagreport.runs.history`).
 - :func:`forest_plot`: paired differences of two evaluations, or of a run's setup pairs.
 - :func:`agreement_chart`, :func:`pairwise_agreement_chart`: agreement between judges.
 - :func:`retrieval_answer_chart`: retrieval hit/miss by answer right/wrong, per setup.
@@ -58,6 +59,7 @@ with optional(*_NEEDS):
         save_figure,
     )
     from kagreport.charts._forest import forest_data, forest_plot
+    from kagreport.charts._history import history_chart
     from kagreport.charts._latency import latency_bins, latency_chart, latency_summary
     from kagreport.charts._live import live_available, live_chart
     from kagreport.charts._outcomes import (
@@ -114,6 +116,7 @@ __all__ = [
     "forest_data",
     "forest_plot",
     "heatmap_data",
+    "history_chart",
     "label_title",
     "latency_bins",
     "latency_chart",

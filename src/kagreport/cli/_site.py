@@ -70,6 +70,14 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
         "that sit in several files (two Inspect logs, say), give their folder as one --run",
     )
     build.add_argument(
+        "--history",
+        metavar="DIR",
+        help="a folder of runs (any format, one file or folder each): adds a history page, "
+        "the runs ordered by the time each records (its file's time when it records none), "
+        "each system's value across them and every change tested. Hidden entries are left "
+        "alone; an entry that is not a run is skipped with a warning",
+    )
+    build.add_argument(
         "--evaluation",
         action="append",
         default=[],
@@ -113,6 +121,7 @@ def run_site(args: argparse.Namespace, level: int) -> int:
         templates=args.templates,
         with_notebooks=args.with_notebooks,
         sources=args.sources,
+        history=args.history,
     )
 
     # Steps on a terminal at the default level; with -vv they are logged (INFO) instead.

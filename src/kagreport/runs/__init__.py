@@ -10,6 +10,7 @@ interval of each mean cost; :data:`OUTCOMES` names the outcome codes.
 :func:`flipped_items` gives the items two systems score differently, with both sides'
 texts and costs (the same items as ``compare_setups``' flips); :class:`LazyTexts` is a
 text column read on demand (a kag tree's responses stay in its result files).
+:func:`history` follows each system across runs in time order, each change tested.
 :func:`repeat_scores` gives every repeat's score (Inspect epochs, promptfoo repeats) and
 the item, the cluster, it repeats, and :func:`pass_k` each system's pass@k and pass^k over
 those repeats.
@@ -20,6 +21,7 @@ from __future__ import annotations
 from kagreport.evaluation import VERDICTS, MetricVerdict  # a run comparison's verdicts
 from kagreport.runs._costs import COSTS, CostAxis, cost_axis, recorded_columns, recorded_costs
 from kagreport.runs._flips import FlippedItem, FlippedSide, flipped_items
+from kagreport.runs._history import history
 from kagreport.runs._intervals import CostInterval, cost_intervals
 from kagreport.runs._leaderboard import CLUSTER_INTERVAL, LeaderboardRow, leaderboard
 from kagreport.runs._metrics import kag_stats_json, setup_metrics
@@ -61,6 +63,7 @@ __all__ = [
     "cost_frontier",
     "cost_intervals",
     "flipped_items",
+    "history",
     "kag_stats_json",
     "leaderboard",
     "metric_summaries",

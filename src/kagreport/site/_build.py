@@ -6,6 +6,7 @@ Output layout (every link relative; the site opens from ``file://`` with no netw
     setups/<run>--<system>.html                  one page per system, with its items
     comparisons/<run>--<candidate>--vs--<baseline>.html
     evaluations/<name>.html                      one page per evaluation report
+    history/index.html, history/<run>.html       the history of --history DIR, a light page per run
     systems/<names>.html                         retrieval systems side by side, paired tests
     notebooks/<stem>.html                        executed, converted notebooks
     data/report.json                             the first kag run's kag stats JSON
@@ -41,6 +42,7 @@ from kagreport.site._config import RunConfig, SiteConfig, SourceConfig
 from kagreport.site._context import SiteContent
 from kagreport.site._evaluations import build_evaluation
 from kagreport.site._figures import FigureWriter
+from kagreport.site._history import history_folder, plan_history
 from kagreport.site._output import check_output, new_folder, site_path, swap
 from kagreport.site._run import plan_run, read_input
 from kagreport.site._signals import deferred_signals
@@ -172,9 +174,12 @@ def plan_site(
     for run_config, key in inputs:
         site.say(f"reading {run_config.name}")
         read.append((run_config, key, read_input(run_config, key, config.source, engine_options)))
-    with _charts_unchecked() if read or config.evaluations else contextlib.nullcontext():
+    charts = read or config.evaluations or config.history is not None
+    with _charts_unchecked() if charts else contextlib.nullcontext():
         for run_config, key, run in read:
             plan_run(site, run_config, key, run)
+        if config.history is not None:
+            site.history = plan_history(site, history_folder(config.history))
         site.systems = plan_systems(site)
         for source in config.evaluations:
             build_evaluation(site, source)

@@ -210,6 +210,9 @@ class SiteConfig:
         A folder of templates that replace the package's of the same name.
     source : Path or None
         The TOML file this configuration was read from (for messages).
+    history : Path or None
+        A folder of runs (any format :func:`kagreport.read_run` reads) whose history page
+        the site adds (``kagreport site build --history``).
     """
 
     title: str = "kagreport"
@@ -219,6 +222,7 @@ class SiteConfig:
     notebooks: tuple[Path, ...] = ()
     templates: Path | None = None
     source: Path | None = None
+    history: Path | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "runs", tuple(self.runs))

@@ -71,6 +71,7 @@ class SiteContent:
     evaluations: list[Page] = field(default_factory=list)
     notebooks: list[Page] = field(default_factory=list)
     systems: Any = None  # retrieval systems side by side (site/_systems.py)
+    history: Any = None  # the history page's data (site/_history.py)
     page_slugs: dict[str, Slugs] = field(default_factory=dict)
     figure_names: set[str] = field(default_factory=set)
     # While a SIMULATED run's pages are made: its notice, shown on each page and said
@@ -134,6 +135,8 @@ class SiteContent:
         if self.config.runs or self.config.sources:
             links.append(("Leaderboards", "index.html#runs"))
             links.append(("Comparisons", "index.html#comparisons"))
+        if self.config.history is not None:
+            links.append(("History", "history/index.html"))
         if self.config.evaluations:
             links.append(("Evaluations", "index.html#evaluations"))
         if self.config.notebooks:

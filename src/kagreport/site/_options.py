@@ -88,6 +88,7 @@ def config_from_options(
     templates: _Path | None = None,
     with_notebooks: bool = False,
     sources: Sequence[_Path] = (),
+    history: _Path | None = None,
 ) -> SiteConfig:  # over 80 lines with the docstring of its twelve options; the code is 30
     """The :class:`SiteConfig` that ``kagreport site build``'s options describe.
 
@@ -123,6 +124,9 @@ def config_from_options(
     sources : sequence of paths
         Runs of other tools (any format :func:`kagreport.read_run` detects), each named
         after its file or folder stem.
+    history : path, optional
+        A folder of runs whose history page the site adds; alone (no configuration, kag
+        run or ``sources``), the site holds only the history.
 
     Returns
     -------
@@ -167,7 +171,7 @@ def config_from_options(
                 ),
             ),
         )
-    elif sources:
+    elif sources or history is not None:
         site = SiteConfig(title=title or "kagreport")
     else:
         site = SiteConfig.default(notebooks=with_notebooks)
@@ -178,4 +182,5 @@ def config_from_options(
         evaluations=site.evaluations + tuple(EvaluationSource.of(Path(p)) for p in evaluations),
         notebooks=site.notebooks + tuple(Path(p) for p in notebooks),
         templates=Path(templates) if templates else site.templates,
+        history=Path(history) if history is not None else site.history,
     )

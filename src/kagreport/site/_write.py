@@ -123,6 +123,7 @@ def write_site(
             evaluations=content.evaluations,
             notebooks=content.notebooks,
             config=content.config,
+            history=content.history,
         ),
     )
 

@@ -289,6 +289,7 @@ def _read_one(path: Path, reader: _Reader, ranks: dict[str, Any]) -> dict[str, A
         "repeats": repeats,
         "scores": {r.evaluation_result_id or r.metric: r.score_details.score for r in results},
         "hints": hints,
+        "created": aggregate.evaluation_timestamp or aggregate.retrieved_timestamp,
     }
 
 
@@ -321,6 +322,11 @@ def read_eee(path: Path) -> Run:
     sources = [_read_one(file, reader, ranks) for file in files]
     hints = sources[0]["hints"]
     written = {"written_from": hints["kagreport_metadata"]} if "kagreport_metadata" in hints else {}
+    from kagreport.runs._times import latest_time
+
+    # When each evaluation was run (else, when its record was made); of several, the latest.
+    created = latest_time(s.pop("created") for s in sources)
+    recorded = {} if created is None else {"created": created}
     systems = tuple(sorted(ranks, key=lambda s: (ranks[s], s)))
     keys = list(reader.rows)
     datasets = tuple(dict.fromkeys(k[1] for k in keys))
@@ -366,6 +372,7 @@ def read_eee(path: Path) -> Run:
             "convention": "correct is is_correct of each sample's first line; a metric is "
             "the mean of a sample's lines (repeats: epochs, trials, perturbed variants); "
             "the aggregates' own scores are in aggregates[].scores, as the files state them",
+            **recorded,
             **written,
         },
     )

@@ -94,6 +94,8 @@ class Aggregate(msgspec.Struct):
     eval_library: EvalLibrary
     evaluation_results: list[EvaluationResult]
     detailed_evaluation_results: DetailedResults | None = None
+    evaluation_timestamp: str | None = None  # when the evaluation was run
+    retrieved_timestamp: str | None = None  # when the record was made (Unix seconds)
 
 
 class Input(msgspec.Struct):

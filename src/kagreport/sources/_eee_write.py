@@ -142,6 +142,7 @@ def _system_files(run: Run, index: int, stamp: str, collection: str) -> tuple[st
         "schema_version": SCHEMA_VERSION,
         "evaluation_id": evaluation_id,
         "retrieved_timestamp": stamp,
+        **_evaluated(run),
         "source_metadata": {
             "source_name": collection,
             "source_type": "evaluation_run",
@@ -237,6 +238,15 @@ def check_output(target: Path) -> None:
         raise UsageError(f"{target} is a file; EEE output is a folder")
     if target.is_dir() and {p.name for p in target.iterdir()} - {"data"}:
         raise UsageError(f"{target} holds other files than data/; choose a new folder")
+
+
+def _evaluated(run: Run) -> dict[str, str]:
+    """``evaluation_timestamp`` (Unix seconds, as EEE's converters write it) of the run's
+    recorded time (``metadata["created"]``), when it has one."""
+    from kagreport.runs._times import created_time
+
+    moment = created_time(run.metadata)
+    return {} if moment is None else {"evaluation_timestamp": f"{moment.timestamp():.6f}"}
 
 
 def write_eee(run: Run, path: str | os.PathLike[str], timestamp: float | None = None) -> Path:

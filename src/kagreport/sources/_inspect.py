@@ -299,6 +299,11 @@ def read_inspect(path: str | os.PathLike[str], *, summaries_only: bool = False) 
         for sample_id, item in items.items():
             rows.append((systems[name], spec.task, str(sample_id), item, main))
         metadata["systems"][name] = _log_metadata(log, convention, main, items)
+    from kagreport.runs._times import latest_time
+
+    created = latest_time(log.header.eval.created for log in logs)
+    if created is not None:  # the run's time: when its last log was started (eval.created)
+        metadata["created"] = created
     return _build(tuple(systems), rows, list(metric_names), metadata, logs)
 
 

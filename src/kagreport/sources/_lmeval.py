@@ -80,6 +80,7 @@ class _Results(msgspec.Struct):
     groups: dict[str, dict[str, Any]] | None = None
     group_subtasks: dict[str, list[str]] | None = None
     configs: dict[str, dict[str, Any]] | None = None
+    date: Any = None  # Unix seconds when the evaluation started (lm-eval's time.time())
 
 
 class _Sample(msgspec.Struct):
@@ -176,8 +177,10 @@ def read_lmeval(path: Path) -> Run:
         "convention": _CONVENTION,
         "systems": {},
     }
+    dates = []
     for file in files:
         results = _decode(_read(file), _Results, str(file))
+        dates.append(results.date)
         name = _system_name(results, file)
         date = file.stem[len("results_") :]
         if name in systems:
@@ -219,6 +222,11 @@ def read_lmeval(path: Path) -> Run:
     headline = _headline(metadata["systems"], metric_names)
     if headline is not None:
         metadata["headline"] = headline
+    from kagreport.runs._times import latest_time
+
+    created = latest_time(dates)  # of several results files, the latest
+    if created is not None:
+        metadata["created"] = created
     return _build(systems, rows, list(metric_names), metadata)
 
 

@@ -137,6 +137,12 @@ def read_openai_evals(path: Path) -> Run:
         metadata.update(parts[0][7])
     else:
         metadata["logs"] = {file.name: part[7] for file, part in zip(files, parts, strict=True)}
+    from kagreport.runs._times import latest_time
+
+    # The spec's created_at (evals writes str(datetime.utcnow()): UTC without an offset).
+    created = latest_time(part[7].get("created_at") for part in parts)
+    if created is not None:
+        metadata["created"] = created
     return Run(
         kind="answers",
         systems=tuple(systems),

@@ -166,6 +166,11 @@ def read_promptfoo(path: Path) -> Run:
                 "results_version": 3,
             }
         )
+        from kagreport.runs._times import recorded_time
+
+        created = recorded_time(output.results.timestamp)
+        if created is not None:
+            meta["created"] = created
         options = output.config.evaluateOptions if output.config is not None else None
         if options is not None and options.repeat is not None:
             meta["repeat"] = options.repeat

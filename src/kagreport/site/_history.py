@@ -1,0 +1,223 @@
+"""The history pages of ``kagreport site build --history DIR``: every run in DIR read, ordered
+by the time it records (its file's modification time as the stated fallback), one history
+page (per metric and system: the chart and the table of :func:`kagreport.runs.history`) and
+a light page per run (its leaderboard rows, from the same frame) for the points to link to.
+
+Each run gets a light page, not the full run pages (system pages with every item,
+comparisons): at 100 runs x 20 systems x 5,000 items those would be 2,000 system pages and
+10 million item rows; the history's own numbers are the leaderboard's, which the light page
+shows. Nothing here computes a statistic: the numbers are :func:`kagreport.runs.history`'s.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kagreport._errors import KagreportError, SiteError
+from kagreport._format import (
+    difference_interval,
+    is_proportion,
+    p_value,
+    percent_interval,
+    score_interval,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from kagreport.runs import Run
+    from kagreport.site._context import SiteContent
+
+__all__ = ["SiteHistory", "plan_history", "read_history"]
+
+
+@dataclass
+class SiteHistory:
+    """What the history page and the index show of a history folder."""
+
+    folder: str
+    runs: list[dict[str, Any]] = field(default_factory=list)  # in time order
+    skipped: list[str] = field(default_factory=list)  # "entry: reason"
+    hidden: list[str] = field(default_factory=list)  # hidden entries left alone
+    sections: list[dict[str, Any]] = field(default_factory=list)  # per metric, per system
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+def read_history(
+    site: SiteContent, folder: Path
+) -> tuple[dict[str, Run], dict[str, float], SiteHistory]:
+    """Every run in ``folder`` (each entry a file or folder :func:`kagreport.read_run`
+    reads, in name order), with each one's file time (the fallback when it records none).
+
+    Hidden entries (a leading ".") are left alone; an entry that is not a readable run
+    (a README, a stray file) is skipped with one warning naming it and why, listed on the
+    page too.
+
+    Raises
+    ------
+    SiteError
+        If ``folder`` is not a folder or holds no readable run.
+    """
+    from kagreport.sources import read_run
+
+    history = SiteHistory(str(folder))
+    try:
+        entries = sorted(folder.iterdir(), key=lambda p: p.name)
+    except OSError as exc:
+        raise SiteError(
+            f"cannot read the history folder {folder}: {exc.strerror or exc}", path=folder
+        ) from None
+    runs: dict[str, Run] = {}
+    times: dict[str, float] = {}
+    stems = [p.stem if p.is_file() else p.name for p in entries]
+    for path, stem in zip(entries, stems, strict=True):
+        if path.name.startswith("."):
+            history.hidden.append(path.name)
+            continue
+        name = stem if stems.count(stem) == 1 else path.name
+        site.say(f"reading history run {path.name}")
+        try:
+            run = read_run(path)
+            times[name] = path.stat().st_mtime
+        except KagreportError as exc:
+            # The reason without the path (named once) or the list of formats.
+            reason = str(exc).replace(str(path), "").split("; formats:")[0].strip(" :")
+            history.skipped.append(f"{path.name}: {reason}")
+            site.warn(f"history: skipped {path.name}: not a run kagreport reads ({reason})")
+            continue
+        except OSError as exc:
+            history.skipped.append(f"{path.name}: {exc.strerror or exc}")
+            site.warn(f"history: skipped {path.name}: {exc.strerror or exc}")
+            continue
+        runs[name] = run
+    if history.hidden:
+        site.warn(f"history: left hidden entries alone: {', '.join(history.hidden)}")
+    if not runs:
+        raise SiteError(f"the history folder {folder} holds no run kagreport reads", path=folder)
+    return runs, times, history
+
+
+def plan_history(site: SiteContent, folder: Path) -> SiteHistory:
+    """Read the history folder and record the history page and each run's light page.
+
+    Raises
+    ------
+    SiteError
+        As :func:`read_history`.
+    """
+    from kagreport.runs import history as run_history
+
+    runs, times, found = read_history(site, folder)
+    site.say(f"testing the history of {len(runs)} runs")
+    frame = run_history(runs, fallback_times=times)
+    found.attrs = {str(k): v for k, v in frame.attrs.items()}
+    slugs = {name: site.slug("history", name) for name in sorted(runs)}
+    # Time order as the frame has it; a run with no row (no metric) after, by name.
+    ordered = list(frame.drop_duplicates("run").sort_values("position")["run"])
+    ordered += sorted(set(runs) - set(ordered))
+    for name in ordered:
+        run = runs[name]
+        found.runs.append(
+            {
+                "name": name,
+                "href": f"{slugs[name]}.html",
+                "tool": str(run.metadata.get("tool", run.metadata.get("source", "-"))),
+                "time": _time_text(run, times[name]),
+                "source": "recorded" if isinstance(run.metadata.get("created"), str) else "file",
+                "systems": len(run.systems),
+                "n_rows": len(run),
+            }
+        )
+    hrefs = {name: f"{slugs[name]}.html" for name in runs}
+    _sections(site, frame, found, hrefs)
+    for row in found.runs:
+        mine = frame[frame["run"] == row["name"]]
+        site.page(
+            f"history/{row['href']}",
+            "history_run.html.j2",
+            title=row["name"],
+            entry=row,
+            rows=[_row(r) for r in mine.to_dict("records")],
+        )
+    site.page("history/index.html", "history.html.j2", title="History", history=found)
+    return found
+
+
+def _sections(
+    site: SiteContent, frame: pd.DataFrame, found: SiteHistory, hrefs: dict[str, str]
+) -> None:
+    from kagreport.charts import history_chart
+
+    for metric in dict.fromkeys(frame["metric"]):
+        rows = frame[frame["metric"] == metric]
+        for system in dict.fromkeys(rows["system"]):
+            mine = rows[rows["system"] == system]
+            chart = site.chart(
+                history_chart(frame, metric=str(metric), systems=[str(system)], hrefs=hrefs),
+                f"history-{site.slug('history-charts', f'{metric}-{system}')}",
+                f"{metric} of {system} across runs",
+                figure=False,
+            )
+            found.sections.append(
+                {
+                    "metric": str(metric),
+                    "system": str(system),
+                    "chart": chart,
+                    "rows": [dict(_row(r), href=hrefs[r["run"]]) for r in mine.to_dict("records")],
+                    "marked": int(mine["significant"].fillna(False).astype(bool).sum()),
+                }
+            )
+
+
+def _row(record: dict[str, Any]) -> dict[str, Any]:
+    """One history row as the tables write it (texts from :mod:`kagreport._format`)."""
+    proportion = record.get("interval") == "wilson" or is_proportion(str(record["metric"]))
+    interval = percent_interval if proportion else score_interval
+    change = record["change"]
+    defined = isinstance(change, float) and not math.isnan(change)
+    significant = record["significant"]
+    return {
+        "run": str(record["run"]),
+        "system": str(record["system"]),
+        "metric": str(record["metric"]),
+        "value": interval(record["value"], record["low"], record["high"]),
+        "n_items": int(record["n_items"]),
+        "previous": None if not isinstance(record["previous"], str) else record["previous"],
+        "change": difference_interval(
+            change, record["change_low"], record["change_high"], proportion=proportion
+        )
+        if defined
+        else "—",
+        "p": p_value(record["p_value_holm"]) if defined else "—",
+        "method": record["method"] if isinstance(record["method"], str) else "—",
+        "pairs": None if _na(record["n_pairs"]) else int(record["n_pairs"]),
+        "significant": bool(significant) if not _na(significant) else False,
+    }
+
+
+def _na(value: Any) -> bool:
+    import pandas as pd
+
+    return value is None or bool(pd.isna(value))
+
+
+def _time_text(run: Run, fallback: float) -> str:
+    recorded = run.metadata.get("created")
+    if isinstance(recorded, str):
+        return recorded
+    return (
+        datetime.fromtimestamp(fallback, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    )
+
+
+def history_folder(path: str | os.PathLike[str]) -> Path:
+    """``path`` as the history folder, or a :class:`SiteError` naming it."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise SiteError(f"--history {folder}: not a folder", path=folder)
+    return folder

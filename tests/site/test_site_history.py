@@ -1,0 +1,132 @@
+"""``kagreport site build --history DIR``: runs of any format ordered by the time each
+records (the file time as a stated fallback), the history page and a light page per run,
+stray entries skipped, names escaped. Numbers: the frame's, checked in tests/runs."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from markupsafe import escape
+
+from conftest import run_cli
+from kagreport.runs import Run
+
+HOSTILE = '<script>alert("x")</script>&'
+RUN_NAME = 'a-<img src=x onerror="alert(1)">&'  # a file name: no "/"
+LMEVAL = Path(__file__).parents[1] / "data" / "sources" / "lm-eval" / "lm-eval-0.4.13" / "output"
+
+
+def _run(rates: list[float], created: str | None, seed: int) -> Run:
+    n = 150
+    rng = np.random.default_rng(seed)
+    values = np.concatenate([(rng.random(n) < r).astype(float) for r in rates])
+    return Run(
+        kind="answers",
+        systems=("base", HOSTILE),
+        dataset_names=("d",),
+        question_names=tuple(f"q{i}" for i in range(n)),
+        system=np.repeat(np.arange(2), n).astype(np.int32),
+        dataset=np.zeros(len(values), dtype=np.int32),
+        question=np.tile(np.arange(n), 2).astype(np.int32),
+        outcome=np.where(values == 1.0, 0, 1).astype(np.int8),
+        metrics={"correct": values},
+        metadata={"tool": "test"} | ({} if created is None else {"created": created}),
+    )
+
+
+@pytest.fixture(scope="module")
+def history_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    root = tmp_path_factory.mktemp("history")
+    folder = root / "runs"
+    folder.mkdir()
+    _run([0.5, 0.2], "2026-01-01T00:00:00Z", 1).write(folder / "b-first.json")
+    _run([0.5, 0.9], "2026-01-03T00:00:00Z", 2).write(folder / f"{RUN_NAME}.json")
+    # No recorded time: its file time (2026-01-02) places it between the two.
+    untimed = folder / "c-untimed.json"
+    _run([0.5, 0.25], None, 3).write(untimed)
+    stamp = 1767312000  # 2026-01-02T00:00:00Z (date -u -d @1767312000)
+    os.utime(untimed, (stamp, stamp))
+    shutil.copytree(LMEVAL, folder / "lm-eval-run")  # another format, its own systems
+    (folder / "README.md").write_text("notes, not a run\n")
+    (folder / ".DS_Store").write_bytes(b"\0\1")
+    done = run_cli("site", "build", "--history", folder, "-o", root / "site")
+    assert done.returncode == 0, done.stderr
+    return root / "site", done.stderr
+
+
+def test_runs_are_ordered_by_recorded_time_with_the_file_time_marked(
+    history_site: tuple[Path, str],
+) -> None:
+    site, _ = history_site
+    page = (site / "history" / "index.html").read_text()
+    table = page[page.index('id="history-runs-table"') : page.index("</table>")]
+    names = [html.unescape(n) for n in re.findall(r'<tr data-run="([^"]*)"', table)]
+    assert names[:3] == ["b-first", "c-untimed", RUN_NAME]
+    untimed = table[table.index('data-run="c-untimed"') :].split("</tr>")[0]
+    assert "2026-01-02T00:00:00Z" in untimed
+    assert "file time" in untimed
+    run_page = (site / "history" / "c-untimed.html").read_text()
+    assert "file time" in run_page
+    assert "modification time" in run_page
+
+
+def test_stray_entries_are_skipped_and_said(history_site: tuple[Path, str]) -> None:
+    site, stderr = history_site
+    assert "skipped README.md" in stderr
+    assert ".DS_Store" in stderr
+    page = (site / "history" / "index.html").read_text()
+    assert "README.md" in page
+    assert "Hidden entries left alone: .DS_Store" in page
+    index = (site / "index.html").read_text()
+    assert 'href="history/index.html"' in index
+
+
+def test_names_are_escaped_and_rows_link_to_run_pages(history_site: tuple[Path, str]) -> None:
+    site, _ = history_site
+    for page in (site / "history").glob("*.html"):
+        text = page.read_text()
+        for raw in (HOSTILE, RUN_NAME):  # never raw: escaped in HTML, in the chart JSON
+            assert raw not in text, page
+        for href in re.findall(r'<a href="([^"#]+)"', text):
+            if not href.startswith(("../", "http")):
+                assert (page.parent / html.unescape(href)).is_file(), (page, href)
+    page = (site / "history" / "index.html").read_text()
+    assert str(escape(HOSTILE)) in page
+    specs = re.findall(
+        r'<script type="application/json" class="vega-spec"[^>]*>(.*?)</script>', page
+    )
+    assert specs
+    data = [json.loads(s) for s in specs]
+    hrefs = {v.get("href") for d in data for ds in d.get("datasets", {}).values() for v in ds}
+    assert {"b-first.html", "c-untimed.html"} <= hrefs
+
+
+def test_a_significant_change_is_marked(history_site: tuple[Path, str]) -> None:
+    site, _ = history_site
+    page = (site / "history" / "index.html").read_text()
+    # The hostile system: 20% -> 25% -> 90% on 150 shared items: the jump is significant.
+    section = page[page.index(f"{escape(HOSTILE)}: correct") :].split("</section>")[0]
+    assert section.count('class="significant"') == 1
+    assert "paired sign-flip" in section
+
+
+def test_a_folder_with_no_run_fails_naming_it(tmp_path: Path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "README.md").write_text("x")
+    done = run_cli("site", "build", "--history", folder, "-o", tmp_path / "site")
+    assert done.returncode == 1
+    assert done.stderr.count("\n") <= 3
+    assert "holds no run kagreport reads" in done.stderr
+    assert str(folder) in done.stderr
+    assert "Traceback" not in done.stderr
+    missing = run_cli("site", "build", "--history", tmp_path / "nope", "-o", tmp_path / "s")
+    assert missing.returncode == 1
+    assert "not a folder" in missing.stderr
