@@ -4,6 +4,7 @@ UTC): checked against the value written in each real fixture, read here independ
 from __future__ import annotations
 
 import json
+import shutil
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -132,3 +133,33 @@ def test_recorded_time_normalises_or_refuses(value: object, expected: str | None
 def test_latest_time_skips_what_is_not_a_time() -> None:
     assert latest_time(["junk", "2020-01-01T00:00:00Z", 1.0]) == "2020-01-01T00:00:00Z"
     assert latest_time(["junk", None]) is None
+
+
+def test_convert_stamps_a_kag_tree_with_its_file_time_stated_as_such(tmp_path: Path) -> None:
+    # A kag tree records no time: the document keeps the tree's newest modification time
+    # (set here with os.utime, read back independently), marked as a file time, so a
+    # history orders it even after a checkout rewrote every file's time.
+    import os
+
+    from kagreport.examples import mmlu_pro_philosophy
+    from kagreport.runs import history
+    from kagreport.sources import convert_run
+
+    example = mmlu_pro_philosophy()
+    tree = tmp_path / "results"
+    shutil.copytree(example.results, tree)
+    os.utime(tree, (1_796_469_023, 1_796_469_023))
+    for entry in tree.iterdir():
+        os.utime(entry, (1_700_000_000, 1_700_000_000))
+    run = convert_run(tree, tmp_path / "run.json", datasets=example.datasets)
+    kept = Run.read(tmp_path / "run.json").metadata
+    assert kept["created"] == run.metadata["created"] == "2026-12-05T11:10:23Z"
+    assert kept["created_from"] == "file"
+    frame = history({"tree": Run.read(tmp_path / "run.json")})
+    assert set(frame["time_source"]) == {"file"}
+    # A tool's own time is kept as it is, and said to be recorded.
+    inspect = tmp_path / "inspect.json"
+    convert_run(DATA / "inspect" / "log_formats.eval", inspect)
+    document = Run.read(inspect)
+    assert "created_from" not in document.metadata
+    assert set(history({"log": document})["time_source"]) == {"recorded"}

@@ -26,7 +26,7 @@ from kagreport._errors import KagreportError
 from kagreport.runs._leaderboard import leaderboard
 from kagreport.runs._model import Run
 from kagreport.runs._repeats import item_means
-from kagreport.runs._times import created_time, parse_time
+from kagreport.runs._times import created_time, parse_time, time_source
 from kagreport.stats import (
     holm_adjust,
     holm_levels,
@@ -74,7 +74,7 @@ def _entries(runs: Runs, fallback_times: Mapping[str, Any] | None) -> list[_Entr
         if name in names:
             raise KagreportError(f"history: two runs are named {name!r}")
         names.add(name)
-        moment, source = created_time(run.metadata), "recorded"
+        moment, source = created_time(run.metadata), time_source(run.metadata)
         if moment is None and fallback_times is not None and name in fallback_times:
             moment, source = parse_time(fallback_times[name]), "file"
         entries.append(_Entry(name, run, moment, source if moment is not None else None))

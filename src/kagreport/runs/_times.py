@@ -14,10 +14,21 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["CREATED", "created_time", "latest_time", "parse_time", "recorded_time"]
+__all__ = [
+    "CREATED",
+    "CREATED_FROM",
+    "created_time",
+    "latest_time",
+    "parse_time",
+    "recorded_time",
+    "time_source",
+]
 
 #: The metadata key of the time a run records.
 CREATED = "created"
+#: The metadata key saying where that time came from when the tool recorded none:
+#: ``"file"`` (a file's modification time, stamped by ``kagreport convert``).
+CREATED_FROM = "created_from"
 
 
 def recorded_time(value: Any) -> str | None:
@@ -83,6 +94,13 @@ def latest_time(values: Iterable[Any]) -> str | None:
     logs is when its last one was made."""
     found = [m for m in (parse_time(v) for v in values) if m is not None]
     return max(found).isoformat().replace("+00:00", "Z") if found else None
+
+
+def time_source(metadata: Mapping[str, Any]) -> str:
+    """``"file"`` when ``metadata["created"]`` is a file's modification time (``created_from``
+    says so: :func:`kagreport.sources.convert_run` stamps it on a run whose tool records no
+    time), else ``"recorded"`` (the tool's own)."""
+    return "file" if metadata.get(CREATED_FROM) == "file" else "recorded"
 
 
 def created_time(metadata: Mapping[str, Any]) -> datetime | None:

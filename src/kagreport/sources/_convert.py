@@ -28,6 +28,27 @@ def output_format(output: str | os.PathLike[str], to: str | None) -> str:
     return to
 
 
+def _stamp_file_time(run: Run, source: Path) -> Run:
+    """``run`` with its source's file time, stated as such, when it records no time."""
+    import dataclasses
+    from datetime import UTC, datetime
+
+    from kagreport.runs._times import CREATED, CREATED_FROM
+
+    if run.metadata.get(CREATED) is not None:
+        return run
+    try:
+        newest = source.stat().st_mtime
+        if source.is_dir():  # a folder's entries: result folders, the files of a run
+            with os.scandir(source) as entries:
+                newest = max([newest, *(e.stat().st_mtime for e in entries)])
+    except OSError:
+        return run
+    stamp = datetime.fromtimestamp(newest, UTC).isoformat().replace("+00:00", "Z")
+    metadata = {**run.metadata, CREATED: stamp, CREATED_FROM: "file"}
+    return dataclasses.replace(run, metadata=metadata)
+
+
 def convert_run(
     path: str | os.PathLike[str],
     output: str | os.PathLike[str],
@@ -58,7 +79,11 @@ def convert_run(
     Returns
     -------
     Run
-        The run written.
+        The run written. A run whose tool records no time (a kag tree, HELM) gets the
+        newest modification time of ``path`` and its entries as ``metadata["created"]``,
+        marked ``metadata["created_from"] = "file"``: a history orders it by that time and
+        says it is a file time (:func:`kagreport.runs.history`). It is kept in the document,
+        where a copy or a checkout would change the files' times.
 
     Raises
     ------
@@ -90,7 +115,7 @@ def convert_run(
         check_output(target)
     if not target.absolute().parent.is_dir():
         raise KagreportError(f"cannot write {target}: its folder does not exist", path=target)
-    run = read_run(source, format=format, **options)
+    run = _stamp_file_time(read_run(source, format=format, **options), source)
     try:
         if eee:
             write_eee(run, target)
