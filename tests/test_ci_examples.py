@@ -48,17 +48,43 @@ SETUP_STEPS = {"install"}  # installs kagreport: this environment has it
 
 
 def _env(tmp: Path, **extra: str) -> dict[str, str]:
+    """A CI runner's environment: no git identity (HOME is an empty folder), so a step that
+    commits must give its own, as it must on GitHub's and GitLab's runners."""
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("GITHUB_", "CI_", "PYTEST_"))
+        if not key.startswith(("GITHUB_", "CI_", "PYTEST_", "GIT_"))
     }
-    env.update(PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}", HOME=str(tmp), **extra)
-    env.update(
-        GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.org",
+    home = tmp / "home"
+    home.mkdir(exist_ok=True)
+    env.update(PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}", HOME=str(home), **extra)
+    env.update(GIT_CONFIG_NOSYSTEM="1", EMAIL="")
+    return env
+
+
+def _seed_env(tmp: Path) -> dict[str, str]:
+    """The test's own commits (the project being built), with an identity."""
+    return _env(
+        tmp, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.org",
         GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.org",
     )  # fmt: skip
-    return env
+
+
+def _assert_installs_what_the_steps_need(requirement_text: str) -> None:
+    """The install line's requirement: kagreport with the extra `site build` needs (the
+    test's environment has every extra, so only this check sees a missing one)."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    requirement = Requirement(requirement_text)
+    assert requirement.name == "kagreport"
+    assert "site" in requirement.extras, requirement_text
+    assert requirement.url is not None, "no kagreport package is published: give its source"
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    assert any(dependency.startswith("jinja2") for dependency in extras["site"])
 
 
 def _git(*args: str, cwd: Path, env: dict[str, str]) -> str:
@@ -171,13 +197,17 @@ def test_the_github_workflow_parses_and_pins_its_actions() -> None:
     assert workflow["jobs"]["deploy"]["needs"] == "benchmark"
     report = next(s for s in steps if s.get("id") == "report")
     assert report["with"]["report_paths"] == "gate/gate.xml"
+    install = next(s for s in steps if s.get("id") == "install")
+    assert install["run"] == 'python -m pip install "$KAGREPORT"'
+    _assert_installs_what_the_steps_need(workflow["env"]["KAGREPORT"])
+    assert workflow["concurrency"]["group"] == "benchmark-${{ github.ref }}"
     upload = next(s for s in steps if s.get("id") == "upload")
     site = next(s for s in steps if s.get("id") == "site")
     assert f"-o {upload['with']['path']}" in site["run"]
 
 
 def test_the_github_workflow_runs_here(tmp_path: Path) -> None:
-    env = _env(tmp_path)
+    env = _seed_env(tmp_path)
     origin = tmp_path / "origin.git"
     seed = tmp_path / "seed"
     _git("init", "--quiet", "--bare", "--initial-branch=main", str(origin), cwd=tmp_path, env=env)
@@ -328,6 +358,9 @@ def test_the_gitlab_pipeline_parses() -> None:
     assert config["pages"]["artifacts"]["paths"] == ["public"]
     assert any("-o public" in line for line in config["pages"]["script"])
     assert all(shlex.split(line) for line in config["benchmark"]["script"])
+    for job in ("benchmark", "pages"):
+        assert config[job]["before_script"] == ['python -m pip install "$KAGREPORT"']
+    _assert_installs_what_the_steps_need(config["variables"]["KAGREPORT"])
 
 
 def test_the_gitlab_pipeline_runs_here(tmp_path: Path, gitlab_api: str) -> None:
