@@ -127,3 +127,26 @@ def test_a_run_without_repeats_is_one_repeat_per_row(qa: Run) -> None:
     assert repeats.source == "none"
     assert repeats.n_clusters == len(plain)
     np.testing.assert_array_equal(repeats.values, plain.metrics["match"])
+
+
+def test_item_means_have_the_same_digits_in_any_row_order() -> None:
+    from kagreport.runs._repeats import item_means
+
+    # One item repeated 3 times: 0.1 + 0.2 + 0.3 and 0.3 + 0.2 + 0.1 differ in the last bit.
+    assert (0.1 + 0.2) + 0.3 != (0.3 + 0.2) + 0.1
+    means = []
+    for order in ([0, 1, 2], [2, 1, 0], [1, 2, 0]):
+        values = np.array([0.1, 0.2, 0.3])[order]
+        run = Run(
+            kind="answers", systems=("s",), dataset_names=("",),
+            question_names=("a", "b", "c"), system=np.zeros(3, dtype=np.int32),
+            dataset=np.zeros(3, dtype=np.int32), question=np.array(order, dtype=np.int32),
+            outcome=np.full(3, -1, dtype=np.int8), metrics={"score": values},
+            metadata={"repeat_of": {"a": "a", "b": "a", "c": "a"}},
+        )  # fmt: skip
+        found = item_means(run, {"score": values})
+        assert found is not None
+        (first,) = np.flatnonzero(found[1])
+        means.append(float(found[0]["score"][first]))
+    assert len(set(means)) == 1
+    assert means[0] == pytest.approx(0.2)

@@ -66,12 +66,12 @@ def _holm_levels(p: list[float], alpha: float = 0.05) -> list[float]:
     """The level Holm (1979) tests each hypothesis at, by hand: alpha / (k - i) at step i
     while it rejects, then the level of the first step that does not, for the rest."""
     order = sorted(range(len(p)), key=p.__getitem__)
-    levels, stopped = [0.0] * len(p), None
+    levels, stopped, first_step = [0.0] * len(p), None, {}
     for i, at in enumerate(order):
-        step = alpha / (len(p) - i)
-        if stopped is None and p[at] >= step:
-            stopped = step
-        levels[at] = step if stopped is None else stopped
+        step = first_step.setdefault(p[at], alpha / (len(p) - i))  # ties: the first's step
+        if stopped is None and p[at] >= alpha / (len(p) - i):
+            stopped = alpha / (len(p) - i)
+        levels[at] = step if stopped is None else min(step, stopped)
     return levels
 
 

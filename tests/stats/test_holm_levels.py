@@ -35,6 +35,15 @@ def test_hand_worked() -> None:
     assert holm_levels([0.5, math.nan])[0] == pytest.approx(0.05)
 
 
+def test_equal_p_values_share_a_level_whatever_their_order() -> None:
+    # By hand: 0.01 < 0.05/3 rejects both (Holm rejects equal p-values together), both at
+    # the first one's step 0.05/3; 0.3 >= 0.05 stops at the last step.
+    assert holm_levels([0.01, 0.01, 0.3]) == pytest.approx([0.05 / 3, 0.05 / 3, 0.05])
+    assert holm_levels([0.3, 0.01, 0.01]) == pytest.approx([0.05, 0.05 / 3, 0.05 / 3])
+    # 0.04 >= 0.05/2 stops at the first step: both at 0.025.
+    assert holm_levels([0.04, 0.04]) == pytest.approx([0.025, 0.025])
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_levels_match_holm_decisions(seed: int) -> None:
     rng = np.random.default_rng(seed)

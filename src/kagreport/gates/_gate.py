@@ -23,6 +23,7 @@ from kagreport.gates._pairs import (
 )
 from kagreport.gates._result import GateResult
 from kagreport.stats import (
+    DUST,
     exact_mean,
     holm_adjust,
     holm_levels,
@@ -157,6 +158,11 @@ def gate(
                     | {"metric": metric, "slice": name, "proportion": is_proportion}
                 )
     drafts = [d for d in drafts if d["n_pairs"] or d["candidate_only"] or d["baseline_only"]]
+    # One order whatever the runs' row order: systems and slices by name, metrics as given.
+    rank = {metric: k for k, metric in enumerate(chosen)}
+    drafts.sort(
+        key=lambda d: (d["candidate_system"], d["baseline_system"], rank[d["metric"]], d["slice"])
+    )
     raw = [d["p_value"] for d in drafts]
     adjusted = holm_adjust(raw)
     levels = holm_levels(raw, alpha)
@@ -285,7 +291,12 @@ def _test(
     if not n:
         return draft | {"d": None, "p_value": math.nan, "method": "none", "unit": False}
     d = paired_differences(c_values[ci], b_values[bi])
-    result = sign_flip_test(d + margin, fallback="normal")
+    # d + margin is rounding dust where d is -margin in exact arithmetic (0.48 - 0.50 +
+    # 0.02 is -1.7e-17): a tie, by the rule paired_differences applies to d itself.
+    x = d + margin
+    scale = max(margin, float(np.abs(c_values[ci]).max()), float(np.abs(b_values[bi]).max()))
+    x[np.abs(x) <= DUST * scale] = 0.0
+    result = sign_flip_test(x, fallback="normal")
     unit = all(bool(((v >= 0.0) & (v <= 1.0)).all()) for v in (c_values[ci], b_values[bi]))
     return draft | {"d": d, "p_value": result.p_value, "method": result.method, "unit": unit}
 
@@ -300,6 +311,7 @@ def _decide(
     draft: dict[str, Any], p_holm: float, level: float, margin: float, alpha: float
 ) -> GateHypothesis:
     d: npt.NDArray[np.float64] | None = draft.pop("d")
+    unit = draft.pop("unit")
     nan = math.nan
     fields: dict[str, Any] = {"difference": nan, "low": nan, "high": nan, "variance": nan}
     fields |= {"mde": nan, "n_needed": None, "power": nan}
@@ -310,22 +322,31 @@ def _decide(
         # math.fsum: exactly rounded, so the variance is the same in any item order.
         variance = math.fsum(((d - mean) ** 2).tolist()) / (n - 1) if n >= 2 else nan
         se = math.sqrt(variance / n) if n >= 2 else nan
-        ci = interval_from_test(mean + margin, draft["p_value"], 1.0 - level, se)
+        rejected = p_holm < alpha
+        # The decision is Holm's, passed as it is (1 - (1 - level) may round past level).
+        # Below 1e-15 a level has no normal quantile in floating point: the interval is
+        # drawn at 1e-15 then (its side of -margin is still the decision's).
+        confidence = 1.0 - max(level, 1e-15)
+        ci = interval_from_test(mean + margin, draft["p_value"], confidence, se, rejects=rejected)
         low, high = ci.low - margin, ci.high - margin
-        if draft.pop("unit"):
+        if unit:
             # Scores in [0, 1] differ by at most 1: the normal width may reach past that.
             # Cutting there moves no bound across -margin (< 1), so the verdict still agrees.
             low, high = max(low, -1.0), min(high, 1.0)
         fields |= {"difference": mean, "low": low, "high": high}
         fields["variance"] = variance
-        if p_holm < alpha and mean > -margin:
+        if rejected and mean > -margin:
             verdict = "pass"
-        elif p_holm < alpha and mean < -margin:
+        elif rejected and mean < -margin:
             verdict = "fail"
-        if n >= 2:
+        if n >= _fewest_rejecting(level):
             fields["mde"] = minimum_detectable_effect(variance, n, alpha=level, power=POWER)
             fields["power"] = power(margin, variance, n, alpha=level)
-            if margin > 0:
-                needed = required_sample_size(variance, margin, alpha=level, power=POWER)
-                fields["n_needed"] = max(needed, _fewest_rejecting(level))
+        elif n >= 2:
+            # Too few pairs for the sign-flip test to reject at all (its smallest p-value,
+            # 2 / 2**n, is at least the level): no change is detectable, whatever its size.
+            fields["power"] = 0.0
+        if n >= 2 and margin > 0:
+            needed = required_sample_size(variance, margin, alpha=level, power=POWER)
+            fields["n_needed"] = max(needed, _fewest_rejecting(level))
     return GateHypothesis(**draft, **fields, p_value_holm=p_holm, level=level, verdict=verdict)

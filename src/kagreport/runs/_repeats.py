@@ -158,7 +158,10 @@ def item_means(
     first = cluster == np.arange(len(run))
     means = {}
     for name, values in columns.items():
-        scored = ~np.isnan(values)
+        scored = np.flatnonzero(~np.isnan(values))
+        # Each item's repeats summed in value order, not row order: the same digits
+        # however the rows are ordered (float addition is not associative).
+        scored = scored[np.lexsort((values[scored], cluster[scored]))]
         sums = np.zeros(len(run))
         counts = np.zeros(len(run))
         np.add.at(sums, cluster[scored], values[scored])

@@ -46,6 +46,7 @@ from typing import Any
 import msgspec
 
 from kagreport._errors import DocumentError, UsageError
+from kagreport._io import open_regular_file
 from kagreport._optional import optional
 
 __all__ = [
@@ -392,8 +393,16 @@ class Archive:
     def __init__(self, path: Path, what: str) -> None:
         self.path = path
         try:
-            self.zip = zipfile.ZipFile(path)
+            # Not zipfile's own open(): a FIFO named *.eval would wait for a writer.
+            self.file = open_regular_file(path)
+        except OSError as exc:
+            raise DocumentError(
+                f"{path}: not a readable {what} ({exc.strerror or exc})", path=path
+            ) from None
+        try:
+            self.zip = zipfile.ZipFile(self.file)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+            self.file.close()
             raise DocumentError(f"{path}: not a readable {what} ({exc})", path=path) from None
         self.names = set(self.zip.namelist())
 
@@ -402,6 +411,7 @@ class Archive:
 
     def __exit__(self, *_: object) -> None:
         self.zip.close()
+        self.file.close()
 
     def read(self, name: str) -> bytearray:
         """The entry ``name``, decompressed and its CRC checked.

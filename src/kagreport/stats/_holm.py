@@ -76,7 +76,8 @@ def holm_levels(p_values: Sequence[float], alpha: float = 0.05) -> list[float]:
         at step i gets ``alpha / (t - min(i, s) + 1)``: the step-down level it was
         rejected at, or, once the procedure stopped, the level it stopped at. Then
         ``p_i < level_i`` exactly when :func:`holm_adjust` gives ``p_i`` an adjusted
-        value below ``alpha`` (ties of equal p-values share the order of the input).
+        value below ``alpha``. Equal p-values share the level of the first of them (Holm
+        rejects all of them or none), so no level depends on the order of the input.
 
     Raises
     ------
@@ -107,8 +108,12 @@ def holm_levels(p_values: Sequence[float], alpha: float = 0.05) -> list[float]:
     t = positions.size
     if t:
         order = np.argsort(p[positions], kind="stable")
+        ranked = p[positions][order]
         steps = alpha / (t - np.arange(t))  # alpha / t, alpha / (t - 1), ..., alpha
-        failed = np.flatnonzero(p[positions][order] >= steps)
+        failed = np.flatnonzero(ranked >= steps)
         stop = failed[0] if failed.size else t
-        levels[positions[order]] = steps[np.minimum(np.arange(t), stop)]
+        # Equal p-values take the step of the first of them: Holm rejects all or none of
+        # them, and their levels then do not depend on the order they were given in.
+        first = np.searchsorted(ranked, ranked, side="left")
+        levels[positions[order]] = steps[np.minimum(first, stop)]
     return [float(v) for v in levels]

@@ -152,7 +152,12 @@ def pareto_front(cost: npt.ArrayLike, value: npt.ArrayLike) -> npt.NDArray[np.bo
 
 
 def interval_from_test(
-    estimate: float, p_value: float, confidence: float, null_se: float
+    estimate: float,
+    p_value: float,
+    confidence: float,
+    null_se: float,
+    *,
+    rejects: bool | None = None,
 ) -> ConfidenceInterval[float]:
     """The interval of ``estimate`` that agrees with a two-sided test's ``p_value``: it
     excludes 0 exactly when ``p_value < 1 - confidence``.
@@ -181,6 +186,11 @@ def interval_from_test(
         In (0, 1): 1 minus the level the test is judged at.
     null_se : float
         The standard error of ``estimate`` under the null, >= 0, or NaN when unknown.
+    rejects : bool, optional
+        The test's decision, when the caller makes it elsewhere (Holm's adjusted p-value
+        below alpha: ``1 - (1 - level)`` is not always ``level`` in floating point, so the
+        decision is passed, not recomputed); default ``p_value < 1 - confidence``. The
+        interval excludes 0 exactly when it is True (and the estimate is not 0).
 
     Returns
     -------
@@ -218,16 +228,18 @@ def interval_from_test(
     normal = NormalDist()
     z = normal.inv_cdf(1.0 - (1.0 - confidence) / 2.0)
     size = abs(estimate)
-    if math.isnan(null_se):
-        if p_value < 1.0 and estimate != 0.0:
-            half = z * size / -normal.inv_cdf(max(p_value, 1e-300) / 2.0)
-        else:
-            half = size
-    elif p_value < 1.0 - confidence and estimate != 0.0:
-        # Rejected: 0 stays outside, however close the normal bound comes.
-        half = min(z * null_se, math.nextafter(size, 0.0))
+    rejected = p_value < 1.0 - confidence if rejects is None else bool(rejects)
+    if not math.isnan(null_se):
+        half = z * null_se
+    elif p_value < 1.0 and estimate != 0.0:
+        half = z * size / -normal.inv_cdf(max(p_value, 1e-300) / 2.0)
     else:
-        half = max(z * null_se, size)
+        half = size
+    if rejected and estimate != 0.0:
+        # Rejected: 0 stays outside, however close the normal bound comes.
+        half = min(half, math.nextafter(size, 0.0))
+    else:
+        half = max(half, size)
     return ConfidenceInterval(
         estimate - half, estimate + half, float(confidence), "test-compatible"
     )

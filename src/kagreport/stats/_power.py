@@ -96,7 +96,7 @@ def minimum_detectable_effect(
     """
     variance, n = _variance(variance), _size(n)
     alpha, power = _probability(alpha, "alpha"), _probability(power, "power")
-    z = _NORMAL.inv_cdf(1.0 - alpha / 2.0) + _NORMAL.inv_cdf(power)
+    z = -_NORMAL.inv_cdf(alpha / 2.0) + _NORMAL.inv_cdf(power)
     return z * math.sqrt(variance / n)
 
 
@@ -141,7 +141,7 @@ def power(effect: float, variance: float, n: float, *, alpha: float = 0.05) -> f
     effect = abs(_number(effect, "effect"))
     variance, n = _variance(variance), _size(n)
     alpha = _probability(alpha, "alpha")
-    z = _NORMAL.inv_cdf(1.0 - alpha / 2.0)
+    z = -_NORMAL.inv_cdf(alpha / 2.0)
     if variance == 0.0:
         return 1.0 if effect > 0.0 else alpha / 2.0
     return _NORMAL.cdf(effect / math.sqrt(variance / n) - z)
@@ -195,7 +195,7 @@ def required_sample_size(
     alpha, target = _probability(alpha, "alpha"), _probability(power, "power")
     if variance == 0.0:
         return 1
-    z = _NORMAL.inv_cdf(1.0 - alpha / 2.0) + _NORMAL.inv_cdf(target)
+    z = -_NORMAL.inv_cdf(alpha / 2.0) + _NORMAL.inv_cdf(target)
     n = max(1, math.ceil(variance * z * z / (effect * effect)))
     # The closed form can land one above the answer by rounding; the power decides.
     while n > 1 and _power_at(effect, variance, n - 1, alpha) >= target:
@@ -206,5 +206,5 @@ def required_sample_size(
 
 
 def _power_at(effect: float, variance: float, n: int, alpha: float) -> float:
-    z = _NORMAL.inv_cdf(1.0 - alpha / 2.0)
+    z = -_NORMAL.inv_cdf(alpha / 2.0)
     return _NORMAL.cdf(effect / math.sqrt(variance / n) - z)
