@@ -206,7 +206,10 @@ def metric_verdict(
         )  # fmt: skip
     variance = square_sum / n_pairs
     null_se = math.sqrt(square_sum) / n_pairs  # NaN when unknown
-    interval = interval_from_test(estimate, p_raw, 1.0 - level, null_se)
+    # Holm's decision as made: 1 - (1 - level) may round past level.
+    interval = interval_from_test(
+        estimate, p_raw, 1.0 - level, null_se, rejects=p_adjusted < alpha and estimate != 0.0
+    )
     low, high = float(interval.low), float(interval.high)
     if p_adjusted < alpha and estimate != 0.0:
         verdict = "better" if estimate > 0 else "worse"
