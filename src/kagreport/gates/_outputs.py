@@ -144,6 +144,10 @@ def _left_out(result: GateResult, name: Callable[[str], str]) -> str:
     return f"Systems left out: {'; '.join(parts)}." if parts else ""
 
 
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def _verdict(h: GateHypothesis, name: Callable[[str], str]) -> str:
     return h.verdict + (f" ({name(h.reason)})" if h.reason else "")
 
@@ -154,7 +158,7 @@ def markdown(result: GateResult) -> str:
     lines = [
         f"## {_MARK[result.verdict]} Regression gate: **{result.verdict}**",
         "",
-        f"{_headline(result)[:1].upper()}{_headline(result)[1:]}.",
+        f"{_capital(_headline(result))}.",
         "",
         f"Candidate {_md(result.candidate)} against baseline {_md(result.baseline)}; "
         f"margin {_margin(result)}, alpha {s['alpha']:g} (family-wise, Holm), "
@@ -338,7 +342,9 @@ def text(result: GateResult) -> str:
         "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows
     ]
     head = f"{result.verdict.upper()}: {_headline(result)} (margin {_margin(result)}, "
-    head += f"alpha {result.alpha:g}; {_POLICY[result.inconclusive]})"
+    head += f"alpha {result.alpha:g})"
+    if result.inconclusive != "exit":  # the default goes without saying on a terminal
+        head += f"\n{_capital(_POLICY[result.inconclusive])}."
     if left_out := _left_out(result, lambda x: printable(x, 40)):
         head += "\n" + left_out
     tail = []
