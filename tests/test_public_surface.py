@@ -84,6 +84,23 @@ def test_unknown_top_level_name_is_an_attribute_error() -> None:
         _ = kagreport.evaluation_frm_stats  # type: ignore[attr-defined]
 
 
+def test_subpackages_load_on_first_attribute_access() -> None:
+    # `import kagreport` alone, then a subpackage as an attribute: no `import kagreport.x`.
+    code = (
+        "import sys, kagreport;"
+        "light = 'numpy' not in sys.modules and 'kagreport.examples' not in sys.modules;"
+        "example = kagreport.examples.mmlu_pro_philosophy();"
+        "print(light, example.results.is_dir(), kagreport.runs.Run.__name__,"
+        " kagreport.gates.gate is kagreport.gate)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True True Run True"
+    import kagreport
+
+    with pytest.raises(AttributeError, match="no attribute 'exampels'"):
+        _ = kagreport.exampels  # type: ignore[attr-defined]
+
+
 def test_one_exception_tree() -> None:
     import inspect
 

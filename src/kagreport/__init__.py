@@ -3,7 +3,8 @@
 Layers (each imports only the ones before it): :mod:`kagreport.kag` reads
 what ``kag benchmark`` writes; :mod:`kagreport.grading` reproduces
 ``kag stats``. Importing them loads neither pandas, Altair nor ipywidgets; importing
-the package root loads neither msgspec nor NumPy (its names are loaded on first use).
+the package root loads neither msgspec nor NumPy (its names, and its subpackages such as
+``kagreport.examples``, are loaded on first use).
 
 :func:`gate` (a regression gate of a candidate run against a baseline run, for CI) and its
 :class:`GateResult` come from :mod:`kagreport.gates`, which sits after
@@ -129,10 +130,14 @@ def __getattr__(name: str) -> object:
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value  # later lookups skip this function
         return value
-    if name in ("grading", "kag"):  # loaded by `import kagreport` before it was lazy
+    if name.isidentifier() and not name.startswith("_"):
+        # A subpackage (`kagreport.examples`) on first access, as if imported: `import
+        # kagreport` alone loads none of them.
         import importlib
+        import importlib.util
 
-        return importlib.import_module(f"kagreport.{name}")
+        if importlib.util.find_spec(f"kagreport.{name}") is not None:
+            return importlib.import_module(f"kagreport.{name}")
     raise AttributeError(f"module 'kagreport' has no attribute {name!r}")
 
 

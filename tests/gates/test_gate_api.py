@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import statistics
+import xml.etree.ElementTree as ET
 from functools import cache
 from pathlib import Path
 
@@ -160,7 +162,10 @@ def test_systems_pair_by_name_when_runs_hold_several() -> None:
     cand = make_run({"a": {("d", "q"): 1.0}, "b": {("d", "q"): 1.0}, "new": {("d", "q"): 1}})
     base = make_run({"b": {("d", "q"): 0.0}, "a": {("d", "q"): 1.0}, "old": {("d", "q"): 1}})
     result = gate(cand, base)
-    assert [(h.candidate_system, h.baseline_system) for h in result.hypotheses] == [
+    assert [(h.candidate_system, h.baseline_system, h.verdict) for h in result.hypotheses][2:] == [
+        ("old", "old", "inconclusive")
+    ]  # in the baseline only: see the test below
+    assert [(h.candidate_system, h.baseline_system) for h in result.hypotheses][:2] == [
         ("a", "a"),
         ("b", "b"),
     ]
@@ -241,6 +246,9 @@ def test_the_document_round_trips(tmp_path: Path) -> None:
     read = GateResult.read(tmp_path / "out" / "gate.json")
     assert read == result
     assert GateResult.from_dict(result.to_dict()) == result
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match=r"file is a file, not a folder"):
+        result.write(tmp_path / "file")
     frame = result.to_frame()
     assert list(frame["verdict"]) == [h.verdict for h in result.hypotheses]
 
@@ -285,3 +293,92 @@ def test_an_interval_of_scores_in_0_1_stays_within_the_possible_differences() ->
     (h,) = result.hypotheses
     assert h.difference == -1.0
     assert -1.0 <= h.low <= h.high <= 1.0
+
+
+def test_a_baseline_system_missing_from_the_candidate_is_inconclusive_not_a_pass() -> None:
+    # Two multi-system runs; the candidate lost "crashed" (it crashed entirely in CI).
+    same = {(d, f"q{i}"): 1.0 for d in ("d1", "d2") for i in range(20)}
+    cand = make_run({"a": same, "b": same, "new": same})
+    base = make_run({"a": same, "b": same, "crashed": dict(list(same.items())[:30])})
+    result = gate(cand, base)
+    assert result.verdict == "inconclusive"
+    assert result.exit_code() == 3
+    assert result.baseline_only_systems == ("crashed",)
+    assert result.candidate_only_systems == ("new",)  # new systems stay left out
+    tested = [h for h in result.hypotheses if h.baseline_system != "crashed"]
+    assert len(tested) == 4
+    assert {h.verdict for h in tested} == {"pass"}
+    (missing,) = [h for h in result.hypotheses if h.baseline_system == "crashed"]  # per metric
+    assert (missing.verdict, missing.reason) == ("inconclusive", "not in the candidate run")
+    assert (missing.n_pairs, missing.candidate_only, missing.baseline_only) == (0, 0, 30)
+    assert math.isnan(missing.p_value)
+    assert math.isnan(missing.p_value_holm)
+    # Outside the Holm family: the four tested rows are adjusted over four, not five.
+    # Each p is 2 / 2**20 (all 20 differences +margin); Holm's smallest: 4 * that.
+    assert min(h.p_value_holm for h in tested) == pytest.approx(4 * 2.0 / 2.0**20, rel=1e-9)
+    assert "not in the candidate run" in result.markdown()
+    assert "not in the candidate run" in result.junit()
+    # A dataset in one run only is an inconclusive row with its reason too.
+    base2 = make_run({"s": {("d1", f"q{i}"): 1.0 for i in range(30)}})
+    cand2 = make_run({"s": {**{("d1", f"q{i}"): 1.0 for i in range(30)}, ("d9", "x"): 1.0}})
+    rows = {h.slice: h for h in gate(cand2, base2, min_paired=0.9).hypotheses}
+    assert rows["d9"].reason == "not in the baseline run"
+    assert rows["d1"].reason == ""
+
+
+def test_the_inconclusive_policy_is_a_setting_every_output_states() -> None:
+    run = mmlu()
+    cand, base = run.select([CLOSE[0]]), run.select([CLOSE[1]])
+    default = gate(cand, base)
+    assert default.settings["inconclusive"] == "exit"
+    assert default.exit_code() == 3
+    strict = gate(cand, base, inconclusive="fail")
+    assert strict.verdict == "inconclusive"
+    assert strict.settings["inconclusive"] == "fail"
+    assert strict.exit_code() == 1
+    assert strict.exit_code("exit") == 3  # the parameter still overrides
+    assert gate(cand, base, inconclusive="pass").exit_code() == 0
+    assert "count as a failure here (--inconclusive fail)" in strict.markdown()
+    assert (
+        "count as a pass here (--inconclusive pass)"
+        in gate(cand, base, inconclusive="pass").markdown()
+    )
+    assert "exits 3" in default.markdown()
+    root = ET.fromstring(strict.junit().split("\n", 1)[1])
+    suite = root.find("testsuite")
+    assert suite is not None
+    (case,) = suite.iter("testcase")
+    failure = case.find("failure")
+    assert failure is not None
+    assert case.find("skipped") is None
+    assert "inconclusive, counted as a failure" in failure.get("message", "")
+    assert (suite.get("failures"), suite.get("skipped")) == ("1", "0")
+    assert (root.get("failures"), suite.get("tests")) == ("1", "1")
+    for policy in ("exit", "pass"):
+        suite = ET.fromstring(gate(cand, base, inconclusive=policy).junit().split("\n", 1)[1])
+        assert (suite.get("failures"), suite.find("testsuite").get("skipped")) == ("0", "1")  # type: ignore[union-attr]
+    with pytest.raises(InputError, match="inconclusive"):
+        gate(cand, base, inconclusive="maybe")
+    assert GateResult.from_dict(strict.to_dict()) == strict
+    # A version-1 document (no policy recorded) reads as "exit".
+    old = strict.to_dict() | {"version": 1}
+    old["settings"] = {k: v for k, v in old["settings"].items() if k != "inconclusive"}
+    old["hypotheses"] = [{k: v for k, v in h.items() if k != "reason"} for h in old["hypotheses"]]
+    assert GateResult.from_dict(old).exit_code() == 3
+
+
+def test_the_wording_agrees_in_number() -> None:
+    one = gate(one_system("s", [1.0] * 30), one_system("s", [1.0] * 30))
+    text = one.markdown() + one.text() + repr(one)
+    for wrong in ("1 hypotheses", "any of 1 hypothesis", "all 1 hypothes"):
+        assert wrong not in text, wrong
+    assert "1 hypothesis" in repr(one)
+    run = mmlu()
+    close = gate(run.select([CLOSE[0]]), run.select([CLOSE[1]]))
+    (case,) = ET.fromstring(close.junit().split("\n", 1)[1]).iter("testcase")
+    message = case.find("skipped").get("message", "")  # type: ignore[union-attr]
+    assert not re.search(r"items needed [\d,]+ items", message), message
+    assert re.search(r"[\d,]+ items needed", message), message
+    md = close.markdown()
+    assert "Δ = −margin" in md.split("|---")[0]  # the header says what the p tests
+    assert "means over the paired items" in md.lower()

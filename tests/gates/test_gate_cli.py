@@ -113,7 +113,39 @@ def test_close_systems_are_inconclusive(documents: dict[str, Path], tmp_path: Pa
     assert skipped is not None
     assert "items needed" in skipped.get("message", "")
     assert run_cli(*args, "--inconclusive", "pass").returncode == 0
-    assert run_cli(*args, "--inconclusive", "fail").returncode == 1
+    assert run_cli(*args, "--inconclusive", "exit").returncode == 3
+    done = run_cli(*args, "--inconclusive", "fail")
+    assert done.returncode == 1
+    # The policy is in every output, not only in the exit code.
+    assert json.loads((tmp_path / "gate.json").read_text())["settings"]["inconclusive"] == "fail"
+    assert "count as a failure here (--inconclusive fail)" in (tmp_path / "gate.md").read_text()
+    assert "--inconclusive fail" in done.stdout
+    suite = _junit(tmp_path / "gate.xml").find("testsuite")
+    assert suite is not None
+    assert (suite.get("failures"), suite.get("skipped")) == ("1", "0")
+    (case,) = suite.iter("testcase")
+    assert "inconclusive, counted as a failure" in case.find("failure").get("message", "")  # type: ignore[union-attr]
+
+
+def test_a_system_missing_from_the_candidate_does_not_pass(
+    documents: dict[str, Path], tmp_path: Path
+) -> None:
+    run = read_run(documents["all"])
+    kept = [s for s in run.systems if s != "yi-34b"]
+    run.select(kept).write(tmp_path / "crashed.json")
+    done = run_cli(
+        "gate", tmp_path / "crashed.json", "--baseline", documents["all"], "-o", tmp_path
+    )
+    assert done.returncode == 3, done.stdout
+    left = [line for line in done.stdout.splitlines() if line.startswith("Systems left out")]
+    assert left == [
+        "Systems left out: only in the baseline (not in the candidate run: inconclusive): yi-34b."
+    ]
+    md = (tmp_path / "gate.md").read_text()
+    assert md.index("Systems left out") < md.index("| System |")  # near the top
+    suite = _junit(tmp_path / "gate.xml").find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("6", "0", "1")
 
 
 @pytest.mark.parametrize(
@@ -121,8 +153,18 @@ def test_close_systems_are_inconclusive(documents: dict[str, Path], tmp_path: Pa
     [
         ("missing", r"/nowhere/run\.json: no such file"),
         ("metric", r"holds no metric 'nope'; its metrics: correct"),
-        ("margin", r"argument --margin: must be in \[0, inf\)"),
-        ("alpha", r"argument --alpha: must be in \(0, 1\)"),
+        ("margin", r"--margin must be a number >= 0, not '-1'"),
+        ("margin-text", r"--margin must be a number >= 0, not 'abc'"),
+        ("alpha", r"--alpha must be a number in \(0, 1\), not '2'"),
+        ("min-paired", r"--min-paired must be a number in \(0, 1\], not '0'"),
+        ("empty", r"empty\.json: the file is empty, not a run"),
+        (
+            "gate-result",
+            r"gate\.json: a kagreport\.gate document \(the result of a gate\), not a run",
+        ),
+        ("datasets-missing", r"missing\.json: no such file \(--datasets\)"),
+        ("datasets-unused", r"--datasets is given but neither input is a kag result tree"),
+        ("output-file", r"-o .*existing is a file, not a folder"),
         ("paired", r"only 2\.0% of the items \(2 of 100\) .* at least 50\.0% \(--min-paired\)"),
         ("systems", r"no system of .*a\.json \('a'\) is in .*b\.json"),
         ("not-a-run", r"not a run of any format"),
@@ -137,9 +179,26 @@ def test_every_input_error_exits_2_in_one_line(tmp_path: Path, case: str, patter
     elif case == "metric":
         args += ["--metric", "nope"]
     elif case == "margin":
-        args += ["--margin", "-0.5"]
+        args += ["--margin", "-1"]
+    elif case == "margin-text":
+        args += ["--margin", "abc"]
     elif case == "alpha":
-        args += ["--alpha", "1"]
+        args += ["--alpha", "2"]
+    elif case == "min-paired":
+        args += ["--min-paired", "0"]
+    elif case == "empty":
+        (tmp_path / "empty.json").write_bytes(b"")
+        args[0] = tmp_path / "empty.json"
+    elif case == "gate-result":
+        gate(good, good).write(tmp_path / "out")
+        args[0] = tmp_path / "out" / "gate.json"
+    elif case == "datasets-missing":
+        args += ["--datasets", tmp_path / "missing.json"]
+    elif case == "datasets-unused":
+        args += ["--datasets", good]
+    elif case == "output-file":
+        (tmp_path / "existing").write_text("x")
+        args += ["-o", tmp_path / "existing"]
     elif case == "paired":
         other = tmp_path / "other.json"
         make_run({"s": {("ds", f"q{i}"): 1.0 for i in range(48, 100)}}).write(other)
@@ -158,8 +217,7 @@ def test_every_input_error_exits_2_in_one_line(tmp_path: Path, case: str, patter
     assert "Traceback" not in done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert re.search(pattern, last), done.stderr
-    if case not in ("margin", "alpha"):  # argparse prints its usage; ours is one line
-        assert done.stderr.count("\n") == 1
+    assert done.stderr.count("\n") == 1  # no usage text: one line
 
 
 HOSTILE = "<b>x</b> ]]> & \"q\" '\u202eevil\u202c' @team :x: | `c` [l](http://e) \n\x01 ~~s~~"

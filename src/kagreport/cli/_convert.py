@@ -46,6 +46,14 @@ def add_parser(commands: Any, verbosity: argparse.ArgumentParser) -> None:
         help="with --datasets: the result files' name prefix (kag benchmark --prefix)",
     )
     convert.add_argument(
+        "--system",
+        action="append",
+        dest="systems",
+        metavar="NAME",
+        help="keep only this system (repeatable; in the order given): one system of a run, "
+        "to gate it alone",
+    )
+    convert.add_argument(
         "--to",
         dest="target_format",
         choices=TARGETS,
@@ -63,7 +71,12 @@ def run_convert(args: argparse.Namespace, level: int) -> int:
             raise UsageError("--prefix goes with --datasets (a kag result tree)")
         options["prefix"] = args.prefix
     run = convert_run(
-        args.path, args.output, format=args.source_format, to=args.target_format, **options
+        args.path,
+        args.output,
+        format=args.source_format,
+        to=args.target_format,
+        systems=args.systems,
+        **options,
     )
     # Say which format was read: a detected one may not be the one the user thought.
     if args.source_format:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from kagreport import KagreportError, UsageError
@@ -16,21 +18,16 @@ from kagreport import KagreportError, UsageError
 __all__ = ["add_parser", "run_gate"]
 
 
-def _number(name: str, low: float, high: float, *, low_open: bool, high_open: bool) -> Any:
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        above = value > low if low_open else value >= low
-        below = value < high if high_open else value <= high
-        if not (math.isfinite(value) and above and below):
-            bounds = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-            raise argparse.ArgumentTypeError(f"must be in {bounds}: {text!r}")
-        return value
-
-    parse.__name__ = name  # argparse names the type in its message
-    return parse
+def _number(option: str, text: str, bounds: str, inside: Callable[[float], bool]) -> float:
+    """``text`` as a finite number that is ``inside``; else a one-line usage error naming
+    ``option`` (argparse would print its usage text first)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and inside(value)):
+        raise _input_error(KagreportError(f"{option} must be a number {bounds}, not {text!r}"))
+    return value
 
 
 def add_parser(commands: Any, verbosity: argparse.ArgumentParser) -> None:
@@ -56,15 +53,13 @@ def add_parser(commands: Any, verbosity: argparse.ArgumentParser) -> None:
     )
     gate.add_argument(
         "--margin",
-        type=_number("margin", 0.0, math.inf, low_open=False, high_open=True),
-        default=0.02,
+        default="0.02",
         help="non-inferiority margin in the metric's units (default 0.02: 2 points of a "
         "proportion)",
     )
     gate.add_argument(
         "--alpha",
-        type=_number("alpha", 0.0, 1.0, low_open=True, high_open=True),
-        default=0.05,
+        default="0.05",
         help="family-wise error rate over all hypotheses (default 0.05)",
     )
     gate.add_argument(
@@ -75,8 +70,7 @@ def add_parser(commands: Any, verbosity: argparse.ArgumentParser) -> None:
     )
     gate.add_argument(
         "--min-paired",
-        type=_number("min-paired", 0.0, 1.0, low_open=True, high_open=False),
-        default=0.5,
+        default="0.5",
         metavar="SHARE",
         help="refuse when fewer of the items are in both runs (default 0.5)",
     )
@@ -85,8 +79,10 @@ def add_parser(commands: Any, verbosity: argparse.ArgumentParser) -> None:
     )
     gate.add_argument(
         "--inconclusive",
-        choices=("pass", "fail"),
-        help="count an inconclusive gate as pass (exit 0) or fail (exit 1); default exit 3",
+        choices=("exit", "pass", "fail"),
+        default="exit",
+        help="an inconclusive gate exits 3 (exit, the default), or counts as pass (exit 0) "
+        "or fail (exit 1; a JUnit failure); every output states it",
     )
     gate.add_argument(
         "-o",
@@ -106,16 +102,22 @@ def _input_error(exc: KagreportError) -> UsageError:
 def run_gate(args: argparse.Namespace, level: int) -> int:
     from kagreport.gates import gate
 
+    margin = _number("--margin", args.margin, ">= 0", lambda x: x >= 0)
+    alpha = _number("--alpha", args.alpha, "in (0, 1)", lambda x: 0 < x < 1)
+    min_paired = _number("--min-paired", args.min_paired, "in (0, 1]", lambda x: 0 < x <= 1)
+    if args.output is not None and os.path.lexists(args.output) and not os.path.isdir(args.output):
+        raise _input_error(KagreportError(f"-o {args.output} is a file, not a folder"))
     try:
         result = gate(
             args.candidate,
             args.baseline,
             metrics=args.metrics,
-            margin=args.margin,
-            alpha=args.alpha,
+            margin=margin,
+            alpha=alpha,
             slice=args.slice,
-            min_paired=args.min_paired,
+            min_paired=min_paired,
             datasets=args.datasets,
+            inconclusive=args.inconclusive,
         )
         if args.output is not None:
             result.write(args.output)
@@ -127,4 +129,4 @@ def run_gate(args: argparse.Namespace, level: int) -> int:
     sys.stdout.write(result.text())
     if args.output is not None:
         sys.stdout.write(f"\nwritten to {args.output}: gate.md, gate.xml, gate.json, badge.svg\n")
-    return result.exit_code(args.inconclusive or "exit")
+    return result.exit_code()

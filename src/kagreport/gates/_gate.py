@@ -14,6 +14,7 @@ from kagreport._errors import InputError, KagreportError
 from kagreport._format import percent
 from kagreport.gates._hypothesis import GateHypothesis
 from kagreport.gates._pairs import (
+    ALL,
     SLICES,
     ItemSpace,
     SideValues,
@@ -21,7 +22,7 @@ from kagreport.gates._pairs import (
     proportion,
     side_values,
 )
-from kagreport.gates._result import GateResult
+from kagreport.gates._result import INCONCLUSIVE_POLICIES, GateResult
 from kagreport.stats import (
     DUST,
     exact_mean,
@@ -57,6 +58,7 @@ def gate(
     slice: str = "dataset",
     min_paired: float = 0.5,
     datasets: str | os.PathLike[str] | None = None,
+    inconclusive: str = "exit",
 ) -> GateResult:
     """Test whether ``candidate`` is no worse than ``baseline`` by more than ``margin``.
 
@@ -81,6 +83,10 @@ def gate(
     datasets : str or path-like, optional
         The datasets file of an input that is a kag result tree (a path that is not a
         regular file).
+    inconclusive : {"exit", "pass", "fail"}, default "exit"
+        The policy for an inconclusive gate, recorded in ``settings`` and stated by every
+        output: :meth:`GateResult.exit_code` gives 3, or counts it as a pass (0) or a
+        failure (1); with ``"fail"`` an inconclusive row is a JUnit ``failure``.
 
     Returns
     -------
@@ -89,7 +95,9 @@ def gate(
     Raises
     ------
     InputError
-        For a bad ``margin``, ``alpha``, ``slice`` or ``min_paired``; a metric either run
+        For a bad ``margin``, ``alpha``, ``slice``, ``min_paired`` or ``inconclusive``; a
+        ``datasets`` file that does not exist, or one given when neither input is a kag
+        result tree; a metric either run
         lacks (listing those it has); runs whose systems do not pair; too few paired items
         (naming the share, the minimum and both inputs).
     KagreportError
@@ -98,10 +106,13 @@ def gate(
     Notes
     -----
     Systems: with one per run they are paired whatever their names; with several, by
-    name (the others are left out and listed). Items are (dataset, question); promptfoo's
-    repeats (rows tied by ``metadata["repeat_of"]``) count as one item, the mean of its
-    repeats (Inspect AI's epochs are already reduced per row). For each hypothesis the
-    paired differences d_i = candidate_i - baseline_i (rounding dust 0,
+    name. A baseline system the candidate lacks (a system that crashed) gives one
+    inconclusive hypothesis per metric (no pair, its items counted as baseline-only,
+    ``reason`` "not in the candidate run"), outside the Holm family; a candidate system
+    the baseline lacks (a new system) is left out and listed. Items are (dataset,
+    question); promptfoo's repeats (rows tied by ``metadata["repeat_of"]``) count as one
+    item, the mean of its repeats (Inspect AI's epochs are already reduced per row). For
+    each hypothesis the paired differences d_i = candidate_i - baseline_i (rounding dust 0,
     :func:`kagreport.stats.paired_differences`) test H0: Δ = -margin two-sided, by the
     paired sign-flip test of x_i = d_i + margin (Fisher 1935): its randomisation
     distribution has variance sum x_i**2 / n**2, which under H0 estimates Var(d) / n, so
@@ -137,6 +148,12 @@ def gate(
        Research*, 2nd ed., s. 3.1.
     """
     margin, alpha, min_paired = _settings(margin, alpha, slice, min_paired)
+    if inconclusive not in INCONCLUSIVE_POLICIES:
+        raise InputError(
+            f"`inconclusive` must be one of {', '.join(INCONCLUSIVE_POLICIES)}, "
+            f"not {inconclusive!r}"
+        )
+    _check_datasets(datasets, candidate, baseline)
     names = (_name(candidate, "candidate"), _name(baseline, "baseline"))
     cand = _as_run(candidate, datasets)
     base = _as_run(baseline, datasets)
@@ -157,6 +174,11 @@ def gate(
                     | {"candidate_system": cand_system, "baseline_system": base_system}
                     | {"metric": metric, "slice": name, "proportion": is_proportion}
                 )
+    for system in pairing.baseline_only:
+        for metric in chosen:
+            b = side_values("baseline", base, system, metric, space)
+            is_proportion = proportion(metric, base.metrics[metric])
+            drafts.append(_missing(system, metric, int(b.keys.size), is_proportion))
     drafts = [d for d in drafts if d["n_pairs"] or d["candidate_only"] or d["baseline_only"]]
     # One order whatever the runs' row order: systems and slices by name, metrics as given.
     rank = {metric: k for k, metric in enumerate(chosen)}
@@ -173,12 +195,13 @@ def gate(
     verdicts = {h.verdict for h in hypotheses}
     verdict = "fail" if "fail" in verdicts else "pass" if verdicts == {"pass"} else "inconclusive"
     settings = {"metrics": list(chosen), "margin": margin, "alpha": alpha, "slice": slice}
+    settings |= {"min_paired": min_paired, "inconclusive": inconclusive}
     return GateResult(
         verdict=verdict,
         hypotheses=hypotheses,
         candidate=names[0],
         baseline=names[1],
-        settings=settings | {"min_paired": min_paired},
+        settings=settings,
         candidate_only_systems=pairing.candidate_only,
         baseline_only_systems=pairing.baseline_only,
     )
@@ -206,6 +229,21 @@ def _name(value: object, role: str) -> str:
     if isinstance(value, str | os.PathLike):
         return os.fsdecode(value)
     return role
+
+
+def _check_datasets(datasets: Any, *inputs: object) -> None:
+    """A datasets file must exist and go with an input that is a kag result tree (a path
+    that is not a regular file): else it would be ignored without a word."""
+    if datasets is None:
+        return
+    if not os.path.exists(datasets):
+        raise InputError(f"{os.fsdecode(datasets)}: no such file (--datasets)", path=datasets)
+    trees = [x for x in inputs if isinstance(x, str | os.PathLike) and not os.path.isfile(x)]
+    if not trees:
+        raise InputError(
+            "--datasets is given but neither input is a kag result tree (a folder): "
+            "leave it out, or name the tree"
+        )
 
 
 def _as_run(value: Run | str | os.PathLike[str], datasets: Any) -> Run:
@@ -289,7 +327,13 @@ def _test(
         "baseline_mean": exact_mean(b_values[bi]),
     }
     if not n:
-        return draft | {"d": None, "p_value": math.nan, "method": "none", "unit": False}
+        reason = "no item in both runs"
+        if not draft["baseline_only"]:
+            reason = "not in the baseline run"
+        elif not draft["candidate_only"]:
+            reason = "not in the candidate run"
+        empty = {"d": None, "p_value": math.nan, "method": "none", "unit": False}
+        return draft | empty | {"reason": reason}
     d = paired_differences(c_values[ci], b_values[bi])
     # d + margin is rounding dust where d is -margin in exact arithmetic (0.48 - 0.50 +
     # 0.02 is -1.7e-17): a tie, by the rule paired_differences applies to d itself.
@@ -299,6 +343,17 @@ def _test(
     result = sign_flip_test(x, fallback="normal")
     unit = all(bool(((v >= 0.0) & (v <= 1.0)).all()) for v in (c_values[ci], b_values[bi]))
     return draft | {"d": d, "p_value": result.p_value, "method": result.method, "unit": unit}
+
+
+def _missing(system: str, metric: str, scored: int, is_proportion: bool) -> dict[str, Any]:
+    """The draft of a baseline system the candidate lacks: no pair, its items left out."""
+    nan = math.nan
+    return {
+        "n_pairs": 0, "candidate_only": 0, "baseline_only": scored, "candidate_mean": nan,
+        "baseline_mean": nan, "d": None, "p_value": nan, "method": "none", "unit": False,
+        "candidate_system": system, "baseline_system": system, "metric": metric,
+        "slice": ALL, "proportion": is_proportion, "reason": "not in the candidate run",
+    }  # fmt: skip
 
 
 def _fewest_rejecting(level: float) -> int:
@@ -311,7 +366,7 @@ def _decide(
     draft: dict[str, Any], p_holm: float, level: float, margin: float, alpha: float
 ) -> GateHypothesis:
     d: npt.NDArray[np.float64] | None = draft.pop("d")
-    unit = draft.pop("unit")
+    unit = bool(draft.pop("unit"))
     nan = math.nan
     fields: dict[str, Any] = {"difference": nan, "low": nan, "high": nan, "variance": nan}
     fields |= {"mde": nan, "n_needed": None, "power": nan}

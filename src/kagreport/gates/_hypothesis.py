@@ -65,6 +65,10 @@ class GateHypothesis:
         ``-2 * margin`` (:func:`kagreport.stats.power` of the margin); NaN when undefined.
     proportion : bool
         Whether the metric is a proportion (shown in percent and percentage points).
+    reason : str
+        Why a hypothesis without a pair is inconclusive: ``"not in the candidate run"``
+        (a baseline system or dataset the candidate lacks), ``"not in the baseline
+        run"``, ``"no item in both runs"``; ``""`` otherwise.
     """
 
     candidate_system: str
@@ -89,6 +93,7 @@ class GateHypothesis:
     n_needed: int | None
     power: float
     proportion: bool
+    reason: str = ""
 
     @property
     def system(self) -> str:

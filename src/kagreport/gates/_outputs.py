@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html as _html
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kagreport._format import (
@@ -53,6 +54,8 @@ class GateResult(Protocol):
     def margin(self) -> float: ...
     @property
     def alpha(self) -> float: ...
+    @property
+    def inconclusive(self) -> str: ...
 
 
 __all__ = ["FILES", "GateResult", "badge", "html", "junit", "markdown", "text"]
@@ -102,15 +105,51 @@ def _power(h: GateHypothesis) -> str:
     return MISSING if h.power != h.power else f"{100 * h.power:.0f}%"
 
 
+def _hypotheses(n: int) -> str:
+    return plural(n, "hypothesis", "hypotheses")
+
+
 def _headline(result: GateResult) -> str:
     fails = sum(h.verdict == "fail" for h in result.hypotheses)
     open_ = sum(h.verdict == "inconclusive" for h in result.hypotheses)
-    total = plural(len(result.hypotheses), "hypothesis", "hypotheses")
+    n = len(result.hypotheses)
     if result.verdict == "pass":
-        return f"no regression beyond the margin in any of {total}"
+        where = "the one hypothesis" if n == 1 else f"any of {_hypotheses(n)}"
+        return f"no regression beyond the margin in {where}"
+    of = "the one hypothesis" if n == 1 else f"{count(fails)} of {_hypotheses(n)}"
     if result.verdict == "fail":
-        return f"{count(fails)} of {total} regressed by more than the margin"
-    return f"{count(open_)} of {total} cannot be decided at this benchmark's size"
+        return f"{of} regressed by more than the margin"
+    of = "the one hypothesis" if n == 1 else f"{count(open_)} of {_hypotheses(n)}"
+    return f"{of} cannot be decided"
+
+
+#: What each policy does with an inconclusive row (gate.md and the terminal).
+_POLICY = {
+    "exit": "an inconclusive gate exits 3 here (--inconclusive pass or fail counts it "
+    "as a pass or a failure)",
+    "pass": "inconclusive rows count as a pass here (--inconclusive pass)",
+    "fail": "inconclusive rows count as a failure here (--inconclusive fail)",
+}
+
+
+def _left_out(result: GateResult, name: Callable[[str], str]) -> str:
+    """One line naming the systems of one run only, or "" when there is none."""
+    parts = []
+    if result.candidate_only_systems:
+        names = ", ".join(name(x) for x in result.candidate_only_systems)
+        parts.append(f"only in the candidate (new, not gated): {names}")
+    if result.baseline_only_systems:
+        names = ", ".join(name(x) for x in result.baseline_only_systems)
+        parts.append(f"only in the baseline (not in the candidate run: inconclusive): {names}")
+    return f"Systems left out: {'; '.join(parts)}." if parts else ""
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _verdict(h: GateHypothesis, name: Callable[[str], str]) -> str:
+    return h.verdict + (f" ({name(h.reason)})" if h.reason else "")
 
 
 def markdown(result: GateResult) -> str:
@@ -119,22 +158,33 @@ def markdown(result: GateResult) -> str:
     lines = [
         f"## {_MARK[result.verdict]} Regression gate: **{result.verdict}**",
         "",
-        f"{_headline(result)}.",
+        f"{_capital(_headline(result))}.",
         "",
         f"Candidate {_md(result.candidate)} against baseline {_md(result.baseline)}; "
         f"margin {_margin(result)}, alpha {s['alpha']:g} (family-wise, Holm), "
-        f"slices by {s['slice']}.",
+        f"slices by {s['slice']}; {_POLICY[result.inconclusive]}.",
         "",
-        "| System | Metric | Slice | Baseline | Candidate | Difference [interval] "
-        "| Adjusted p | Verdict |",
+    ]
+    if left_out := _left_out(result, _md):
+        lines += [left_out, ""]
+    lines += [
+        "| System | Metric | Slice | Baseline¹ | Candidate¹ | Difference [interval] "
+        "| Adjusted p (H0: Δ = −margin)² | Verdict |",
         "|---|---|---|---:|---:|---|---:|---|",
     ]
     for h in result.hypotheses:
         lines.append(
             f"| {_md(h.system)} | {_md(h.metric)} | {_md(h.slice)} "
             f"| {_value(h, h.baseline_mean)} | {_value(h, h.candidate_mean)} | {_diff(h)} "
-            f"| {p_value(h.p_value_holm)} | {_MARK[h.verdict]} {h.verdict} |"
+            f"| {p_value(h.p_value_holm)} | {_MARK[h.verdict]} {_verdict(h, _md)} |"
         )
+    lines += [
+        "",
+        "¹ Means over the paired items (those both runs scored): they can differ from the "
+        "leaderboard's when items are left out.  ",
+        "² The adjusted p tests Δ = −margin (a regression of exactly the margin), not "
+        '"no change": a small p means pass when Δ lies above −margin and fail when below.',
+    ]
     left = [h for h in result.hypotheses if h.candidate_only or h.baseline_only]
     lines.append("")
     if left:
@@ -149,14 +199,7 @@ def markdown(result: GateResult) -> str:
         lines.append("")
     else:
         lines += ["No item was left out: both runs scored the same items.", ""]
-    for side, systems in (
-        ("candidate", result.candidate_only_systems),
-        ("baseline", result.baseline_only_systems),
-    ):
-        if systems:
-            names = ", ".join(_md(x) for x in systems)
-            lines += [f"Systems only in the {side}, left out: {names}.", ""]
-    open_ = [h for h in result.hypotheses if h.verdict == "inconclusive"]
+    open_ = [h for h in result.hypotheses if h.verdict == "inconclusive" and h.n_pairs]
     if open_:
         lines += [
             "**Inconclusive**: the interval holds the margin. The smallest change this "
@@ -172,13 +215,14 @@ def markdown(result: GateResult) -> str:
             for h in open_
         ]
         lines.append("")
-    methods = ", ".join(sorted({h.method for h in result.hypotheses}))
+    methods = ", ".join(sorted({h.method for h in result.hypotheses if h.n_pairs}) or ["none"])
+    tested = sum(h.n_pairs > 0 for h in result.hypotheses)
     lines += [
         "---",
         f"Each row tests H0: candidate − baseline = −margin by the paired sign-flip test "
         f"of the differences plus the margin ({methods}); p-values are Holm-adjusted over "
-        f"all {plural(len(result.hypotheses), 'hypothesis', 'hypotheses')} (systems × "
-        f"metrics × slices), and each interval is at Holm's level for its row, so it lies "
+        f"the gate's {_hypotheses(tested)} with a pair (systems × metrics × slices), and "
+        f"each interval is at Holm's level for its row, so it lies "
         f"above −margin exactly when the row passes and below when it fails. The gate "
         f"refuses runs with less than {s['min_paired'] * 100:g}% of their items paired. "
         f"Written by kagreport gate.",
@@ -199,10 +243,22 @@ def _numbers(result: GateResult, h: GateHypothesis) -> str:
     )
 
 
+def _undecided(h: GateHypothesis, numbers: str) -> str:
+    """Why a row is inconclusive: the reason of a row without a pair, else its numbers,
+    the smallest change it could detect and the items it would need."""
+    if h.reason:
+        left = f"{count(h.candidate_only)} candidate-only, {count(h.baseline_only)} "
+        return f"{_plain(h.reason)} ({left}baseline-only items)"
+    return f"{numbers}; smallest detectable change {_mde(h)}, {_needed(h)} needed"
+
+
 def junit(result: GateResult) -> str:
     """JUnit XML (see :meth:`GateResult.junit`)."""
+    # With --inconclusive fail an inconclusive row is a failure (the build fails on it).
     failures = sum(h.verdict == "fail" for h in result.hypotheses)
     skipped = sum(h.verdict == "inconclusive" for h in result.hypotheses)
+    if result.inconclusive == "fail":
+        failures, skipped = failures + skipped, 0
     tests = str(len(result.hypotheses))
     attributes = {"tests": tests, "failures": str(failures), "errors": "0", "time": "0"}
     suites = ET.Element("testsuites", {"name": "kagreport gate", **attributes})
@@ -219,11 +275,13 @@ def junit(result: GateResult) -> str:
             failure.set("message", f"regression beyond the margin: {numbers}")
             failure.text = numbers
         elif h.verdict == "inconclusive":
-            reason = (
-                f"inconclusive: {numbers}; smallest detectable change {_mde(h)}, "
-                f"items needed {_needed(h)}"
-            )
-            ET.SubElement(case, "skipped", {"message": reason})
+            reason = _undecided(h, numbers)
+            if result.inconclusive == "fail":
+                failure = ET.SubElement(case, "failure", {"type": "inconclusive"})
+                failure.set("message", f"inconclusive, counted as a failure: {reason}")
+                failure.text = f"{reason} (--inconclusive fail)"
+            else:
+                ET.SubElement(case, "skipped", {"message": f"inconclusive: {reason}"})
         else:
             ET.SubElement(case, "system-out").text = numbers
     ET.indent(suites)
@@ -275,7 +333,7 @@ def text(result: GateResult) -> str:
                 printable(h.slice, 30),
                 _diff(h),
                 p_value(h.p_value_holm),
-                h.verdict,
+                _verdict(h, lambda x: x),
                 count(h.n_pairs),
             )
         )
@@ -285,6 +343,10 @@ def text(result: GateResult) -> str:
     ]
     head = f"{result.verdict.upper()}: {_headline(result)} (margin {_margin(result)}, "
     head += f"alpha {result.alpha:g})"
+    if result.inconclusive != "exit":  # the default goes without saying on a terminal
+        head += f"\n{_capital(_POLICY[result.inconclusive])}."
+    if left_out := _left_out(result, lambda x: printable(x, 40)):
+        head += "\n" + left_out
     tail = []
     open_ = [h for h in result.hypotheses if h.verdict == "inconclusive" and h.mde == h.mde]
     for h in open_[:5]:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from kagreport.runs import Run
 
 __all__ = [
+    "ALL",
     "SLICES",
     "ItemSpace",
     "Pairing",

@@ -1,5 +1,8 @@
 """The result of a gate: :class:`GateResult`, one :class:`GateHypothesis` per (system
-pair, metric, slice), versioned as ``{"schema": "kagreport.gate", "version": 1, ...}``."""
+pair, metric, slice), versioned as ``{"schema": "kagreport.gate", "version": 2, ...}``.
+
+Version 2 added ``settings.inconclusive`` (the policy) and each hypothesis's ``reason``;
+version 1 documents read as policy ``"exit"`` and no reason."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import msgspec
 from kagreport._atomic import write_atomic_set
 from kagreport._document import Document, convert, jsonable
 from kagreport._errors import InputError
+from kagreport._format import plural
 from kagreport.gates import _outputs
 from kagreport.gates._hypothesis import FLOATS, GateHypothesis
 
@@ -24,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["INCONCLUSIVE_POLICIES", "SCHEMA", "VERDICTS", "VERSION", "GateResult"]
 
 SCHEMA = "kagreport.gate"
-VERSION = 1
+VERSION = 2
 #: A hypothesis's and a gate's verdicts.
 VERDICTS = ("pass", "fail", "inconclusive")
 #: What ``exit_code`` does with an inconclusive gate: exit 3, or count it as pass or fail.
@@ -56,6 +60,7 @@ class _HypothesisShape(msgspec.Struct, forbid_unknown_fields=True):
     variance: float | None = None
     mde: float | None = None
     power: float | None = None
+    reason: str = ""  # absent from version 1
 
 
 class _Settings(msgspec.Struct, forbid_unknown_fields=True):
@@ -64,6 +69,7 @@ class _Settings(msgspec.Struct, forbid_unknown_fields=True):
     alpha: float
     slice: Literal["dataset", "task", "none"]
     min_paired: float
+    inconclusive: Literal["exit", "pass", "fail"] = "exit"  # absent from version 1
 
 
 class _GateShape(msgspec.Struct):
@@ -95,15 +101,17 @@ class GateResult(Document):
         as objects).
     settings : mapping
         ``metrics`` (list), ``margin`` (metric units), ``alpha``, ``slice``,
-        ``min_paired``.
+        ``min_paired``, ``inconclusive`` (the policy: ``"exit"``, ``"pass"`` or
+        ``"fail"``).
     candidate_only_systems, baseline_only_systems : tuple of str
         Systems of one run that paired with none of the other's (left out).
 
     Notes
     -----
-    Serialised as ``{"schema": "kagreport.gate", "version": 1, ...}`` (JSON; NaN as
-    null): :meth:`dumps`, :meth:`read`, :meth:`from_dict`. :meth:`write` writes the gate's
-    folder (``gate.md``, ``gate.xml``, ``gate.json``, ``badge.svg``).
+    Serialised as ``{"schema": "kagreport.gate", "version": 2, ...}`` (JSON; NaN as
+    null; version 1 is read too): :meth:`dumps`, :meth:`read`, :meth:`from_dict`.
+    :meth:`write` writes the gate's folder (``gate.md``, ``gate.xml``, ``gate.json``,
+    ``badge.svg``).
     """
 
     verdict: str
@@ -116,6 +124,7 @@ class GateResult(Document):
 
     SCHEMA: ClassVar[str] = SCHEMA
     SCHEMA_VERSION: ClassVar[int] = VERSION
+    READABLE_VERSIONS: ClassVar[tuple[int, ...]] = (1, VERSION)
     VERSION_KEY: ClassVar[str] = "version"
     WRITES: ClassVar[tuple[str, ...]] = ("json",)
     NOUN: ClassVar[str] = "document"
@@ -130,15 +139,23 @@ class GateResult(Document):
         """The family-wise error rate of the gate."""
         return float(self.settings["alpha"])
 
-    def exit_code(self, inconclusive: str = "exit") -> int:
+    @property
+    def inconclusive(self) -> str:
+        """The policy for an inconclusive gate: ``"exit"`` (3), ``"pass"`` or ``"fail"``."""
+        return str(self.settings.get("inconclusive", "exit"))
+
+    def exit_code(self, inconclusive: str | None = None) -> int:
         """The command line's exit code: 0 pass, 1 fail, 3 inconclusive (``inconclusive``
-        ``"pass"`` or ``"fail"`` counts it as 0 or 1).
+        ``"pass"`` or ``"fail"`` counts it as 0 or 1); ``inconclusive`` defaults to the
+        gate's policy, :attr:`inconclusive`.
 
         Raises
         ------
         InputError
             For another ``inconclusive`` policy.
         """
+        if inconclusive is None:
+            inconclusive = self.inconclusive
         if inconclusive not in INCONCLUSIVE_POLICIES:
             raise InputError(
                 f"`inconclusive` must be one of {', '.join(INCONCLUSIVE_POLICIES)}, "
@@ -176,7 +193,8 @@ class GateResult(Document):
 
     def __repr__(self) -> str:
         return (
-            f"<GateResult {self.verdict}: {len(self.hypotheses)} hypotheses, "
+            f"<GateResult {self.verdict}: "
+            f"{plural(len(self.hypotheses), 'hypothesis', 'hypotheses')}, "
             f"margin {self.margin:g}, alpha {self.alpha:g}>"
         )
 
@@ -200,7 +218,7 @@ class GateResult(Document):
     # ------------------------------------------------------------------ documents
 
     def to_dict(self) -> dict[str, Any]:
-        """The gate as a ``kagreport.gate`` version-1 mapping (NaN kept)."""
+        """The gate as a ``kagreport.gate`` version-2 mapping (NaN kept)."""
         return {
             "schema": SCHEMA,
             "version": VERSION,
@@ -239,11 +257,15 @@ class GateResult(Document):
 
         Raises
         ------
+        InputError
+            If ``path`` is a file, or ``format`` another format.
         OSError
             If the folder cannot be made or a file written (those written stay whole).
         """
         if format not in (None, "folder"):
             raise InputError(f"a GateResult is written as a folder, not {format!r}")
+        if os.path.lexists(path) and not os.path.isdir(path):
+            raise InputError(f"{os.fsdecode(path)} is a file, not a folder", path=path)
         os.makedirs(path, exist_ok=True)
         contents = (self.markdown(), self.junit(), self.dumps(), self.badge())
         write_atomic_set(path, dict(zip(_outputs.FILES, contents, strict=True)))

@@ -12,6 +12,8 @@ from kagreport.sources._names import TARGETS
 from kagreport.sources._registry import read_run
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from kagreport.runs import Run
 
 __all__ = ["TARGETS", "convert_run"]
@@ -54,6 +56,8 @@ def convert_run(
     output: str | os.PathLike[str],
     format: str | None = None,
     to: str | None = None,
+    *,
+    systems: Sequence[str] | None = None,
     **options: Any,
 ) -> Run:
     """Read the run at ``path`` (:func:`read_run`) and write it as a ``kagreport.run``
@@ -72,6 +76,9 @@ def convert_run(
     to : {"kagreport", "eee"}, optional
         The output format; ``"eee"`` when ``output``'s name ends in ``.eee``, else
         ``"kagreport"``.
+    systems : sequence of str, optional
+        Keep only these systems, in this order (:meth:`Run.select`): one system of a
+        run, to gate it alone.
     **options
         The input format's options (:func:`read_run`): ``datasets=`` (and ``prefix=``)
         for a kag result tree.
@@ -90,7 +97,8 @@ def convert_run(
     UsageError
         For an unknown ``to``; if a kagreport ``output`` does not end in ``.json`` or is a
         folder; if ``output`` is the input itself, inside an input folder, or (EEE) a
-        folder holding the input; raised before anything is read.
+        folder holding the input; raised before anything is read. For a name of
+        ``systems`` the run does not hold (one line listing its systems).
     KagreportError
         As :func:`read_run`; if ``output``'s folder does not exist or ``output`` cannot be
         written (the old one, if any, is then whole).
@@ -116,6 +124,8 @@ def convert_run(
     if not target.absolute().parent.is_dir():
         raise KagreportError(f"cannot write {target}: its folder does not exist", path=target)
     run = _stamp_file_time(read_run(source, format=format, **options), source)
+    if systems is not None:
+        run = _select(run, systems, source)
     try:
         if eee:
             write_eee(run, target)
@@ -124,3 +134,15 @@ def convert_run(
     except OSError as exc:  # a name too long for the file system, a full disk, ...
         raise KagreportError(f"cannot write {target}: {exc.strerror or exc}", path=target) from None
     return run
+
+
+def _select(run: Run, systems: Sequence[str], source: Path) -> Run:
+    unknown = [s for s in systems if s not in run.systems]
+    if unknown:
+        error = UsageError(
+            f"{source} holds no system {', '.join(map(repr, unknown))}; "
+            f"its systems: {', '.join(run.systems)}"
+        )
+        error.show_usage = False  # one line: the names are what the user needs
+        raise error
+    return run.select(list(dict.fromkeys(systems)))

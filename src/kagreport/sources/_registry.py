@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -143,6 +144,8 @@ def detect_format(path: str | os.PathLike[str]) -> SourceFormat:
     where = Path(path)
     if not where.exists():
         raise UsageError(f"{where}: no such file or folder")
+    if _is_empty(where):
+        raise _one_line(f"{where}: the file is empty, not a run")
     for source in _FORMATS.values():
         if source.detect(where):
             return source
@@ -151,8 +154,40 @@ def detect_format(path: str | os.PathLike[str]) -> SourceFormat:
             f"{where}: looks like a kag result tree; read it with its datasets file "
             "(datasets=..., or --datasets)"
         )
+    document = _other_document(where)
+    if document is not None:
+        raise _one_line(f"{where}: a {document}, not a run")
     known = ", ".join(f"{s.name} ({s.description})" for s in _FORMATS.values())
     raise UsageError(f"{where}: not a run of any format kagreport reads; formats: {known}")
+
+
+def _one_line(message: str) -> UsageError:
+    error = UsageError(message)
+    error.show_usage = False  # the message says all: no usage text before it
+    return error
+
+
+def _is_empty(path: Path) -> bool:
+    try:
+        return path.is_file() and path.stat().st_size == 0
+    except OSError:
+        return False
+
+
+#: What another kagreport document is, said when it is given as a run.
+_DOCUMENTS = {"kagreport.gate": "the result of a gate"}
+
+
+def _other_document(path: Path) -> str | None:
+    """``"kagreport.X document (what it is)"`` when ``path`` is a JSON document of
+    kagreport's that is not a run, else None (the first 4 KiB looked at)."""
+    head = file_head(path, (".json",))
+    found = re.search(rb'"schema"\s*:\s*"(kagreport\.[A-Za-z0-9_.]{1,60})"', head or b"")
+    if found is None:
+        return None
+    schema = found.group(1).decode("ascii")
+    what = _DOCUMENTS.get(schema)
+    return f"{schema} document" + (f" ({what})" if what else "")
 
 
 def _looks_like_kag(path: Path, limit: int = 20) -> bool:
