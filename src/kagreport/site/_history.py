@@ -111,6 +111,7 @@ def plan_history(site: SiteContent, folder: Path) -> SiteHistory:
         As :func:`read_history`.
     """
     from kagreport.runs import history as run_history
+    from kagreport.runs._times import kept_file_time, run_time
 
     runs, times, found = read_history(site, folder)
     site.say(f"testing the history of {len(runs)} runs")
@@ -122,13 +123,16 @@ def plan_history(site: SiteContent, folder: Path) -> SiteHistory:
     ordered += sorted(set(runs) - set(ordered))
     for name in ordered:
         run = runs[name]
+        # The time and its source as the frame ordered the run by (runs.history's own).
+        moment, source = run_time(run.metadata, times[name])
         found.runs.append(
             {
                 "name": name,
                 "href": f"{slugs[name]}.html",
                 "tool": str(run.metadata.get("tool", run.metadata.get("source", "-"))),
-                "time": _time_text(run, times[name]),
-                "source": "recorded" if isinstance(run.metadata.get("created"), str) else "file",
+                "time": _time_text(moment),
+                "source": source,
+                "kept": kept_file_time(run.metadata),
                 "systems": len(run.systems),
                 "n_rows": len(run),
             }
@@ -206,13 +210,11 @@ def _na(value: Any) -> bool:
     return value is None or bool(pd.isna(value))
 
 
-def _time_text(run: Run, fallback: float) -> str:
-    recorded = run.metadata.get("created")
-    if isinstance(recorded, str):
-        return recorded
-    return (
-        datetime.fromtimestamp(fallback, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-    )
+def _time_text(moment: datetime | None) -> str:
+    """``"2026-01-02T10:58:47Z"`` (to the second), or "—" without a time."""
+    if moment is None:
+        return "—"
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def history_folder(path: str | os.PathLike[str]) -> Path:
