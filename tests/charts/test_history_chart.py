@@ -120,3 +120,24 @@ def test_run_labels_are_whole_on_paper_and_on_a_screen() -> None:
         "2026-12-06 05:11:42 UTC, recorded by the run's tool",
         "2026-12-07 09:30:00 UTC, file time: a file's modification time (the run records none)",
     ]
+
+
+def test_simulated_runs_are_said() -> None:
+    systems = ("base",)
+    runs = {
+        "measured": _run(systems, [0.5], "2026-01-01T00:00:00Z", 1),
+        "sim-a": _run(systems, [0.6], "2026-01-02T00:00:00Z", 2),
+    }
+    frame = history(runs)
+    plain = history_chart(frame).to_dict()["title"]
+    assert "SIMULATED" not in str(plain)
+    some = history_chart(frame, simulated=["sim-a"]).to_dict()["title"]
+    assert not _first(some["text"]).startswith("SIMULATED")  # not every run is
+    assert "SIMULATED data (no model was run): sim-a." in some["subtitle"]
+    every = history_chart(frame, simulated=["sim-a", "measured"]).to_dict()["title"]
+    assert _first(every["text"]).startswith("SIMULATED: ")
+
+
+def _first(text: str | list[str]) -> str:
+    """A title's first line (Vega-Lite: a string, or a list of lines)."""
+    return text if isinstance(text, str) else text[0]

@@ -145,10 +145,16 @@ def converted_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]
         for path in [tree / "results", *(tree / "results").rglob("*")]:
             os.utime(path, (stamp, stamp))
         done = run_cli(
-            "convert", "-d", tree / "datasets.json", tree / "results", "-o", folder / f"run-{k}.json"
+            "convert",
+            "-d",
+            tree / "datasets.json",
+            tree / "results",
+            "-o",
+            folder / f"run-{k}.json",
         )
         assert done.returncode == 0, done.stderr
     (folder / "README.md").write_text("notes, not a run\n")
+    _run([0.5, 0.2], "2026-01-03T00:00:00Z", 1).write(folder / "measured.json")  # not SIMULATED
     done = run_cli("site", "build", "--history", folder, "-o", root / "site")
     assert done.returncode == 0, done.stderr
     return root / "site", done.stderr
@@ -183,17 +189,30 @@ def test_simulated_runs_are_labelled_on_the_history_pages(
     for run in ("run-1", "run-2"):  # each one's page: the notice every SIMULATED page has
         page = (site / "history" / f"{run}.html").read_text()
         assert '<p class="simulated" role="note"><strong>SIMULATED</strong>' in page, run
+    measured = (site / "history" / "measured.html").read_text()
+    assert "SIMULATED" not in measured
     index = (site / "history" / "index.html").read_text()
-    assert '<p class="simulated" role="note"><strong>SIMULATED</strong>' in index
+    assert "2 of the 3 runs are SIMULATED data" in index
     table = index[index.index('id="history-runs-table"') : index.index("</table>")]
-    for run in ("run-1", "run-2"):  # per run in the list of runs
+    for run in ("run-1", "run-2", "measured"):  # per run in the list of runs
         row = table[table.index(f'data-run="{run}"') :].split("</tr>")[0]
-        assert "SIMULATED" in row, row
-    specs = re.findall(
-        r'<script type="application/json" class="vega-spec"[^>]*>(.*?)</script>', index
+        assert ("SIMULATED" in row) == (run != "measured"), row
+    # The charts of the SIMULATED runs' systems say so; those of the measured run's do not.
+    sections = re.findall(
+        r'<section class="history"[^>]* data-system="([^"]*)">(.*?)</section>', index, re.S
     )
-    assert specs
-    assert all("SIMULATED" in json.dumps(json.loads(s)["title"]) for s in specs)
+    measured_systems = {"base", HOSTILE}
+    assert measured_systems < {html.unescape(system) for system, _ in sections}
+    for system, section in sections:
+        spec = re.findall(
+            r'<script type="application/json" class="vega-spec"[^>]*>(.*?)</script>', section, re.S
+        )
+        title = json.loads(spec[0])["title"]
+        said = json.dumps(title["text"]).startswith('"SIMULATED: ')
+        assert said == (html.unescape(system) not in measured_systems), (system, title)
+    overview = (site / "index.html").read_text()
+    section = overview[overview.index('<section id="history">') :].split("</section>")[0]
+    assert "2 of the 3 runs are SIMULATED data" in section
 
 
 def test_a_measured_run_is_not_labelled_simulated(history_site: tuple[Path, str]) -> None:

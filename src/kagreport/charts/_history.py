@@ -4,7 +4,7 @@ interval, the changes that are significant after Holm's adjustment marked. It dr
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
 import altair as alt
@@ -21,6 +21,7 @@ from kagreport._format import (
     percent_interval,
 )
 from kagreport.charts._data import (
+    SIMULATED,
     drawn_names,
     inline_data,
     quantity_interval,
@@ -62,6 +63,7 @@ def history_chart(
     metric: str | None = None,
     systems: Sequence[str] | None = None,
     hrefs: Mapping[str, str] | None = None,
+    simulated: Collection[str] = (),
     percent: bool | None = None,
     title: str | None = None,
     theme: bool = True,
@@ -89,6 +91,10 @@ def history_chart(
         The systems drawn (default all of the metric's).
     hrefs : mapping of str to str, optional
         Run name -> link to its pages.
+    simulated : collection of str, optional
+        The runs whose data are SIMULATED (``run.metadata["simulated"]``: written by
+        ``kagreport simulate``). The title starts with ``SIMULATED:`` when every run drawn
+        is one; a subtitle line names them when some are.
     percent : bool, optional
         Draw values as percentages; default when the metric is a proportion by name or
         its values have Wilson intervals.
@@ -204,10 +210,17 @@ def history_chart(
         f"previous run significant at Holm-adjusted p < {alpha:g} (Holm over each system's "
         "sequence of changes; paired on shared items).",
     ]
+    marked_runs = set(simulated)
+    some = [str(r) for r in runs["run"] if str(r) in marked_runs]
+    every = len(some) == len(runs)
+    if some and not every:
+        shown = ", ".join(names[r] for r in some[:5])
+        more = f" and {len(some) - 5} more" if len(some) > 5 else ""
+        subtitle.append(f"{SIMULATED} data (no model was run): {shown}{more}.")
     heading = f"{isolated(name, NAME_LIMIT)} across runs" if title is None else title
     chart = alt.LayerChart(
         layer=layers,
-        title=title_params(heading, subtitle),
+        title=title_params(heading, subtitle, simulated=every),
         width=max(COLUMN_WIDTH, 24.0 * len(order)),
         height=180.0,
     )
