@@ -83,6 +83,7 @@ class PageLog:
     fetches: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
     console_errors: list[str] = field(default_factory=list)
+    console_warnings: list[str] = field(default_factory=list)  # Vega-Lite's, e.g.; not problems
     page_errors: list[str] = field(default_factory=list)
     dialogs: list[str] = field(default_factory=list)
 
@@ -167,6 +168,8 @@ class Browser:
         def on_console(message: Any) -> None:
             if message.type == "error":
                 wrapper.log.console_errors.append(message.text)
+            elif message.type == "warning":
+                wrapper.log.console_warnings.append(message.text)
 
         def on_dialog(dialog: Any) -> None:
             wrapper.log.dialogs.append(f"{dialog.type}: {dialog.message}")

@@ -43,6 +43,8 @@ def test_history_page_draws_every_chart_with_links(browser: Browser, history_sit
         pointers = page.locator("div.chart svg g.mark-symbol.role-mark path")
         assert pointers.count() == 8, pointers.count()  # 4 runs x 2 systems
         assert not log.problems(), log.problems()
+        # Vega-Lite compiles each chart without a warning (it logs them on the console).
+        assert not log.console_warnings, log.console_warnings
         with page.expect_navigation(timeout=10_000):
             pointers.first.click(force=True)
         assert page.url.endswith("/history/run-000.html"), page.url

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
+import vl_convert as vlc
 
 from kagreport import KagreportError
-from kagreport.charts import history_chart
+from kagreport.charts import fit_container, history_chart, paper_spec
 from kagreport.runs import Run, history
 
 HOSTILE = '<img src=x onerror="alert(1)">\u202e'
@@ -91,3 +94,50 @@ def test_hostile_names_are_drawn_safely() -> None:
 def test_a_metric_the_frame_lacks_is_refused() -> None:
     with pytest.raises(KagreportError, match="no row of metric 'nope'"):
         history_chart(_frame(), metric="nope")
+
+
+def test_run_labels_are_whole_on_paper_and_on_a_screen() -> None:
+    # A new user's history: runs made by `kagreport convert` (file times), named run-N.
+    systems = ("kag-large",)
+    frame = history(
+        {
+            "run-1": _run(systems, [0.8], "2026-12-06T05:11:42Z", 1),
+            "run-2": _run(systems, [0.7], None, 2),
+        },
+        fallback_times={"run-2": "2026-12-07T09:30:00Z"},
+    )
+    chart = history_chart(frame)
+    screen = fit_container(chart)
+    screen["width"] = 1200  # the site's page
+    for medium, spec in (("paper", paper_spec(chart)), ("screen", screen)):
+        svg = vlc.vegalite_to_svg(spec)
+        labels = [t for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg) if " · " in t]
+        assert labels == ["run-1 · 2026-12-06", "run-2 · 2026-12-07 (file time)"], medium
+    # The full time and where it comes from: in the tooltip.
+    rows = chart.to_dict()["datasets"]
+    times = [r["time_text"] for v in rows.values() for r in v]
+    assert times == [
+        "2026-12-06 05:11:42 UTC, recorded by the run's tool",
+        "2026-12-07 09:30:00 UTC, file time: a file's modification time (the run records none)",
+    ]
+
+
+def test_simulated_runs_are_said() -> None:
+    systems = ("base",)
+    runs = {
+        "measured": _run(systems, [0.5], "2026-01-01T00:00:00Z", 1),
+        "sim-a": _run(systems, [0.6], "2026-01-02T00:00:00Z", 2),
+    }
+    frame = history(runs)
+    plain = history_chart(frame).to_dict()["title"]
+    assert "SIMULATED" not in str(plain)
+    some = history_chart(frame, simulated=["sim-a"]).to_dict()["title"]
+    assert not _first(some["text"]).startswith("SIMULATED")  # not every run is
+    assert "SIMULATED data (no model was run): sim-a." in some["subtitle"]
+    every = history_chart(frame, simulated=["sim-a", "measured"]).to_dict()["title"]
+    assert _first(every["text"]).startswith("SIMULATED: ")
+
+
+def _first(text: str | list[str]) -> str:
+    """A title's first line (Vega-Lite: a string, or a list of lines)."""
+    return text if isinstance(text, str) else text[0]

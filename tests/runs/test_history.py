@@ -3,6 +3,7 @@ unpaired) and Holm-adjusted over the sequence; numbers from independent computat
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
@@ -179,6 +180,16 @@ def test_fallback_time_is_used_and_marked() -> None:
     # A recorded time wins over a fallback.
     again = history(runs, fallback_times={"recorded": 0.0, "untimed": 1.0})
     assert again["time_source"].tolist() == ["file", "recorded"]
+
+
+def test_a_file_time_kept_by_convert_is_a_file_time_and_wins_over_a_fallback() -> None:
+    kept = _run({"A": [1.0, 0.0]}, "2026-01-05T00:00:00Z")
+    kept = dataclasses.replace(kept, metadata={**kept.metadata, "created_from": "file"})
+    runs = {"kept": kept, "recorded": _run({"A": [1.0, 1.0]}, "2026-01-04T00:00:00Z")}
+    frame = history(runs, fallback_times={"kept": "2026-01-01T00:00:00Z"})
+    assert frame["run"].tolist() == ["recorded", "kept"]
+    assert frame["time_source"].tolist() == ["recorded", "file"]
+    assert frame["time"].iloc[1] == pd.Timestamp("2026-01-05", tz="UTC")
 
 
 @pytest.mark.parametrize(

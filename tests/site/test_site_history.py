@@ -127,6 +127,133 @@ def test_a_folder_with_no_run_fails_naming_it(tmp_path: Path) -> None:
     assert "holds no run kagreport reads" in done.stderr
     assert str(folder) in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.fixture(scope="module")
+def converted_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A history of kag runs as a new user makes one: `kagreport simulate`, then `kagreport
+    convert` (the tree records no time: convert keeps its files' newest modification time,
+    created_from=file), a stray README beside them; a history-only site."""
+    root = tmp_path_factory.mktemp("converted")
+    folder = root / "hist"
+    folder.mkdir()
+    for k in (1, 2):
+        tree = root / f"sim{k}"
+        done = run_cli("simulate", "--questions", "8", "--datasets", "1", "--seed", str(k), tree)
+        assert done.returncode == 0, done.stderr
+        stamp = 1767225600 + 3600 * k  # 2026-01-01T01:00:00Z, 02:00 (date -u -d @1767229200)
+        for path in [tree / "results", *(tree / "results").rglob("*")]:
+            os.utime(path, (stamp, stamp))
+        done = run_cli(
+            "convert",
+            "-d",
+            tree / "datasets.json",
+            tree / "results",
+            "-o",
+            folder / f"run-{k}.json",
+        )
+        assert done.returncode == 0, done.stderr
+    (folder / "README.md").write_text("notes, not a run\n")
+    _run([0.5, 0.2], "2026-01-03T00:00:00Z", 1).write(folder / "measured.json")  # not SIMULATED
+    done = run_cli("site", "build", "--history", folder, "-o", root / "site")
+    assert done.returncode == 0, done.stderr
+    return root / "site", done.stderr
+
+
+def test_a_converted_run_is_said_to_have_a_file_time(converted_site: tuple[Path, str]) -> None:
+    site, _ = converted_site
+    page = (site / "history" / "run-1.html").read_text()
+    assert "2026-01-01T01:00:00Z" in page
+    assert "file time" in page
+    assert "recorded by" not in page  # kag records no time
+    assert "kagreport convert" in page  # which file time: the one convert kept
+    index = (site / "history" / "index.html").read_text()
+    table = index[index.index('id="history-runs-table"') : index.index("</table>")]
+    for run in ("run-1", "run-2"):
+        row = table[table.index(f'data-run="{run}"') :].split("</tr>")[0]
+        assert "file time" in row, row
+        assert "kept by convert" in row, row
+
+
+def test_the_fallback_file_time_is_the_entry_s(history_site: tuple[Path, str]) -> None:
+    site, _ = history_site
+    page = (site / "history" / "c-untimed.html").read_text()
+    assert "history entry" in page
+    assert "kagreport convert" not in page
+
+
+def test_simulated_runs_are_labelled_on_the_history_pages(
+    converted_site: tuple[Path, str],
+) -> None:
+    site, _ = converted_site
+    for run in ("run-1", "run-2"):  # each one's page: the notice every SIMULATED page has
+        page = (site / "history" / f"{run}.html").read_text()
+        assert '<p class="simulated" role="note"><strong>SIMULATED</strong>' in page, run
+    measured = (site / "history" / "measured.html").read_text()
+    assert "SIMULATED" not in measured
+    index = (site / "history" / "index.html").read_text()
+    assert "2 of the 3 runs are SIMULATED data" in index
+    table = index[index.index('id="history-runs-table"') : index.index("</table>")]
+    for run in ("run-1", "run-2", "measured"):  # per run in the list of runs
+        row = table[table.index(f'data-run="{run}"') :].split("</tr>")[0]
+        assert ("SIMULATED" in row) == (run != "measured"), row
+    # The charts of the SIMULATED runs' systems say so; those of the measured run's do not.
+    sections = re.findall(
+        r'<section class="history"[^>]* data-system="([^"]*)">(.*?)</section>', index, re.S
+    )
+    measured_systems = {"base", HOSTILE}
+    assert measured_systems < {html.unescape(system) for system, _ in sections}
+    for system, section in sections:
+        spec = re.findall(
+            r'<script type="application/json" class="vega-spec"[^>]*>(.*?)</script>', section, re.S
+        )
+        title = json.loads(spec[0])["title"]
+        said = json.dumps(title["text"]).startswith('"SIMULATED: ')
+        assert said == (html.unescape(system) not in measured_systems), (system, title)
+    overview = (site / "index.html").read_text()
+    section = overview[overview.index('<section id="history">') :].split("</section>")[0]
+    assert "2 of the 3 runs are SIMULATED data" in section
+
+
+def test_a_measured_run_is_not_labelled_simulated(history_site: tuple[Path, str]) -> None:
+    site, _ = history_site
+    for page in (site / "history").glob("*.html"):
+        assert "SIMULATED" not in page.read_text(), page
+
+
+def test_a_skipped_entry_is_said_in_one_phrase(converted_site: tuple[Path, str]) -> None:
+    site, stderr = converted_site
+    line = next(x for x in stderr.splitlines() if "skipped README.md" in x)
+    assert line.count("kagreport reads") == 1, line
+    page = (site / "history" / "index.html").read_text()
+    skipped = page[page.index('id="history-skipped"') :].split("</p>")[0]
+    assert skipped.count("kagreport reads") == 1, skipped
+
+
+def test_a_history_only_site_offers_no_data(converted_site: tuple[Path, str]) -> None:
+    site, _ = converted_site
+    assert not (site / "data").exists()
+    for page in [site / "index.html", *(site / "history").glob("*.html")]:
+        assert "Data for download" not in page.read_text(), page
+
+
+def test_a_site_with_a_run_offers_its_data(tmp_path: Path) -> None:
+    document = tmp_path / "r.json"
+    _run([0.5, 0.2], "2026-01-01T00:00:00Z", 1).write(document)
+    done = run_cli("site", "build", "--run", document, "-o", tmp_path / "site")
+    assert done.returncode == 0, done.stderr
+    assert "Data for download" in (tmp_path / "site" / "index.html").read_text()
+
+
+def test_a_missing_history_folder_is_said_to_be_missing(tmp_path: Path) -> None:
     missing = run_cli("site", "build", "--history", tmp_path / "nope", "-o", tmp_path / "s")
     assert missing.returncode == 1
-    assert "not a folder" in missing.stderr
+    assert missing.stderr.strip().count("\n") == 0, missing.stderr
+    assert "no such folder" in missing.stderr
+    assert str(tmp_path / "nope") in missing.stderr
+    afile = tmp_path / "a.json"
+    afile.write_text("{}")
+    done = run_cli("site", "build", "--history", afile, "-o", tmp_path / "s")
+    assert done.returncode == 1
+    assert "not a folder" in done.stderr
+    assert "no such folder" not in done.stderr

@@ -4,7 +4,7 @@ interval, the changes that are significant after Holm's adjustment marked. It dr
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
 import altair as alt
@@ -21,6 +21,7 @@ from kagreport._format import (
     percent_interval,
 )
 from kagreport.charts._data import (
+    SIMULATED,
     drawn_names,
     inline_data,
     quantity_interval,
@@ -38,11 +39,22 @@ _NEEDED: Final = (
 
 
 def _run_label(run: str, time: Any, source: Any) -> str:
-    """``"name · 2026-01-02 10:58"`` (``(file time)`` when the time is the fallback)."""
+    """The run on the axis: ``"name · 2026-01-02"``, ``" (file time)"`` after it when the
+    time is a file's (the full time is in the tooltip, :func:`_time_text`)."""
     if pd.isna(time):
         return f"{run} · no time"
-    shown = pd.Timestamp(time).strftime("%Y-%m-%d %H:%M")
+    shown = pd.Timestamp(time).strftime("%Y-%m-%d")
     return f"{run} · {shown}" + (" (file time)" if source == "file" else "")
+
+
+def _time_text(time: Any, source: Any) -> str:
+    """The run's time in full for the tooltip, and where it comes from."""
+    if pd.isna(time):
+        return "none: the run records no time (placed last)"
+    shown = pd.Timestamp(time).strftime("%Y-%m-%d %H:%M:%S UTC")
+    if source == "file":
+        return f"{shown}, file time: a file's modification time (the run records none)"
+    return f"{shown}, recorded by the run's tool"
 
 
 def history_chart(
@@ -51,6 +63,7 @@ def history_chart(
     metric: str | None = None,
     systems: Sequence[str] | None = None,
     hrefs: Mapping[str, str] | None = None,
+    simulated: Collection[str] = (),
     percent: bool | None = None,
     title: str | None = None,
     theme: bool = True,
@@ -58,8 +71,9 @@ def history_chart(
     """Each system's value of ``metric`` across runs, with its interval; significant
     changes marked.
 
-    x = the runs in time order (``position``), labelled by run name and time ("file time"
-    when the time is the caller's fallback); y = the value with a bar for the leaderboard's
+    x = the runs in time order (``position``), labelled by run name and date ("file time"
+    when ``time_source`` is ``"file"``; the full time and its source in the tooltip);
+    y = the value with a bar for the leaderboard's
     interval; one colour and line per system. A point whose change from the system's
     previous run is significant (``significant``: Holm-adjusted over that system's sequence
     of changes, at the frame's ``attrs["alpha"]``) is drawn as a larger diamond; the
@@ -77,6 +91,10 @@ def history_chart(
         The systems drawn (default all of the metric's).
     hrefs : mapping of str to str, optional
         Run name -> link to its pages.
+    simulated : collection of str, optional
+        The runs whose data are SIMULATED (``run.metadata["simulated"]``: written by
+        ``kagreport simulate``). The title starts with ``SIMULATED:`` when every run drawn
+        is one; a subtitle line names them when some are.
     percent : bool, optional
         Draw values as percentages; default when the metric is a proportion by name or
         its values have Wilson intervals.
@@ -115,6 +133,10 @@ def history_chart(
     table = pd.DataFrame(
         {
             "run": [labels[str(r)] for r in data["run"]],
+            "run_name": [names[str(r)] for r in data["run"]],
+            "time_text": [
+                _time_text(t, src) for t, src in zip(data["time"], data["time_source"], strict=True)
+            ],
             "system": [drawn_systems[str(s)] for s in data["system"]],
             "value": data["value"].astype(float).to_numpy(),
             "low": data["low"].astype(float).to_numpy(),
@@ -135,12 +157,9 @@ def history_chart(
         }
     )
     table["interval_defined"] = np.isfinite(table["low"]) & np.isfinite(table["high"])
-    x = alt.X(
-        "run:N",
-        sort=order,
-        title="Run (time order)",
-        axis=alt.Axis(labelAngle=-40, labelLimit=160),
-    )
+    # The theme's label limit, which grows with the text on a screen (a fixed one here cut
+    # the labels there).
+    x = alt.X("run:N", sort=order, title="Run (time order)", axis=alt.Axis(labelAngle=-40))
     y = alt.Y(
         "value:Q",
         title=f"{isolated(name, NAME_LIMIT)} (%)" if percent else isolated(name, NAME_LIMIT),
@@ -150,7 +169,8 @@ def history_chart(
     colour = alt.Color("system:N", title="System", sort=sorted(set(table["system"])))
     tooltip = [
         alt.Tooltip("system:N", title="System"),
-        alt.Tooltip("run:N", title="Run"),
+        alt.Tooltip("run_name:N", title="Run"),
+        alt.Tooltip("time_text:N", title="Time"),
         alt.Tooltip("value_text:N", title="Value [95% interval]"),
         alt.Tooltip("change_text:N", title="Change [Holm-adjusted interval]"),
         alt.Tooltip("holm_text:N", title="p (Holm over the sequence)"),
@@ -171,8 +191,10 @@ def history_chart(
                 title="Change from the previous run",
                 scale=alt.Scale(domain=[marked, "not significant"], range=["diamond", "circle"]),
             ),
+            # Ordinal: Vega-Lite warns of size on an unsorted nominal field.
             size=alt.Size(
-                "status:N",
+                "status:O",
+                sort=[marked, "not significant"],
                 scale=alt.Scale(domain=[marked, "not significant"], range=[110, 30]),
                 legend=None,
             ),
@@ -188,10 +210,17 @@ def history_chart(
         f"previous run significant at Holm-adjusted p < {alpha:g} (Holm over each system's "
         "sequence of changes; paired on shared items).",
     ]
+    marked_runs = set(simulated)
+    some = [str(r) for r in runs["run"] if str(r) in marked_runs]
+    every = len(some) == len(runs)
+    if some and not every:
+        shown = ", ".join(names[r] for r in some[:5])
+        more = f" and {len(some) - 5} more" if len(some) > 5 else ""
+        subtitle.append(f"{SIMULATED} data (no model was run): {shown}{more}.")
     heading = f"{isolated(name, NAME_LIMIT)} across runs" if title is None else title
     chart = alt.LayerChart(
         layer=layers,
-        title=title_params(heading, subtitle),
+        title=title_params(heading, subtitle, simulated=every),
         width=max(COLUMN_WIDTH, 24.0 * len(order)),
         height=180.0,
     )

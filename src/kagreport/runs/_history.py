@@ -26,7 +26,7 @@ from kagreport._errors import KagreportError
 from kagreport.runs._leaderboard import leaderboard
 from kagreport.runs._model import Run
 from kagreport.runs._repeats import item_means
-from kagreport.runs._times import created_time, parse_time, time_source
+from kagreport.runs._times import run_time
 from kagreport.stats import (
     holm_adjust,
     holm_levels,
@@ -74,10 +74,8 @@ def _entries(runs: Runs, fallback_times: Mapping[str, Any] | None) -> list[_Entr
         if name in names:
             raise KagreportError(f"history: two runs are named {name!r}")
         names.add(name)
-        moment, source = created_time(run.metadata), time_source(run.metadata)
-        if moment is None and fallback_times is not None and name in fallback_times:
-            moment, source = parse_time(fallback_times[name]), "file"
-        entries.append(_Entry(name, run, moment, source if moment is not None else None))
+        moment, source = run_time(run.metadata, (fallback_times or {}).get(name))
+        entries.append(_Entry(name, run, moment, source))
     unknown = set(fallback_times or ()) - names
     if unknown:
         raise KagreportError(f"history: fallback time of no run: {', '.join(sorted(unknown))}")
@@ -173,7 +171,8 @@ def history(
         Run name -> a time to order the run by when it records none
         (``metadata["created"]``, :mod:`kagreport.sources`): e.g. its file's modification
         time, as ``kagreport site build --history`` passes. A datetime-like string or Unix
-        seconds; ``time_source`` says ``"file"`` for such a run.
+        seconds; ``time_source`` says ``"file"`` for such a run
+        (:func:`kagreport.runs._times.run_time`).
     alpha : float, default 0.05
         The family-wise error rate of each sequence's Holm family.
     n_resamples, seed : int
@@ -187,7 +186,9 @@ def history(
         :data:`HISTORY_COLUMNS`:
 
         - ``run``, ``time`` (UTC, NaT when unknown), ``time_source`` (``"recorded"``: the
-          run's own time; ``"file"``: the caller's fallback; None: no time), ``position``
+          time its tool recorded; ``"file"``: a file's modification time, the one
+          ``kagreport convert`` kept in the document (``metadata["created_from"]``) or
+          the caller's fallback; None: no time), ``position``
           (0, 1, ... : the run's place in the time order);
         - ``value``, ``low``, ``high``, ``interval``, ``n_items``: the system's
           :func:`kagreport.runs.leaderboard` row (``mean``, ``ci``, ``interval``,
@@ -254,7 +255,8 @@ def history(
         alpha=float(alpha),
         adjustment="holm over each (system, metric) sequence of consecutive changes",
         interval="value: the leaderboard's; change: test-based at the Holm level of each step",
-        order="recorded time, else the caller's fallback (time_source 'file'); equal times "
+        order="the run's time, else the caller's fallback (time_source 'file' for a file "
+        "time: the fallback, or the one kagreport convert kept); equal times "
         "by run name; runs with no time last, by name",
         tests={PAIRED: "on the items both runs hold", UNPAIRED: "when they share none"},
     )

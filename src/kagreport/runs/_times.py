@@ -4,7 +4,9 @@ Every reader of :mod:`kagreport.sources` normalises the time its tool records (I
 ``eval.created``, lm-eval's ``date``, promptfoo's ``results.timestamp``, OpenAI evals'
 ``created_at``, every_eval_ever's ``evaluation_timestamp``) into this one key, an ISO 8601
 string in UTC (``"2026-12-05T10:58:47Z"``); a run whose tool records no time (a kag tree,
-HELM) has no such key. :func:`kagreport.runs.history` orders runs by it.
+HELM) has no such key, unless ``kagreport convert`` kept its files' modification time there
+(``metadata["created_from"] = "file"``). :func:`kagreport.runs.history` orders runs by it
+(:func:`run_time`).
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ __all__ = [
     "CREATED",
     "CREATED_FROM",
     "created_time",
+    "kept_file_time",
     "latest_time",
     "parse_time",
     "recorded_time",
+    "run_time",
     "time_source",
 ]
 
@@ -107,3 +111,37 @@ def created_time(metadata: Mapping[str, Any]) -> datetime | None:
     """The time ``metadata["created"]`` records, as an aware UTC datetime; None without
     one (or with a value that is not a time)."""
     return parse_time(metadata.get(CREATED))
+
+
+def run_time(
+    metadata: Mapping[str, Any], fallback: Any = None
+) -> tuple[datetime | None, str | None]:
+    """When a run happened and where that time comes from, as :func:`kagreport.runs.history`
+    orders runs and every page of a history says it.
+
+    Parameters
+    ----------
+    metadata : mapping
+        The run's metadata.
+    fallback : time, optional
+        The time to use when the run records none (:func:`parse_time` reads it): e.g. the
+        modification time of the run's file.
+
+    Returns
+    -------
+    (datetime or None, str or None)
+        The aware UTC time and its source: :func:`time_source` of ``metadata`` for
+        ``metadata["created"]`` (``"recorded"``, or ``"file"`` when ``kagreport convert``
+        kept a file time there); ``"file"`` for ``fallback``; ``(None, None)`` without
+        either.
+    """
+    moment, source = created_time(metadata), time_source(metadata)
+    if moment is None and fallback is not None:
+        moment, source = parse_time(fallback), "file"
+    return moment, (source if moment is not None else None)
+
+
+def kept_file_time(metadata: Mapping[str, Any]) -> bool:
+    """Whether ``metadata["created"]`` is a time and a file's (``created_from="file"``):
+    kept by ``kagreport convert``, unlike a fallback a caller gives (:func:`run_time`)."""
+    return time_source(metadata) == "file" and created_time(metadata) is not None

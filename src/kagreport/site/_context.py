@@ -94,6 +94,12 @@ class SiteContent:
         """A slug of ``text`` unique in ``namespace`` (a folder of pages)."""
         return self.page_slugs.setdefault(namespace, Slugs())(text)
 
+    @property
+    def has_data(self) -> bool:
+        """Whether the site offers data for download: a run's or an evaluation's files, which
+        the index's Data section lists (the footer points there only then)."""
+        return bool(self.runs or self.evaluations)
+
     def write(self, relative: str, data: str | bytes) -> None:
         """Record a data file of the site."""
         self.files.append(FileOut(relative, data))

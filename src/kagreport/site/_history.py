@@ -26,6 +26,7 @@ from kagreport._format import (
     percent_interval,
     score_interval,
 )
+from kagreport.site._labels import SIMULATED, SIMULATED_NOTICE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,6 +46,7 @@ class SiteHistory:
     skipped: list[str] = field(default_factory=list)  # "entry: reason"
     hidden: list[str] = field(default_factory=list)  # hidden entries left alone
     sections: list[dict[str, Any]] = field(default_factory=list)  # per metric, per system
+    simulated: list[str] = field(default_factory=list)  # the SIMULATED runs, in time order
     attrs: dict[str, Any] = field(default_factory=dict)
 
 
@@ -85,10 +87,11 @@ def read_history(
             run = read_run(path)
             times[name] = path.stat().st_mtime
         except KagreportError as exc:
-            # The reason without the path (named once) or the list of formats.
+            # The reason without the path (named once) or the list of formats: "not a run
+            # of any format kagreport reads", or what is wrong with the file.
             reason = str(exc).replace(str(path), "").split("; formats:")[0].strip(" :")
             history.skipped.append(f"{path.name}: {reason}")
-            site.warn(f"history: skipped {path.name}: not a run kagreport reads ({reason})")
+            site.warn(f"history: skipped {path.name}: {reason}")
             continue
         except OSError as exc:
             history.skipped.append(f"{path.name}: {exc.strerror or exc}")
@@ -111,6 +114,7 @@ def plan_history(site: SiteContent, folder: Path) -> SiteHistory:
         As :func:`read_history`.
     """
     from kagreport.runs import history as run_history
+    from kagreport.runs._times import kept_file_time, run_time
 
     runs, times, found = read_history(site, folder)
     site.say(f"testing the history of {len(runs)} runs")
@@ -122,29 +126,45 @@ def plan_history(site: SiteContent, folder: Path) -> SiteHistory:
     ordered += sorted(set(runs) - set(ordered))
     for name in ordered:
         run = runs[name]
+        # The time and its source as the frame ordered the run by (runs.history's own).
+        moment, source = run_time(run.metadata, times[name])
         found.runs.append(
             {
                 "name": name,
                 "href": f"{slugs[name]}.html",
                 "tool": str(run.metadata.get("tool", run.metadata.get("source", "-"))),
-                "time": _time_text(run, times[name]),
-                "source": "recorded" if isinstance(run.metadata.get("created"), str) else "file",
+                "time": _time_text(moment),
+                "source": source,
+                "kept": kept_file_time(run.metadata),
+                # The SIMULATED notice of a run `kagreport simulate` wrote, as on its run pages.
+                "simulated": SIMULATED_NOTICE if run.metadata.get("simulated") else "",
                 "systems": len(run.systems),
                 "n_rows": len(run),
             }
         )
-    hrefs = {name: f"{slugs[name]}.html" for name in runs}
-    _sections(site, frame, found, hrefs)
     for row in found.runs:
-        mine = frame[frame["run"] == row["name"]]
-        site.page(
-            f"history/{row['href']}",
-            "history_run.html.j2",
-            title=row["name"],
-            entry=row,
-            rows=[_row(r) for r in mine.to_dict("records")],
-        )
-    site.page("history/index.html", "history.html.j2", title="History", history=found)
+        simulated = row["simulated"] and SIMULATED.lower() not in row["name"].lower()
+        row["label"] = f"{row['name']} ({SIMULATED})" if simulated else row["name"]
+    found.simulated = [row["name"] for row in found.runs if row["simulated"]]
+    hrefs = {name: f"{slugs[name]}.html" for name in runs}
+    everything = bool(found.runs) and len(found.simulated) == len(found.runs)
+    try:
+        # Every page and chart of SIMULATED data says so (kagreport.site._labels).
+        site.simulated = SIMULATED_NOTICE if everything else ""
+        _sections(site, frame, found, hrefs)
+        site.page("history/index.html", "history.html.j2", title="History", history=found)
+        for row in found.runs:
+            mine = frame[frame["run"] == row["name"]]
+            site.simulated = row["simulated"]
+            site.page(
+                f"history/{row['href']}",
+                "history_run.html.j2",
+                title=row["label"],
+                entry=row,
+                rows=[_row(r) for r in mine.to_dict("records")],
+            )
+    finally:
+        site.simulated = ""
     return found
 
 
@@ -153,12 +173,20 @@ def _sections(
 ) -> None:
     from kagreport.charts import history_chart
 
+    labels = {row["name"]: row["label"] for row in found.runs}
     for metric in dict.fromkeys(frame["metric"]):
         rows = frame[frame["metric"] == metric]
         for system in dict.fromkeys(rows["system"]):
             mine = rows[rows["system"] == system]
+            drawn = history_chart(
+                frame,
+                metric=str(metric),
+                systems=[str(system)],
+                hrefs=hrefs,
+                simulated=found.simulated,
+            )
             chart = site.chart(
-                history_chart(frame, metric=str(metric), systems=[str(system)], hrefs=hrefs),
+                drawn,
                 f"history-{site.slug('history-charts', f'{metric}-{system}')}",
                 f"{metric} of {system} across runs",
                 figure=False,
@@ -168,7 +196,10 @@ def _sections(
                     "metric": str(metric),
                     "system": str(system),
                     "chart": chart,
-                    "rows": [dict(_row(r), href=hrefs[r["run"]]) for r in mine.to_dict("records")],
+                    "rows": [
+                        dict(_row(r), href=hrefs[r["run"]], label=labels[r["run"]])
+                        for r in mine.to_dict("records")
+                    ],
                     "marked": int(mine["significant"].fillna(False).astype(bool).sum()),
                 }
             )
@@ -206,18 +237,18 @@ def _na(value: Any) -> bool:
     return value is None or bool(pd.isna(value))
 
 
-def _time_text(run: Run, fallback: float) -> str:
-    recorded = run.metadata.get("created")
-    if isinstance(recorded, str):
-        return recorded
-    return (
-        datetime.fromtimestamp(fallback, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-    )
+def _time_text(moment: datetime | None) -> str:
+    """``"2026-01-02T10:58:47Z"`` (to the second), or "—" without a time."""
+    if moment is None:
+        return "—"
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def history_folder(path: str | os.PathLike[str]) -> Path:
     """``path`` as the history folder, or a :class:`SiteError` naming it."""
     folder = Path(path)
+    if not folder.exists():
+        raise SiteError(f"--history {folder}: no such folder", path=folder)
     if not folder.is_dir():
         raise SiteError(f"--history {folder}: not a folder", path=folder)
     return folder

@@ -37,6 +37,7 @@ def render_page(templates: Templates, content: SiteContent, page: PageOut) -> st
         root="../" * depth,
         nav=content.nav(),
         version=kagreport.__version__,
+        has_data=content.has_data,
         **context,
     )
 
@@ -118,6 +119,7 @@ def write_site(
             root="",
             nav=content.nav(),
             version=kagreport.__version__,
+            has_data=content.has_data,
             simulated_notice="",
             runs=content.runs,
             evaluations=content.evaluations,
@@ -139,7 +141,9 @@ def _notebook(
     header = templates.render(
         "_header.html.j2", site_title=content.config.title, nav=content.nav(), root="../"
     )
-    footer = templates.render("_footer.html.j2", root="../", version=kagreport.__version__)
+    footer = templates.render(
+        "_footer.html.j2", root="../", version=kagreport.__version__, has_data=content.has_data
+    )
     html = convert_notebook(
         path,
         execute=execute,
