@@ -250,3 +250,16 @@ def test_hostile_names_stay_inert_in_every_output(tmp_path: Path) -> None:
         HOSTILE + "m"
     )
     assert "\x01" not in result.text()
+
+
+def test_an_error_naming_a_hostile_name_is_one_inert_line(tmp_path: Path) -> None:
+    # The run's metrics are listed in the message: a bidi override or a line feed in one
+    # must not reorder or break the terminal's line.
+    hostile = "acc\u202eycarucca\nfake: line"
+    make_run({"s": {("d", "q"): 1.0}}, metric=hostile).write(tmp_path / "run.json")
+    done = run_cli("gate", tmp_path / "run.json", "--baseline", tmp_path / "run.json",
+                   "--metric", "missing")  # fmt: skip
+    assert done.returncode == 2
+    assert "\u202e" not in done.stderr
+    assert "\\u202e" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr

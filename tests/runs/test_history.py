@@ -60,7 +60,7 @@ def test_one_paired_step_is_mcnemars_exact_test() -> None:
     assert list(frame["run"]) == ["old", "new"]
     step = frame.iloc[1]
     assert step["previous"] == "old"
-    assert step["method"] == "paired sign-flip"
+    assert step["method"] == "paired sign-flip (exact-lattice)"
     assert step["n_pairs"] == 60
     assert step["change"] == pytest.approx((14 - 4) / 60, abs=1e-15)
     expected = binomtest(14, 18, 0.5).pvalue  # McNemar's exact test on the 18 discordant

@@ -257,3 +257,23 @@ def test_a_missing_history_folder_is_said_to_be_missing(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "not a folder" in done.stderr
     assert "no such folder" not in done.stderr
+
+
+def test_runs_whose_names_collide_are_all_kept(tmp_path: Path) -> None:
+    # `m.json` (stem `m`, the name of the folder beside it) and `m.json.json` (stem
+    # `m.json`, the other's whole name): before, one silently replaced the other.
+    from types import SimpleNamespace
+
+    from kagreport.site._history import read_history
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    _run([0.5, 0.2], "2026-01-01T00:00:00Z", 1).write(folder / "m.json")
+    _run([0.5, 0.3], "2026-01-02T00:00:00Z", 2).write(folder / "m.json.json")
+    shutil.copytree(LMEVAL, folder / "m")
+    said: list[str] = []
+    site = SimpleNamespace(say=said.append, warn=said.append)
+    runs, _, _ = read_history(site, folder)  # type: ignore[arg-type]
+    assert len(runs) == 3, sorted(runs)
+    assert runs["m.json"].metadata["created"] == "2026-01-01T00:00:00Z"
+    assert runs["m.json.json"].metadata["created"] == "2026-01-02T00:00:00Z"

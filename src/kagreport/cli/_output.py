@@ -13,9 +13,19 @@ import os
 import re
 import sys
 
-__all__ = ["as_text", "write_json", "write_lossily"]
+__all__ = ["as_text", "one_line", "write_json", "write_lossily"]
 
 _NOT_ASCII = re.compile(r"[^\x00-\x7f]")
+# Controls (C0, DEL, C1), line and paragraph separators, and the bidi controls that would
+# reorder a terminal's line (U+061C, U+200E/F, U+202A-E, U+2066-9).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line a terminal shows as it is: a name from a result file may hold a
+    line feed, an escape sequence or U+202E; each is written as its escape (``\\n``,
+    ``\\x1b``, ``\\u202e``), as ``repr`` writes it."""
+    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def plural(n: int, noun: str, many: str | None = None) -> str:

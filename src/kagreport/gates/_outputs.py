@@ -80,6 +80,12 @@ def _plain(name: str) -> str:
     return printable(name, _NAME_LIMIT, bidi=True)
 
 
+def _shown(name: str, limit: int) -> str:
+    """A name for the terminal: controls and bidi controls escaped (a CI log shows U+202E
+    as it is: it would reorder the line), cut to ``limit``."""
+    return printable(name, limit, bidi=True)
+
+
 def _diff(h: GateHypothesis) -> str:
     return difference_interval(h.difference, h.low, h.high, proportion=h.proportion)
 
@@ -328,9 +334,9 @@ def text(result: GateResult) -> str:
     for h in result.hypotheses:
         rows.append(
             (
-                printable(h.system, 40),
-                printable(h.metric, 30),
-                printable(h.slice, 30),
+                _shown(h.system, 40),
+                _shown(h.metric, 30),
+                _shown(h.slice, 30),
                 _diff(h),
                 p_value(h.p_value_holm),
                 _verdict(h, lambda x: x),
@@ -345,13 +351,13 @@ def text(result: GateResult) -> str:
     head += f"alpha {result.alpha:g})"
     if result.inconclusive != "exit":  # the default goes without saying on a terminal
         head += f"\n{_capital(_POLICY[result.inconclusive])}."
-    if left_out := _left_out(result, lambda x: printable(x, 40)):
+    if left_out := _left_out(result, lambda x: _shown(x, 40)):
         head += "\n" + left_out
     tail = []
     open_ = [h for h in result.hypotheses if h.verdict == "inconclusive" and h.mde == h.mde]
     for h in open_[:5]:
         tail.append(
-            f"  {printable(h.system, 40)} {printable(h.metric, 30)} [{printable(h.slice, 30)}]: "
+            f"  {_shown(h.system, 40)} {_shown(h.metric, 30)} [{_shown(h.slice, 30)}]: "
             f"detects {_mde(h)} at {plural(h.n_pairs, 'item')}; needs {_needed(h)}"
         )
     return "\n".join([head, "", *table, *(["", *tail] if tail else [])]) + "\n"

@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 
 __all__ = ["HISTORY_COLUMNS", "PAIRED", "UNPAIRED", "history"]
 
-#: ``method`` of a change tested on the items both runs hold.
+#: ``method`` of a change tested on the items both runs hold, followed by how its p-value
+#: was computed (``"paired sign-flip (exact-lattice)"``: :data:`kagreport.stats.METHODS`).
 PAIRED = "paired sign-flip"
 #: ``method`` of a change between runs that share no item.
 UNPAIRED = "two-sample normal"
@@ -133,12 +134,16 @@ def _test(
         d = paired_differences(after[1][at_a], before[1][at_b])
         result = sign_flip_test(d, n_resamples=n_resamples, seed=seed)
         null_se = math.sqrt(math.fsum((d * d).tolist())) / len(d)
-        return result.statistic, result.p_value, null_se, PAIRED, len(d)
+        return result.statistic, result.p_value, null_se, f"{PAIRED} ({result.method})", len(d)
     a, b = after[1], before[1]
     if len(a) < 2 or len(b) < 2:
         return math.nan, math.nan, math.nan, None, 0
-    change = math.fsum(a.tolist()) / len(a) - math.fsum(b.tolist()) / len(b)
-    se = math.sqrt(float(np.var(a, ddof=1)) / len(a) + float(np.var(b, ddof=1)) / len(b))
+    mean_a, mean_b = math.fsum(a.tolist()) / len(a), math.fsum(b.tolist()) / len(b)
+    change = mean_a - mean_b
+    # Exactly rounded sums (math.fsum): the same digits in any item order.
+    var_a = math.fsum(((a - mean_a) ** 2).tolist()) / (len(a) - 1)
+    var_b = math.fsum(((b - mean_b) ** 2).tolist()) / (len(b) - 1)
+    se = math.sqrt(var_a / len(a) + var_b / len(b))
     if se == 0.0:
         p = 1.0 if change == 0.0 else 0.0
     else:
@@ -202,7 +207,8 @@ def history(
           ``significant``), ``significant`` (``p_value_holm < alpha`` and a non-zero
           change), ``method`` and ``n_pairs``.
 
-        ``method`` :data:`PAIRED`: the paired sign-flip test on the shared items (Fisher
+        ``method`` :data:`PAIRED` and how its p-value was computed, e.g. ``"paired
+        sign-flip (exact-lattice)"``: the paired sign-flip test on the shared items (Fisher
         1935; exact for 0/1 scores: McNemar's test), its interval's null standard error
         ``sqrt(sum d_i**2) / n``. :data:`UNPAIRED`, when the two runs share no item of the
         system: the normal two-sample test of the difference of the means with the
@@ -307,14 +313,18 @@ def _sequence(
             change, p, se, method, n_pairs = tests[j - 1]
             out.update(previous=entries[steps[j - 1][0]].name, method=method, n_pairs=n_pairs)
             if method is not None and not math.isnan(p):
-                interval = interval_from_test(change, p, 1.0 - levels[j - 1], se)
+                significant = bool(adjusted[j - 1] < alpha and change != 0.0)
+                # Holm's decision as made (1 - (1 - level) may round past level); below
+                # 1e-15 a level has no normal quantile in floating point.
+                confidence = 1.0 - max(levels[j - 1], 1e-15)
+                interval = interval_from_test(change, p, confidence, se, rejects=significant)
                 out.update(
                     change=change,
                     change_low=float(interval.low),
                     change_high=float(interval.high),
                     p_value=p,
                     p_value_holm=adjusted[j - 1],
-                    significant=bool(adjusted[j - 1] < alpha and change != 0.0),
+                    significant=significant,
                 )
         rows.append(out)
     return rows

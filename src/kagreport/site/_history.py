@@ -77,11 +77,16 @@ def read_history(
     runs: dict[str, Run] = {}
     times: dict[str, float] = {}
     stems = [p.stem if p.is_file() else p.name for p in entries]
+    full = {p.name for p in entries}
     for path, stem in zip(entries, stems, strict=True):
         if path.name.startswith("."):
             history.hidden.append(path.name)
             continue
-        name = stem if stems.count(stem) == 1 else path.name
+        # A run is named by its stem unless another entry has that stem or that name
+        # (`m.json` beside a folder `m` and `m.json.json`): then by its whole name, which
+        # no other entry has. Two runs never share a name.
+        unique = stems.count(stem) == 1 and (stem == path.name or stem not in full)
+        name = stem if unique else path.name
         site.say(f"reading history run {path.name}")
         try:
             run = read_run(path)

@@ -31,7 +31,11 @@ def output_format(output: str | os.PathLike[str], to: str | None) -> str:
 
 
 def _stamp_file_time(run: Run, source: Path) -> Run:
-    """``run`` with its source's file time, stated as such, when it records no time."""
+    """``run`` with its folder's file time, stated as such, when it records no time.
+
+    Only a run read from a folder (a kag result tree, a HELM run): its files were written
+    by the run. A single file may be a copy or a document written later (a kagreport.run
+    document converts to itself, byte for byte)."""
     import dataclasses
     from datetime import UTC, datetime
 
@@ -40,10 +44,11 @@ def _stamp_file_time(run: Run, source: Path) -> Run:
     if run.metadata.get(CREATED) is not None:
         return run
     try:
+        if not source.is_dir():
+            return run
         newest = source.stat().st_mtime
-        if source.is_dir():  # a folder's entries: result folders, the files of a run
-            with os.scandir(source) as entries:
-                newest = max([newest, *(e.stat().st_mtime for e in entries)])
+        with os.scandir(source) as entries:  # result folders, the files of a run
+            newest = max([newest, *(e.stat().st_mtime for e in entries)])
     except OSError:
         return run
     stamp = datetime.fromtimestamp(newest, UTC).isoformat().replace("+00:00", "Z")
@@ -86,8 +91,9 @@ def convert_run(
     Returns
     -------
     Run
-        The run written. A run whose tool records no time (a kag tree, HELM) gets the
-        newest modification time of ``path`` and its entries as ``metadata["created"]``,
+        The run written. A run read from a folder whose tool records no time (a kag
+        tree, HELM) gets the newest modification time of ``path`` and its entries as
+        ``metadata["created"]``,
         marked ``metadata["created_from"] = "file"``: a history orders it by that time and
         says it is a file time (:func:`kagreport.runs.history`). It is kept in the document,
         where a copy or a checkout would change the files' times.
