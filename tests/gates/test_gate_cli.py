@@ -152,7 +152,7 @@ def test_a_system_missing_from_the_candidate_does_not_pass(
     ("case", "pattern"),
     [
         ("missing", r"/nowhere/run\.json: no such file"),
-        ("metric", r"holds no metric 'nope'; its metrics: correct"),
+        ("metric", r"holds no metric 'nope'; its metrics: 'correct'"),
         ("margin", r"--margin must be a number >= 0, not '-1'"),
         ("margin-text", r"--margin must be a number >= 0, not 'abc'"),
         ("alpha", r"--alpha must be a number in \(0, 1\), not '2'"),

@@ -444,6 +444,12 @@ ALLOWED_PRIVATE: dict[str, tuple[tuple[str, ...], frozenset[str] | None, str]] =
         "display only: the human labels' correction (computed by the evaluation) in the "
         "cells and sentence the text view shows",
     ),
+    "kagreport.runs._times": (
+        ("site",),
+        frozenset({"kept_file_time", "run_time"}),
+        "display only: a history run's time and which file time it is, as the run model's "
+        "history orders the runs",
+    ),
     "kagreport.charts._export": (
         ("widgets", "site"),
         frozenset({"vegalite_version"}),

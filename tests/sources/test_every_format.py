@@ -8,6 +8,7 @@ checks those columns against its tool's own aggregates).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -94,7 +95,14 @@ def test_convert_and_a_site_page_of_every_format(
     done = run_cli("convert", path, "-o", out)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"read {path} as {name}: ")
-    assert Run.read(out) == read_run(path)
+    written = Run.read(out)
+    if written.metadata.get("created_from") == "file":
+        # A folder whose tool records no time (HELM): convert keeps the folder's file
+        # time, said to be one (docs/history.md); the rest is the run read.
+        assert "created" not in read_run(path).metadata
+        kept = {k: v for k, v in written.metadata.items() if k not in ("created", "created_from")}
+        written = dataclasses.replace(written, metadata=kept)
+    assert written == read_run(path)
     site = tmp_path / "site"
     done = run_cli("site", "build", "--run", path, "-o", site)
     assert done.returncode == 0, done.stderr

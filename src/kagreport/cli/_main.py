@@ -21,7 +21,7 @@ from kagreport.cli._evaluation import add_parsers as add_evaluation_parsers
 from kagreport.cli._evaluation import run_compare, run_evaluate
 from kagreport.cli._gate import add_parser as add_gate_parser
 from kagreport.cli._gate import run_gate
-from kagreport.cli._output import one_line, plural, write_json, write_lossily
+from kagreport.cli._output import inert, plural, write_json, write_lossily
 from kagreport.cli._site import add_parsers as add_site_parsers
 from kagreport.cli._site import run_site
 from kagreport.cli._stop import restore_stop_handlers, stopped, terminate_as_interrupt
@@ -637,10 +637,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         if exc.show_usage:
             getattr(args, "parser", parser).print_usage(sys.stderr)
-        sys.stderr.write(f"kagreport: error: {one_line(str(exc))}\n")
+        sys.stderr.write(f"kagreport: error: {inert(str(exc))}\n")
         return exc.exit_code
     except KagreportError as exc:
-        sys.stderr.write(f"kagreport: error: {one_line(str(exc))}\n")
+        sys.stderr.write(f"kagreport: error: {inert(str(exc))}\n")
         return exc.exit_code
     except BrokenPipeError:
         # The reader went away (`| head`): not an error of ours.

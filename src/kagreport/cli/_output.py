@@ -13,18 +13,21 @@ import os
 import re
 import sys
 
-__all__ = ["as_text", "one_line", "write_json", "write_lossily"]
+__all__ = ["as_text", "inert", "write_json", "write_lossily"]
 
 _NOT_ASCII = re.compile(r"[^\x00-\x7f]")
-# Controls (C0, DEL, C1), line and paragraph separators, and the bidi controls that would
-# reorder a terminal's line (U+061C, U+200E/F, U+202A-E, U+2066-9).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Controls but the line feed (C0, DEL, C1), line and paragraph separators, and the bidi
+# controls that would reorder a terminal's line (U+061C, U+200E/F, U+202A-E, U+2066-9).
+_UNSAFE = re.compile(
+    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
 
 
-def one_line(text: str) -> str:
-    """``text`` as one line a terminal shows as it is: a name from a result file may hold a
-    line feed, an escape sequence or U+202E; each is written as its escape (``\\n``,
-    ``\\x1b``, ``\\u202e``), as ``repr`` writes it."""
+def inert(text: str) -> str:
+    """``text`` as a terminal shows it as it is: an escape sequence or a bidi override
+    (U+202E) from a result file's name is written as its escape (``\\x1b``, ``\\u202e``),
+    as ``repr`` writes it. Line feeds stay: kag's own messages (an invalid regular
+    expression) span lines, and the library quotes names (``repr``) where it names them."""
     return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 

@@ -274,8 +274,8 @@ def _metrics(
             both = [m for m in candidate.metrics if m in baseline.metrics]
             raise InputError(
                 f"{names[0]} and {names[1]} share no headline metric "
-                f"({', '.join(headlines)}); name one with --metric "
-                f"(metrics of both: {', '.join(both) or 'none'})"
+                f"({', '.join(map(repr, headlines))}); name one with --metric "
+                f"(metrics of both: {', '.join(map(repr, both)) or 'none'})"
             )
         return shared
     if not metrics:
@@ -285,7 +285,7 @@ def _metrics(
             if metric not in run.metrics:
                 raise InputError(
                     f"{name} holds no metric {metric!r}; its metrics: "
-                    f"{', '.join(run.metrics) or 'none'}"
+                    f"{', '.join(map(repr, run.metrics)) or 'none'}"
                 )
     return tuple(dict.fromkeys(metrics))
 
