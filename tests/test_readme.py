@@ -149,3 +149,22 @@ def test_every_import_guide_has_a_runnable_example() -> None:
 def test_a_guide_s_examples_run_as_written(page: Path, copy: Path) -> None:
     for block in marked_blocks(page, "runnable"):
         _run(block.language, block.code, copy, _environment(copy, activated=True))
+
+
+@pytest.mark.slow
+def test_the_readme_picture_is_redrawn_from_the_simulated_example(tmp_path: Path) -> None:
+    """``make figures`` draws it; the committed picture and a fresh one both say SIMULATED and
+    where the data come from."""
+    out = tmp_path / "accuracy-cost.svg"
+    script = ROOT / "examples" / "build_readme_figure.py"
+    _run(
+        "python",
+        f"import runpy; runpy.run_path({str(script)!r}, run_name='x')['main']({str(out)!r})",
+        ROOT,
+        dict(os.environ),
+    )
+    for svg in (out, ROOT / "docs" / "images" / "accuracy-cost.svg"):
+        text = svg.read_text(encoding="utf-8")
+        assert "SIMULATED: Accuracy against mean" in text
+        assert "Data: SIMULATED by kagreport simulate" in text
+        assert "no model was run" in text
