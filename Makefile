@@ -132,3 +132,8 @@ examples: $(STAMP_DEV)
 
 clean:
 	rm -rf $(VENV) $(EEE_VENV) build dist .pytest_cache .mypy_cache .ruff_cache
+
+## figures: redraw the README's picture (docs/images/accuracy-cost.svg) from the SIMULATED example
+.PHONY: figures
+figures: $(STAMP_RUN)
+	$(BIN)/python examples/build_readme_figure.py

@@ -3,8 +3,8 @@
 One JupyterLab server is started from this interpreter (the venv's), with ``make lab``'s flags
 (read from the Makefile), on 127.0.0.1 and a free port, with a token, a temporary root folder
 and temporary ``JUPYTER_*`` and IPython folders, so that nothing of the machine's own Jupyter
-set-up takes part. The notebook run is the README's two cells ("Notebooks"), as written, beside
-a SIMULATED kag run (``datasets.json``, ``results/``).
+set-up takes part. The notebook run is the README's two cells (its notebook quick start, the
+blocks marked ``<!-- notebook -->``), as written: they write a SIMULATED kag run themselves.
 
 Chromium (Debian's, :mod:`tests.browser.conftest`) opens it with every request routed: one to
 a host other than 127.0.0.1 is aborted and recorded, and the test asserts none was attempted.
@@ -39,6 +39,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from markdown_blocks import marked_blocks
+
 from .conftest import OUTPUT, Browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -53,12 +55,10 @@ LOCAL_HOSTS = frozenset({"127.0.0.1"})
 
 
 def readme_cells() -> list[str]:
-    """The ``python`` blocks of the README's "Notebooks" section, one cell each."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## Notebooks\n", 1)[1].split("\n## ", 1)[0]
-    cells = re.findall(r"^```python\n(.*?)^```$", section, flags=re.S | re.M)
-    assert len(cells) == 2, "the README's Notebooks section has two python cells"
-    return [cell.rstrip("\n") for cell in cells]
+    """The README's notebook quick start, one cell per block marked ``<!-- notebook -->``."""
+    cells = marked_blocks(REPO / "README.md", "notebook")
+    assert [c.language for c in cells] == ["python", "python"], "the README has two cells"
+    return [cell.code.rstrip("\n") for cell in cells]
 
 
 def lab_flags() -> list[str]:
@@ -154,11 +154,9 @@ def _answers(url: str) -> bool:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    from kagreport.kag import simulate_run
-
     base = tmp_path_factory.mktemp("jupyterlab")
     root = base / "root"
-    simulate_run(root, questions=20, datasets=2)
+    root.mkdir()
     write_notebook(root / "readme.ipynb", readme_cells())
     write_notebook(root / "notebook7.ipynb", readme_cells()[:1])
     env = dict(os.environ)
@@ -389,7 +387,7 @@ def test_jupyterlab_draws_the_readme_cells_live_and_offline(
     assert view["marks"] >= view["symbols"] > 0
     # As wide as the output area, not the 238 px paper figure (the static SVG keeps that).
     assert view["width"] >= 0.9 * view["area"] > 600, view
-    # The README's tree is a SIMULATED run: the chart says so wherever it is shown.
+    # The README's run is a SIMULATED one: the chart says so wherever it is shown.
     assert view["title"].startswith("SIMULATED"), view["title"]
     assert any("SVG" in a for a in view["actions"]), view["actions"]  # the export menu
     assert any("PNG" in a for a in view["actions"]), view["actions"]
