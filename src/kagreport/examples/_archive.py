@@ -1,6 +1,6 @@
 """A bundled example shipped as one archive, unpacked on first use into a per-user cache.
 
-The MMLU-Pro philosophy run is 2,988 small result files; the wheel holds them as one
+The MMLU-Pro philosophy run is 2,988 small files; the wheel holds them as one
 ``.tar.xz`` (a few hundred kilobytes) and :func:`unpacked` writes them out once, into
 ``<cache>/examples/<name>-<hash>/``, where ``<cache>`` is ``$KAGREPORT_CACHE``, else
 ``$XDG_CACHE_HOME/kagreport``, else ``~/.cache/kagreport`` (XDG Base Directory
