@@ -37,7 +37,7 @@ from kagreport.evaluation import (
     evaluate_answers,
     evaluate_retrieval,
 )
-from kagreport.examples._archive import unpacked
+from kagreport.examples import _archive
 from kagreport.examples._simulated_rag import (
     SIMULATED_RAG_ATTRIBUTION,
     SimulatedRagSetup,
@@ -114,7 +114,8 @@ def mmlu_pro_philosophy() -> ExampleRun:
         If the archive is missing or damaged (a broken install), or the cache folder
         cannot be written (the message names it and ``KAGREPORT_CACHE``).
     """
-    root = unpacked(_data("mmlu-pro-philosophy") / _MMLU_PRO_ARCHIVE, "mmlu-pro-philosophy")
+    archive = _data("mmlu-pro-philosophy") / _MMLU_PRO_ARCHIVE
+    root = _archive.unpacked(archive, "mmlu-pro-philosophy")
     datasets = root / "datasets.json"
     if not datasets.is_file():
         raise KagreportError(
