@@ -7,7 +7,7 @@ STAMP_DEV := $(VENV)/.installed-dev
 # Debian's Chromium drives the browser tests (Playwright's own browser download is not used).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: demo test test-fast test-soak lint typecheck pytest chromium tex eee bench examples lab clean
+.PHONY: demo test test-fast test-soak lint typecheck pytest chromium tex eee bench examples example-archive lab clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -126,9 +126,14 @@ bench: $(STAMP_DEV) chromium
 	$(BIN)/python benchmarks/bench_compare.py
 	KAGREPORT_CHROMIUM=$(CHROMIUM) $(BIN)/python benchmarks/bench_site.py
 
-## examples: rebuild the bundled MMLU-Pro example from ../shared/data
+## examples: rebuild the MMLU-Pro example (examples/mmlu-pro-philosophy/) from examples/sources/ and pack the archive the package ships
 examples: $(STAMP_DEV)
 	$(BIN)/python examples/build_mmlu_pro_philosophy.py
+	$(BIN)/python examples/pack_mmlu_pro_philosophy.py
+
+## example-archive: pack examples/mmlu-pro-philosophy/ (after editing it) into the package's archive
+example-archive: $(STAMP_DEV)
+	$(BIN)/python examples/pack_mmlu_pro_philosophy.py
 
 clean:
 	rm -rf $(VENV) $(EEE_VENV) build dist .pytest_cache .mypy_cache .ruff_cache

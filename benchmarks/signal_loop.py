@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 KAGREPORT = str(Path(sys.executable).parent / "kagreport")
 DATA = ROOT / "tests" / "data" / "sources"
 BIG = ROOT / "benchmarks" / "_data" / "stats-50000"
-MMLU = ROOT / "src" / "kagreport" / "examples" / "mmlu-pro-philosophy"
+MMLU = ROOT / "examples" / "mmlu-pro-philosophy"
 LOGS = sorted((ROOT / "src" / "kagreport" / "examples" / "inspect-popularity").glob("*.eval"))
 
 

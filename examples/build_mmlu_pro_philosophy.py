@@ -2,7 +2,8 @@
 
 Input (``examples/sources/mmlu-pro-philosophy/``, from TIGER-AI-Lab/MMLU-Pro,
 dataset MIT, repository Apache-2.0): ``questions.jsonl`` and ``predictions.csv``.
-Output (package data, ``src/kagreport/examples/mmlu-pro-philosophy/``):
+Output (``examples/mmlu-pro-philosophy/``, the reviewable form; ``pack_mmlu_pro_philosophy.py``
+packs it into the archive the package ships):
 
 - ``datasets.json``: one dataset ``mmlu-pro-philosophy``; one MCQ question per
   ``question_id`` with option keys ``a``, ``b``, ... and the answer key in lower case;
@@ -35,7 +36,7 @@ from kagreport.kag import dumps_pretty, to_component_name
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "sources" / "mmlu-pro-philosophy"
-OUT = HERE.parent / "src" / "kagreport" / "examples" / "mmlu-pro-philosophy"
+OUT = HERE / "mmlu-pro-philosophy"
 DATASET = "mmlu-pro-philosophy"
 KEYS = "abcdefghijklmnopqrstuvwxyz"
 

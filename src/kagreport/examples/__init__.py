@@ -3,7 +3,8 @@
 - :func:`mmlu_pro_philosophy`: REAL data. 499 philosophy questions of MMLU-Pro
   and the predictions of 6 models published by the MMLU-Pro authors
   (TIGER-AI-Lab/MMLU-Pro; dataset MIT, repository Apache-2.0), converted to a
-  kag datasets file and result tree by ``examples/build_mmlu_pro_philosophy.py``.
+  kag datasets file and result tree by ``examples/build_mmlu_pro_philosophy.py``, shipped
+  as one archive unpacked into a per-user cache folder on first use.
 - :func:`llmbar_natural`: REAL data. Published verdicts of 65 LLM-judge configurations on
   100 LLMBar Natural items (princeton-nlp/LLMBar, MIT), as an ``AnswerEvaluation``.
 - :func:`fast_graphrag_2wiki`: REAL data. Retrievals of 4 systems on 51 2WikiMultihopQA
@@ -26,6 +27,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from kagreport._errors import KagreportError
 from kagreport.evaluation import (
     AnswerEvaluation,
     AnswerItem,
@@ -35,6 +37,7 @@ from kagreport.evaluation import (
     evaluate_answers,
     evaluate_retrieval,
 )
+from kagreport.examples import _archive
 from kagreport.examples._simulated_rag import (
     SIMULATED_RAG_ATTRIBUTION,
     SimulatedRagSetup,
@@ -89,6 +92,8 @@ MMLU_PRO_ATTRIBUTION = (
     "published by the MMLU-Pro authors), TIGER-AI-Lab/MMLU-Pro, "
     "eval_results/model_outputs_*_5shots.zip; dataset MIT, repository Apache-2.0."
 )
+# Made by examples/pack_mmlu_pro_philosophy.py from examples/mmlu-pro-philosophy/.
+_MMLU_PRO_ARCHIVE = "mmlu-pro-philosophy.tar.xz"
 
 
 def mmlu_pro_philosophy() -> ExampleRun:
@@ -98,15 +103,26 @@ def mmlu_pro_philosophy() -> ExampleRun:
     authors could not parse is an ``ok`` record whose result is empty (graded
     incorrect); a question a model has no output for has no result file.
 
+    The package ships the run as one archive (with its ``README.md``, source and licence,
+    beside it); the first call unpacks it (2,988 files, about half a second) into
+    ``$KAGREPORT_CACHE``, else ``$XDG_CACHE_HOME/kagreport``, else ``~/.cache/kagreport``,
+    in a folder named after the archive's hash; later calls read that folder.
+
     Raises
     ------
-    FileNotFoundError
-        If the package data is missing (a broken install).
+    KagreportError
+        If the archive is missing or damaged (a broken install), or the cache folder
+        cannot be written (the message names it and ``KAGREPORT_CACHE``).
     """
-    root = Path(str(files("kagreport.examples"))) / "mmlu-pro-philosophy"
+    archive = _data("mmlu-pro-philosophy") / _MMLU_PRO_ARCHIVE
+    root = _archive.unpacked(archive, "mmlu-pro-philosophy")
     datasets = root / "datasets.json"
     if not datasets.is_file():
-        raise FileNotFoundError(f"the bundled example is missing: {datasets}")
+        raise KagreportError(
+            f"the unpacked example {root} is incomplete (no datasets.json); delete that folder "
+            "and it is unpacked again",
+            path=root,
+        )
     return ExampleRun("MMLU-Pro philosophy", datasets, root / "results", MMLU_PRO_ATTRIBUTION)
 
 

@@ -90,7 +90,7 @@ def kag_run() -> Any:
     """The MMLU-Pro philosophy run cut to 3 questions of 3 setups, graded (a kag tree)."""
     from kagreport.grading import grade
 
-    source = DATA / "mmlu-pro-philosophy"
+    source = examples.mmlu_pro_philosophy().datasets.parent
     datasets = json.loads((source / "datasets.json").read_text(encoding="utf-8"))
     questions = sorted(datasets["mmlu-pro-philosophy"])[:3]
     with tempfile.TemporaryDirectory() as folder:
