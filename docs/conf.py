@@ -35,6 +35,8 @@ exclude_patterns = ["_build", "_ext", "**/.ipynb_checkpoints"]
 # Pages are Markdown (MyST); headings get anchors so that pages can link to them.
 myst_heading_anchors = 3
 myst_enable_extensions = ["colon_fence"]
+# Quotes are made typographic, but "--" stays two hyphens: prose names options (--margin).
+smartquotes_action = "qe"
 
 # The public packages, in the order of the layers (DESIGN.md): a name exported by several is
 # documented in the one that defines it (see _ext/kagreport_docs.py), else in the first here.

@@ -108,11 +108,11 @@ class _Homes:
             value, rest = found
             path = self.by_id.get(id(value))
             return None if path is None else ".".join([path, *rest])
-        first, _, rest = target.partition(".")
+        first, dot, member = target.partition(".")
         paths = self.by_name.get(first, set())
         if len(paths) != 1:
             return None
-        return ".".join([next(iter(paths)), *filter(None, [rest])])
+        return next(iter(paths)) + dot + member
 
 
 def _import_path(target: str) -> tuple[Any, list[str]] | None:
@@ -174,7 +174,7 @@ class ApiDirective(SphinxDirective):
         container = nodes.section()
         container.document = self.state.document
         nested_parse_with_titles(self.state, content, container)
-        return container.children
+        return list(container.children)
 
 
 def _autodoc(package: str, name: str, value: Any) -> list[str]:
@@ -228,7 +228,7 @@ class CliDirective(SphinxDirective):
         self.state.document.note_implicit_target(section, section)
         section += nodes.title(text=parser.prog)
         if parser.description:
-            section += nodes.paragraph(text=parser.description)
+            section += _verbatim(nodes.paragraph(text=parser.description))
         formatter = argparse.HelpFormatter(parser.prog, width=88)
         formatter.add_usage(parser.usage, parser._actions, parser._mutually_exclusive_groups)
         usage = formatter.format_help().strip()
@@ -264,9 +264,15 @@ def _item(term: nodes.term, text: str) -> nodes.definition_list_item:
     item = nodes.definition_list_item()
     item += term
     definition = nodes.definition()
-    definition += nodes.paragraph(text=text)
+    definition += _verbatim(nodes.paragraph(text=text))
     item += definition
     return item
+
+
+def _verbatim(paragraph: nodes.paragraph) -> nodes.paragraph:
+    """Help as the parser gives it: no curly quotes, ``--engine`` not turned into a dash."""
+    paragraph["support_smartquotes"] = False
+    return paragraph
 
 
 def _resolve(
@@ -278,7 +284,7 @@ def _resolve(
     if path is None or path == node["reftarget"]:
         return None
     domain = env.get_domain("py")
-    return domain.resolve_xref(env, node["refdoc"], app.builder, "obj", path, node, contnode)  # type: ignore[no-any-return]
+    return domain.resolve_xref(env, node["refdoc"], app.builder, "obj", path, node, contnode)
 
 
 class OptionalGlobTocTree(TocTree):
@@ -288,13 +294,12 @@ class OptionalGlobTocTree(TocTree):
         if "glob" in self.options:
             here = self.env.docname
             found = self.env.found_docs - {here}
-            self.content = StringList(
-                [
-                    entry
-                    for entry in self.content
-                    if not glob_re.match(entry) or patfilter(found, docname_join(here, entry))
-                ]
-            )
+            kept: list[str] = [
+                entry
+                for entry in self.content
+                if not glob_re.match(entry) or patfilter(found, docname_join(here, entry))
+            ]
+            self.content = StringList(kept)
         return super().run()
 
 
