@@ -404,6 +404,27 @@ def _public_bases(app: Sphinx, name: str, obj: Any, options: Any, bases: list[An
     bases[:] = shown or [object]
 
 
+def _signature(
+    app: Sphinx,
+    what: str,
+    name: str,
+    obj: Any,
+    options: Any,
+    signature: str | None,
+    annotation: str | None,
+) -> tuple[str | None, str | None] | None:
+    """A dataclass field's ``default_factory`` default is shown as ``...`` (its ``<factory>``
+    is no Python, and Sphinx then prints the whole signature as text), and a method that
+    returns its own class through a private TypeVar (``read() -> _Doc``) returns that class."""
+    if signature is not None:
+        signature = signature.replace("<factory>", "...")
+    if annotation and what == "method":
+        found = _import_path(annotation.lstrip("~")) if "kagreport" in annotation else None
+        if found is not None and isinstance(found[0], typing.TypeVar) and not found[1]:
+            annotation = name.rsplit(".", 2)[-2]
+    return signature, annotation
+
+
 def _check_pages(app: Sphinx, env: BuildEnvironment) -> None:
     """Every public package (a package of kagreport with ``__all__`` and no ``_`` in its
     path) is in ``kagreport_api_packages`` and has its page, ``api/PACKAGE``."""
@@ -435,6 +456,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("doctree-read", _type_words)
     app.connect("autodoc-process-docstring", _own_footnotes)
     app.connect("autodoc-process-bases", _public_bases)
+    app.connect("autodoc-process-signature", _signature)
     app.connect("autodoc-process-docstring", _no_inline_type, priority=400)
     app.connect("env-check-consistency", _check_pages)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
