@@ -4,10 +4,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
+STAMP_DOCS := $(VENV)/.installed-docs
 # Debian's Chromium drives the browser tests (Playwright's own browser download is not used).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: demo test test-fast test-soak lint typecheck pytest chromium tex eee bench examples example-archive lab clean
+.PHONY: demo test test-fast test-soak lint typecheck pytest docs chromium tex eee bench examples example-archive lab clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +20,11 @@ $(STAMP_RUN): $(BIN)/python pyproject.toml
 
 $(STAMP_DEV): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[all,dev]'
-	touch $@ $(STAMP_RUN) $(STAMP_LAB)
+	touch $@ $(STAMP_RUN) $(STAMP_LAB) $(STAMP_DOCS)
+
+$(STAMP_DOCS): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	touch $@
 
 ## demo: grade the bundled MMLU-Pro philosophy example, print the kag stats table, build the site
 demo: $(STAMP_RUN)
@@ -30,8 +35,8 @@ demo: $(STAMP_RUN)
 test: lint typecheck pytest
 
 lint: $(STAMP_DEV)
-	$(BIN)/ruff check src tests examples benchmarks
-	$(BIN)/ruff format --check src tests examples benchmarks
+	$(BIN)/ruff check src tests examples benchmarks docs/conf.py docs/_ext
+	$(BIN)/ruff format --check src tests examples benchmarks docs/conf.py docs/_ext
 
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy
@@ -45,6 +50,14 @@ TEST_WORKERS ?= 2
 pytest: $(STAMP_DEV) chromium tex eee
 	KAGREPORT_CHROMIUM=$(CHROMIUM) KAGREPORT_NOTEBOOK_CELL_TIMEOUT=60 $(BIN)/python -m pytest -q \
 		-n $(TEST_WORKERS) --dist loadfile
+
+## docs: the documentation site in docs/_build/html, opened from disk (offline; a warning or a broken reference fails it)
+# -W: warnings are errors; -n: every reference must resolve; --keep-going: all of them are
+# reported at once; -E: every page is read again, so a warning is never hidden by a cache.
+# tests/test_docs.py builds it the same way.
+docs: $(STAMP_DOCS)
+	$(BIN)/python -m sphinx -W --keep-going -n -E -q -b html -d docs/_build/doctrees docs docs/_build/html
+	@echo "make: the documentation is in docs/_build/html/index.html"
 
 ## test-soak: the long soak runs make test leaves out (signals at many random moments, long property runs; minutes, not in CI)
 test-soak: $(STAMP_DEV)
@@ -136,7 +149,7 @@ example-archive: $(STAMP_DEV)
 	$(BIN)/python examples/pack_mmlu_pro_philosophy.py
 
 clean:
-	rm -rf $(VENV) $(EEE_VENV) build dist .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(EEE_VENV) build dist docs/_build .pytest_cache .mypy_cache .ruff_cache
 
 ## figures: redraw the README's picture (docs/images/accuracy-cost.svg) from the SIMULATED example
 .PHONY: figures

@@ -4,7 +4,7 @@ Intervals on both axes: Wilson on accuracy (``frames.stats_frame``), the percent
 on the mean cost (:func:`kagreport.runs.cost_intervals`); per dataset, one panel a dataset
 (small multiples), each with its own frontier. Every point is identified without a tooltip
 (a printed figure has none): by its name, placed clear of the others, or by a number that the
-key in the subtitle maps to the full name (:mod:`kagreport.charts._labels`).
+key in the subtitle maps to the full name (``kagreport.charts._labels``).
 """
 
 from __future__ import annotations
@@ -204,7 +204,7 @@ def _marks(group: pd.DataFrame, px: Any) -> list[Box]:
 
 
 def _add_texts(data: pd.DataFrame, cost: str) -> None:
-    """The tooltips' texts, as every table writes them (:mod:`kagreport._format`): accuracy
+    """The tooltips' texts, as every table writes them (``kagreport._format``): accuracy
     and its interval in percent, the mean cost and its interval as quantities, counts."""
     accuracy = zip(data["accuracy"], data["accuracy_low"], data["accuracy_high"], strict=True)
     data["accuracy_text"] = [percent_interval(*values) for values in accuracy]
@@ -262,7 +262,7 @@ def accuracy_cost_data(
     accuracy, :func:`kagreport.frames.pareto_front`, computed anew for this cost axis and, with
     ``per_dataset``, within each dataset; setups at 0 take part and dominate), status (one of
     :data:`FRONTIER_LABELS`, or ``""`` where the cost is undefined), note (``"no retrieval, 0
-    s"`` / ``"no retrieval, 0 elements"`` (:data:`ZERO_NOTES`) for a setup drawn at 0, or why
+    s"`` / ``"no retrieval, 0 elements"`` (``ZERO_NOTES``) for a setup drawn at 0, or why
     the cost is undefined: ``"no parsed answer"``, or ``"no retrieval"`` for a frame without
     the ``parsed`` and ``retrieval_samples`` columns), total, correct, errors, label (the setup,
     with the note), order (kag's ranking of the setup), label_position (where the point's
@@ -270,7 +270,7 @@ def accuracy_cost_data(
     the chart's key where the point is numbered rather than named, else null), point_label
     (the text beside the point: the setup, its number, or "1, 2" for points drawn at one
     place; "" for none), and the tooltips' texts as the tables write them
-    (:mod:`kagreport._format`): accuracy_text (accuracy and its interval in percent),
+    (``kagreport._format``): accuracy_text (accuracy and its interval in percent),
     cost_text (the mean cost and its interval as quantities, "—" where undefined),
     total_text, correct_text, errors_text (counts). Names are as charts draw them (see
     :mod:`kagreport.charts`).
@@ -383,12 +383,12 @@ def accuracy_cost_chart(
     other labels and points, or, where a name is too long for the plot, finds no free place,
     or shares its place with another point, by a number beside it ("1, 2" for points drawn
     at one place) that the key ("Key: 1 name; 2 name", last lines of the subtitle) maps to
-    the full name (:mod:`kagreport.charts._labels`). No name is cut. Both axes start at 0 (a
+    the full name (``kagreport.charts._labels``). No name is cut. Both axes start at 0 (a
     cost and an accuracy are never negative). Tooltips give the exact numbers, written as
-    the tables write them (:mod:`kagreport._format`).
+    the tables write them (``kagreport._format``).
 
     With ``per_dataset`` the chart is small multiples: one panel per dataset (at most
-    :data:`FACET_COLUMNS` a row), each with its own frontier and labels, on shared axes; it is
+    ``FACET_COLUMNS`` a row), each with its own frontier and labels, on shared axes; it is
     meant for the two-column paper preset (``usermeta["kagreport"]["preset"]``).
 
     A setup that answers without retrieving (a native setup: no retrieval sample) spends 0

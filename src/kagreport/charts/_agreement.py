@@ -239,7 +239,7 @@ def pairwise_agreement_data(
     whose pairs are all undefined last), then cut to ``max_judges``, unless ``judges`` names
     them (kept in the order given). One row per pair (i, j), i after j in that order (the lower
     triangle): judge_a (row), judge_b (column) (as charts draw names:
-    :func:`~kagreport.charts._data.drawn_names`), alpha (NaN where undefined), items (units both
+    ``drawn_names``), alpha (NaN where undefined), items (units both
     rated), label (alpha to 2 decimals with a real minus, or "—"), defined, mean_a (judge_a's
     mean alpha).
 

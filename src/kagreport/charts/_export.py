@@ -210,7 +210,7 @@ def _fit_facet(spec: dict[str, Any], width: float) -> None:
 
 def _printable_strings(value: Any) -> Any:
     """``value`` (a spec) with every string, keys included, made printable
-    (:func:`kagreport._format.printable`): vl-convert aborts the whole process, with no
+    (``kagreport._format.printable``): vl-convert aborts the whole process, with no
     exception to catch, on a character its text measuring cannot put in XML (a NUL, an
     ESC, U+FFFE). The charts of this package draw names printable already; this is for any
     other spec, and it changes nothing else (an expression's string literals are escaped
@@ -253,7 +253,7 @@ def paper_spec(
     Returns
     -------
     dict
-        A new spec, every string in it :func:`kagreport._format.printable` (the exporter
+        A new spec, every string in it ``kagreport._format.printable`` (the exporter
         takes no control character).
 
     Raises

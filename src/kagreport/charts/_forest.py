@@ -86,7 +86,7 @@ def forest_data(
     candidate_mean, baseline_mean (NaN where absent), significant (Holm-adjusted p below
     ``alpha``; never for NaN), status (its legend label), defined (the difference is a number),
     proportion (the metric is a proportion, decided as the tables decide:
-    :func:`kagreport.evaluation._text.compared_proportion`, by its name or its 0/1 items on both
+    ``kagreport.evaluation._text.compared_proportion``, by its name or its 0/1 items on both
     sides; a frame's own ``proportion`` column, else its name), test (how the p-value was
     computed: "exact (enumeration)", "exact (lattice)", "Monte Carlo, N resamples"; "-" where
     unknown), alone (a lone comparison's metric outside Holm's family: judged, point and bar,
@@ -189,7 +189,7 @@ _POINTS_LABEL: Final = (
 
 def _proportion_flags(source: Comparisons, frame: pd.DataFrame, metric: str | None) -> Any:
     """Whether each row's metric is a proportion, as the tables decide
-    (:func:`~kagreport.evaluation._text.compared_proportion`: its name, or 0/1 items on both
+    (``compared_proportion``: its name, or 0/1 items on both
     sides of the comparison); a run's pairs share one metric, a proportion when it is one in
     every pair. A frame: its ``proportion`` column where it has one, else the name."""
     from kagreport.evaluation._text import compared_proportion

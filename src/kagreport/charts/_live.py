@@ -138,7 +138,7 @@ def live_chart(chart: Any, *, embed_options: dict[str, Any] | None = None) -> An
         dict (e.g. from :func:`notebook_spec`), sent as it is; a spec's widget does not wire
         ``selections`` and ``params`` to Python (they still work in the chart itself).
     embed_options : dict, optional
-        vega-embed options; default :data:`EMBED_OPTIONS`.
+        vega-embed options; default ``EMBED_OPTIONS``.
 
     Returns
     -------

@@ -44,7 +44,7 @@ def outcomes_data(report_or_frame: Run | pd.DataFrame | Any) -> pd.DataFrame:
     Columns: setup (as charts draw it), outcome (correct / incorrect / error), count (result
     files), total, share (count / total; NaN when total is 0), stack (0, 1, 2: the stacking
     order), rank, and the texts of count, share and total as the tables write them
-    (:mod:`kagreport._format`): count_text, share_text, total_text.
+    (``kagreport._format``): count_text, share_text, total_text.
     """
     frame = stats_rows(report_or_frame, 0.95)
     require_columns(frame, ("total", *_COUNTS.values()), "the stats frame")
@@ -157,7 +157,7 @@ def outcomes_chart(
 
 
 def _labels(values: Any, proportion: bool) -> list[str]:
-    """Each cell's text as the tables write it (:mod:`kagreport._format`): a percentage for
+    """Each cell's text as the tables write it (``kagreport._format``): a percentage for
     a proportion, a count where every value is a whole number, else a quantity."""
     finite = values[np.isfinite(values)]
     whole = not proportion and bool(np.all(finite == np.round(finite)))
@@ -185,7 +185,7 @@ def heatmap_data(
     Every setup x dataset pair is present; ``value`` is NaN where the metric is undefined
     (for example precision without a parsed answer) or the setup has no result in the dataset.
     Columns: setup, dataset (as charts draw them), value, label (the value as the tables write it,
-    :mod:`kagreport._format`: a percentage with one decimal for proportions, a count for
+    ``kagreport._format``: a percentage with one decimal for proportions, a count for
     whole numbers, a quantity (3 significant digits) otherwise, ``"—"`` where missing),
     defined, dark (whether the cell is dark enough for a white label).
 
@@ -255,7 +255,7 @@ def dataset_heatmap(
     setup's overall value in the column ``(overall)``), colour = the metric: proportions
     (accuracy, precision, coverage and their Wilson bounds) on a fixed 0-100% scale and labelled
     in percent with one decimal, other metrics (seconds, bytes, counts) on the range of the data
-    as counts or quantities (:mod:`kagreport._format`). Undefined values (precision of a
+    as counts or quantities (``kagreport._format``). Undefined values (precision of a
     setup without a parsed answer, a setup absent from a dataset) are **missing**: a light grey
     cell labelled "—", never 0.
 

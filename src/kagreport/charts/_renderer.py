@@ -67,7 +67,7 @@ def notebook_spec(spec: dict[str, Any]) -> dict[str, Any]:
 
     A single or layered view fills the output area (:func:`~kagreport.charts.fit_container`:
     width ``"container"``, screen text sizes); small multiples get as many panels a row as
-    :data:`NOTEBOOK_WIDTH` holds. The paper figure stays in its ``usermeta`` (what the
+    ``NOTEBOOK_WIDTH`` holds. The paper figure stays in its ``usermeta`` (what the
     static SVG and :func:`~kagreport.charts.save_figure` draw).
     """
     screen = fit_container(spec)

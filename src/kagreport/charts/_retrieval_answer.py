@@ -30,7 +30,7 @@ def retrieval_answer_data(
     tables: RetrievalAnswerTable | Mapping[str, RetrievalAnswerTable],
 ) -> pd.DataFrame:
     """One row per setup and cell: setup (as charts draw it), cell, blame, count, n, share, low,
-    high, and their texts as the tables write them (:mod:`kagreport._format`): count_text,
+    high, and their texts as the tables write them (``kagreport._format``): count_text,
     n_text, share_text (the share and its interval in percent).
 
     ``tables`` is one table (setup ``""``) or setup -> table

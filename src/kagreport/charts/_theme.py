@@ -207,7 +207,7 @@ def fit_container(
 
     A single or layered view gets ``width: "container"`` (a concatenation keeps its parts'
     widths) and a height
-    :data:`SCREEN_HEIGHT_FACTOR` times its own; a facet keeps its cells' widths (Vega-Lite
+    ``SCREEN_HEIGHT_FACTOR`` times its own; a facet keeps its cells' widths (Vega-Lite
     sizes a facet by its cells: the site's script sets them from the container's width) and
     its cells' heights grow alike. What the paper figure had is kept in
     ``usermeta["kagreport"]["paper"]``: ``preset`` (the given one, else the chart's

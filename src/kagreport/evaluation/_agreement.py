@@ -2,9 +2,9 @@
 
 This module checks the ratings and puts them on numbers (missing values, labels and the order of a
 scale), decides the cases where alpha is undefined (NaN, where libraries disagree, with the reason
-in :data:`UNDEFINED`) and adds a bootstrap interval and per-pair values. The arithmetic, without a
+in ``UNDEFINED``) and adds a bootstrap interval and per-pair values. The arithmetic, without a
 coincidence matrix so that any number of distinct values works, is in
-:mod:`kagreport.stats._alpha`; the tests check it against the ``krippendorff`` package and
+``kagreport.stats._alpha``; the tests check it against the ``krippendorff`` package and
 against brute-force pair sums.
 
 Reference: Krippendorff, K. (2011). *Computing Krippendorff's Alpha-Reliability*. University of
@@ -108,7 +108,7 @@ class Agreement:
     n_pairable_values : int
         Ratings in the pairable units: Krippendorff's ``n``, the total of the coincidence matrix.
     undefined : str or None
-        Why ``alpha`` is NaN, a key of :data:`UNDEFINED` (``"one_coder"``, ``"no_pairable_unit"``,
+        Why ``alpha`` is NaN, a key of ``UNDEFINED`` (``"one_coder"``, ``"no_pairable_unit"``,
         ``"no_variation"``, ...); None when alpha is defined.
     n_resamples : int
         Bootstrap resamples drawn (0 when the interval was skipped or alpha is undefined).
@@ -132,7 +132,7 @@ class Agreement:
 
     @property
     def reason(self) -> str | None:
-        """Why alpha is undefined, as a sentence (:data:`UNDEFINED`); None when it is defined."""
+        """Why alpha is undefined, as a sentence (``UNDEFINED``); None when it is defined."""
         return None if self.undefined is None else UNDEFINED[self.undefined]
 
 
@@ -188,7 +188,7 @@ def krippendorff_alpha(
     -----
     Alpha = 1 - D_o / D_e with the difference functions of Krippendorff (2011), sections A-E,
     computed from sums over pairs of pairable values rather than a values x values coincidence
-    matrix (:mod:`kagreport.stats._alpha`): time O(n log n) for n pairable values at the
+    matrix (``kagreport.stats._alpha``): time O(n log n) for n pairable values at the
     nominal, ordinal and interval levels, and memory O(n) at every level, whatever the number of
     distinct values; the ratio level's expected disagreement is a one-dimensional integral taken
     numerically to rounding error (time O(V) per node, some 250 nodes, V distinct values).
@@ -455,7 +455,7 @@ def _prepare(
 
 
 def _undefined(prepared: _Prepared, data: _alpha.Pairable) -> str | None:
-    """The code of the reason alpha is undefined (a key of :data:`UNDEFINED`), or None."""
+    """The code of the reason alpha is undefined (a key of ``UNDEFINED``), or None."""
     n_coders = prepared.positions.shape[0]
     if n_coders < 2:
         return "no_coder" if n_coders == 0 else "one_coder"

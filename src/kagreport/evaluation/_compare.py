@@ -507,7 +507,7 @@ def compare_scores(
         sign-flip test and the bootstrap see the differences in sorted order, so the
         result does not depend on the order of the rows.
         ``settings["proportions"]`` lists the metrics scored 0 or 1 on every item of both
-        sides (:func:`kagreport._format.is_proportion`), which the views show as
+        sides (``kagreport._format.is_proportion``), which the views show as
         percentages with differences in points; absent when there is none.
 
     Raises

@@ -254,7 +254,7 @@ def evaluate_answers(
     labels : path or mapping, optional
         Human scores for some items: a labels file (``.csv`` with an ``identifier`` or
         ``id`` column and one column per metric, or ``.jsonl``; formats in
-        :mod:`kagreport.evaluation._labels`) or a mapping identifier -> {metric: score}.
+        ``kagreport.evaluation._labels``) or a mapping identifier -> {metric: score}.
         A label corrects the metric of its name; the report's ``label_corrections`` give,
         per labelled metric, the judge-only mean, the human-only mean and the PPI++
         estimate with 95% intervals (:class:`~kagreport.evaluation.LabelCorrection`), and
@@ -287,7 +287,7 @@ def evaluate_answers(
 
     **Interruption.** On ``KeyboardInterrupt`` (Ctrl-C) or ``SystemExit`` (the command
     line's SIGTERM) no new judgement starts, a judge waiting to retry sends nothing more
-    (:func:`current_stop`), requests in flight are abandoned rather than waited for, and
+    (``current_stop``), requests in flight are abandoned rather than waited for, and
     the exception propagates at once, carrying ``evaluation_progress``: ``(judged,
     total)``, the items every judge had finished and the items with an answer. What a
     cached judge received is already in its cache (written as each response arrives), so
@@ -543,7 +543,7 @@ def evaluate_retrieval(
     -------
     RetrievalEvaluation
         Metrics: ``recall@k``, ``precision@k``, ``hit@k``, ``complete@k``,
-        ``ndcg@k`` and ``mrr`` (definitions in :mod:`kagreport.evaluation._retrieval`).
+        ``ndcg@k`` and ``mrr`` (definitions in ``kagreport.evaluation._retrieval``).
 
     Raises
     ------

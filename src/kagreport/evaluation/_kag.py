@@ -42,7 +42,7 @@ def evaluation_from_stats(
     Two setups of one run then compare with
     ``evaluation_from_stats(r, "a").compare(evaluation_from_stats(r, "b"))``.
 
-    Items come in dataset order (:func:`dataset_order`): datasets in the order
+    Items come in dataset order (``dataset_order``): datasets in the order
     of the datasets file, questions within a dataset by name, as kag sorts them;
     never in the order the file system lists the folders. The report's item
     table is indexed by setup once (cached with the table), so converting every
@@ -231,7 +231,7 @@ def answer_items_from_run(
     Returns
     -------
     list of AnswerItem
-        In dataset order (:func:`dataset_order`), not the file system's.
+        In dataset order (``dataset_order``), not the file system's.
         ``identifier`` ``<dataset>/<question>``; ``answer`` = ``ok.result`` (None
         for an error record, whose message goes to ``error``); ``reference`` = the
         MCQ answer key or None; ``latency`` = generation seconds; ``metadata``

@@ -41,7 +41,7 @@ def read_report(path: str | os.PathLike[str], kinds: Sequence[type[Any]] | None 
         If the suffix names no format (a ValueError and a UsageError) and the file exists.
     ReportError
         If the file cannot be read or parsed, holds a report of another kind, or is not a
-        valid report (one line naming the file); :class:`~kagreport._errors.NotUTF8Error`
+        valid report (one line naming the file); ``NotUTF8Error``
         if it is not UTF-8 (the message gives the offset of the first bad byte).
     """
     accepted = tuple(kinds or (AnswerEvaluation, RetrievalEvaluation, EvaluationComparison))

@@ -75,7 +75,7 @@ class RetrievalAnswerTable:
     Attributes
     ----------
     cells : tuple of RetrievalAnswerCell, length 4
-        In :data:`CELLS` order; each a share of all ``n`` items.
+        In ``CELLS`` order; each a share of all ``n`` items.
     right_given_hit, right_given_miss : RetrievalAnswerCell
         Accuracy among the hits (trials = hits) and among the misses.
     n : int

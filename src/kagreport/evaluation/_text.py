@@ -205,8 +205,8 @@ def render_comparison(comparison: Any, alpha: float = 0.05) -> str:
 
     A proportion's means are in percent, their difference and its interval in percentage
     points (``−10.6 pp [−14.6, −6.6]``, a real minus sign); a score's with 3 decimals
-    (``−0.250 [−0.500, 0.000]``) (:mod:`kagreport._format`). A metric is a proportion by
-    its name or its 0/1 items (:func:`compared_proportion`).
+    (``−0.250 [−0.500, 0.000]``) (``kagreport._format``). A metric is a proportion by
+    its name or its 0/1 items (``compared_proportion``).
 
     Each row names how its p-value was computed (exact by enumeration or on a lattice,
     or Monte Carlo); the header names Holm's family, the metrics under test (the others

@@ -8,7 +8,7 @@
 - :func:`llmbar_natural`: REAL data. Published verdicts of 65 LLM-judge configurations on
   100 LLMBar Natural items (princeton-nlp/LLMBar, MIT), as an ``AnswerEvaluation``.
 - :func:`fast_graphrag_2wiki`: REAL data. Retrievals of 4 systems on 51 2WikiMultihopQA
-  questions (circlemind-ai/fast-graphrag, MIT), as ``RetrievalEvaluation``s.
+  questions (circlemind-ai/fast-graphrag, MIT), as ``RetrievalEvaluation`` objects.
 - :func:`inspect_popularity`: REAL data. Two Inspect AI eval logs of the ``popularity``
   task (UKGovernmentBEIS/inspect_ai, MIT), copied unchanged.
 - :func:`simulated_kag_run`: SIMULATED data, a kag tree generated on demand

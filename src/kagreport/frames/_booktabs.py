@@ -56,7 +56,7 @@ def latex_escape(text: str) -> str:
     other glyphs), ``±`` as ``$\\pm$``, the real minus sign (U+2212) as ``$-$``, dashes as
     ``--``/``---``; line breaks and tabs become spaces, other control characters and the
     direction controls (U+202E, ...) are shown as escapes (``\\x1b``, ``\\u202e``:
-    :func:`kagreport._format.printable` with ``bidi``)."""
+    ``kagreport._format.printable`` with ``bidi``)."""
     shown = printable(str(text).translate(_SPACES), bidi=True)
     return "".join(_SPECIAL.get(ch, ch) for ch in shown)
 

@@ -69,7 +69,7 @@ def _num(value: Any, digits: int) -> str:
 
 def _quantity(value: Any) -> str:
     """A time, size or count of graph elements: three significant digits, the integer part
-    in full (:func:`kagreport._format.quantity`, as on the site); the unit is in the header."""
+    in full (``kagreport._format.quantity``, as on the site); the unit is in the header."""
     return latex_escape(quantity(value))
 
 
@@ -329,7 +329,7 @@ def _frame(frame: pd.DataFrame, digits: int) -> tuple[list[Column], list[Any]]:
     """A DataFrame as is, each column by its kind (:func:`_kind`): proportions in percent
     with ``digits`` decimals, ``<name>_low``/``<name>_high`` beneath ``<name>`` as its
     interval (in its unit), counts in full (:func:`kagreport._format.count`), other numbers
-    with three significant digits (:func:`kagreport._format.quantity`, as on the site)."""
+    with three significant digits (``kagreport._format.quantity``, as on the site)."""
     kinds = {c: _kind(frame, c) for c in frame.columns}
     # An interval joins its value when both bounds are there.
     bounded = {
@@ -401,12 +401,12 @@ def to_latex(
     - :class:`~kagreport.runs.SetupComparison`: the same, Holm-adjusted across the
       run's family, and its interval the Holm-adjusted one that agrees with it.
     - :class:`AnswerEvaluation` / :class:`RetrievalEvaluation`: metric, mean (in % for a
-      proportion: :func:`kagreport._format.is_proportion` of its per-item values), items.
+      proportion: ``kagreport._format.is_proportion`` of its per-item values), items.
     - A DataFrame: as is, each column by its kind: a proportion by name
-      (:func:`kagreport._format.is_proportion`) whose values lie in [0, 1] in %,
+      (``kagreport._format.is_proportion``) whose values lie in [0, 1] in %,
       ``<name>_low``/``<name>_high`` as the interval beneath ``<name>`` in its unit,
       integers as counts (``1,105``), p-values as p, other numbers with three significant
-      digits (:func:`kagreport._format.quantity`).
+      digits (``kagreport._format.quantity``).
 
     Parameters
     ----------

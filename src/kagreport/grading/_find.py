@@ -268,7 +268,7 @@ def find(
     options : EngineOptions, optional
         As :func:`grade` (its ``store`` is not used): a large local tree is read by
         ``workers`` processes (default: the CPU count, at most 8; Linux only, forked
-        or from a fork server, after :data:`FIND_PARALLEL_AFTER` files; the report and
+        or from a fork server, after ``FIND_PARALLEL_AFTER`` files; the report and
         the order of the warnings are the same whatever the number);
         ``engine="dask"`` searches in tasks of a few thousand files on a Dask cluster
         (``pattern`` must then be a string); ``results`` may be any fsspec URL, walked

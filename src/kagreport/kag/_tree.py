@@ -314,7 +314,7 @@ class RemoteTree:
     def iter_read(self, paths: Sequence[str]) -> Iterator[bytes | OSError]:
         """Each object's bytes, or an ``OSError`` saying why it could not be read, in order.
 
-        Objects are fetched :data:`READ_WINDOW` at a time, concurrently where the
+        Objects are fetched ``READ_WINDOW`` at a time, concurrently where the
         filesystem is asynchronous.
         """
         fs = self.fs

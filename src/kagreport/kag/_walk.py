@@ -52,7 +52,7 @@ class QuestionDir:
 class ResultFile:
     """A level-three result file: the setup it belongs to, its path and its identity.
 
-    ``identity`` changes when the file does (see :class:`~kagreport.kag.TreeEntry`);
+    ``identity`` changes when the file does (see ``TreeEntry``);
     ``""`` when the listing did not ask for it.
     """
 

@@ -177,7 +177,7 @@ def history(
         (``metadata["created"]``, :mod:`kagreport.sources`): e.g. its file's modification
         time, as ``kagreport site build --history`` passes. A datetime-like string or Unix
         seconds; ``time_source`` says ``"file"`` for such a run
-        (:func:`kagreport.runs._times.run_time`).
+        (``kagreport.runs._times.run_time``).
     alpha : float, default 0.05
         The family-wise error rate of each sequence's Holm family.
     n_resamples, seed : int
@@ -188,7 +188,7 @@ def history(
     pandas.DataFrame
         One row per (metric, system, run holding the system with the metric defined), in
         that order (metrics as given, systems by name, runs in time order); columns
-        :data:`HISTORY_COLUMNS`:
+        ``HISTORY_COLUMNS``:
 
         - ``run``, ``time`` (UTC, NaT when unknown), ``time_source`` (``"recorded"``: the
           time its tool recorded; ``"file"``: a file's modification time, the one
@@ -207,10 +207,10 @@ def history(
           ``significant``), ``significant`` (``p_value_holm < alpha`` and a non-zero
           change), ``method`` and ``n_pairs``.
 
-        ``method`` :data:`PAIRED` and how its p-value was computed, e.g. ``"paired
+        ``method`` ``PAIRED`` and how its p-value was computed, e.g. ``"paired
         sign-flip (exact-lattice)"``: the paired sign-flip test on the shared items (Fisher
         1935; exact for 0/1 scores: McNemar's test), its interval's null standard error
-        ``sqrt(sum d_i**2) / n``. :data:`UNPAIRED`, when the two runs share no item of the
+        ``sqrt(sum d_i**2) / n``. ``UNPAIRED``, when the two runs share no item of the
         system: the normal two-sample test of the difference of the means with the
         unpooled standard error ``sqrt(s_a**2 / n_a + s_b**2 / n_b)`` (Welch 1947, with
         the normal in place of Student's t: samples of hundreds of items), also the

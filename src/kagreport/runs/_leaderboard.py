@@ -119,7 +119,7 @@ def leaderboard(run: Run, metric: str | None = None) -> tuple[LeaderboardRow, ..
     """The systems of ``run`` ranked by their mean of ``metric`` (highest first; default:
     :attr:`Run.headline`, the tool's own headline metric, else ``correct``), with rank
     intervals and tie groups for a 0/1 metric (:class:`LeaderboardRow`); a run that
-    repeats its items gets cluster-robust intervals (:attr:`LeaderboardRow.low`).
+    repeats its items gets cluster-robust intervals (``LeaderboardRow.low``).
 
     Raises
     ------

@@ -4,9 +4,8 @@
 Wilson (1927) when the metric is a proportion (every defined value 0 or 1), else the
 percentile bootstrap of the mean (Efron and Tibshirani 1993, ch. 13); the interval's
 ``method`` names which. :func:`retrieval_answer_tables` gives each system's 2 x 2 of
-retrieval hit/miss by answer right/wrong (:func:`kagreport.evaluation.
-retrieval_answer_table`). No statistics are computed here: the intervals are
-:mod:`kagreport.stats`'.
+retrieval hit/miss by answer right/wrong (:func:`kagreport.evaluation.retrieval_answer_table`).
+No statistics are computed here: the intervals are :mod:`kagreport.stats`'.
 """
 
 from __future__ import annotations
@@ -128,8 +127,8 @@ def retrieval_answer_tables(
     KagreportError
         For a metric the run does not have.
     ValueError
-        If a metric is not 0/1 per item (:func:`kagreport.evaluation.
-        retrieval_answer_table`).
+        If a metric is not 0/1 per item
+        (:func:`kagreport.evaluation.retrieval_answer_table`).
     """
     from kagreport.evaluation import retrieval_answer_table
 

@@ -2,7 +2,7 @@
 
 A run of a million kag result files cannot hold every response in memory, and a view
 shows a page of them at a time. A lazy column is a ``Sequence`` whose values are loaded
-when asked for (one at a time; the last :data:`CACHE_SIZE` kept), so a ``Run`` costs its
+when asked for (one at a time; the last ``CACHE_SIZE`` kept), so a ``Run`` costs its
 code and number columns only. A column over the whole source holds no per-row array at
 all; :meth:`LazyTexts.take` (what ``Run.select`` does) selects rows without loading any,
 and the columns taken with one row array share it. Equality and serialisation iterate
@@ -28,7 +28,7 @@ CACHE_SIZE = 1024
 
 
 class _Cache(Generic[T]):
-    """The loader of a column and its last :data:`CACHE_SIZE` values, by source row."""
+    """The loader of a column and its last ``CACHE_SIZE`` values, by source row."""
 
     __slots__ = ("load", "values")
 
@@ -65,7 +65,7 @@ class LazyTexts(Sequence[T]):
     -----
     ``column[i]`` loads one value; ``column[a:b]`` and :meth:`take` load none; iteration,
     ``list(column)`` and ``==`` (with any sequence of the same values) load every one.
-    Memory: the loader and at most :data:`CACHE_SIZE` values, plus one int64 per row for a
+    Memory: the loader and at most ``CACHE_SIZE`` values, plus one int64 per row for a
     column taken or sliced from another (none for the whole source).
     """
 

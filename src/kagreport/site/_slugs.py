@@ -14,7 +14,7 @@ SLUG_LIMIT = 64
 
 def slugify(text: str) -> str:
     """A file-name-safe, URL-safe form of ``text``: ``[a-z0-9._-]``, no ``--``, never empty,
-    at most :data:`SLUG_LIMIT` characters."""
+    at most ``SLUG_LIMIT`` characters."""
     slug = re.sub(r"[^a-z0-9._-]+", "-", text.lower())
     slug = re.sub(r"-{2,}", "-", slug).strip("-.")
     return slug[:SLUG_LIMIT].rstrip("-.") or "x"

@@ -250,7 +250,7 @@ def _evaluated(run: Run) -> dict[str, str]:
 
 
 def write_eee(run: Run, path: str | os.PathLike[str], timestamp: float | None = None) -> Path:
-    """Write ``run`` as an EEE 0.3 datastore folder; :func:`read_eee` reads it back.
+    """Write ``run`` as an EEE 0.3 datastore folder; ``read_eee`` reads it back.
 
     Each system becomes ``path/data/<collection>/<developer>/<model>/<uuid>.json`` (its
     per-dataset, per-metric means as ``evaluation_results``) and ``<uuid>_samples.jsonl``

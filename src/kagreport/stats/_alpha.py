@@ -1,6 +1,6 @@
 """Krippendorff's alpha without a coincidence matrix, and its unit bootstrap, vectorised.
 
-:mod:`kagreport.evaluation._agreement` validates the ratings and turns them into numbers; this
+``kagreport.evaluation._agreement`` validates the ratings and turns them into numbers; this
 module computes. With ``n`` pairable values (ratings in units that two or more coders rated),
 ``m_u`` of them in unit ``u``, and a difference function ``delta`` (Krippendorff 2011, section E),
 
@@ -320,7 +320,7 @@ def bootstrap_alphas(
 
     ``progress``, if given, is called as ``progress(done, n_resamples)``: with 0 first, then after
     each block with the resamples done so far (last with ``done == n_resamples``); what it raises
-    propagates. The evaluation layer's progress bar is one (:mod:`kagreport.evaluation._agreement`).
+    propagates. The evaluation layer's progress bar is one (``kagreport.evaluation._agreement``).
     """
     rng = np.random.default_rng(seed)
     units, width = data.padded.shape

@@ -2,7 +2,7 @@
 
 :func:`tie_groups` cuts the accuracy order where adjacent systems differ significantly;
 :func:`rank_sets` gives each system the interval of ranks it may hold. Both rest on the
-exact McNemar test (:func:`mcnemar_p_values`: the two-sided binomial test of the discordant
+exact McNemar test (``mcnemar_p_values``: the two-sided binomial test of the discordant
 pairs) and Holm's adjustment (:func:`kagreport.stats.holm_adjust`). Every pair's discordant
 counts come from one matrix product, so 100 systems x 10,000 items take milliseconds.
 """
@@ -162,7 +162,7 @@ def tie_groups(
     -------
     list of list of str
         The systems ordered by accuracy (descending, then by name), cut between two
-        neighbours where their exact McNemar test (:func:`mcnemar_p_values`; p = 1 with no
+        neighbours where their exact McNemar test (``mcnemar_p_values``; p = 1 with no
         discordant item), Holm-adjusted over the ``n_systems - 1`` adjacent pairs, is below
         ``alpha``: the maximal runs whose adjacent adjusted p-values are all >= ``alpha``.
         Empty for no system.
@@ -218,7 +218,7 @@ def rank_sets(
     dict of str to (int, int)
         System -> ``(1 + B, N - W)``, in the order of ``systems``, where N is the number of
         systems and B (W) the number of systems significantly better (worse): the exact
-        McNemar test of the pair (:func:`mcnemar_p_values`), Holm-adjusted over all pairs,
+        McNemar test of the pair (``mcnemar_p_values``), Holm-adjusted over all pairs,
         below ``alpha``, in the direction of the pair's discordant counts. Ranks are
         competition ranks (1 is the best; tied systems share the smaller rank), so a
         system no test separates from the others holds ``(1, N)``.

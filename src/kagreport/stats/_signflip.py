@@ -370,24 +370,24 @@ def sign_flip_test(
     first, so every result depends only on their multiset, never on the item order.
 
     *Exact enumeration* (``2**m <= n_resamples``): an assignment counts as a hit when
-    |S*| >= |S_obs| - 1e-12 * sum_i |x_i|. The tolerance is there because sums that
+    ``|S*| >= |S_obs| - 1e-12 * sum_i |x_i|``. The tolerance is there because sums that
     are equal in exact arithmetic (0.1 + 0.2 against 0.3, or two assignments that
     reach the same value through different terms) differ by a few units in the last
     place once rounded; without it, such ties would be counted or not at random.
     Genuinely distinct sums closer than the tolerance count as ties too, which errs on
     the conservative side. p = hits / 2**m, the observed assignment among them.
 
-    *Exact lattice*: when every |x_i| is, within a relative ``LATTICE_TOLERANCE``
+    *Exact lattice*: when every ``|x_i|`` is, within a relative ``LATTICE_TOLERANCE``
     (1e-11), an integer multiple k_i of one step (found from the ratios of the distinct
     values to the smallest by continued fractions, denominators at most 1024, the
     coarsest such step, so the k_i have gcd 1), K = sum k_i <= ``LATTICE_BUDGET``
     (2**23) and the convolution's estimated work is below about 1.3e8 operations
     (well under a second), S / step = T = sum s_i k_i is an integer
-    and |T| >= |T_obs| is the tie rule above without rounding. With W the sum of the
+    and ``|T| >= |T_obs|`` is the tie rule above without rounding. With W the sum of the
     k_i given a + sign, T = 2W - K and W = sum_u k_u B_u, B_u ~ Binomial(c_u, 1/2)
     independent over the distinct multipliers k_u (c_u differences each): for 0/1
     outcomes (one multiplier) this is the exact binomial (McNemar) test on the m
-    discordant pairs. p = 2 P(W >= (K + |T_obs|) / 2) (or 1 when T_obs = 0). With
+    discordant pairs. ``p = 2 P(W >= (K + |T_obs|) / 2)`` (or 1 when T_obs = 0). With
     m <= 62 (and the work small) the subset-sum counts are computed in exact integer
     arithmetic, so p is the correctly rounded fraction hits / 2**m, bit for bit the
     enumeration's. Beyond, the tail is computed by exponential tilting (Esscher
@@ -415,7 +415,7 @@ def sign_flip_test(
     the sign flips S has mean 0 and variance sum_i x_i**2, and by the Lindeberg central
     limit theorem for such conditional sums (Hoeffding 1952) S / sqrt(sum x_i**2) is
     asymptotically standard normal: z = sum_i x_i / sqrt(sum_i x_i**2),
-    p = 2 (1 - Phi(|z|)) = erfc(|z| / sqrt 2). With m > 20,000 and bounded differences
+    ``p = 2 (1 - Phi(|z|)) = erfc(|z| / sqrt 2)``. With m > 20,000 and bounded differences
     its error is far below a Monte Carlo p's of 10,000 resamples (about 0.002 at
     p = 0.05), in milliseconds where Monte Carlo takes seconds per million pairs.
 

@@ -127,7 +127,7 @@ class ChartPane(widgets.Box):  # type: ignore[misc]  # ipywidgets is untyped
 class View(widgets.VBox):  # type: ignore[misc]  # ipywidgets is untyped
     """A kagreport view: live ipywidgets controls plus a static HTML snapshot.
 
-    Subclasses build their controls, call :meth:`refresh` whenever one changes,
+    Subclasses build their controls, call ``refresh`` whenever one changes,
     and implement :meth:`to_html`.
     """
 
@@ -151,7 +151,7 @@ class View(widgets.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         raise NotImplementedError
 
     def to_html(self) -> str:
-        """The static snapshot of the view's current state (see :meth:`_repr_mimebundle_`).
+        """The static snapshot of the view's current state (see ``_repr_mimebundle_``).
 
         Returns
         -------

@@ -90,9 +90,9 @@ class ComparisonView(View):
     seed : int
         Seed of the test and the bootstrap.
     threshold : float
-        An item counts as right on a side when its score on :attr:`metric` is at least
+        An item counts as right on a side when its score on ``metric`` is at least
         this (``correct`` is 0 or 1, so any threshold in (0, 1] gives the site's flips).
-        The flips are those of ``compare_setups`` on :func:`threshold_run`: which items
+        The flips are those of ``compare_setups`` on ``threshold_run``: which items
         differ, not a statistic.
     max_flips : int
         Flipped items shown (all of them are in :attr:`flips`).

@@ -66,7 +66,7 @@ class StatsView(View):
     that retrieves nothing costs 0 on the retrieval axes and takes part), and says that
     kag's counts, intervals and the chart need each row's outcome.
 
-    Controls: :attr:`setups` and :attr:`datasets` (multi-selects, all selected at
+    Controls: ``setups`` and ``datasets`` (multi-selects, all selected at
     first), :attr:`cost` (the cost axis of the chart, one of
     :data:`kagreport.frames.COST_AXES`; for a run without outcomes one of its cost
     columns) and :attr:`per_dataset` (one point per dataset in the chart and one table
@@ -111,7 +111,7 @@ class StatsView(View):
         The run restricted to the selection (what :attr:`frame` and the chart show).
     chart : altair chart or None
         ``kagreport.charts.accuracy_cost_chart`` of the selection (None when there is
-        nothing to draw, the chart failed, or in the leaderboard view; :attr:`message`
+        nothing to draw, the chart failed, or in the leaderboard view; ``message``
         says why).
     table_html : str
         The current table, escaped HTML.
@@ -224,7 +224,7 @@ class StatsView(View):
         Parameters are those of :func:`kagreport.sources.watch_run` (``options``, a
         :class:`kagreport.EngineOptions`, and its shorthands; a ``store`` folder serves a
         later ``stats --store``) and of the view. A later pass that fails is said in
-        :attr:`status`, and the next one tries again.
+        ``status``, and the next one tries again.
 
         Raises
         ------

@@ -145,7 +145,7 @@ class Judge(Protocol):
         whatever number it is stored as). Not required by the protocol, but
         Krippendorff's alpha compares only judges that declare the same criterion
         on the same scale (equal text); a judge that declares none is compared
-        with no other (:func:`declared_scale`).
+        with no other (``declared_scale``).
 
     ``judge(item)`` returns a :class:`Judgement` or raises :class:`JudgeFailure`
     (any other exception is also counted as a failure). It may be called from
