@@ -101,7 +101,7 @@ def test_two_close_systems_are_inconclusive_with_the_mde_and_items_needed() -> N
     assert h.power == pytest.approx(NORMAL.cdf(0.02 / math.sqrt(v / n) - NORMAL.inv_cdf(0.975)))
     text = result.markdown()
     assert f"{100 * h.mde:.1f} pp" in text
-    assert f"{h.n_needed:,} items" in text
+    assert f"| {h.n_needed:,} |" in text  # the Items needed column
 
 
 def test_p_values_against_enumeration_and_holm_by_hand() -> None:

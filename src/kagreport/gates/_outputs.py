@@ -115,6 +115,13 @@ def _hypotheses(n: int) -> str:
     return plural(n, "hypothesis", "hypotheses")
 
 
+def _family(n: int) -> str:
+    """The Holm family in words: the hypotheses that have a pair."""
+    if n == 1:
+        return "the gate's one hypothesis with a pair"
+    return f"the gate's {_hypotheses(n)} with a pair"
+
+
 def _headline(result: GateResult) -> str:
     fails = sum(h.verdict == "fail" for h in result.hypotheses)
     open_ = sum(h.verdict == "inconclusive" for h in result.hypotheses)
@@ -217,7 +224,8 @@ def markdown(result: GateResult) -> str:
         ]
         lines += [
             f"| {_md(h.system)} | {_md(h.metric)} | {_md(h.slice)} | {count(h.n_pairs)} "
-            f"| {_mde(h)} | {_needed(h)} | {_power(h)} |"
+            f"| {_mde(h)} | {MISSING if h.n_needed is None else count(h.n_needed)} "
+            f"| {_power(h)} |"
             for h in open_
         ]
         lines.append("")
@@ -227,7 +235,7 @@ def markdown(result: GateResult) -> str:
         "---",
         f"Each row tests H0: candidate − baseline = −margin by the paired sign-flip test "
         f"of the differences plus the margin ({methods}); p-values are Holm-adjusted over "
-        f"the gate's {_hypotheses(tested)} with a pair (systems × metrics × slices), and "
+        f"{_family(tested)} (systems × metrics × slices), and "
         f"each interval is at Holm's level for its row, so it lies "
         f"above −margin exactly when the row passes and below when it fails. The gate "
         f"refuses runs with less than {s['min_paired'] * 100:g}% of their items paired. "
