@@ -277,3 +277,21 @@ def test_runs_whose_names_collide_are_all_kept(tmp_path: Path) -> None:
     assert len(runs) == 3, sorted(runs)
     assert runs["m.json"].metadata["created"] == "2026-01-01T00:00:00Z"
     assert runs["m.json.json"].metadata["created"] == "2026-01-02T00:00:00Z"
+
+
+def test_a_kag_tree_in_the_folder_is_skipped_saying_how_to_convert_it(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from kagreport.examples import mmlu_pro_philosophy
+    from kagreport.site._history import read_history
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    _run([0.5, 0.2], "2026-01-01T00:00:00Z", 1).write(folder / "a.json")
+    shutil.copytree(mmlu_pro_philosophy().results, folder / "tree")
+    said: list[str] = []
+    site = SimpleNamespace(say=said.append, warn=said.append)
+    runs, _, found = read_history(site, folder)  # type: ignore[arg-type]
+    assert list(runs) == ["a"]
+    (skipped,) = found.skipped
+    assert "kagreport convert tree --datasets FILE -o tree.json" in skipped

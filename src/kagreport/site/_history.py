@@ -95,6 +95,12 @@ def read_history(
             # The reason without the path (named once) or the list of formats: "not a run
             # of any format kagreport reads", or what is wrong with the file.
             reason = str(exc).replace(str(path), "").split("; formats:")[0].strip(" :")
+            if "kag result tree" in reason:  # a history reads documents: say how to make one
+                reason = (
+                    "a kag result tree, which is read with its datasets file: convert it "
+                    f"first (kagreport convert {path.name} --datasets FILE -o "
+                    f"{path.name}.json)"
+                )
             history.skipped.append(f"{path.name}: {reason}")
             site.warn(f"history: skipped {path.name}: {reason}")
             continue
