@@ -28,8 +28,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     from kagreport import grade
     from kagreport.evaluation import evaluation_from_stats
-    from kagreport.kag import simulate_run
-    from kagreport.kag._simulate import SimulatedSetup
+    from kagreport.kag import SimulatedSetup, simulate_run
 
     root = Path(__file__).resolve().parent / "_data" / f"bridge-{args.questions}"
     if not (root / "datasets.json").is_file():

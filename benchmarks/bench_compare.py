@@ -101,7 +101,7 @@ def evaluations(kind: str, n: int) -> tuple[Any, Any]:
     """Two minimal evaluation objects over the same ``n`` items (baseline in reverse order)."""
     from types import SimpleNamespace
 
-    from kagreport.evaluation._items import AnswerItem
+    from kagreport.evaluation import AnswerItem
 
     baseline, candidate = simulate(kind, n)
     metric = {"binary": "correct", "likert": "judge"}.get(kind, "score")
@@ -126,7 +126,7 @@ def child(what: str, kind: str, n: int, resamples: int, repeats: int, trace: boo
 
     import numpy as np
 
-    from kagreport.evaluation._compare import compare_items
+    from kagreport.evaluation import compare_items
     from kagreport.stats import sign_flip_test
 
     baseline, candidate = simulate(kind, n)

@@ -39,7 +39,8 @@ import numpy as np
 from kagreport.grading import grade
 from kagreport.kag import load_datasets, write_simulated_run
 from kagreport.kag._simulate import DEFAULT_SETUPS
-from kagreport.runs import LazyTexts, Run
+from kagreport.runs import Run
+from kagreport.runs._texts import LazyTexts
 
 HERE = Path(__file__).parent
 

@@ -40,8 +40,7 @@ S3_LIST_KEYS = 1000
 
 
 def _tree(files: int) -> Path:
-    from kagreport.kag import simulate_run
-    from kagreport.kag._simulate import SimulatedSetup
+    from kagreport.kag import SimulatedSetup, simulate_run
 
     root = Path(__file__).resolve().parent / "_data" / f"scale-{files}"
     if not (root / "datasets.json").is_file():

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from kagreport.examples import MMLU_PRO_ATTRIBUTION
-from kagreport.kag import dumps_pretty, to_component_name
+from kagreport.kag._jsonfmt import dumps_pretty
+from kagreport.kag._names import to_component_name
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "sources" / "mmlu-pro-philosophy"

@@ -202,7 +202,8 @@ def _poison_run(root: Path) -> tuple[Path, Path]:
 
 def _make_inputs(base: Path) -> None:
     """The shared site's inputs in ``base``: the run ``sim/``, two evaluation files."""
-    from kagreport.evaluation import AnswerItem, ExactMatch, TokenF1, evaluate_answers
+    from kagreport.evaluation import AnswerItem, evaluate_answers
+    from kagreport.evaluation.judges import ExactMatch, TokenF1
 
     _poison_run(base / "sim")
     items = [

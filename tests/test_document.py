@@ -328,8 +328,8 @@ def test_a_mapping_key_msgspec_leaves_unnamed_is_found_again() -> None:
 
 def test_the_views_use_the_one_missing_mark() -> None:
     pytest.importorskip("altair")
-    from kagreport.charts import pairwise_agreement_data
-    from kagreport.evaluation._text import render_comparison
+    from kagreport.charts._agreement import pairwise_agreement_data
+    from kagreport.evaluation import render_comparison
 
     # GPT-4/CoT and GPT-4/Metrics pick right on all 8 items: no variation, alpha undefined.
     frame, _ = pairwise_agreement_data(

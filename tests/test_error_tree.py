@@ -11,15 +11,12 @@ import pytest
 
 from kagreport import InputError, KagreportError, grade
 from kagreport._errors import InputTypeError, MissingKeyError, NotRegularFileError
-from kagreport.evaluation import JudgeFailure
-from kagreport.kag import (
-    decode_result,
-    dumps_pretty,
-    format_float,
-    simulate_run,
-    to_component_name,
-)
+from kagreport.evaluation.judges import JudgeFailure
+from kagreport.kag import simulate_run
+from kagreport.kag._jsonfmt import dumps_pretty, format_float
 from kagreport.kag._jsonscan import JSONScanError
+from kagreport.kag._names import to_component_name
+from kagreport.kag._records import decode_result
 
 
 @pytest.fixture(scope="module")

@@ -17,11 +17,11 @@ import pandas as pd
 import pytest
 
 from kagreport import grade
-from kagreport.charts import RENDERER_NAME, enable_notebook_renderer, live_chart
-from kagreport.charts._renderer import notebook_spec
+from kagreport.charts import enable_notebook_renderer, live_chart
+from kagreport.charts._renderer import RENDERER_NAME, notebook_spec
 from kagreport.kag import simulate_run
-from kagreport.widgets import ChartPane, StatsView
-from kagreport.widgets._base import ChartResult
+from kagreport.widgets import StatsView
+from kagreport.widgets._base import ChartPane, ChartResult
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 VEGALITE = "application/vnd.vegalite.v" + alt.SCHEMA_VERSION.lstrip("v").split(".")[0] + "+json"

@@ -55,7 +55,7 @@ def test_need_checks_without_importing() -> None:
         ),
         (
             "openai",
-            "from kagreport.evaluation import LLMJudge as J; J('j', model='m', base_url='http://127.0.0.1:9', prompt='Q: {{ item.question }}')._get_client()",
+            "from kagreport.evaluation.judges import LLMJudge as J; J('j', model='m', base_url='http://127.0.0.1:9', prompt='Q: {{ item.question }}')._get_client()",
             "llm",
         ),
         ("scipy", "from kagreport.stats import clustered_mean as c; c([1.0, 2.0])", "stats"),

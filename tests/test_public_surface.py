@@ -149,3 +149,55 @@ def test_format_names_are_the_formats_read_run_tries() -> None:
     from kagreport.sources import FORMAT_NAMES, FORMATS
 
     assert tuple(FORMATS) == FORMAT_NAMES
+
+
+SNAPSHOT = Path(__file__).resolve().parent / "data" / "public_surface.txt"
+#: Distinct public objects at most (issue #30 aims at about 140); lower it as names go private.
+LIMIT = 204
+
+
+def _public_surface() -> list[str]:
+    """Every ``package.name`` of every public package's ``__all__``, sorted."""
+    names = []
+    for package in PACKAGES:
+        if any(part.startswith("_") for part in package.split(".")):
+            continue
+        names += [f"{package}.{name}" for name in importlib.import_module(package).__all__]
+    return sorted(names)
+
+
+def test_the_public_surface_is_the_reviewed_snapshot() -> None:
+    """Growth of the public API is a decision: a name added or removed changes the snapshot.
+
+    After a reviewed change, update it with:
+    ``python -c "import tests.test_public_surface as t; t.write_snapshot()"`` (from the
+    repository root, with ``src`` and the root on the path).
+    """
+    expected = SNAPSHOT.read_text(encoding="utf-8").split()
+    surface = _public_surface()
+    added = sorted(set(surface) - set(expected))
+    removed = sorted(set(expected) - set(surface))
+    how = (
+        f"if intended, update {SNAPSHOT.name} with: PYTHONPATH=src:. python -c "
+        '"import tests.test_public_surface as t; t.write_snapshot()"'
+    )
+    assert added == [], f"new public names {added}; {how}"
+    assert removed == [], f"public names gone {removed}; {how}"
+
+
+def test_the_public_surface_stays_small() -> None:
+    # Issue #30: at most about 140 distinct objects (the same object under two names counts once).
+    import kagreport
+
+    objects = {
+        id(getattr(importlib.import_module(name.rpartition(".")[0]), name.rpartition(".")[2]))
+        for name in _public_surface()
+        if name != "kagreport.__version__"
+    }
+    assert len(objects) <= LIMIT, len(objects)
+    assert kagreport.__version__
+
+
+def write_snapshot() -> None:
+    """Rewrite the snapshot from the current ``__all__`` lists (after a reviewed change)."""
+    SNAPSHOT.write_text("\n".join(_public_surface()) + "\n", encoding="utf-8")

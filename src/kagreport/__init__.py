@@ -46,15 +46,8 @@ if typing.TYPE_CHECKING:
         evaluation_from_stats,
     )
     from kagreport.gates import GateResult, gate
-    from kagreport.grading import (
-        EngineOptions,
-        FindReport,
-        Metrics,
-        Outcome,
-        StatsReport,
-        find,
-        grade,
-    )
+    from kagreport.grading import FindReport, Metrics, Outcome, StatsReport, find, grade
+    from kagreport.grading.engine import EngineOptions
     from kagreport.kag import load_datasets
     from kagreport.sources import as_run, read_run
 
@@ -65,9 +58,10 @@ logging.getLogger("kagreport").addHandler(logging.NullHandler())
 # kagreport._entry) loads neither msgspec nor NumPy: name -> the module that defines it.
 _LAZY = {
     **dict.fromkeys(
-        ("EngineOptions", "FindReport", "Metrics", "Outcome", "StatsReport", "find", "grade"),
+        ("FindReport", "Metrics", "Outcome", "StatsReport", "find", "grade"),
         "kagreport.grading",
     ),
+    "EngineOptions": "kagreport.grading.engine",
     "load_datasets": "kagreport.kag",
     "read_run": "kagreport.sources",
     "gate": "kagreport.gates",

@@ -24,21 +24,18 @@ import kagreport.charts as charts
 from conftest import Tree, brute_frontier, hand_frame, mcq
 from kagreport import StatsReport, grade
 from kagreport.charts import (
-    COLUMN_WIDTH,
-    FRONTIER_LABELS,
-    THEME_NAME,
-    MissingGlyphWarning,
     accuracy_cost_chart,
-    accuracy_cost_data,
     agreement_chart,
     dataset_heatmap,
     forest_plot,
     latency_chart,
-    missing_glyphs,
     outcomes_chart,
     pairwise_agreement_chart,
     save_figure,
 )
+from kagreport.charts._accuracy import FRONTIER_LABELS, accuracy_cost_data
+from kagreport.charts._export import MissingGlyphWarning, missing_glyphs
+from kagreport.charts._theme import COLUMN_WIDTH, THEME_NAME, apply_theme
 from kagreport.evaluation import (
     AnswerEvaluation,
     EvaluationComparison,
@@ -207,7 +204,7 @@ def test_theme_false_leaves_a_composable_chart(sim: StatsReport) -> None:
     plain: list[Any] = [accuracy_cost_chart(sim, theme=False), outcomes_chart(sim, theme=False)]
     assert "font" not in _spec(plain[0]).get("config", {})
     _spec(alt.vconcat(*plain))  # a chart with a config could not be concatenated
-    assert _spec(charts.apply_theme(alt.vconcat(*plain)))["config"]["font"] == "Liberation Sans"
+    assert _spec(apply_theme(alt.vconcat(*plain)))["config"]["font"] == "Liberation Sans"
 
 
 def test_text_layers_come_last(all_specs: dict[str, dict[str, Any]]) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kagreport.charts import forest_data, forest_plot
+from kagreport.charts import forest_plot
+from kagreport.charts._forest import forest_data
 from kagreport.examples import fast_graphrag_2wiki
 from kagreport.runs import Run, compare_setups
 

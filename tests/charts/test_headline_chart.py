@@ -21,14 +21,8 @@ import vl_convert as vlc
 
 from conftest import brute_frontier
 from kagreport import StatsReport, grade
-from kagreport.charts import (
-    PRESETS,
-    accuracy_cost_chart,
-    fit_container,
-    paper_spec,
-    preset_width,
-    save_figure,
-)
+from kagreport.charts import accuracy_cost_chart, paper_spec, save_figure
+from kagreport.charts._theme import PRESETS, fit_container, preset_width
 from kagreport.frames import OVERALL
 from kagreport.kag import simulate_run
 from kagreport.runs import COSTS, Run, cost_intervals, recorded_costs

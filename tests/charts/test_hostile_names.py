@@ -28,7 +28,6 @@ import vl_convert as vlc
 from kagreport._format import NAME_LIMIT, printable
 from kagreport.charts import (
     accuracy_cost_chart,
-    accuracy_cost_data,
     agreement_chart,
     dataset_heatmap,
     forest_plot,
@@ -36,6 +35,7 @@ from kagreport.charts import (
     outcomes_chart,
     retrieval_answer_chart,
 )
+from kagreport.charts._accuracy import accuracy_cost_data
 from kagreport.evaluation import retrieval_answer_table
 from kagreport.runs import Run, compare_setups
 

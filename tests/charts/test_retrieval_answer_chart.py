@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from kagreport.charts import retrieval_answer_chart, retrieval_answer_data, save_figure
+from kagreport.charts import retrieval_answer_chart, save_figure
+from kagreport.charts._retrieval_answer import retrieval_answer_data
 from kagreport.evaluation import retrieval_answer_table
 
 # Setup "a": 8 paired items, hit-right 3, hit-wrong 2, miss-right 1, miss-wrong 2 (counted

@@ -21,14 +21,8 @@ import pytest
 from conftest import Tree, mcq
 from kagreport import KagreportError
 from kagreport.cli import _main
-from kagreport.evaluation import (
-    AnswerItem,
-    ExactMatch,
-    RetrievalItem,
-    TokenF1,
-    evaluate_answers,
-    evaluate_retrieval,
-)
+from kagreport.evaluation import AnswerItem, RetrievalItem, evaluate_answers, evaluate_retrieval
+from kagreport.evaluation.judges import ExactMatch, TokenF1
 
 
 def _items(ids: list[str]) -> list[AnswerItem]:

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from conftest import Tree, mcq, run_cli
-from kagreport.evaluation import AnswerItem, ExactMatch, evaluate_answers
+from kagreport.evaluation import AnswerItem, evaluate_answers
+from kagreport.evaluation.judges import ExactMatch
 
 # Name -> (environment, the encoding the child's streams then use).
 LOCALES: dict[str, tuple[dict[str, str], str]] = {

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kagreport._document import loads_document
-from kagreport.evaluation import AnswerEvaluation, AnswerItem, Judgement, evaluate_answers
+from kagreport.evaluation import AnswerEvaluation, AnswerItem, evaluate_answers
 from kagreport.evaluation._agreement import (
     LEVELS,
     UNDEFINED,
@@ -29,6 +29,7 @@ from kagreport.evaluation._agreement import (
     compute_agreement,
     krippendorff_alpha,
 )
+from kagreport.evaluation.judges import Judgement
 from kagreport.stats._alpha import bootstrap_alphas, pairable
 
 # --- against the krippendorff package -------------------------------------------------------------
@@ -361,7 +362,7 @@ def test_notes_survive_serialisation_and_old_documents_load(noted: AnswerEvaluat
 
 
 def test_notes_in_text_and_html(noted: AnswerEvaluation) -> None:
-    from kagreport.evaluation._text import render_evaluation
+    from kagreport.evaluation import render_evaluation
 
     text = render_evaluation(noted)
     assert "alone: alpha undefined: one judge (a-alone)" in text

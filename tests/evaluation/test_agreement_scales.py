@@ -17,9 +17,9 @@ import krippendorff
 import numpy as np
 import pytest
 
-from kagreport.evaluation import (
-    AnswerEvaluation,
-    AnswerItem,
+from kagreport.evaluation import AnswerEvaluation, AnswerItem, evaluate_answers
+from kagreport.evaluation._text import render_evaluation, render_evaluation_html
+from kagreport.evaluation.judges import (
     Contains,
     ExactMatch,
     Judgement,
@@ -27,9 +27,7 @@ from kagreport.evaluation import (
     OptionExtraction,
     OptionMatch,
     TokenF1,
-    evaluate_answers,
 )
-from kagreport.evaluation._text import render_evaluation, render_evaluation_html
 from kagreport.frames import agreement_frame
 
 ITEMS = [

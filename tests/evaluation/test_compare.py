@@ -23,9 +23,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from kagreport.evaluation._compare import compare_items, compare_scores
-from kagreport.evaluation._comparison import EvaluationComparison, MetricComparison
-from kagreport.evaluation._items import AnswerItem, RetrievalItem
+from kagreport.evaluation import (
+    AnswerItem,
+    EvaluationComparison,
+    MetricComparison,
+    RetrievalItem,
+    compare_items,
+    compare_scores,
+)
 from kagreport.stats import (
     SignFlipResult,
     _bootstrap,

@@ -27,14 +27,15 @@ from conftest import run_cli
 from kagreport.evaluation import (
     AnswerItem,
     EvaluationComparison,
-    ExactMatch,
     RetrievalItem,
     compare_items,
     compare_scores,
     evaluate_answers,
 )
 from kagreport.evaluation._text import render_comparison, render_comparison_html
-from kagreport.stats import bootstrap_mean_interval, paired_differences, sign_flip_test
+from kagreport.evaluation.judges import ExactMatch
+from kagreport.stats import bootstrap_mean_interval, sign_flip_test
+from kagreport.stats._signflip import paired_differences
 
 # --- exact binomial (0/1 outcomes) ----------------------------------------------------------------
 
@@ -500,7 +501,7 @@ def test_comparison_view_equals_compare_shared_only() -> None:
 
 
 def test_text_table_says_how_the_interval_was_computed() -> None:
-    from kagreport.evaluation._text import render_comparison
+    from kagreport.evaluation import render_comparison
 
     text = render_comparison(compare_scores({"m": [1.0, 0.0, 1.0]}, {"m": [0.0, 0.0, 1.0]}))
     assert "95% CI: Holm-adjusted 95% interval (test-based" in text

@@ -13,8 +13,8 @@ import krippendorff
 import numpy as np
 import pytest
 
-from kagreport.evaluation import (
-    AnswerItem,
+from kagreport.evaluation import AnswerItem, evaluate_answers
+from kagreport.evaluation.judges import (
     ExactMatch,
     JudgeFailure,
     Judgement,
@@ -22,7 +22,6 @@ from kagreport.evaluation import (
     OptionMatch,
     TokenF1,
     Usage,
-    evaluate_answers,
 )
 
 

@@ -25,8 +25,7 @@ import pytest
 
 from chat_stub import ChatStub, Reply
 from conftest import Done, run_cli
-from kagreport.evaluation import AnswerEvaluation, AnswerItem
-from kagreport.evaluation._items import TextRepairWarning
+from kagreport.evaluation import AnswerEvaluation, AnswerItem, TextRepairWarning
 
 PROMPT = "[item {{ item.identifier }}] Q: {{ item.question }} A: {{ item.answer }}"
 
@@ -246,7 +245,7 @@ def _headers_seen(stub: ChatStub) -> str:
 def test_environment_keys_never_reach_another_server(
     stub: ChatStub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kagreport.evaluation import LLMJudge
+    from kagreport.evaluation.judges import LLMJudge
 
     for name, value in SDK_ENVIRONMENT.items():
         monkeypatch.setenv(name, value)
@@ -263,7 +262,7 @@ def test_environment_keys_never_reach_another_server(
 def test_a_redirect_to_another_server_carries_no_key(
     stub: ChatStub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kagreport.evaluation import LLMJudge
+    from kagreport.evaluation.judges import LLMJudge
 
     for name, value in SDK_ENVIRONMENT.items():
         monkeypatch.setenv(name, value)
@@ -295,7 +294,7 @@ def test_a_redirect_to_another_server_carries_no_key(
 def test_only_openai_itself_gets_the_environment_key(
     url: str, official: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kagreport.evaluation import LLMJudge
+    from kagreport.evaluation.judges import LLMJudge
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     with LLMJudge("j", model="m", base_url=url, prompt=PROMPT) as judge:
@@ -456,7 +455,8 @@ def test_an_interrupted_library_call_sends_no_retry(stub: ChatStub) -> None:
     import _thread
     import threading
 
-    from kagreport.evaluation import LLMJudge, evaluate_answers
+    from kagreport.evaluation import evaluate_answers
+    from kagreport.evaluation.judges import LLMJudge
 
     stub.default = Reply(status=503, body=b'{"error": {"message": "busy"}}')
     judge = LLMJudge("j", model="m", base_url=stub.url, prompt=PROMPT, backoff=30, max_retries=5)

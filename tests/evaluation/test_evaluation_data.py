@@ -11,11 +11,11 @@ from scipy.stats import binomtest
 from kagreport import grade
 from kagreport.evaluation import (
     AnswerEvaluation,
-    OptionExtraction,
     answer_items_from_run,
     evaluate_answers,
     evaluation_from_stats,
 )
+from kagreport.evaluation.judges import OptionExtraction
 from kagreport.examples import (
     fast_graphrag_2wiki,
     llmbar_natural,

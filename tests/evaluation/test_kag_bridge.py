@@ -18,13 +18,13 @@ from kagreport import grade
 from kagreport.evaluation import (
     AnswerEvaluation,
     AnswerItem,
-    OptionExtraction,
     answer_items_from_run,
     evaluate_answers,
     evaluation_from_stats,
 )
 from kagreport.evaluation._report import mean_scores
-from kagreport.grading import ItemTable
+from kagreport.evaluation.judges import OptionExtraction
+from kagreport.grading._items import ItemTable
 from kagreport.kag import load_datasets
 
 # ------------------------------------------------------------------------------ dataset order
@@ -156,7 +156,7 @@ def test_dataset_order_ignores_the_input_order() -> None:
 
 
 def load_datasets_from(data: dict[str, Any]) -> Any:
-    from kagreport.kag import parse_datasets
+    from kagreport.kag._datasets import parse_datasets
 
     return parse_datasets(json.dumps(data))
 

@@ -44,13 +44,11 @@ from kagreport import FormatError, InputError, MissingExtraError
 from kagreport.evaluation import (
     AnswerEvaluation,
     AnswerItem,
-    ExactMatch,
-    Judgement,
     LabelCorrection,
-    TokenF1,
     evaluate_answers,
     render_evaluation,
 )
+from kagreport.evaluation.judges import ExactMatch, Judgement, TokenF1
 
 ANSWERS = ["Paris", "the city of Paris", "Rome", "paris.", "Paris or Rome"]
 EM_LABELS = [1, 1, 0, 1, 0, 1, 1, 0, 0, 0, 1, 1, 0]  # q00..q12 (q08: a human says no)

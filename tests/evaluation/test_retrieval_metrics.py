@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from kagreport.evaluation import RetrievalItem, evaluate_retrieval, retrieval_scores
+from kagreport.evaluation import RetrievalItem, evaluate_retrieval
+from kagreport.evaluation._retrieval import retrieval_scores
 
 
 def test_hand_worked_item() -> None:

@@ -13,24 +13,22 @@ from scipy.stats import binomtest
 
 from conftest import Tree, brute_frontier, mcq
 from kagreport import StatsReport, grade
-from kagreport.charts import accuracy_cost_data
+from kagreport.charts._accuracy import accuracy_cost_data
 from kagreport.evaluation import evaluation_from_stats
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.frames import (
     OVERALL,
     comparison_frame,
-    cost_values,
     evaluation_frame,
     items_frame,
-    latex_escape,
     metrics_frame,
-    no_retrieval,
-    pareto_front,
     stats_frame,
     to_latex,
-    wilson_interval,
 )
+from kagreport.frames._latex import latex_escape
+from kagreport.frames._tables import cost_values, no_retrieval
 from kagreport.kag import simulate_run
+from kagreport.stats import pareto_front, wilson_interval
 
 
 @pytest.mark.parametrize(("k", "n"), [(0, 10), (10, 10), (81, 100), (361, 499), (1, 3), (0, 1)])
@@ -254,14 +252,8 @@ def test_agreement_frame_counts_single_score_judges() -> None:
     # Rule judges score one criterion each ("score"), so their metrics are their names alone:
     # the frame counted 0 judges for their alpha. The report now records whom alpha compared:
     # the two 0/1 judges, and token F1 (0..1) apart (issue 26, item 2).
-    from kagreport.evaluation import (
-        AnswerEvaluation,
-        AnswerItem,
-        Contains,
-        ExactMatch,
-        TokenF1,
-        evaluate_answers,
-    )
+    from kagreport.evaluation import AnswerEvaluation, AnswerItem, evaluate_answers
+    from kagreport.evaluation.judges import Contains, ExactMatch, TokenF1
     from kagreport.frames import agreement_frame
 
     items = [AnswerItem(f"q{i}", "?", a, "Paris") for i, a in enumerate(["Paris", "Lyon", "x"])]

@@ -20,13 +20,8 @@ import pandas as pd
 import pytest
 
 from kagreport import StatsReport, grade
-from kagreport.evaluation import (
-    AnswerItem,
-    ExactMatch,
-    TokenF1,
-    evaluate_answers,
-    evaluation_from_stats,
-)
+from kagreport.evaluation import AnswerItem, evaluate_answers, evaluation_from_stats
+from kagreport.evaluation.judges import ExactMatch, TokenF1
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.frames import to_latex
 from kagreport.kag import simulate_run

@@ -18,7 +18,8 @@ from scipy.stats import binomtest
 import kagreport
 from kagreport import InputError, read_run
 from kagreport.examples import inspect_popularity, mmlu_pro_philosophy
-from kagreport.gates import GateResult, gate, task_of
+from kagreport.gates import GateResult, gate
+from kagreport.gates._pairs import task_of
 from kagreport.runs import Run
 
 NORMAL = statistics.NormalDist()

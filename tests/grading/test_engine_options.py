@@ -18,7 +18,8 @@ import pytest
 
 from conftest import run_cli
 from kagreport import InputError, KagreportError
-from kagreport.grading import EngineOptions, GradeStore, find, grade, watch
+from kagreport.grading import find, grade, watch
+from kagreport.grading.engine import EngineOptions, GradeStore
 from kagreport.kag import SimulatedRun, simulate_run
 
 
@@ -191,7 +192,7 @@ def test_the_command_line_takes_workers(run: SimulatedRun) -> None:
 def test_the_options_come_from_the_package_root_without_loading_numpy() -> None:
     code = (
         "import sys, kagreport; options = kagreport.EngineOptions(workers=2);"
-        "import kagreport.grading as g; assert kagreport.EngineOptions is g.EngineOptions;"
+        "import kagreport.grading.engine;import kagreport.grading as g; assert kagreport.EngineOptions is g.engine.EngineOptions;"
         "print(options.workers, 'numpy' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -14,7 +14,8 @@ import pytest
 
 from conftest import Tree, mcq
 from kagreport import grade
-from kagreport.grading import GradeStore, StoreError, watch
+from kagreport.grading import watch
+from kagreport.grading.engine import GradeStore, StoreError
 from kagreport.kag import simulate_run
 
 pytest.importorskip("pyarrow")

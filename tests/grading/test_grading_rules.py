@@ -13,7 +13,8 @@ import pytest
 
 from conftest import Tree, mcq
 from kagreport import ResultTreeError, grade
-from kagreport.grading import Outcome, grade_response
+from kagreport.grading import Outcome
+from kagreport.grading._rule import grade_response
 
 
 def overall(report, setup):  # type: ignore[no-untyped-def]

@@ -192,7 +192,7 @@ def test_invalid_worker_count(big_run) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_kept_texts_are_the_result_files_and_do_not_depend_on_workers(big_run) -> None:  # type: ignore[no-untyped-def]
-    from kagreport.kag import read_result
+    from kagreport.kag._records import read_result
 
     whole = grade(big_run.datasets_path, big_run.results_path, workers=1, keep_text=True)
     cut = grade(big_run.datasets_path, big_run.results_path, workers=2, keep_text=np.int64(7))

@@ -18,7 +18,7 @@ import struct
 import numpy as np
 import pytest
 
-from kagreport.kag import dumps_pretty, format_float
+from kagreport.kag._jsonfmt import dumps_pretty, format_float
 
 
 def _oracle(value: float) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from kagreport import DatasetsError
-from kagreport.kag import parse_datasets
+from kagreport.kag._datasets import parse_datasets
 from kagreport.kag._records import decode_result
 
 _STATS = (

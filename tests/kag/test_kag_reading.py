@@ -9,17 +9,12 @@ import pytest
 
 from conftest import S, Tree, mcq, run_cli
 from kagreport import DatasetsError, ResultFileError, grade
-from kagreport.kag import (
-    decode_result,
-    dumps_pretty,
-    format_float,
-    is_component_name,
-    load_datasets,
-    parse_datasets,
-    read_result,
-    setup_name,
-    to_component_name,
-)
+from kagreport.kag import load_datasets
+from kagreport.kag._datasets import parse_datasets
+from kagreport.kag._jsonfmt import dumps_pretty, format_float
+from kagreport.kag._names import is_component_name, to_component_name
+from kagreport.kag._records import decode_result, read_result
+from kagreport.kag._walk import setup_name
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,8 @@ import pytest
 
 from conftest import Tree, mcq, stats
 from kagreport import DatasetsError, grade
-from kagreport.kag import decode_result
 from kagreport.kag._datasets import parse_datasets
+from kagreport.kag._records import decode_result
 
 
 def _kag_file(**kwargs: Any) -> dict[str, Any]:

@@ -21,7 +21,8 @@ _CHILD = textwrap.dedent(
     """
     import json, sys
     from kagreport.grading._find import FindChunk, search_chunk
-    from kagreport.kag import _tree, read_bytes
+    from kagreport.kag import _tree
+    from kagreport.kag._records import read_bytes
     from kagreport import grade
 
     datasets, results, fifo, good = sys.argv[1:]
@@ -65,7 +66,7 @@ def test_fifo_swapped_in_after_the_walk_is_refused_without_blocking(tree: Tree) 
 
 
 def test_read_bytes_reads_files_of_every_size_whole(tmp_path: os.PathLike[str]) -> None:
-    from kagreport.kag import read_bytes
+    from kagreport.kag._records import read_bytes
 
     # Around the sizes the reader once treated apart (one 64 KiB read), and empty.
     for size in (0, 1, 65535, 65536, 65537, 3 * 65536 + 7):

@@ -12,7 +12,8 @@ import pytest
 
 from conftest import S, Tree, mcq, run_cli, stats
 from kagreport import DatasetsError, grade
-from kagreport.kag import decode_result, load_datasets, read_bytes, read_result
+from kagreport.kag import load_datasets
+from kagreport.kag._records import decode_result, read_bytes, read_result
 
 BOM = b"\xef\xbb\xbf"
 

@@ -22,7 +22,8 @@ from kagreport.evaluation import AnswerEvaluation, AnswerItem, evaluation_from_s
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.grading import StatsReport, grade
 from kagreport.kag import SimulatedRun, write_simulated_run
-from kagreport.runs import LazyTexts, Run
+from kagreport.runs import Run
+from kagreport.runs._texts import LazyTexts
 
 EXAMPLE = mmlu_pro_philosophy()
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kagreport.runs import LazyTexts, Run
-from kagreport.runs._texts import CACHE_SIZE
+from kagreport.runs import Run
+from kagreport.runs._texts import CACHE_SIZE, LazyTexts
 
 
 class Loader:

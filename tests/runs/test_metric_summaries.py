@@ -17,7 +17,8 @@ import pytest
 from kagreport.evaluation import AnswerItem, evaluate_answers
 from kagreport.evaluation.judges import ExactMatch
 from kagreport.examples import fast_graphrag_2wiki
-from kagreport.runs import Run, metric_summaries, retrieval_answer_tables
+from kagreport.runs import Run, metric_summaries
+from kagreport.runs._summaries import retrieval_answer_tables
 
 PUBLISHED_COMPLETE = {"vdb": 0.490, "lightrag": 0.471, "nano": 0.745, "graph": 0.961}
 FILES = {

@@ -126,7 +126,8 @@ def test_comparisons_pair_each_item_once_on_its_repeats_mean(promptfoo: Run) -> 
 
 def test_the_charts_bars_are_the_leaderboards(promptfoo: Run) -> None:
     pytest.importorskip("altair")
-    from kagreport.charts import accuracy_cost_chart, accuracy_cost_data
+    from kagreport.charts import accuracy_cost_chart
+    from kagreport.charts._accuracy import accuracy_cost_data
 
     frame = stats_frame(promptfoo, per_dataset=True)
     assert frame.attrs["accuracy_interval"] == CLUSTER_INTERVAL

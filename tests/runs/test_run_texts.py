@@ -21,8 +21,9 @@ from kagreport._errors import InputError, UsageError
 from kagreport.evaluation import evaluation_from_stats
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.grading import StatsReport, grade
-from kagreport.kag import LocalTree
-from kagreport.runs import LazyTexts, Run, compare_setups, flipped_items, kag_stats_json
+from kagreport.kag._tree import LocalTree
+from kagreport.runs import Run, compare_setups, flipped_items, kag_stats_json
+from kagreport.runs._texts import LazyTexts
 
 EXAMPLE = mmlu_pro_philosophy()
 

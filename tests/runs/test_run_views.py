@@ -23,32 +23,19 @@ from scipy import stats as scipy_stats
 from kagreport._errors import KagreportError
 from kagreport.charts import (
     accuracy_cost_chart,
-    accuracy_cost_data,
     dataset_heatmap,
-    forest_data,
     forest_plot,
     latency_chart,
     outcomes_chart,
 )
+from kagreport.charts._accuracy import accuracy_cost_data
+from kagreport.charts._forest import forest_data
 from kagreport.evaluation import evaluation_from_stats
 from kagreport.examples import ExampleRun, mmlu_pro_philosophy
-from kagreport.frames import (
-    RETRIEVAL_COSTS,
-    comparison_frame,
-    items_frame,
-    stats_frame,
-    to_latex,
-)
+from kagreport.frames import RETRIEVAL_COSTS, comparison_frame, items_frame, stats_frame, to_latex
 from kagreport.grading import StatsReport, grade
 from kagreport.kag import simulate_run
-from kagreport.runs import (
-    COSTS,
-    Run,
-    compare_setups,
-    cost_frontier,
-    leaderboard,
-    setup_metrics,
-)
+from kagreport.runs import COSTS, Run, compare_setups, cost_frontier, leaderboard, setup_metrics
 
 # ------------------------------------------------------------------------------ fixtures
 

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from kagreport import DocumentError, KagreportError
-from kagreport.charts import accuracy_cost_chart, accuracy_cost_data
+from kagreport.charts import accuracy_cost_chart
+from kagreport.charts._accuracy import accuracy_cost_data
 from kagreport.frames import COST_AXES, stats_frame
 from kagreport.runs import COSTS, OUTCOMES, Run, cost_axis, cost_frontier, leaderboard
 from kagreport.sources import read_run

@@ -10,8 +10,8 @@ import math
 import pytest
 from scipy.stats import norm
 
+from kagreport.evaluation import MetricVerdict
 from kagreport.evaluation._verdicts import metric_verdict
-from kagreport.runs import MetricVerdict
 
 
 def _verdict(estimate: float, p: float, level: float, n: int, squares: float) -> MetricVerdict:

@@ -19,15 +19,11 @@ from kagreport import KagreportError, grade
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.kag import simulate_run
 from kagreport.runs import Run
-from kagreport.site import (
-    MARKER,
-    RESPONSE_LIMIT,
-    RunConfig,
-    SiteConfig,
-    build_site,
-    inline_json,
-    slugify,
-)
+from kagreport.site import RunConfig, SiteConfig, build_site
+from kagreport.site._items import RESPONSE_LIMIT
+from kagreport.site._json import inline_json
+from kagreport.site._output import MARKER
+from kagreport.site._slugs import slugify
 from kagreport.site._templates import page_csp, script_loader
 
 

@@ -297,13 +297,8 @@ def test_retrieval_against_answer_per_setup(site: Path) -> None:
 
 
 def test_a_hand_made_pair_is_counted_on_its_page(tmp_path: Path) -> None:
-    from kagreport.evaluation import (
-        AnswerItem,
-        ExactMatch,
-        RetrievalItem,
-        evaluate_answers,
-        evaluate_retrieval,
-    )
+    from kagreport.evaluation import AnswerItem, RetrievalItem, evaluate_answers, evaluate_retrieval
+    from kagreport.evaluation.judges import ExactMatch
 
     # q1 hit right, q2 hit wrong, q3 miss wrong, q4 miss right, q5 miss wrong.
     gold = {"q1": "d1", "q2": "d2", "q3": "d3", "q4": "d4", "q5": "d5"}
@@ -358,7 +353,8 @@ def test_reports_that_cannot_be_compared_warn_and_build(tmp_path: Path) -> None:
 
 
 def test_an_evaluation_with_human_labels_shows_the_correction(tmp_path: Path) -> None:
-    from kagreport.evaluation import AnswerItem, ExactMatch, evaluate_answers
+    from kagreport.evaluation import AnswerItem, evaluate_answers
+    from kagreport.evaluation.judges import ExactMatch
 
     # The exact_match case of tests/evaluation/test_labels.py, whose numbers come from ppi_py
     # and scipy.stats (rounded here by hand).

@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from kagreport.evaluation import AnswerItem, ExactMatch, evaluate_answers
+from kagreport.evaluation import AnswerItem, evaluate_answers
+from kagreport.evaluation.judges import ExactMatch
 from kagreport.kag import simulate_run
 from kagreport.site import RunConfig, SiteConfig, build_site
 

@@ -22,8 +22,9 @@ from markupsafe import escape
 from conftest import PAYLOAD, run_cli
 from kagreport import KagreportError, read_run
 from kagreport.runs import Run, leaderboard
-from kagreport.site import SiteConfig, SourceConfig, build_site, slugify
+from kagreport.site import SiteConfig, SourceConfig, build_site
 from kagreport.site._run import headline_metric
+from kagreport.site._slugs import slugify
 from kagreport.site._templates import page_csp, script_loader
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sources"

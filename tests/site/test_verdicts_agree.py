@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 
 from kagreport import read_run
+from kagreport.evaluation._verdicts import VERDICTS
 from kagreport.examples import mmlu_pro_philosophy, simulated_kag_run
 from kagreport.grading import grade
-from kagreport.runs import VERDICTS, Run, compare_setups
+from kagreport.runs import Run, compare_setups
 
 DATA = Path(__file__).parent.parent / "data" / "sources"
 SOURCES = [
@@ -163,7 +164,7 @@ def _evaluation_comparisons() -> list[tuple[str, Any]]:
 
 
 def test_every_evaluation_comparison_of_the_examples() -> None:
-    from kagreport.charts import forest_data
+    from kagreport.charts._forest import forest_data
     from kagreport.evaluation import render_comparison
     from kagreport.frames import comparison_frame
 

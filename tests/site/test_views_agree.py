@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from kagreport import read_run
-from kagreport.charts import accuracy_cost_chart, accuracy_cost_data
+from kagreport.charts import accuracy_cost_chart
+from kagreport.charts._accuracy import accuracy_cost_data
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.frames import OVERALL, comparison_frame, stats_frame
 from kagreport.runs import Run, compare_setups

@@ -277,7 +277,7 @@ def test_one_sample_id_as_a_number_and_a_string_is_one_line_naming_the_file(
 
 
 def _eee_written(tmp: Path) -> tuple[Path, Path]:
-    from kagreport.sources import write_eee
+    from kagreport.sources._eee_write import write_eee
 
     out = tmp / "eee"
     write_eee(read_run(DATA / "promptfoo" / "results.json"), out)

@@ -21,8 +21,9 @@ from kagreport import UsageError
 from kagreport._errors import DocumentError
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.runs import Run, compare_setups, leaderboard
-from kagreport.sources import convert_run, detect_format, read_run, write_eee
+from kagreport.sources import convert_run, detect_format, read_run
 from kagreport.sources._eee import is_eee
+from kagreport.sources._eee_write import write_eee
 
 DATA = Path(__file__).parent.parent / "data" / "sources"
 SCHEMAS = DATA / "eee"

@@ -26,7 +26,7 @@ import kagreport
 from conftest import run_cli
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.runs import Run
-from kagreport.sources import write_eee
+from kagreport.sources._eee_write import write_eee
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "sources"

@@ -19,8 +19,9 @@ from conftest import run_cli
 from kagreport import read_run
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.runs import Run, compare_setups, leaderboard
-from kagreport.site import slugify
-from kagreport.sources import FORMATS, detect_format, write_eee
+from kagreport.site._slugs import slugify
+from kagreport.sources import FORMATS, detect_format
+from kagreport.sources._eee_write import write_eee
 
 DATA = Path(__file__).parent.parent / "data" / "sources"
 PROMPTFOO = DATA / "promptfoo" / "real" / "results.json"

@@ -46,7 +46,7 @@ _KEY_TOKEN = "\x00kagreport-key\x00"
 
 def _eee_written(root: Path) -> Path:
     """The EEE files kagreport writes for the promptfoo fixture (with kagreport_* hints)."""
-    from kagreport.sources import write_eee
+    from kagreport.sources._eee_write import write_eee
 
     out = root / "eee-written"
     if not out.exists():

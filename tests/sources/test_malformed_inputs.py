@@ -103,7 +103,7 @@ def _random_slot(value: Any, rng: random.Random) -> tuple[Any, Any]:
 def _folder_cases(tmp: Path) -> list[tuple[str, Path, str]]:
     """(format, folder or file to read, the file inside it to mutate) of every folder
     format, plus the two formats kagreport writes."""
-    from kagreport.sources import write_eee
+    from kagreport.sources._eee_write import write_eee
 
     tmp.mkdir()
     run = read_run(DATA / "promptfoo" / "real" / "results.json")

@@ -13,7 +13,8 @@ import pytest
 
 from kagreport.runs import Run
 from kagreport.runs._times import latest_time, recorded_time
-from kagreport.sources import read_run, write_eee
+from kagreport.sources import read_run
+from kagreport.sources._eee_write import write_eee
 
 DATA = Path(__file__).parents[1] / "data" / "sources"
 

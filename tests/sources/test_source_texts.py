@@ -10,7 +10,7 @@ from typing import Any
 
 from kagreport import read_run
 from kagreport.runs import Run
-from kagreport.sources import write_eee
+from kagreport.sources._eee_write import write_eee
 
 DATA = Path(__file__).parent.parent / "data" / "sources"
 

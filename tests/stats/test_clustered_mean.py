@@ -17,7 +17,9 @@ import numpy as np
 import pytest
 
 from kagreport import KagreportError
-from kagreport.stats import MeanEstimate, PairedDifference, clustered_mean, paired_difference
+from kagreport.stats import clustered_mean, paired_difference
+from kagreport.stats._clustered import MeanEstimate
+from kagreport.stats._paired import PairedDifference
 
 REL = 1e-12
 

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from kagreport import KagreportError
-from kagreport.stats import PassEstimate, pass_at_k, pass_hat_k
+from kagreport.stats import pass_at_k, pass_hat_k
+from kagreport.stats._passk import PassEstimate
 
 REL = 1e-12
 

@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 
 from kagreport import KagreportError
-from kagreport.stats import PPIEstimate, ppi_mean
+from kagreport.stats import ppi_mean
+from kagreport.stats._ppi import PPIEstimate
 
 REL = 1e-12
 

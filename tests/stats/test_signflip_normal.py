@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from kagreport.stats import METHODS, NORMAL_MIN, sign_flip_test
+from kagreport.stats import sign_flip_test
+from kagreport.stats._signflip import METHODS, NORMAL_MIN
 
 
 def test_the_normal_p_value_is_the_normal_tail_of_the_sign_flip_sum() -> None:

@@ -11,14 +11,13 @@ import pytest
 import kagreport.stats
 from kagreport.evaluation import alpha_interval
 from kagreport.stats import (
-    AlphaBootstrap,
     ConfidenceInterval,
     _alpha,
-    alpha_bootstrap_interval,
     bootstrap_mean_interval,
     pairable,
     wilson_interval,
 )
+from kagreport.stats._alpha import AlphaBootstrap, alpha_bootstrap_interval
 
 
 def test_all_is_complete() -> None:

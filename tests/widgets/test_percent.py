@@ -17,12 +17,12 @@ from conftest import Tree, mcq
 from kagreport import StatsReport, _format, grade
 from kagreport.evaluation import (
     AnswerItem,
-    ExactMatch,
-    TokenF1,
     compare_scores,
     evaluate_answers,
+    render_comparison,
+    render_evaluation,
 )
-from kagreport.evaluation._text import render_comparison, render_evaluation
+from kagreport.evaluation.judges import ExactMatch, TokenF1
 from kagreport.frames import to_latex
 from kagreport.runs import Run
 from kagreport.widgets import ComparisonView, StatsView

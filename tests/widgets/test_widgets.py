@@ -20,18 +20,13 @@ from kagreport._format import MISSING
 from kagreport._format import p_value as p_value_text
 from kagreport.examples import llmbar_natural, mmlu_pro_philosophy
 from kagreport.frames import COST_AXES, OVERALL
-from kagreport.grading import Metrics, Outcome, SetupReport, StatsReport
+from kagreport.grading import Metrics, Outcome, StatsReport
 from kagreport.grading._items import ItemTable
+from kagreport.grading._report import SetupReport
 from kagreport.kag import simulate_run
 from kagreport.runs import setup_metrics
-from kagreport.widgets import (
-    RESPONSE_LIMIT,
-    AgreementView,
-    ComparisonView,
-    ItemBrowser,
-    StatsView,
-    chart_svg,
-)
+from kagreport.widgets import AgreementView, ComparisonView, ItemBrowser, StatsView
+from kagreport.widgets._html import RESPONSE_LIMIT, chart_svg
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 SCRIPT = "<script>alert(1)</script>"
@@ -326,7 +321,7 @@ def _page(browser: ItemBrowser, page: int) -> list[dict[str, Any]]:
 def test_item_browser_reads_only_the_visible_page(
     sim: StatsReport, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kagreport.kag import LocalTree
+    from kagreport.kag._tree import LocalTree
 
     calls: list[str] = []
     read = LocalTree.read
@@ -719,7 +714,8 @@ _ANSWERS = {
 
 
 def _f1_run() -> Any:
-    from kagreport.evaluation import AnswerItem, ExactMatch, TokenF1, evaluate_answers
+    from kagreport.evaluation import AnswerItem, evaluate_answers
+    from kagreport.evaluation.judges import ExactMatch, TokenF1
     from kagreport.runs import Run
 
     evaluations = [
@@ -781,7 +777,8 @@ def test_comparison_view_of_named_evaluations_equals_the_view_of_their_run() -> 
 
 
 def test_comparison_view_of_named_evaluations_with_different_items() -> None:
-    from kagreport.evaluation import AnswerItem, ExactMatch, evaluate_answers
+    from kagreport.evaluation import AnswerItem, evaluate_answers
+    from kagreport.evaluation.judges import ExactMatch
 
     def evaluation(answers: dict[str, str]) -> Any:
         items = [AnswerItem(q, "?", a, "yes") for q, a in answers.items()]
@@ -836,7 +833,8 @@ def test_item_browser_of_a_run_says_what_it_lacks(sim: StatsReport) -> None:
 
 
 def test_item_browser_of_a_run_from_evaluations_escapes_its_texts() -> None:
-    from kagreport.evaluation import AnswerItem, ExactMatch, evaluate_answers
+    from kagreport.evaluation import AnswerItem, evaluate_answers
+    from kagreport.evaluation.judges import ExactMatch
     from kagreport.runs import Run
 
     items = [AnswerItem("q1", "?", SCRIPT, IMG), AnswerItem("q2", "?", "yes", "yes")]
@@ -930,7 +928,9 @@ def test_stats_view_selection_sums_kags_per_dataset_metrics(
     # ranked as kag ranks: accuracy descending, None last, then name.
     from dataclasses import astuple, fields
 
-    from kagreport.grading import Metrics, RetrievalMetrics, SetupReport
+    from kagreport.grading import Metrics
+    from kagreport.grading._metrics import RetrievalMetrics
+    from kagreport.grading._report import SetupReport
 
     def by_hand(report: StatsReport, setups: list[str], datasets: set[str]) -> list[Any]:
         kept = []

@@ -6,7 +6,7 @@ Altair chart and never displays it; a run lacking a cost the chart needs raises 
 :class:`kagreport.KagreportError` naming the column. The data is aggregated in pandas first (a
 chart holds at most a few thousand rows, whatever the size of the run) and embedded inline, so
 charts render offline and from ``file://``. Undefined numbers are ``null`` in the data and drawn as
-missing, never as 0. By default each chart carries the paper theme (:data:`PAPER_CONFIG`: 237.6 px =
+missing, never as 0. By default each chart carries the paper theme (``PAPER_CONFIG``: 237.6 px =
 3.3 in wide, Liberation Sans, text of 8 pt or more, no border); ``theme=False`` leaves it out so
 that charts can be layered or concatenated. Every name a chart draws, in its data too, is
 drawn safe for every renderer (``kagreport._format.isolated`` to
@@ -23,13 +23,13 @@ from the text beside it; ordinary names as they are.
 - :func:`agreement_chart`, :func:`pairwise_agreement_chart`: agreement between judges.
 - :func:`retrieval_answer_chart`: retrieval hit/miss by answer right/wrong, per setup.
 - :func:`save_figure`: SVG, PNG (300 dpi), PDF (or HTML) with vl-convert, at a paper
-  :data:`PRESETS` width; :func:`fit_container` / :func:`paper_spec`: a chart's spec for a
-  screen (as wide as its container) and back for paper; :func:`notebook_spec`: the screen
+  ``PRESETS`` width; ``fit_container`` / ``paper_spec``: a chart's spec for a
+  screen (as wide as its container) and back for paper; ``notebook_spec``: the screen
   spec of a notebook's live view.
 - :func:`live_chart`: a chart as a live, offline widget (Altair's ``JupyterChart``) whose
   selections Python can read; importing this module makes every chart displayed in a notebook
   live and offline, with a static SVG kept in the saved notebook (:func:`enable_notebook_renderer`);
-  :func:`live_available` tells whether this environment can show one.
+  ``live_available`` tells whether this environment can show one.
 
 Importing this module loads pandas, Altair and vl-convert.
 """
@@ -42,98 +42,45 @@ from kagreport._optional import need, optional
 _NEEDS = ("altair", "pandas", "vl_convert")
 with optional(*_NEEDS):
     need(*_NEEDS)
-    from kagreport.charts._accuracy import FRONTIER_LABELS, accuracy_cost_chart, accuracy_cost_data
-    from kagreport.charts._agreement import (
-        agreement_chart,
-        criterion_ratings,
-        pairwise_agreement_chart,
-        pairwise_agreement_data,
-    )
+    from kagreport.charts._accuracy import accuracy_cost_chart
+    from kagreport.charts._agreement import agreement_chart, pairwise_agreement_chart
     from kagreport.charts._data import SIMULATED, label_title
-    from kagreport.charts._export import (
-        FORMATS,
-        MissingGlyphWarning,
-        missing_glyphs,
-        paper_spec,
-        register_font_directory,
-        save_figure,
-    )
-    from kagreport.charts._forest import forest_data, forest_plot
+    from kagreport.charts._export import FORMATS, paper_spec, register_font_directory, save_figure
+    from kagreport.charts._forest import forest_plot
     from kagreport.charts._history import history_chart
-    from kagreport.charts._latency import latency_bins, latency_chart, latency_summary
+    from kagreport.charts._latency import latency_chart
     from kagreport.charts._live import live_available, live_chart
-    from kagreport.charts._outcomes import (
-        dataset_heatmap,
-        heatmap_data,
-        outcomes_chart,
-        outcomes_data,
-    )
-    from kagreport.charts._renderer import RENDERER_NAME, enable_notebook_renderer, notebook_spec
+    from kagreport.charts._outcomes import dataset_heatmap, outcomes_chart
     from kagreport.charts._renderer import enable_by_default as _enable_by_default
-    from kagreport.charts._retrieval_answer import (
-        CELL_LABELS,
-        retrieval_answer_chart,
-        retrieval_answer_data,
-    )
-    from kagreport.charts._theme import (
-        COLUMN_WIDTH,
-        DPI,
-        FONT,
-        PAPER_CONFIG,
-        PRESETS,
-        THEME_NAME,
-        apply_theme,
-        fit_container,
-        paper_config,
-        preset_width,
-    )
+    from kagreport.charts._renderer import enable_notebook_renderer, notebook_spec
+    from kagreport.charts._retrieval_answer import CELL_LABELS, retrieval_answer_chart
+    from kagreport.charts._theme import fit_container
 
     # A chart as a cell's last expression is live and offline in notebooks, with a static SVG
     # saved (charts._renderer), unless the notebook chose another renderer than Altair's default.
     _enable_by_default()
 
+
 __all__ = [
     "CELL_LABELS",
-    "COLUMN_WIDTH",
-    "DPI",
-    "FONT",
     "FORMATS",
-    "FRONTIER_LABELS",
-    "PAPER_CONFIG",
-    "PRESETS",
-    "RENDERER_NAME",
     "SIMULATED",
-    "THEME_NAME",
-    "MissingGlyphWarning",
     "accuracy_cost_chart",
-    "accuracy_cost_data",
     "agreement_chart",
-    "apply_theme",
-    "criterion_ratings",
     "dataset_heatmap",
     "enable_notebook_renderer",
     "fit_container",
-    "forest_data",
     "forest_plot",
-    "heatmap_data",
     "history_chart",
     "label_title",
-    "latency_bins",
     "latency_chart",
-    "latency_summary",
     "live_available",
     "live_chart",
-    "missing_glyphs",
     "notebook_spec",
     "outcomes_chart",
-    "outcomes_data",
     "pairwise_agreement_chart",
-    "pairwise_agreement_data",
-    "paper_config",
     "paper_spec",
-    "preset_width",
     "register_font_directory",
     "retrieval_answer_chart",
-    "retrieval_answer_data",
     "save_figure",
 ]

@@ -1,7 +1,7 @@
 """The headline chart: accuracy against a mean cost, with the Pareto frontier.
 
 Intervals on both axes: Wilson on accuracy (``frames.stats_frame``), the percentile bootstrap
-on the mean cost (:func:`kagreport.runs.cost_intervals`); per dataset, one panel a dataset
+on the mean cost (``kagreport.runs.cost_intervals``); per dataset, one panel a dataset
 (small multiples), each with its own frontier. Every point is identified without a tooltip
 (a printed figure has none): by its name, placed clear of the others, or by a number that the
 key in the subtitle maps to the full name (``kagreport.charts._labels``).
@@ -94,7 +94,7 @@ def _cost_bounds(
     per_dataset: bool,
     confidence: float,
 ) -> tuple[Any, Any]:
-    """The bootstrap bounds of each row's mean cost (:func:`kagreport.runs.cost_intervals`).
+    """The bootstrap bounds of each row's mean cost (``kagreport.runs.cost_intervals``).
 
     From the run's items; a frame brings its own as
     ``cost_low``/``cost_high`` columns, or has none (NaN: no horizontal bar).
@@ -256,12 +256,12 @@ def accuracy_cost_data(
 
     Columns: setup, dataset, accuracy, accuracy_low, accuracy_high (proportions in [0, 1]),
     cost (the chosen mean, in the unit of ``COST_AXES[cost]``, by
-    :func:`kagreport.frames.cost_values`: exactly 0 on the retrieval axes for a setup that
+    ``kagreport.frames.cost_values``: exactly 0 on the retrieval axes for a setup that
     answered without retrieving; NaN where undefined), cost_defined, no_retrieval (drawn at 0
     because it retrieves nothing), frontier (on the Pareto frontier of lower cost and higher
-    accuracy, :func:`kagreport.frames.pareto_front`, computed anew for this cost axis and, with
+    accuracy, ``kagreport.frames.pareto_front``, computed anew for this cost axis and, with
     ``per_dataset``, within each dataset; setups at 0 take part and dominate), status (one of
-    :data:`FRONTIER_LABELS`, or ``""`` where the cost is undefined), note (``"no retrieval, 0
+    ``FRONTIER_LABELS``, or ``""`` where the cost is undefined), note (``"no retrieval, 0
     s"`` / ``"no retrieval, 0 elements"`` (``ZERO_NOTES``) for a setup drawn at 0, or why
     the cost is undefined: ``"no parsed answer"``, or ``"no retrieval"`` for a frame without
     the ``parsed`` and ``retrieval_samples`` columns), total, correct, errors, label (the setup,
@@ -374,10 +374,10 @@ def accuracy_cost_chart(
     Encodes one point per setup: x = the setup's mean cost (``kagreport.frames.COST_AXES[cost]``:
     seconds of retrieval or generation per answered item, bytes of context, graph elements
     retrieved, tokens, US dollars), with its percentile bootstrap interval
-    (:func:`kagreport.runs.cost_intervals`, from the run's items) as a horizontal bar; y =
+    (``kagreport.runs.cost_intervals``, from the run's items) as a horizontal bar; y =
     accuracy (correct / total, as a percentage) with its Wilson interval as a vertical bar.
     The Pareto frontier (no other setup is at most as costly and at least as accurate) is
-    recomputed for the chosen cost with :func:`kagreport.frames.pareto_front`, drawn as a step
+    recomputed for the chosen cost with ``kagreport.frames.pareto_front``, drawn as a step
     line through the frontier setups, whose points are filled; the others are hollow. **Every
     point is identified** in a static figure: by its name beside it, placed clear of the
     other labels and points, or, where a name is too long for the plot, finds no free place,
@@ -422,13 +422,13 @@ def accuracy_cost_chart(
         Level of the Wilson and bootstrap intervals when a report or run is given (a frame
         brings its own intervals; this is then only the level named in the subtitle).
     theme : bool
-        Apply the paper theme (:func:`kagreport.charts.apply_theme`); False gives a chart that
+        Apply the paper theme (``kagreport.charts.apply_theme``); False gives a chart that
         can be layered or concatenated.
 
     Returns
     -------
     alt.LayerChart or alt.FacetChart
-        A facet with ``per_dataset``. Its data (one inline table, :func:`accuracy_cost_data`)
+        A facet with ``per_dataset``. Its data (one inline table, ``accuracy_cost_data``)
         carries the exact numbers.
 
     Raises

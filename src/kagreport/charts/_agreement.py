@@ -323,7 +323,7 @@ def pairwise_agreement_chart(
     white at 0), one cell per pair (the lower triangle). Judges are sorted by their mean alpha
     with the others, so outliers gather at the bottom right. Ratings are the per-item values of
     the metrics ``<judge>.<criterion>`` (``<judge>`` for single-criterion judges, see
-    :func:`criterion_ratings`), at the evaluation's agreement level. Undefined pairs (no item
+    ``criterion_ratings``), at the evaluation's agreement level. Undefined pairs (no item
     rated by both, or no variation) are grey.
 
     For legibility at most ``max_judges`` judges are shown (30 by default: the ones with the
@@ -352,12 +352,12 @@ def pairwise_agreement_chart(
     Returns
     -------
     alt.LayerChart
-        Its data is :func:`pairwise_agreement_data`.
+        Its data is ``pairwise_agreement_data``.
 
     Raises
     ------
     ValueError
-        As :func:`pairwise_agreement_data`.
+        As ``pairwise_agreement_data``.
     """
     data, available = pairwise_agreement_data(
         evaluation, criterion, judges=judges, max_judges=max_judges, level=level

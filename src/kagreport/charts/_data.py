@@ -231,7 +231,7 @@ def title_params(
     """A title with subtitle lines, wrapped to fit a paper column (one Vega line per element).
 
     With ``wide``, lines are twice as long: the figure spans both columns of the paper.
-    With ``simulated``, the title starts with ``SIMULATED:`` (:func:`label_title`), so the
+    With ``simulated``, the title starts with ``SIMULATED:`` (``label_title``), so the
     figure is never taken for a measurement wherever it ends up.
 
     Lines are cut at spaces after :data:`TITLE_CHARACTERS` (title) or

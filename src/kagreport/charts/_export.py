@@ -9,8 +9,8 @@ What vl-convert 1.9 does with fonts (checked on a Debian host without Arial or C
 - A character that no available font has is drawn **silently** as an empty box ("tofu") in PNG
   and PDF, with no error or warning; in the PDF the text layer is wrong as well (``精度``
   extracts as ``度度``: both boxes map to one glyph). :func:`save_figure` therefore checks every
-  character it is about to draw with vl-convert's own renderer (:func:`missing_glyphs`) and
-  emits a :class:`MissingGlyphWarning` naming them. SVG keeps the text as text (the viewer's
+  character it is about to draw with vl-convert's own renderer (``missing_glyphs``) and
+  emits a ``MissingGlyphWarning`` naming them. SVG keeps the text as text (the viewer's
   fonts draw it), so SVG export does not warn.
 - ``labelFontSize=0`` exports fine (vega/vl-convert#172 is fixed in this version).
 - PDF: text is embedded as text (``pdftotext`` finds it) and drawn above the shapes that are
@@ -230,11 +230,11 @@ def paper_spec(
     *,
     validate: bool = False,
 ) -> dict[str, Any]:
-    """The spec of ``chart`` at its paper size: the inverse of :func:`fit_container`.
+    """The spec of ``chart`` at its paper size: the inverse of ``fit_container``.
 
-    A spec of :func:`fit_container` gets back the figure it kept (width, height, cells,
+    A spec of ``fit_container`` gets back the figure it kept (width, height, cells,
     padding, text sizes); ``preset``, when given and different, then resizes it. Otherwise
-    the width becomes that of ``preset`` (:data:`kagreport.charts.PRESETS`) when one is
+    the width becomes that of ``preset`` (``kagreport.charts.PRESETS``) when one is
     given, when the chart fills its container (``width: "container"``), or when it is a
     facet whose ``usermeta["kagreport"]["preset"]`` names one; the preset is then the one it
     names, else ``"two-column"`` for a facet and ``"one-column"`` otherwise. A facet's cells
@@ -246,7 +246,7 @@ def paper_spec(
     chart : alt.TopLevelMixin or Mapping
         An Altair chart or a Vega-Lite spec.
     preset : str, optional
-        A name of :data:`kagreport.charts.PRESETS`.
+        A name of ``kagreport.charts.PRESETS``.
     validate : bool
         Validate an Altair chart against the schema (``to_dict()``).
 
@@ -360,16 +360,16 @@ def save_figure(
         The output file; its suffix (``.svg``, ``.png``, ``.pdf``, ``.html``; any case) picks
         the format.
     preset : str, optional
-        A figure width of :data:`kagreport.charts.PRESETS` (``"one-column"``: 3.3 in,
+        A figure width of ``kagreport.charts.PRESETS`` (``"one-column"``: 3.3 in,
         ``"two-column"``: 7 in). Without it a chart keeps its own width, except one that
-        fills its container (``width: "container"``, :func:`fit_container`), which takes
-        its paper preset (see :func:`paper_spec`).
+        fills its container (``width: "container"``, ``fit_container``), which takes
+        its paper preset (see ``paper_spec``).
     width, height : float, optional
         Override the chart's ``width``/``height`` (pixels; with the paper theme the width is
         that of the whole figure and the height that of the plot; a facet's cells are sized
         to make the figure ``width`` wide).
     dpi : float
-        PNG resolution, pixels per inch (default :data:`kagreport.charts.DPI`, 300).
+        PNG resolution, pixels per inch (default ``kagreport.charts.DPI``, 300).
     scale : float, optional
         PNG pixels per CSS pixel instead of ``dpi`` (``dpi = 72 * scale``).
     font : str, optional
@@ -392,7 +392,7 @@ def save_figure(
     -----
     MissingGlyphWarning
         PNG and PDF only: characters no font available to vl-convert can draw (see
-        :func:`missing_glyphs`), which would come out as empty boxes.
+        ``missing_glyphs``), which would come out as empty boxes.
 
     Notes
     -----

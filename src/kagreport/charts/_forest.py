@@ -74,9 +74,9 @@ def forest_data(
     """The table :func:`forest_plot` draws: one row per metric (or per pair).
 
     ``comparison_or_frame`` is an :class:`EvaluationComparison`, a
-    :class:`kagreport.runs.SetupComparison` (its rows carry the Holm adjustment across the
+    ``kagreport.runs.SetupComparison`` (its rows carry the Holm adjustment across the
     run's family and the Holm-adjusted intervals that agree with it), a
-    :class:`kagreport.runs.SetupComparisons` (one row per pair on ``metric``, default the
+    ``kagreport.runs.SetupComparisons`` (one row per pair on ``metric``, default the
     first compared, named by the candidate against one baseline or ``"a − b"`` for all
     pairs, with the run-level Holm p), or a frame from
     :func:`kagreport.frames.comparison_frame`.
@@ -264,18 +264,18 @@ def forest_plot(
         Defaults to "<candidate> − <baseline>".
     percent : bool
         Treat every metric as a proportion: differences in percentage points, means as
-        percentages. Without it, metrics that are proportions (:func:`forest_data`'s
+        percentages. Without it, metrics that are proportions (``forest_data``'s
         ``proportion``: by name, or scored 0 or 1 on every item, as the tables decide) are
         shown so, and the axis is in points when all of them are.
     theme : bool
         Apply the paper theme.
     metric : str, optional
-        The metric of a :class:`~kagreport.runs.SetupComparisons` (default the first).
+        The metric of a ``SetupComparisons`` (default the first).
 
     Returns
     -------
     alt.LayerChart
-        Its inline data is :func:`forest_data`.
+        Its inline data is ``forest_data``.
     """
     data = forest_data(comparison_or_frame, alpha=alpha, metric=metric)
     confidence = 0.95

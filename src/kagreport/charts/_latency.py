@@ -194,7 +194,7 @@ def latency_chart(
     Returns
     -------
     alt.LayerChart
-        The first layer's data is :func:`latency_bins`, the second's :func:`latency_summary`.
+        The first layer's data is ``latency_bins``, the second's ``latency_summary``.
 
     Raises
     ------

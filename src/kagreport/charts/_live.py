@@ -135,7 +135,7 @@ def live_chart(chart: Any, *, embed_options: dict[str, Any] | None = None) -> An
     ----------
     chart : altair chart or dict
         Any top-level chart (layered, concatenated, faceted), or its Vega-Lite spec as a
-        dict (e.g. from :func:`notebook_spec`), sent as it is; a spec's widget does not wire
+        dict (e.g. from ``notebook_spec``), sent as it is; a spec's widget does not wire
         ``selections`` and ``params`` to Python (they still work in the chart itself).
     embed_options : dict, optional
         vega-embed options; default ``EMBED_OPTIONS``.
@@ -149,7 +149,7 @@ def live_chart(chart: Any, *, embed_options: dict[str, Any] | None = None) -> An
     Raises
     ------
     ImportError
-        Without the ``anywidget`` package (see :func:`live_available`).
+        Without the ``anywidget`` package (see ``live_available``).
     """
     if isinstance(chart, dict):
         return live_spec(chart, embed_options=embed_options)

@@ -105,7 +105,7 @@ def outcomes_chart(
     Returns
     -------
     alt.Chart
-        Its inline data is :func:`outcomes_data`.
+        Its inline data is ``outcomes_data``.
     """
     data = outcomes_data(report_or_frame)
     setups = list(dict.fromkeys(data["setup"]))
@@ -279,7 +279,7 @@ def dataset_heatmap(
     Returns
     -------
     alt.LayerChart
-        Its inline data is :func:`heatmap_data`.
+        Its inline data is ``heatmap_data``.
 
     Raises
     ------

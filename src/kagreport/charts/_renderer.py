@@ -6,7 +6,7 @@ JupyterLab 4. This renderer's display bundle holds:
 
 - the view of a live, offline :func:`~kagreport.charts._live.live_spec` widget (Altair's
   ``JupyterChart``), which JupyterLab 4, Notebook 7 and VS Code draw interactively, as wide
-  as the output area (:func:`notebook_spec`);
+  as the output area (``notebook_spec``);
 - ``image/svg+xml`` drawn by vl-convert: the static figure kept in the saved notebook for
   nbconvert, GitHub and any front end without the widget;
 - the Vega-Lite spec itself, which the report site draws with its own script;
@@ -65,7 +65,7 @@ def _unwrap_title(spec: dict[str, Any]) -> None:
 def notebook_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """The screen spec of a chart in a notebook's live view.
 
-    A single or layered view fills the output area (:func:`~kagreport.charts.fit_container`:
+    A single or layered view fills the output area (``fit_container``:
     width ``"container"``, screen text sizes); small multiples get as many panels a row as
     ``NOTEBOOK_WIDTH`` holds. The paper figure stays in its ``usermeta`` (what the
     static SVG and :func:`~kagreport.charts.save_figure` draw).

@@ -34,7 +34,7 @@ def retrieval_answer_data(
     n_text, share_text (the share and its interval in percent).
 
     ``tables`` is one table (setup ``""``) or setup -> table
-    (:func:`kagreport.runs.retrieval_answer_tables`); ``share`` and its Wilson bounds are
+    (``kagreport.runs.retrieval_answer_tables``); ``share`` and its Wilson bounds are
     the table's, copied (nothing is computed here).
     """
     named = {"": tables} if isinstance(tables, RetrievalAnswerTable) else dict(tables)
@@ -79,7 +79,7 @@ def retrieval_answer_chart(
     ----------
     tables : RetrievalAnswerTable or mapping of str to RetrievalAnswerTable
         From :func:`kagreport.evaluation.retrieval_answer_table` or
-        :func:`kagreport.runs.retrieval_answer_tables`.
+        ``kagreport.runs.retrieval_answer_tables``.
     title : str, optional
         Defaults to "Retrieval against answer".
     theme : bool
@@ -88,7 +88,7 @@ def retrieval_answer_chart(
     Returns
     -------
     alt.LayerChart
-        Its data: :func:`retrieval_answer_data`.
+        Its data: ``retrieval_answer_data``.
     """
     data = retrieval_answer_data(tables)
     many = not isinstance(tables, RetrievalAnswerTable) and len(data["setup"].unique()) > 1

@@ -3,13 +3,13 @@ of a chart on paper and on screen.
 
 Sizes are in CSS pixels. :func:`kagreport.charts.save_figure` writes them at 72 pixels per inch,
 so one pixel is one typographic point on paper: the default figure is 237.6 px = 3.3 in wide,
-the width of one column of a two-column paper (:data:`PRESETS`), and no text is smaller than
-8 pt. PNGs are written at :data:`DPI` (300) pixels per inch.
+the width of one column of a two-column paper (``PRESETS``), and no text is smaller than
+8 pt. PNGs are written at ``DPI`` (300) pixels per inch.
 
-On screen a chart fills its container instead (:func:`fit_container`: Vega-Lite's width
+On screen a chart fills its container instead (``fit_container``: Vega-Lite's width
 ``"container"``, larger text); the paper size it came with is kept in its
 ``usermeta["kagreport"]["paper"]``, so that an export from the screen (the site's PNG and SVG
-buttons, :func:`kagreport.charts.paper_spec`) is the paper figure again.
+buttons, ``kagreport.charts.paper_spec``) is the paper figure again.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def preset_width(preset: str) -> float:
     Raises
     ------
     ValueError
-        For a name not in :data:`PRESETS` (the message lists them).
+        For a name not in ``PRESETS`` (the message lists them).
     """
     if preset not in PRESETS:
         raise ValueError(f"`preset` must be one of {', '.join(map(repr, PRESETS))}, not {preset!r}")
@@ -137,7 +137,7 @@ _Chart = TypeVar("_Chart", bound=alt.TopLevelMixin)
 
 
 def paper_config() -> dict[str, Any]:
-    """A deep copy of :data:`PAPER_CONFIG`, safe to modify."""
+    """A deep copy of ``PAPER_CONFIG``, safe to modify."""
     return copy.deepcopy(PAPER_CONFIG)
 
 
@@ -214,7 +214,7 @@ def fit_container(
     ``usermeta`` preset, else ``"two-column"`` for a facet and ``"one-column"`` otherwise),
     ``width`` (the figure's, pixels: the preset's, or the chart's own fixed width),
     ``height``, ``cell_width`` and ``padding`` where set, and ``config`` (the paper text
-    sizes), so that :func:`kagreport.charts.paper_spec` and the site's export restore it.
+    sizes), so that ``kagreport.charts.paper_spec`` and the site's export restore it.
     The title becomes the spec's ``description`` (unless it has one): what Vega gives screen
     readers as the chart's label.
 

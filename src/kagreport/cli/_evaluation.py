@@ -25,7 +25,7 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
         "(.json, .jsonl, .yaml or .toml by suffix). An llm judge reads at most "
         "max_response_bytes of a response (default 4 MiB), gives an attempt timeout seconds "
         "in all (default 60) and an item deadline seconds with its retries (see "
-        "help(kagreport.evaluation.LLMJudge)). A judge that failed on every item makes the "
+        "help(kagreport.evaluation.judges.LLMJudge)). A judge that failed on every item makes the "
         "command exit 1, with one line naming the judge, its endpoint and the most common "
         "cause; the report (and the cache) are written all the same.",
     )
@@ -114,11 +114,10 @@ def run_evaluate(args: argparse.Namespace, level: int) -> int:
         answer_items_from_run,
         check_evaluate_paths,
         evaluate_answers,
-        load_items_jsonl,
-        load_judges,
         render_evaluation,
         write_report,
     )
+    from kagreport.evaluation.judges import load_items_jsonl, load_judges
 
     if args.max_concurrency < 1:
         raise UsageError(f"--max-concurrency must be >= 1, not {args.max_concurrency}")

@@ -25,16 +25,8 @@ from kagreport.cli._output import inert, plural, write_json, write_lossily
 from kagreport.cli._site import add_parsers as add_site_parsers
 from kagreport.cli._site import run_site
 from kagreport.cli._stop import restore_stop_handlers, stopped, terminate_as_interrupt
-from kagreport.grading import (
-    ENGINES,
-    EngineOptions,
-    FindReport,
-    StatsReport,
-    compile_pattern,
-    find,
-    grade,
-    watch,
-)
+from kagreport.grading import FindReport, StatsReport, compile_pattern, find, grade, watch
+from kagreport.grading.engine import ENGINES, EngineOptions
 from kagreport.kag import write_simulated_run
 
 __all__ = ["main"]

@@ -35,8 +35,7 @@ from kagreport.evaluation._ratings import (
     _number_positions,
     _read_table,
 )
-from kagreport.stats import _alpha
-from kagreport.stats._intervals import ConfidenceInterval
+from kagreport.stats import ConfidenceInterval, _alpha
 
 __all__ = [
     "LEVELS",
@@ -254,7 +253,7 @@ def alpha_interval(
     Resampling units rather than Krippendorff's own bootstrap of pairable values keeps each
     unit's ratings together; resamples with no variation are dropped. A resample is a weight per
     unit (the times it was drawn), so blocks of resamples are computed at once with matrix
-    products (:func:`kagreport.stats._alpha.bootstrap_alphas`): time O(resamples x n) at the
+    products (``bootstrap_alphas``): time O(resamples x n) at the
     nominal, ordinal and interval levels (well under a second for 1000 resamples of 300 units x 4
     coders, any number of distinct values) and O(resamples x V**2) at the ratio level, memory
     bounded by blocks.
@@ -273,7 +272,7 @@ def alpha_interval(
 
 
 class _ProgressBar:
-    """A tqdm bar on stderr fed by :func:`kagreport.stats.bootstrap_alphas`' progress calls,
+    """A tqdm bar on stderr fed by ``kagreport.stats.bootstrap_alphas``' progress calls,
     opened at the first (``delay``: seconds of work before it shows)."""
 
     def __init__(self, delay: float) -> None:

@@ -10,8 +10,8 @@ themselves (ANSWER_EVALUATION_SPEC.md, "compare" and "EvaluationComparison").
 
 The mathematics is in :mod:`kagreport.stats` (re-exported from :mod:`kagreport.evaluation`):
 :func:`~kagreport.stats.sign_flip_test`, :func:`~kagreport.stats.bootstrap_mean_interval`,
-:func:`~kagreport.stats.holm_adjust` and :func:`~kagreport.stats.paired_differences`.
-Holm's family is the metrics under test (``metrics=``, default :func:`primary_metrics`).
+:func:`~kagreport.stats.holm_adjust` and ``paired_differences``.
+Holm's family is the metrics under test (``metrics=``, default ``primary_metrics``).
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ from kagreport._document import canonical, jsonable
 from kagreport._errors import DifferentItemsError, InputError, NoSharedItemsError
 from kagreport._format import is_proportion
 from kagreport.evaluation._comparison import KINDS, EvaluationComparison, MetricComparison
-from kagreport.stats._bootstrap import bootstrap_mean_interval
-from kagreport.stats._holm import holm_adjust
+from kagreport.stats import bootstrap_mean_interval, holm_adjust
 from kagreport.stats._signflip import (
     DUST,
     TOLERANCE,
@@ -232,15 +231,15 @@ def compare_items(
     metrics : sequence of str, optional
         The metrics under test: Holm's adjustment runs over these (the result's
         ``family``); the other shared metrics are reported with unadjusted p-values.
-        Default: :func:`primary_metrics`.
+        Default: ``primary_metrics``.
 
     Returns
     -------
     EvaluationComparison
         Per shared metric, over the n_pairs items where both define it:
         d_i = candidate_i - baseline_i, both means, mean(d), its bootstrap
-        interval, the sign-flip p-value (:func:`sign_flip_test`, with its ``method``)
-        and the Holm adjustment across the family (:func:`holm_adjust`). Metrics
+        interval, the sign-flip p-value (``sign_flip_test``, with its ``method``)
+        and the Holm adjustment across the family (``holm_adjust``). Metrics
         without any pair get NaN means and p-values and are left out of the adjustment.
 
     Raises
@@ -492,7 +491,7 @@ def compare_scores(
         Recorded as :attr:`EvaluationComparison.metadata` (JSON-compatible).
     metrics : sequence of str, optional
         The metrics under test (Holm's family). Default: ``mrr`` alone for retrieval
-        when shared (see :func:`primary_metrics`), else every shared metric (the
+        when shared (see ``primary_metrics``), else every shared metric (the
         arrays carry no judge identities to tell duplicates by). A metric equal to
         another of the family on every item (:func:`same_hypotheses`) is tested once:
         it carries that metric's p-values and stands in ``settings["same_as"]``, not
@@ -502,7 +501,7 @@ def compare_scores(
     -------
     EvaluationComparison
         As :func:`compare_items`, with ``n_items = n``. Per metric, d_i = c_i - b_i
-        with rounding dust set to 0 (:func:`paired_differences`: within 1e-12 of the
+        with rounding dust set to 0 (``paired_differences``: within 1e-12 of the
         larger score, a tie); the means are summed exactly (``math.fsum``). The
         sign-flip test and the bootstrap see the differences in sorted order, so the
         result does not depend on the order of the rows.

@@ -137,7 +137,7 @@ class MetricComparison:
     n_nonzero : int
         Pairs with a non-zero difference (the only ones the test flips).
     method : str
-        How the p-value was computed (:func:`sign_flip_test`): ``"exact-enumeration"``,
+        How the p-value was computed (``sign_flip_test``): ``"exact-enumeration"``,
         ``"exact-lattice"``, ``"monte-carlo"``, or ``"none"`` when ``n_pairs`` is 0.
         Left empty, it is derived from ``exact`` as version-1 documents imply.
     variance : float

@@ -232,7 +232,7 @@ def evaluate_answers(
         The system's answers; mappings take :class:`AnswerItem`'s field names.
         Scores already on an item (e.g. kag's ``correct``) are kept.
     judges : sequence of Judge
-        Rule judges (:class:`OptionMatch`, :class:`TokenF1`, ...) and LLM judges.
+        Rule judges (``OptionMatch``, ``TokenF1``, ...) and LLM judges.
     keep_verdicts : bool
         Keep each judge's raw verdict on the items (failed ones included).
     max_concurrency : int

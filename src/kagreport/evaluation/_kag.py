@@ -11,8 +11,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kagreport.evaluation._items import AnswerItem
 from kagreport.evaluation._report import AnswerEvaluation
-from kagreport.grading import ItemTable, Outcome, StatsReport
-from kagreport.kag import Datasets, QuestionDir, iter_question_dirs, load_datasets, read_result
+from kagreport.grading import Outcome, StatsReport
+from kagreport.grading._items import ItemTable
+from kagreport.kag import Datasets, load_datasets
+from kagreport.kag._records import read_result
+from kagreport.kag._walk import QuestionDir, iter_question_dirs
 
 if TYPE_CHECKING:
     import numpy.typing as npt

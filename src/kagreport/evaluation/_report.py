@@ -185,7 +185,7 @@ class _ReportMixin(Document):
         random assignments as (hits + 1) / (n + 1), each metric recording its
         ``method``; 95% bootstrap interval of the mean difference; Holm-adjusted
         p-values across the metrics under test (``metrics``; default
-        :func:`~kagreport.evaluation.primary_metrics`: for answers every metric but
+        ``primary_metrics``: for answers every metric but
         those of duplicate judges, for retrieval ``mrr``), recorded as the result's
         ``family`` (ANSWER_EVALUATION_SPEC.md). With ``shared_only``, items only one
         report holds are left out (and counted in the result's ``metadata``) instead of

@@ -31,12 +31,12 @@ from kagreport._errors import KagreportError
 from kagreport.evaluation import (
     AnswerEvaluation,
     AnswerItem,
-    Judgement,
     RetrievalEvaluation,
     RetrievalItem,
     evaluate_answers,
     evaluate_retrieval,
 )
+from kagreport.evaluation.judges import Judgement
 from kagreport.examples import _archive
 from kagreport.examples._simulated_rag import (
     SIMULATED_RAG_ATTRIBUTION,

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from kagreport.evaluation import (
     AnswerEvaluation,
     AnswerItem,
-    ExactMatch,
     RetrievalEvaluation,
     RetrievalItem,
     evaluate_answers,
     evaluate_retrieval,
 )
+from kagreport.evaluation.judges import ExactMatch
 
 __all__ = ["SIMULATED_RAG_ATTRIBUTION", "SimulatedRagSetup", "simulated_rag"]
 
@@ -68,7 +68,7 @@ def simulated_rag(
 
     Each question has two gold passages; a setup retrieves 5 ranked passage ids, both gold
     ones on a hit (``complete@5`` = 1), at most one on a miss; its answer is the reference
-    when right, else a wrong one, scored by :class:`~kagreport.evaluation.ExactMatch`.
+    when right, else a wrong one, scored by :class:`~kagreport.evaluation.judges.ExactMatch`.
     Both reports carry ``metadata["setup"]`` = the setup's name (what pairs them) and
     :data:`SIMULATED_RAG_ATTRIBUTION`. The same arguments give the same reports.
 

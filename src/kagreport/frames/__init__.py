@@ -6,13 +6,13 @@ Importing this module loads pandas; the layers below it never do.
 from __future__ import annotations
 
 from kagreport._optional import need, optional
-from kagreport.stats import pareto_front, wilson_interval
+from kagreport.stats import pareto_front
 
 # What this package needs from its extra: one line naming the extra when one is missing.
 _NEEDS = ("pandas",)
 with optional(*_NEEDS):
     need(*_NEEDS)
-    from kagreport.frames._latex import latex_escape, to_latex
+    from kagreport.frames._latex import to_latex
     from kagreport.frames._tables import (
         COST_AXES,
         OVERALL,
@@ -27,6 +27,7 @@ with optional(*_NEEDS):
         stats_frame,
     )
 
+
 __all__ = [
     "COST_AXES",
     "OVERALL",
@@ -36,11 +37,9 @@ __all__ = [
     "cost_values",
     "evaluation_frame",
     "items_frame",
-    "latex_escape",
     "metrics_frame",
     "no_retrieval",
     "pareto_front",
     "stats_frame",
     "to_latex",
-    "wilson_interval",
 ]

@@ -7,7 +7,7 @@ what goes beneath it (an interval, set smaller, as :class:`Sub`; or the rest of 
 name). The writer turns each logical row into as many physical rows as its tallest cell,
 so every line stays right-aligned in its column, and needs only ``booktabs``.
 
-Everything given to the writer is LaTeX already: callers escape with :func:`latex_escape`.
+Everything given to the writer is LaTeX already: callers escape with ``latex_escape``.
 """
 
 from __future__ import annotations

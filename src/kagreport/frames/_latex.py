@@ -1,6 +1,6 @@
 """LaTeX tables for papers (booktabs), sized for a column or the page, proportions in percent.
 
-Cells are formatted first and escaped afterwards, by :func:`latex_escape`, so a
+Cells are formatted first and escaped afterwards, by ``latex_escape``, so a
 percent sign or ampersand in a formatted cell is escaped too (pandas#61478,
 #57980; PITFALLS.md B16). ``±`` becomes ``$\\pm$``, a minus sign ``$-$``.
 
@@ -394,11 +394,11 @@ def to_latex(
       leaderboard (:func:`kagreport.runs.leaderboard`): the mean of ``metric`` per
       setup (in % with its Wilson interval for a proportion), items defined, errors;
       for a 0/1 metric also the ranks each setup may hold (``1--3``) and its tie group
-      (:class:`~kagreport.runs.LeaderboardRow`).
+      (``LeaderboardRow``).
     - :class:`EvaluationComparison`: one row per metric, both means, the mean difference
       (percentage points for a proportion) with its bootstrap interval beneath, p and
       Holm-adjusted p; ``†`` marks Holm p < ``alpha``; a note names both sides.
-    - :class:`~kagreport.runs.SetupComparison`: the same, Holm-adjusted across the
+    - ``SetupComparison``: the same, Holm-adjusted across the
       run's family, and its interval the Holm-adjusted one that agrees with it.
     - :class:`AnswerEvaluation` / :class:`RetrievalEvaluation`: metric, mean (in % for a
       proportion: ``kagreport._format.is_proportion`` of its per-item values), items.

@@ -3,7 +3,7 @@
 The frames of a run draw a :class:`kagreport.runs.Run`: anything else a frame of a run
 takes (a ``StatsReport``, evaluations, a path) becomes one by
 :func:`kagreport.sources.as_run` at the edge. kag's metrics come from
-:func:`kagreport.runs.setup_metrics` (equal to ``report.setups`` for
+``kagreport.runs.setup_metrics`` (equal to ``report.setups`` for
 ``Run.from_stats(report)``). Undefined numbers are NaN here (pandas' missing value),
 never 0.
 """
@@ -91,8 +91,8 @@ def cost_values(frame: pd.DataFrame, cost: str) -> npt.NDArray[np.float64]:
     """Each row's mean cost on the accuracy-against-cost plane, in the unit of ``COST_AXES[cost]``.
 
     The frame's ``COST_AXES[cost]`` column, except that on the retrieval axes
-    (:data:`RETRIEVAL_COSTS`: retrieval seconds, graph elements) a row that
-    answered without retrieving (:func:`no_retrieval`) costs exactly 0 rather
+    (``RETRIEVAL_COSTS``: retrieval seconds, graph elements) a row that
+    answered without retrieving (``no_retrieval``) costs exactly 0 rather
     than NaN: it spent no retrieval time and rendered no graph element, so it can
     sit on, and dominate along, the Pareto frontier. Generation time and context
     length are what they are. NaN where the cost stays undefined (no committed
@@ -182,11 +182,11 @@ def stats_frame(report: Any, *, per_dataset: bool = True, confidence: float = 0.
     ----------
     report : Run, or what :func:`kagreport.sources.as_run` takes
         A run (a graded kag tree becomes ``Run.from_stats(report)``): its kag metrics by
-        :func:`kagreport.runs.setup_metrics`. The columns a run cannot know because it lacks
+        ``kagreport.runs.setup_metrics``. The columns a run cannot know because it lacks
         the cost column (``generation_secs``, ``context_bytes``, ``retrieval_secs``)
         are NaN, ``retrieval_samples`` included: unknown, not "retrieves nothing"; so are
         the generation time and context length of a run that recorded none above 0
-        (:func:`kagreport.runs.recorded_columns`: MMLU-Pro's files hold a time of 0).
+        (``kagreport.runs.recorded_columns``: MMLU-Pro's files hold a time of 0).
     per_dataset : bool
         Include each setup's per-dataset rows besides its overall row
         (``dataset == OVERALL``).
@@ -198,12 +198,12 @@ def stats_frame(report: Any, *, per_dataset: bool = True, confidence: float = 0.
     DataFrame
         Columns: setup, dataset, rank (kag's ranking, 1 = best), the counts,
         accuracy / precision / coverage in [0, 1] each with ``_low``/``_high``
-        Wilson bounds (:func:`wilson_interval`; accuracy and coverage over
+        Wilson bounds (``wilson_interval``; accuracy and coverage over
         ``total``, precision over ``parsed``), the mean times (seconds), the mean
         context length (bytes), the retrieval means (NaN for a setup that retrieves
         nothing, as kag reports null) and ``pareto``: whether the overall row is on the
-        accuracy / mean-retrieval-time frontier (:func:`pareto_front` on
-        :func:`cost_values`, where a setup that retrieves nothing costs 0 s; False on
+        accuracy / mean-retrieval-time frontier (``pareto_front`` on
+        ``cost_values``, where a setup that retrieves nothing costs 0 s; False on
         per-dataset rows and for setups without a committed answer). Undefined values
         are NaN. A run with other tools' costs also gets ``avg_tokens``,
         ``avg_input_tokens``, ``avg_output_tokens``, ``avg_cost_usd`` (means per item
@@ -416,11 +416,11 @@ def comparison_frame(
     """One row per compared metric: the paired test's numbers and ``significant``
     (Holm-adjusted p below 0.05).
 
-    A :class:`~kagreport.runs.SetupComparison` gives its comparison, one family:
+    A ``SetupComparison`` gives its comparison, one family:
     ``p_value_holm`` is Holm-adjusted across the run's family (every pair x metric) and
     ``ci_low``/``ci_high`` is the Holm-adjusted interval that agrees with it, plus
-    ``verdict`` (:class:`~kagreport.runs.MetricVerdict`). A
-    :class:`~kagreport.runs.SetupComparisons` gives every pair's rows, in pair order.
+    ``verdict`` (:class:`~kagreport.evaluation.MetricVerdict`). A
+    ``SetupComparisons`` gives every pair's rows, in pair order.
 
     A lone :class:`~kagreport.evaluation.EvaluationComparison` gives the interval the
     views draw beside its p-values: ``ci_low``/``ci_high`` is its verdict's

@@ -16,15 +16,10 @@ from __future__ import annotations
 
 from kagreport.gates._gate import gate
 from kagreport.gates._hypothesis import GateHypothesis
-from kagreport.gates._pairs import SLICES, task_of
-from kagreport.gates._result import INCONCLUSIVE_POLICIES, VERDICTS, GateResult
+from kagreport.gates._result import GateResult
 
 __all__ = [
-    "INCONCLUSIVE_POLICIES",
-    "SLICES",
-    "VERDICTS",
     "GateHypothesis",
     "GateResult",
     "gate",
-    "task_of",
 ]

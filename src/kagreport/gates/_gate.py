@@ -24,17 +24,15 @@ from kagreport.gates._pairs import (
 )
 from kagreport.gates._result import INCONCLUSIVE_POLICIES, GateResult
 from kagreport.stats import (
-    DUST,
-    exact_mean,
     holm_adjust,
     holm_levels,
     interval_from_test,
     minimum_detectable_effect,
-    paired_differences,
     power,
     required_sample_size,
     sign_flip_test,
 )
+from kagreport.stats._signflip import DUST, exact_mean, paired_differences
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -75,7 +73,7 @@ def gate(
     alpha : float, default 0.05
         Family-wise error rate over all hypotheses, in (0, 1).
     slice : {"dataset", "task", "none"}, default "dataset"
-        One hypothesis per dataset, per task (:func:`kagreport.gates._pairs.task_of`), or
+        One hypothesis per dataset, per task (``task_of``), or
         over all items.
     min_paired : float, default 0.5
         The smallest share of items (of those either side scored) both sides must hold,
@@ -113,7 +111,7 @@ def gate(
     question); promptfoo's repeats (rows tied by ``metadata["repeat_of"]``) count as one
     item, the mean of its repeats (Inspect AI's epochs are already reduced per row). For
     each hypothesis the paired differences d_i = candidate_i - baseline_i (rounding dust 0,
-    :func:`kagreport.stats.paired_differences`) test H0: Δ = -margin two-sided, by the
+    ``kagreport.stats.paired_differences``) test H0: Δ = -margin two-sided, by the
     paired sign-flip test of x_i = d_i + margin (Fisher 1935): its randomisation
     distribution has variance sum x_i**2 / n**2, which under H0 estimates Var(d) / n, so
     the test is a score-type test, asymptotically exact (Hoeffding 1952); exact by

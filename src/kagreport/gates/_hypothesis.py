@@ -47,7 +47,7 @@ class GateHypothesis:
     p_value, p_value_holm : float
         Two-sided p-value of H0 and its Holm-adjusted value over the gate's hypotheses.
     method : str
-        How the p-value was computed (:data:`kagreport.stats.METHODS`; ``"none"``
+        How the p-value was computed (``kagreport.stats.METHODS``; ``"none"``
         without a pair).
     verdict : {"pass", "fail", "inconclusive"}
     variance : float

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kagreport._errors import NotRegularFileError, ResultTreeError
 from kagreport.grading._rule import grade_response
-from kagreport.kag import decode_result
+from kagreport.kag._records import decode_result
 from kagreport.kag._tree import LocalTree, ResultTree
 from kagreport.kag._walk import result_files
 

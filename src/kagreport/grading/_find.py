@@ -19,9 +19,10 @@ from kagreport.grading._collect import ProgressCallback
 from kagreport.grading._rule import WHITE_SPACE
 from kagreport.grading.engine._options import EngineOptions
 from kagreport.grading.engine._pool import PARALLEL_AFTER, ChunkRunner
-from kagreport.kag import decode_result, iter_find_candidates, iter_find_entries, read_bytes
 from kagreport.kag._jsonfmt import dumps_pretty
+from kagreport.kag._records import decode_result, read_bytes
 from kagreport.kag._tree import ResultTree, open_tree
+from kagreport.kag._walk import iter_find_candidates, iter_find_entries
 
 __all__ = ["FindMatch", "FindReport", "Pattern", "compile_pattern", "find"]
 

@@ -24,15 +24,10 @@ from kagreport.grading.engine._options import EngineOptions
 from kagreport.grading.engine._pool import ChunkRunner
 from kagreport.grading.engine._rows import StoredRows
 from kagreport.grading.engine._store import GradeStore
-from kagreport.kag import (
-    Datasets,
-    QuestionDir,
-    is_simulated,
-    iter_question_dirs,
-    iter_result_files,
-    load_datasets,
-)
+from kagreport.kag import Datasets, load_datasets
+from kagreport.kag._simulate import is_simulated
 from kagreport.kag._tree import ResultTree, open_tree
+from kagreport.kag._walk import QuestionDir, iter_question_dirs, iter_result_files
 
 # setup_reports: also imported from here by kagreport.runs.
 __all__ = ["ProgressCallback", "grade", "setup_reports"]
@@ -85,7 +80,7 @@ def grade(
         and once at the end.
     keep_text : bool or int, default False
         Also keep each graded file's response and error message in
-        ``report.items.texts`` (:class:`ItemTexts`), read in the same pass:
+        ``report.items.texts`` (``ItemTexts``), read in the same pass:
         True keeps them whole, a positive int keeps that many characters of each
         (the full response length is kept either way).
     options : EngineOptions, optional

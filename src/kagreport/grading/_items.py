@@ -41,7 +41,7 @@ class Outcome(enum.IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class ItemRow:
-    """One row of :class:`ItemTable`; times in seconds, sizes in bytes, ``None`` when absent."""
+    """One row of ``ItemTable``; times in seconds, sizes in bytes, ``None`` when absent."""
 
     setup: str
     dataset: str
@@ -57,7 +57,7 @@ class ItemRow:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ItemTexts:
-    """The response and error message of every row of an :class:`ItemTable`.
+    """The response and error message of every row of an ``ItemTable``.
 
     Kept only when asked for (``grade(..., keep_text=...)``): texts can be large,
     the table itself stays small. Row ``i`` of each sequence belongs to row ``i``
@@ -101,7 +101,7 @@ class _Interner:
 
 
 class ItemTableBuilder:
-    """Collects rows in bulk while grading; :meth:`build` freezes them into an :class:`ItemTable`.
+    """Collects rows in bulk while grading; :meth:`build` freezes them into an ``ItemTable``.
 
     Codes (setup, dataset, question) and measurements arrive in chunks of
     the same length; measurements use -1 for absent.

@@ -2,7 +2,7 @@
 
 Source: kag ``src/subcommand/stats/metric.rs``. Times are accumulated as
 integer nanoseconds (Rust ``Duration``) and turned into seconds only on
-the way out, with Rust's own conversions (see :func:`duration_div_secs`).
+the way out, with Rust's own conversions (see ``duration_div_secs``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What ``kag stats`` computes: :class:`StatsReport` (its setups, ranked, each a
-:class:`SetupReport` of :class:`Metrics`), from per-group sums (:func:`setup_reports`).
+``SetupReport`` of :class:`Metrics`), from per-group sums (:func:`setup_reports`).
 
 Source: kag ``src/subcommand/stats/mod.rs`` and ``KAG_STATS_SPEC.md``.
 """
@@ -60,7 +60,7 @@ class StatsReport:
         line and column of a byte offset it names), in the same order; for the views,
         never part of the kag JSON or table.
     simulated : bool
-        The tree was written by ``kagreport simulate`` (:func:`kagreport.kag.is_simulated`):
+        The tree was written by ``kagreport simulate`` (``kagreport.kag.is_simulated``):
         its numbers are synthetic, and every chart of it says SIMULATED.
     files_read : int
         Result files read and decoded by this grade; with a grade store, the files

@@ -121,7 +121,7 @@ def load_datasets(
     path : str or os.PathLike
         The JSON datasets file: a local path, or an fsspec URL (``s3://bucket/d.json``).
     storage_options : mapping, optional
-        fsspec options for a URL (see :func:`~kagreport.kag.open_tree`).
+        fsspec options for a URL (see ``open_tree``).
 
     Returns
     -------

@@ -109,7 +109,7 @@ def dumps_pretty(value: Any) -> str:
 
     Two-space indentation, ``": "`` after keys, empty containers as ``{}``
     and ``[]``, non-ASCII characters written as is, finite floats by
-    :func:`format_float`, NaN and infinities as ``null`` (serde_json's
+    ``format_float``, NaN and infinities as ``null`` (serde_json's
     ``Serializer::serialize_f64``). No field of kag's report can be
     non-finite (every mean is guarded by a non-zero count, and
     ``Duration::as_secs_f64`` is at most about 1.8e19), so that branch only

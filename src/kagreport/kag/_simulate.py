@@ -43,9 +43,9 @@ SIMULATED_MARKER = "SIMULATED.md"
 
 def is_simulated(results: str | os.PathLike[str], tree: Any = None) -> bool:
     """Whether the result tree at ``results`` was written by ``kagreport simulate``:
-    :data:`SIMULATED_MARKER` in it or in its parent folder. Its numbers are then
+    ``SIMULATED_MARKER`` in it or in its parent folder. Its numbers are then
     synthetic, and every view of them says SIMULATED. ``tree``: the
-    :class:`~kagreport.kag.open_tree` it is in (default: a local folder)."""
+    ``open_tree`` it is in (default: a local folder)."""
     if tree is None:
         from kagreport.kag._tree import LocalTree
 

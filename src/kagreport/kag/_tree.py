@@ -164,7 +164,7 @@ class LocalTree:
         return [self.list_dir(path, identity=identity) for path in paths]
 
     def read(self, path: str) -> bytes:
-        """The bytes of one result file (see :func:`~kagreport.kag.read_bytes`).
+        """The bytes of one result file (see ``read_bytes``).
 
         Raises
         ------

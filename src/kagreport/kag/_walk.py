@@ -135,11 +135,11 @@ def iter_question_dirs(
     """Walk levels one and two of a result tree, in name order.
 
     Yields each valid dataset name (a ``str``) when its folder is entered,
-    then one :class:`QuestionDir` per valid question folder inside it.
+    then one ``QuestionDir`` per valid question folder inside it.
     Invalid names are logged as warnings and skipped; anything that is not
     a directory (symlinks included) is skipped silently. ``root`` is a local
     path, an fsspec URL (``s3://bucket/run``) or a tree from
-    :func:`~kagreport.kag.open_tree`; on a remote tree the dataset folders are
+    ``open_tree``; on a remote tree the dataset folders are
     listed many at a time.
 
     Raises
@@ -182,7 +182,7 @@ def result_files(
     tuples sorted by setup name (plain tuples: the grader makes one per file).
 
     Only regular files (not symlinks) whose name gives a valid setup (see
-    :func:`setup_name`) are kept; others are logged at the trace level.
+    ``setup_name``) are kept; others are logged at the trace level.
     """
     files = []
     join = tree.join
@@ -207,7 +207,7 @@ def iter_result_files(
     """Yield the result files of one question folder (level three), sorted by setup name.
 
     Only regular files (not symlinks) whose name gives a valid setup (see
-    :func:`setup_name`) are yielded; others are logged at the trace level.
+    ``setup_name``) are yielded; others are logged at the trace level.
     ``tree`` is the tree the folder belongs to (default: a local folder, or the
     URL's filesystem).
 
@@ -261,7 +261,7 @@ def iter_find_candidates(
 
 
 def iter_find_entries(root: str | os.PathLike[str], prefix: str = "") -> Iterator[os.DirEntry[str]]:
-    """:func:`iter_find_candidates`, as the folder entries (their type costs no ``stat``).
+    """``iter_find_candidates``, as the folder entries (their type costs no ``stat``).
 
     Raises
     ------

@@ -39,7 +39,7 @@ class FlippedSide:
     costs : mapping of str to float or None
         Each cost column of the run on this row (seconds, bytes, tokens, ...); None
         where it is unknown, and in a column no row recorded above 0
-        (:func:`~kagreport.runs.recorded_columns`).
+        (``recorded_columns``).
     """
 
     system: str

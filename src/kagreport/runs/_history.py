@@ -27,13 +27,8 @@ from kagreport.runs._leaderboard import leaderboard
 from kagreport.runs._model import Run
 from kagreport.runs._repeats import item_means
 from kagreport.runs._times import run_time
-from kagreport.stats import (
-    holm_adjust,
-    holm_levels,
-    interval_from_test,
-    paired_differences,
-    sign_flip_test,
-)
+from kagreport.stats import holm_adjust, holm_levels, interval_from_test, sign_flip_test
+from kagreport.stats._signflip import paired_differences
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["HISTORY_COLUMNS", "PAIRED", "UNPAIRED", "history"]
 
 #: ``method`` of a change tested on the items both runs hold, followed by how its p-value
-#: was computed (``"paired sign-flip (exact-lattice)"``: :data:`kagreport.stats.METHODS`).
+#: was computed (``"paired sign-flip (exact-lattice)"``: ``kagreport.stats.METHODS``).
 PAIRED = "paired sign-flip"
 #: ``method`` of a change between runs that share no item.
 UNPAIRED = "two-sample normal"

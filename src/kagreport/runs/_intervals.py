@@ -1,7 +1,7 @@
 """Bootstrap intervals of a run's mean costs, per system (and dataset).
 
 The accuracy-against-cost chart draws accuracy with its Wilson interval on one axis and a
-mean cost on the other; :func:`cost_intervals` gives the interval of that mean: the
+mean cost on the other; ``cost_intervals`` gives the interval of that mean: the
 percentile bootstrap of :func:`kagreport.stats.bootstrap_mean_interval` over the items
 the mean averages. Which items those are follows kag's means (``runs._metrics``), so the
 interval surrounds the number the tables show:

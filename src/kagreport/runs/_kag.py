@@ -17,13 +17,15 @@ import numpy as np
 import numpy.typing as npt
 
 from kagreport._errors import KagreportError
-from kagreport.kag import is_url
+from kagreport.kag._tree import is_url
 from kagreport.runs._columns import KAG_COSTS
 from kagreport.runs._texts import LazyTexts
 
 if TYPE_CHECKING:
     from kagreport.grading import StatsReport
-    from kagreport.kag import Datasets, ResultRecord, ResultTree
+    from kagreport.kag import Datasets
+    from kagreport.kag._records import ResultRecord
+    from kagreport.kag._tree import ResultTree
 
 __all__ = ["stats_fields"]
 
@@ -188,7 +190,8 @@ class _ResultFiles:
         """The row's decoded file, or why it cannot be read."""
         if self._last[0] == row:  # the response and the error of a row: one read
             return self._last[1]
-        from kagreport.kag import decode_result, open_tree
+        from kagreport.kag._records import decode_result
+        from kagreport.kag._tree import open_tree
 
         if self._tree is None:
             self._tree = open_tree(self.root, self.storage_options)

@@ -59,7 +59,7 @@ class LeaderboardRow:
         ``correct``); NaN otherwise (a score in [0, 1] is not a proportion) and when
         no value is defined.
     interval : str or None
-        ``"cluster (CR1)"`` (:data:`CLUSTER_INTERVAL`) or ``"wilson"`` when
+        ``"cluster (CR1)"`` (``CLUSTER_INTERVAL``) or ``"wilson"`` when
         ``low``/``high`` are set, else None.
     rank_low, rank_high : int or None
         The ranks the data cannot rule out (:func:`kagreport.stats.rank_sets`, exact
@@ -118,7 +118,7 @@ def system_means(
 def leaderboard(run: Run, metric: str | None = None) -> tuple[LeaderboardRow, ...]:
     """The systems of ``run`` ranked by their mean of ``metric`` (highest first; default:
     :attr:`Run.headline`, the tool's own headline metric, else ``correct``), with rank
-    intervals and tie groups for a 0/1 metric (:class:`LeaderboardRow`); a run that
+    intervals and tie groups for a 0/1 metric (``LeaderboardRow``); a run that
     repeats its items gets cluster-robust intervals (``LeaderboardRow.low``).
 
     Raises

@@ -1,6 +1,6 @@
 """kag's per-setup metrics (outcome counts, mean times, retrieval means) from a run.
 
-:func:`setup_metrics` sums a run's columns per (system, dataset) into the
+``setup_metrics`` sums a run's columns per (system, dataset) into the
 :class:`kagreport.grading.Metrics` that ``kag stats`` reports, so a table or chart of a
 run built from evaluations shows the same numbers as one of the graded tree.
 """
@@ -13,9 +13,9 @@ import numpy as np
 
 from kagreport._errors import KagreportError
 from kagreport._format import plural
-from kagreport.grading import SetupReport
 from kagreport.grading._grade import setup_reports
-from kagreport.kag import dumps_pretty
+from kagreport.grading._report import SetupReport
+from kagreport.kag._jsonfmt import dumps_pretty
 from kagreport.runs._model import Run
 
 __all__ = ["kag_stats_json", "setup_metrics"]
@@ -123,7 +123,7 @@ def setup_metrics(run: Run) -> tuple[SetupReport, ...]:
 
 def kag_stats_json(run: Run) -> str | None:
     """``kag stats --format json`` of a kag run, byte for byte: the counts kept in its
-    metadata and :func:`kagreport.runs.setup_metrics` of its rows; None for a run that did
+    metadata and ``kagreport.runs.setup_metrics`` of its rows; None for a run that did
     not come from a kag tree (no ``kag_stats`` metadata).
     """
     counts = run.metadata.get("kag_stats")

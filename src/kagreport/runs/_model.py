@@ -1,6 +1,6 @@
 """The format-neutral run: systems (setups) x items, held in columns.
 
-One row per (system, item) graded, like :class:`kagreport.grading.ItemTable`: small
+One row per (system, item) graded, like ``kagreport.grading.ItemTable``: small
 integer codes into name tuples and float64 columns, so a million rows take about
 70 bytes each (texts aside). A system may lack some items (a result file that did not
 parse); the comparisons pair the items both systems hold.
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OUTCOMES", "Run"]
 
-#: A text column: a tuple, or a lazy column (:class:`kagreport.runs.LazyTexts`).
+#: A text column: a tuple, or a lazy column (``kagreport.runs.LazyTexts``).
 Texts = Sequence[str | None]
 
 
@@ -53,7 +53,7 @@ class Run(Document):
     system, dataset, question : ndarray of int32, shape (n,)
         Codes of each row.
     outcome : ndarray of int8, shape (n,)
-        Index into :data:`OUTCOMES`; -1 when unknown.
+        Index into ``OUTCOMES``; -1 when unknown.
     metrics : mapping of str to ndarray of float64, each shape (n,)
         Per-item metric values (``correct`` in {0, 1}, judge scores, retrieval
         metrics in [0, 1]); NaN where undefined.
@@ -82,7 +82,7 @@ class Run(Document):
         JSON-compatible run metadata.
 
     Each text column is None when the source kept none. It may be a tuple or any
-    ``Sequence``, such as a lazy column (:class:`kagreport.runs.LazyTexts`, read on
+    ``Sequence``, such as a lazy column (``kagreport.runs.LazyTexts``, read on
     demand: a kag tree's responses are read from its result files only when shown);
     :meth:`select` keeps a lazy column lazy.
 

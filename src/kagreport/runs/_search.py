@@ -1,10 +1,11 @@
-"""Searching a run's responses as ``kagreport stats find`` does: :func:`response_matcher`."""
+"""Searching a run's responses as ``kagreport stats find`` does: ``response_matcher``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from kagreport.grading import WHITE_SPACE, compile_pattern
+from kagreport.grading import compile_pattern
+from kagreport.grading._rule import WHITE_SPACE
 
 __all__ = ["response_matcher"]
 

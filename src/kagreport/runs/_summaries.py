@@ -3,7 +3,7 @@
 :func:`metric_summaries` gives each system's mean of each metric with a 95% interval:
 Wilson (1927) when the metric is a proportion (every defined value 0 or 1), else the
 percentile bootstrap of the mean (Efron and Tibshirani 1993, ch. 13); the interval's
-``method`` names which. :func:`retrieval_answer_tables` gives each system's 2 x 2 of
+``method`` names which. ``retrieval_answer_tables`` gives each system's 2 x 2 of
 retrieval hit/miss by answer right/wrong (:func:`kagreport.evaluation.retrieval_answer_table`).
 No statistics are computed here: the intervals are :mod:`kagreport.stats`'.
 """

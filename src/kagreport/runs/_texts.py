@@ -1,4 +1,4 @@
-"""Text columns read on demand: :class:`LazyTexts`.
+"""Text columns read on demand: ``LazyTexts``.
 
 A run of a million kag result files cannot hold every response in memory, and a view
 shows a page of them at a time. A lazy column is a ``Sequence`` whose values are loaded

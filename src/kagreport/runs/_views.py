@@ -69,7 +69,7 @@ class SetupComparison:
     verdicts : mapping of str to MetricVerdict
         Metric -> better / worse / equivalent / inconclusive, with the interval, the
         margin, the minimum detectable effect and the pairs needed
-        (:class:`~kagreport.runs.MetricVerdict`).
+        (:class:`~kagreport.evaluation.MetricVerdict`).
     """
 
     candidate: str
@@ -199,10 +199,10 @@ def compare_setups(
     family is every pair x metric: Holm (1979) over all of them, at a
     family-wise 5%. Metrics equal on every row of the run (e.g. an Inspect ``choice``
     scorer and the ``correct`` derived from it) are one hypothesis, tested once
-    (:func:`kagreport.evaluation.same_hypotheses`; :attr:`SetupComparisons.same_as`).
+    (:func:`kagreport.evaluation.same_hypotheses`; its ``same_as``).
     Each comparison carries that one family: its p-values adjusted across it, its
     intervals at the level Holm tested each hypothesis at, and a verdict per metric
-    (:class:`~kagreport.runs.MetricVerdict`).
+    (:class:`~kagreport.evaluation.MetricVerdict`).
 
     Parameters
     ----------

@@ -30,23 +30,10 @@ _NEEDS = (
 with optional(*_NEEDS):
     need(*_NEEDS)
     from kagreport.site._build import build_site
-    from kagreport.site._config import (
-        COMPARE_MODES,
-        EvaluationSource,
-        RunConfig,
-        SiteConfig,
-        SourceConfig,
-    )
-    from kagreport.site._items import RESPONSE_LIMIT
-    from kagreport.site._json import dumps_json, inline_json
-    from kagreport.site._options import config_from_options, run_name
-    from kagreport.site._output import MARKER
-    from kagreport.site._slugs import slugify
+    from kagreport.site._config import EvaluationSource, RunConfig, SiteConfig, SourceConfig
+    from kagreport.site._options import config_from_options
 
 __all__ = [
-    "COMPARE_MODES",
-    "MARKER",
-    "RESPONSE_LIMIT",
     "EvaluationSource",
     "RunConfig",
     "SiteConfig",
@@ -54,8 +41,4 @@ __all__ = [
     "SourceConfig",
     "build_site",
     "config_from_options",
-    "dumps_json",
-    "inline_json",
-    "run_name",
-    "slugify",
 ]

@@ -52,7 +52,7 @@ class Verdict(NamedTuple):
     p-value across the run's comparisons and what it says (``"higher"``, ``"lower"`` or
     ``"not significant"``, at :data:`ALPHA`), and the comparison's verdict as this system
     reads it (``decision``: better / worse / equivalent / inconclusive, better and worse
-    swapped for the baseline, :class:`~kagreport.runs.MetricVerdict`) with its margin of
+    swapped for the baseline, :class:`~kagreport.evaluation.MetricVerdict`) with its margin of
     equivalence as shown (``margin``, e.g. ``"1.0 pp"``)."""
 
     other: str

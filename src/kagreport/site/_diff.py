@@ -102,7 +102,7 @@ class FlipSide:
         The compared metric's value.
     segments : list of Segment
         The response with its differences from the other side's (empty without one),
-        cut to :data:`RESPONSE_LIMIT` characters.
+        cut to ``RESPONSE_LIMIT`` characters.
     explanation, error : str or None
         How the row was scored; the system's error message.
     costs : list of (str, float or int or None)

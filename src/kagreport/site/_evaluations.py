@@ -350,7 +350,7 @@ def metric_rows(report: AnswerEvaluation | RetrievalEvaluation) -> list[dict[str
 
 
 def _summaries(report: AnswerEvaluation | RetrievalEvaluation) -> dict[str, Any]:
-    """Metric -> its :class:`kagreport.runs.MetricSummary`; none when the report cannot
+    """Metric -> its ``kagreport.runs.MetricSummary``; none when the report cannot
     be a run (an item held twice)."""
     from kagreport.runs import Run, metric_summaries
 

@@ -3,7 +3,7 @@ shows it, whatever tool wrote the run.
 
 Jinja reads a row by field name (``r.response``); the page's inline JSON holds the rows as
 arrays under the same :data:`ITEM_COLUMNS`, which ``assets/site.js`` reads by name.
-Texts are cut to :data:`RESPONSE_LIMIT` characters (PITFALLS.md B15); the full length of a
+Texts are cut to ``RESPONSE_LIMIT`` characters (PITFALLS.md B15); the full length of a
 response is kept beside it.
 """
 

@@ -1,6 +1,6 @@
 """JSON for the site: files for download and data inlined into ``<script>`` elements.
 
-Everything a page inlines comes from result files and is untrusted. :func:`inline_json`
+Everything a page inlines comes from result files and is untrusted. ``inline_json``
 returns text that is valid JSON *and* cannot end the ``<script>`` element that holds it nor
 open an HTML comment there: ``<``, ``>`` and ``&`` are written as ``\\u003c``, ``\\u003e``
 and ``\\u0026`` (they can only occur inside JSON strings, where the escape means the same

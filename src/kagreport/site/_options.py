@@ -110,7 +110,7 @@ def config_from_options(
     prefix : str
         File-name prefix of the run.
     name : str, optional
-        Display name of the run (default: :func:`run_name` of ``results``).
+        Display name of the run (default: ``run_name`` of ``results``).
     baseline : str, optional
         The setup to compare against.
     compare : {"baseline", "all-pairs"}

@@ -83,7 +83,7 @@ class SiteComparison:
     only_baseline: int
     p_value_family: float  # Holm-adjusted across the run's comparisons
     details: list[FlipDetail] = field(default_factory=list)  # the flips side by side
-    decision: Any = None  # kagreport.runs.MetricVerdict of the metric: better, worse, ...
+    decision: Any = None  # kagreport.evaluation.MetricVerdict of the metric: better, worse, ...
     sentence: str = ""  # the decision in words (MetricVerdict.sentence)
     margin: str = ""  # the decision's practical margin as the page writes it ("1.0 pp")
     gained: int = 0  # flips the candidate is right on (or scores higher on)

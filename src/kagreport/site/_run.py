@@ -175,7 +175,7 @@ def plan_run(site: SiteContent, config: RunInput, key: str, run: Run) -> SiteRun
 
 
 def _cut_texts(run: Run) -> tuple[Run, list[int | None] | None]:
-    """``run`` with its row texts cut to :data:`RESPONSE_LIMIT` characters, as every page
+    """``run`` with its row texts cut to ``RESPONSE_LIMIT`` characters, as every page
     and its document show them, and the length of each whole response.
 
     One pass over the rows: a kag run's response and error of a row come from one read of
@@ -266,7 +266,7 @@ def _pass_k(entry: SiteRun) -> None:
 
 
 def _leaderboard(entry: SiteRun) -> None:
-    """The leaderboard rows: kag's metrics (:func:`kagreport.runs.setup_metrics` and the
+    """The leaderboard rows: kag's metrics (``kagreport.runs.setup_metrics`` and the
     Wilson intervals of :func:`kagreport.frames.stats_frame`), in kag's rank order, or the
     run's :func:`kagreport.runs.leaderboard` of its headline metric."""
     run = entry.run

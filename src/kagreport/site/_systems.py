@@ -8,7 +8,7 @@ systems (:func:`kagreport.runs.compare_setups`, all pairs, Holm-adjusted across 
 x metric). An answer report and a retrieval report of one setup (the same
 ``metadata["setup"]``, else the same ``metadata["name"]``) sharing items give that setup's
 2 x 2 of retrieval hit/miss by answer right/wrong
-(:func:`kagreport.evaluation.retrieval_answer_from_reports`), shown on the systems page,
+(``kagreport.evaluation.retrieval_answer_from_reports``), shown on the systems page,
 on the retrieval report's page and as a chart. No statistic is computed here.
 """
 

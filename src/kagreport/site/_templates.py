@@ -200,7 +200,7 @@ def json_number(value: Any) -> str:
 
 
 def script_json(value: Any, sort_keys: bool = True) -> Markup:
-    """JSON safe inside ``<script type="application/json">`` (see :func:`inline_json`)."""
+    """JSON safe inside ``<script type="application/json">`` (see ``inline_json``)."""
     return Markup(inline_json(value, sort_keys=sort_keys))
 
 

@@ -3,7 +3,7 @@
 :func:`read_run` detects the format of a path (a file or a folder) and reads it; each
 reader reads the tool's files itself (typed msgspec structs), with no dependency on the
 tool that wrote them. :data:`FORMATS` lists the formats by name.
-:func:`read_inspect` reads an Inspect log (optionally its summaries only), :func:`write_eee`
+:func:`read_inspect` reads an Inspect log (optionally its summaries only), ``write_eee``
 writes a run as Every Eval Ever files, :func:`convert_run` as either format.
 """
 
@@ -17,7 +17,6 @@ if typing.TYPE_CHECKING:
     from kagreport.sources._coerce import as_run
     from kagreport.sources._compare import compare_files, join_runs
     from kagreport.sources._convert import convert_run
-    from kagreport.sources._eee_write import write_eee
     from kagreport.sources._inspect import read_inspect
     from kagreport.sources._registry import FORMATS, SourceFormat, detect_format, read_run
     from kagreport.sources._watch import watch_run
@@ -30,7 +29,6 @@ _LAZY = {
     "compare_files": "_compare",
     "join_runs": "_compare",
     "convert_run": "_convert",
-    "write_eee": "_eee_write",
     "read_inspect": "_inspect",
     **dict.fromkeys(("FORMATS", "SourceFormat", "detect_format", "read_run"), "_registry"),
     "watch_run": "_watch",
@@ -49,7 +47,6 @@ __all__ = [
     "read_inspect",
     "read_run",
     "watch_run",
-    "write_eee",
 ]
 
 

@@ -113,7 +113,7 @@ def compare_files(
 ) -> EvaluationComparison:
     """Compare two files (``kagreport compare``): evaluation reports, or two runs.
 
-    Two evaluation reports go to :func:`kagreport.evaluation.compare_report_files`. Two
+    Two evaluation reports go to ``kagreport.evaluation.compare_report_files``. Two
     runs of any format :func:`read_run` reads, one system each, are joined by item name
     and compared with :func:`kagreport.runs.compare_setups` on the items both hold: runs
     whose items differ are refused unless ``shared_only``, and the comparison's metadata
@@ -134,7 +134,7 @@ def compare_files(
     KagreportError
         As the readers and the comparison.
     """
-    from kagreport.evaluation import compare_report_files
+    from kagreport.evaluation._files import compare_report_files
     from kagreport.runs import compare_setups
 
     runs = [is_run_path(candidate), is_run_path(baseline)]

@@ -66,7 +66,7 @@ def convert_run(
     **options: Any,
 ) -> Run:
     """Read the run at ``path`` (:func:`read_run`) and write it as a ``kagreport.run``
-    document or as Every Eval Ever 0.3 files (:func:`write_eee`, a folder).
+    document or as Every Eval Ever 0.3 files (``write_eee``, a folder).
 
     Either is written atomically (a crash leaves any old ``output`` whole).
 

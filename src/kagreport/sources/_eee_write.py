@@ -1,4 +1,4 @@
-"""Writing a run as Every Eval Ever (EEE) schema 0.3 files (:func:`write_eee`).
+"""Writing a run as Every Eval Ever (EEE) schema 0.3 files (``write_eee``).
 
 A folder laid out as an EEE datastore, one aggregate per system. kagreport's own columns
 travel in the schema's string maps, so :func:`kagreport.sources._eee.read_eee` reads a

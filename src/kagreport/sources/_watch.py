@@ -1,4 +1,4 @@
-"""The runs of a kag result tree while a benchmark writes it: :func:`watch_run`."""
+"""The runs of a kag result tree while a benchmark writes it: ``watch_run``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from kagreport._errors import InputError, KagreportError
 
 if TYPE_CHECKING:
-    from kagreport.grading import EngineOptions
+    from kagreport.grading.engine import EngineOptions
     from kagreport.runs import Run
 
 __all__ = ["watch_run"]
@@ -60,7 +60,8 @@ def watch_run(
     KagreportError
         As :func:`kagreport.grade`, and for a shorthand that is not one.
     """
-    from kagreport.grading import EngineOptions, GradeStore, watch
+    from kagreport.grading import watch
+    from kagreport.grading.engine import EngineOptions, GradeStore
     from kagreport.runs import Run
 
     known = {"engine", "workers", "client", "store", "storage_options", "interval"}

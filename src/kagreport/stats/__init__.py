@@ -15,17 +15,9 @@ must import it lazily to keep ``import kagreport`` light.
 
 from __future__ import annotations
 
-from kagreport.stats._alpha import (
-    MIN_DEFINED_SHARE,
-    AlphaBootstrap,
-    Pairable,
-    alpha,
-    alpha_bootstrap_interval,
-    bootstrap_alphas,
-    pairable,
-)
+from kagreport.stats._alpha import alpha, pairable
 from kagreport.stats._bootstrap import bootstrap_mean_interval
-from kagreport.stats._clustered import MeanEstimate, clustered_mean
+from kagreport.stats._clustered import clustered_mean
 from kagreport.stats._holm import holm_adjust, holm_levels
 from kagreport.stats._intervals import (
     ConfidenceInterval,
@@ -33,53 +25,25 @@ from kagreport.stats._intervals import (
     pareto_front,
     wilson_interval,
 )
-from kagreport.stats._paired import PairedDifference, paired_difference
-from kagreport.stats._passk import PassEstimate, pass_at_k, pass_hat_k
+from kagreport.stats._paired import paired_difference
+from kagreport.stats._passk import pass_at_k, pass_hat_k
 from kagreport.stats._power import minimum_detectable_effect, power, required_sample_size
-from kagreport.stats._ppi import PPIEstimate, ppi_mean
+from kagreport.stats._ppi import ppi_mean
 from kagreport.stats._ranks import rank_sets, tie_groups
-from kagreport.stats._signflip import (
-    DUST,
-    LATTICE_BUDGET,
-    LATTICE_TOLERANCE,
-    METHODS,
-    NORMAL_MIN,
-    TOLERANCE,
-    SignFlipResult,
-    exact_mean,
-    paired_differences,
-    sign_flip_test,
-)
+from kagreport.stats._signflip import SignFlipResult, sign_flip_test
 
 __all__ = [
-    "DUST",
-    "LATTICE_BUDGET",
-    "LATTICE_TOLERANCE",
-    "METHODS",
-    "MIN_DEFINED_SHARE",
-    "NORMAL_MIN",
-    "TOLERANCE",
-    "AlphaBootstrap",
     "ConfidenceInterval",
-    "MeanEstimate",
-    "PPIEstimate",
-    "Pairable",
-    "PairedDifference",
-    "PassEstimate",
     "SignFlipResult",
     "alpha",
-    "alpha_bootstrap_interval",
-    "bootstrap_alphas",
     "bootstrap_mean_interval",
     "clustered_mean",
-    "exact_mean",
     "holm_adjust",
     "holm_levels",
     "interval_from_test",
     "minimum_detectable_effect",
     "pairable",
     "paired_difference",
-    "paired_differences",
     "pareto_front",
     "pass_at_k",
     "pass_hat_k",

@@ -373,7 +373,7 @@ class AlphaBootstrap:
         interpolation) of alpha over the resamples where it is defined (``level`` is the
         confidence, ``method`` ``"percentile-bootstrap"``; Efron and Tibshirani 1993,
         ch. 13). Both bounds are NaN when alpha itself is undefined, and when fewer than
-        :data:`MIN_DEFINED_SHARE` of the resamples define it.
+        ``MIN_DEFINED_SHARE`` of the resamples define it.
     n_defined : int
         Resamples in which alpha is defined (0 when alpha itself is undefined).
     """
@@ -390,7 +390,7 @@ def alpha_bootstrap_interval(
     confidence: float,
     progress: Callable[[int, int], None] | None = None,
 ) -> AlphaBootstrap:
-    """Percentile bootstrap interval of alpha over :func:`bootstrap_alphas`' resamples (to which
+    """Percentile bootstrap interval of alpha over ``bootstrap_alphas``' resamples (to which
     ``progress`` goes; when alpha itself is undefined no resample is drawn, nor progress called).
     """
     undefined = ConfidenceInterval(math.nan, math.nan, float(confidence), "percentile-bootstrap")

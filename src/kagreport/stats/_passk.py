@@ -24,7 +24,7 @@ __all__ = ["PassEstimate", "pass_at_k", "pass_hat_k"]
 
 _Ints = np.ndarray[Any, np.dtype[np.int64]]
 
-#: Coverage of the t interval of :class:`PassEstimate`.
+#: Coverage of the t interval of ``PassEstimate``.
 _CONFIDENCE = 0.95
 
 

@@ -6,14 +6,14 @@
 * ``"exact-enumeration"``: all ``2**m`` sign assignments are enumerated when
   ``2**m <= n_resamples`` (m = non-zero differences);
 * ``"exact-lattice"``: otherwise, when every ``|d_i|`` is an integer multiple
-  ``k_i`` of one step and ``sum k_i`` is at most :data:`LATTICE_BUDGET`
+  ``k_i`` of one step and ``sum k_i`` is at most ``LATTICE_BUDGET``
   (0/1 correctness, Likert or 1-10 judge scores, counts), the null distribution
   of ``S = sum s_i |d_i|`` is computed by convolution (for 0/1 outcomes it is the
   binomial), in milliseconds for 100,000 pairs;
 * ``"monte-carlo"``: only when there is no small lattice, ``n_resamples`` random
   assignments with the add-one estimate;
 * ``"normal"``: with ``fallback="normal"``, instead of Monte Carlo when more than
-  :data:`NORMAL_MIN` differences are non-zero: the normal approximation of the same
+  ``NORMAL_MIN`` differences are non-zero: the normal approximation of the same
   randomisation distribution (in milliseconds at a million pairs).
 
 The percentile bootstrap of the mean is in :mod:`kagreport.stats._bootstrap`, Holm's
@@ -59,7 +59,7 @@ TOLERANCE: Final = 1e-12
 
 #: A paired difference at most this fraction of the largest score of the column (in
 #: absolute value, both systems) is rounding dust and counts as a tie
-#: (:func:`paired_differences`).
+#: (``paired_differences``).
 DUST: Final = 1e-12
 
 #: The ways a p-value is computed, as recorded in results.
@@ -106,7 +106,7 @@ class SignFlipResult:
         Number of non-zero differences (m); zeros do not change the statistic under
         any assignment, so only these are flipped.
     method : str
-        One of :data:`METHODS`.
+        One of ``METHODS``.
     """
 
     statistic: float
@@ -346,7 +346,7 @@ def sign_flip_test(
         Seed of ``numpy.random.default_rng`` for the random assignments.
     fallback : {"monte-carlo", "normal"}, default "monte-carlo"
         What to do when neither exact method applies: Monte Carlo, or (``"normal"``, when
-        more than :data:`NORMAL_MIN` differences are non-zero) the normal approximation.
+        more than ``NORMAL_MIN`` differences are non-zero) the normal approximation.
 
     Returns
     -------
@@ -411,7 +411,7 @@ def sign_flip_test(
     with the sorted differences, results depend only on ``seed``, ``n_resamples``
     and the multiset of differences, on every platform.
 
-    *Normal* (``fallback="normal"``, m > :data:`NORMAL_MIN`, no exact method): under
+    *Normal* (``fallback="normal"``, m > ``NORMAL_MIN``, no exact method): under
     the sign flips S has mean 0 and variance sum_i x_i**2, and by the Lindeberg central
     limit theorem for such conditional sums (Hoeffding 1952) S / sqrt(sum x_i**2) is
     asymptotically standard normal: z = sum_i x_i / sqrt(sum_i x_i**2),

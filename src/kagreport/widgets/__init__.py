@@ -20,8 +20,8 @@ Each view is an ``ipywidgets.VBox``: display it, or drive its controls from Pyth
 (their values are attributes), and read the current table and chart back.
 
 Safety and size. Responses, errors and labels are untrusted: every one is
-HTML-escaped, and responses are cut to :data:`RESPONSE_LIMIT` characters with the
-full length stated (PITFALLS.md B15). Charts are live (:class:`ChartPane`: Altair's
+HTML-escaped, and responses are cut to ``RESPONSE_LIMIT`` characters with the
+full length stated (PITFALLS.md B15). Charts are live (``ChartPane``: Altair's
 ``JupyterChart`` with its offline bundle, redrawn in place when a control changes), with no
 network (PITFALLS.md B13); without ``anywidget`` they are inline SVG drawn by vl-convert.
 
@@ -30,7 +30,7 @@ Static fallback. ``view._repr_mimebundle_()`` returns the widget's own bundle pl
 the table(s) shown and the chart(s) as inline SVG; for :class:`ItemBrowser` only the
 visible page). A notebook exported without a live kernel or widget state (nbconvert,
 static sites) shows that snapshot; it never embeds the whole item table.
-:meth:`View.to_html` returns the same snapshot.
+``to_html()`` returns the same snapshot.
 """
 
 from __future__ import annotations
@@ -42,19 +42,13 @@ _NEEDS = ("ipywidgets", "pandas", "altair", "vl_convert")
 with optional(*_NEEDS):
     need(*_NEEDS)
     from kagreport.widgets._agreement import AgreementView
-    from kagreport.widgets._base import ChartPane, View
     from kagreport.widgets._compare import ComparisonView
-    from kagreport.widgets._html import RESPONSE_LIMIT, chart_svg
     from kagreport.widgets._items import ItemBrowser
     from kagreport.widgets._stats import StatsView
 
 __all__ = [
-    "RESPONSE_LIMIT",
     "AgreementView",
-    "ChartPane",
     "ComparisonView",
     "ItemBrowser",
     "StatsView",
-    "View",
-    "chart_svg",
 ]

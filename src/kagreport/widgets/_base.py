@@ -1,5 +1,5 @@
 """The base of every view: an ipywidgets ``VBox`` that also carries a static HTML fallback,
-and the pane where a view draws a chart live (:class:`ChartPane`)."""
+and the pane where a view draws a chart live (``ChartPane``)."""
 
 from __future__ import annotations
 

@@ -83,7 +83,7 @@ class ComparisonView(View):
     metrics : sequence of str, optional
         The metrics compared. Default: every metric of a run (``mrr`` alone for a
         retrieval run that has it); for named evaluations
-        :func:`kagreport.evaluation.primary_metrics` of the pair, the family ``compare``
+        ``kagreport.evaluation.primary_metrics`` of the pair, the family ``compare``
         tests.
     n_resamples : int
         Budget of the test and the bootstrap (the site's and ``compare``'s default).

@@ -1,4 +1,4 @@
-"""Following a running benchmark in a view: :func:`kagreport.sources.watch_run` on a
+"""Following a running benchmark in a view: ``kagreport.sources.watch_run`` on a
 daemon thread, each new run handed to the view, until stopped.
 
 A pass that fails (a folder that cannot be read while the benchmark moves files, a
@@ -28,12 +28,12 @@ STOP_WAIT = 5.0
 
 class Follower:
     """Grades a result tree again and again on a daemon thread and calls ``show`` with
-    each run that changed (see :func:`kagreport.sources.watch_run`).
+    each run that changed (see ``kagreport.sources.watch_run``).
 
     Parameters
     ----------
     watch_args : mapping
-        The arguments of :func:`~kagreport.sources.watch_run` but ``stop`` and
+        The arguments of ``watch_run`` but ``stop`` and
         ``on_error``: its ``options`` (:class:`~kagreport.EngineOptions`) and their
         shorthands (the ``store`` defaults to one in memory, kept across failed passes).
     show : callable

@@ -55,7 +55,7 @@ class StatsView(View):
     A run whose rows all have an outcome (a kag tree's, or evaluations with a ``correct``
     metric) shows the rows of :func:`kagreport.frames.stats_frame` (kag's counts,
     accuracy, precision and coverage with Wilson intervals, by
-    :func:`kagreport.runs.setup_metrics` on the selected rows) and
+    ``kagreport.runs.setup_metrics`` on the selected rows) and
     :func:`kagreport.charts.accuracy_cost_chart`; for ``Run.from_stats(report)`` the
     numbers are the report's. A run offers
     the cost axes it has the columns for and says what it lacks (a run from evaluations
@@ -68,7 +68,7 @@ class StatsView(View):
 
     Controls: ``setups`` and ``datasets`` (multi-selects, all selected at
     first), :attr:`cost` (the cost axis of the chart, one of
-    :data:`kagreport.frames.COST_AXES`; for a run without outcomes one of its cost
+    ``kagreport.frames.COST_AXES``; for a run without outcomes one of its cost
     columns) and :attr:`per_dataset` (one point per dataset in the chart and one table
     row per dataset). Changing any of them rebuilds :attr:`frame`, the table and
     :attr:`chart`.
@@ -105,8 +105,8 @@ class StatsView(View):
         ``dataset == OVERALL`` rows hold each setup's metrics over the *selected*
         datasets; ranks are among the selected setups. In the leaderboard view: setup,
         dataset, rank, mean, n_items, n_defined, n_errors, low, high, rank_low,
-        rank_high, tie_group (:class:`kagreport.runs.LeaderboardRow`), cost and on_frontier
-        (:class:`kagreport.runs.FrontierPoint`; NaN and False without a cost column).
+        rank_high, tie_group (``kagreport.runs.LeaderboardRow``), cost and on_frontier
+        (``kagreport.runs.FrontierPoint``; NaN and False without a cost column).
     selection : Run
         The run restricted to the selection (what :attr:`frame` and the chart show).
     chart : altair chart or None
@@ -218,10 +218,10 @@ class StatsView(View):
     ) -> StatsView:
         """A view of a running benchmark: graded now, then again every ``interval``
         seconds on a background thread, reading only the files that are new or changed
-        (:func:`kagreport.sources.watch_run`), the view updated in place when the run
+        (``kagreport.sources.watch_run``), the view updated in place when the run
         changes (:meth:`update`). :meth:`stop` ends it.
 
-        Parameters are those of :func:`kagreport.sources.watch_run` (``options``, a
+        Parameters are those of ``kagreport.sources.watch_run`` (``options``, a
         :class:`kagreport.EngineOptions`, and its shorthands; a ``store`` folder serves a
         later ``stats --store``) and of the view. A later pass that fails is said in
         ``status``, and the next one tries again.

@@ -35,8 +35,7 @@ import pytest
 from chat_stub import ChatStub, Reply, ok, status
 from conftest import run_cli
 from hostile import MiB, deep, drip, endless, gzip_bomb, huge, run_measured
-from kagreport.evaluation import AnswerEvaluation, evaluate_answers
-from kagreport.evaluation._items import AnswerItem
+from kagreport.evaluation import AnswerEvaluation, AnswerItem, evaluate_answers
 from kagreport.evaluation.judges._llm import LLMJudge
 from kagreport.evaluation.judges._protocol import JudgeFailure, Usage
 from processes import BOUND
@@ -312,7 +311,7 @@ def test_the_new_settings_are_checked(setting: str, value: object, message: str)
 def test_the_settings_come_from_a_judges_file_and_stay_out_of_the_identity(
     tmp_path: Path,
 ) -> None:
-    from kagreport.evaluation import load_judges
+    from kagreport.evaluation.judges import load_judges
 
     (tmp_path / "j.toml").write_text(
         '[[judges]]\nkind = "llm"\nname = "j"\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'

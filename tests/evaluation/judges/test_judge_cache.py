@@ -20,7 +20,7 @@ import pytest
 
 from chat_stub import ChatStub, error_body, ok, status
 from kagreport._errors import KagreportError
-from kagreport.evaluation._items import AnswerItem
+from kagreport.evaluation import AnswerItem
 from kagreport.evaluation.judges._cache import CachedResponse, JudgeCache
 from kagreport.evaluation.judges._llm import LLMJudge
 from kagreport.evaluation.judges._protocol import JudgeFailure, Usage
@@ -353,7 +353,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import openai  # imported before the start signal, so both processes start together
 
-from kagreport.evaluation._items import AnswerItem
+from kagreport.evaluation import AnswerItem
 from kagreport.evaluation.judges._protocol import JudgeFailure, Usage
 from kagreport.evaluation.judges._llm import LLMJudge
 

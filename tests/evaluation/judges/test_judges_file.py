@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kagreport.evaluation import ConfigError, load_judges, prompt_files
+from kagreport.evaluation import ConfigError
 from kagreport.evaluation.judges import (
     Contains,
     ExactMatch,
@@ -18,8 +18,9 @@ from kagreport.evaluation.judges import (
     OptionMatch,
     RegexMatch,
     TokenF1,
+    load_judges,
 )
-from kagreport.evaluation.judges._config import _KINDS, _LLM
+from kagreport.evaluation.judges._config import _KINDS, _LLM, prompt_files
 
 LLM = '[[judges]]\nkind = "llm"\nname = "j"\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
 

@@ -34,7 +34,7 @@ from chat_stub import (
     status,
     truncated,
 )
-from kagreport.evaluation._items import AnswerItem, TextRepairWarning
+from kagreport.evaluation import AnswerItem, TextRepairWarning
 from kagreport.evaluation.judges._llm import LLMJudge
 from kagreport.evaluation.judges._protocol import Judge, JudgeFailure, Judgement, Usage
 from kagreport.evaluation.judges._verdict import parse_verdict
@@ -873,7 +873,7 @@ def test_json_scores_are_compared_exactly_and_never_negative_zero() -> None:
 
 
 def test_a_reply_over_the_limit_is_read_and_kept_cut(stub: ChatStub, tmp_path: Path) -> None:
-    from kagreport.evaluation.judges import MAX_REPLY_CHARS
+    from kagreport.evaluation.judges._verdict import MAX_REPLY_CHARS
 
     head = "Verdict: yes\n"
     long_reply = head + "x" * MAX_REPLY_CHARS

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kagreport.evaluation import AnswerItem, OptionExtraction, OptionMatch, extract_option
+from kagreport.evaluation import AnswerItem
+from kagreport.evaluation.judges import OptionExtraction, OptionMatch, extract_option
 from kagreport.evaluation.judges._rules import option_verdict, read_option
 
 REPO = Path(__file__).resolve().parents[3]

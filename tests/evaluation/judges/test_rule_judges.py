@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kagreport.evaluation import (
-    AnswerItem,
+from kagreport.evaluation import AnswerItem
+from kagreport.evaluation.judges import (
     Contains,
     ExactMatch,
     JudgeFailure,
@@ -14,8 +14,8 @@ from kagreport.evaluation import (
     RegexMatch,
     TokenF1,
     extract_option,
-    normalize_answer,
 )
+from kagreport.evaluation.judges._rules import normalize_answer
 
 B4 = [
     ("Answer: A looks tempting, but no.\nAnswer: C", "C", "C"),

@@ -2,30 +2,22 @@
 
 The building blocks of :func:`~kagreport.evaluation.evaluate_answers`:
 
-- the protocol (:class:`Judge`, :class:`Judgement`, :class:`JudgeFailure`, :class:`Usage`,
-  :func:`identity_hash`);
-- the rule judges (:class:`ExactMatch`, :class:`Contains`, :class:`RegexMatch`,
-  :class:`TokenF1`, :class:`OptionMatch`, :class:`OptionExtraction`) and their text helpers;
-- the LLM judge (:class:`LLMJudge`, :func:`parse_verdict`) over an OpenAI-compatible endpoint;
-- the response cache (:class:`JudgeCache`, :class:`CachedResponse`);
-- the judge configuration files (:func:`load_judges`, :func:`prompt_files`) and the items
-  JSONL file (:func:`load_items_jsonl`).
+- the protocol (``Judge``, ``Judgement``, ``JudgeFailure``, ``Usage``,
+  ``identity_hash``);
+- the rule judges (``ExactMatch``, ``Contains``, ``RegexMatch``,
+  ``TokenF1``, ``OptionMatch``, ``OptionExtraction``) and their text helpers;
+- the LLM judge (``LLMJudge``, ``parse_verdict``) over an OpenAI-compatible endpoint;
+- the response cache (``JudgeCache``, ``CachedResponse``);
+- the judge configuration files (``load_judges``, ``prompt_files``) and the items
+  JSONL file (``load_items_jsonl``).
 """
 
 from __future__ import annotations
 
-from kagreport.evaluation.judges._cache import CachedResponse, JudgeCache
-from kagreport.evaluation.judges._config import load_items_jsonl, load_judges, prompt_files
+from kagreport.evaluation.judges._config import load_items_jsonl, load_judges
 from kagreport.evaluation.judges._llm import LLMJudge
-from kagreport.evaluation.judges._protocol import (
-    Judge,
-    JudgeFailure,
-    Judgement,
-    Usage,
-    identity_hash,
-)
+from kagreport.evaluation.judges._protocol import Judge, JudgeFailure, Judgement, Usage
 from kagreport.evaluation.judges._rules import (
-    NO_OPTION,
     Contains,
     ExactMatch,
     OptionExtraction,
@@ -33,22 +25,13 @@ from kagreport.evaluation.judges._rules import (
     RegexMatch,
     TokenF1,
     extract_option,
-    normalize_answer,
-    option_verdict,
-    read_option,
 )
-from kagreport.evaluation.judges._sandbox import MAX_PROMPT_CHARS
-from kagreport.evaluation.judges._verdict import MAX_REPLY_CHARS, Scale, parse_verdict
+from kagreport.evaluation.judges._verdict import Scale
 
 __all__ = [
-    "MAX_PROMPT_CHARS",
-    "MAX_REPLY_CHARS",
-    "NO_OPTION",
-    "CachedResponse",
     "Contains",
     "ExactMatch",
     "Judge",
-    "JudgeCache",
     "JudgeFailure",
     "Judgement",
     "LLMJudge",
@@ -59,12 +42,6 @@ __all__ = [
     "TokenF1",
     "Usage",
     "extract_option",
-    "identity_hash",
     "load_items_jsonl",
     "load_judges",
-    "normalize_answer",
-    "option_verdict",
-    "parse_verdict",
-    "prompt_files",
-    "read_option",
 ]

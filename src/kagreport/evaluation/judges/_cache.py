@@ -25,7 +25,7 @@ SQLite database of another program (tables other than ``responses``, or a ``resp
 table of another shape: such a file is never written to, not even its journal mode), an
 unknown schema version, a file SQLite's ``quick_check`` finds damaged, and a file it cannot
 open for writing (a read-only file system or folder). The ``quick_check`` reads the whole
-file once, on the first opening of each :class:`JudgeCache` object (about 0.1 s per 50 MB).
+file once, on the first opening of each ``JudgeCache`` object (about 0.1 s per 50 MB).
 
 Disabling
 ---------

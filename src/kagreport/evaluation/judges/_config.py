@@ -243,7 +243,7 @@ def load_judges(path: str | os.PathLike[str]) -> list[Judge]:
 
 def prompt_files(path: str | os.PathLike[str]) -> list[str]:
     """The prompt files a judges file names (``prompt_file``, ``system_prompt_file``),
-    resolved as :func:`load_judges` does; ``[]`` for a file it would refuse.
+    resolved as ``load_judges`` does; ``[]`` for a file it would refuse.
     """
     name = os.fspath(path)
     try:

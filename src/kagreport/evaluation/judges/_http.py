@@ -44,7 +44,7 @@ _attempt = threading.local()
 
 class Expired(KagreportError):
     """The deadline of the attempt under way passed (raised from the network layer; the
-    judge turns it into a :class:`JudgeFailure` or a retry)."""
+    judge turns it into a ``JudgeFailure`` or a retry)."""
 
 
 class Refused(KagreportError):

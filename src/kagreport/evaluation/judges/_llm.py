@@ -136,7 +136,7 @@ class LLMJudge(_ChatClient):
         (``api_key_env`` in a judges file) to send a key to another server. Not part of
         the identity, and never written anywhere.
     scale : {"binary", "1-5", "1-10", "json"}
-        How the model writes its verdict; see :func:`parse_verdict` for the exact rules.
+        How the model writes its verdict; see ``parse_verdict`` for the exact rules.
     criteria : sequence of str
         The score names: one for the binary and 1-N scales (default ``("score",)``), the
         keys of the JSON object for ``"json"``.
@@ -176,7 +176,7 @@ class LLMJudge(_ChatClient):
         The most bytes of one response body read, both as they arrive and once inflated
         (``gzip`` or ``deflate``, the only encodings asked for); default 4 MiB (4,194,304),
         from 1024 to 1 GiB. The body is read as a stream and dropped at the first byte over:
-        the longest reply kept (:data:`MAX_REPLY_CHARS`, one million characters) takes at
+        the longest reply kept (``MAX_REPLY_CHARS``, one million characters) takes at
         most 4,000,000 bytes of UTF-8, so 4 MiB reads any reply the judge would keep (unless
         its server escapes every character as ``\\uXXXX``), and a 2 GiB body, an endless
         one or a gzip bomb costs at most 4 MiB. A body over the

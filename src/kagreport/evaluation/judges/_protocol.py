@@ -147,7 +147,7 @@ class Judge(Protocol):
         on the same scale (equal text); a judge that declares none is compared
         with no other (``declared_scale``).
 
-    ``judge(item)`` returns a :class:`Judgement` or raises :class:`JudgeFailure`
+    ``judge(item)`` returns a ``Judgement`` or raises ``JudgeFailure``
     (any other exception is also counted as a failure). It may be called from
     several threads at once.
     """

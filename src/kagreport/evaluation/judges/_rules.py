@@ -3,7 +3,7 @@ token F1 and option extraction from free text.
 
 All are deterministic, cost nothing and score in [0, 1]. Each has one
 criterion, ``"score"``, so its metric is named after the judge. Its scale is
-``"nominal 0/1"`` (right or wrong), except :class:`TokenF1`'s ``"interval 0..1"``.
+``"nominal 0/1"`` (right or wrong), except ``TokenF1``'s ``"interval 0..1"``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from kagreport.evaluation.judges._protocol import (
     Judgement,
     range_scale,
 )
-from kagreport.grading import WHITE_SPACE, grade_response
+from kagreport.grading._rule import WHITE_SPACE, grade_response
 
 __all__ = [
     "NO_OPTION",
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 _VERSION = 1
-#: The verdict of :class:`OptionExtraction` when the answer commits to no option.
+#: The verdict of ``OptionExtraction`` when the answer commits to no option.
 NO_OPTION = "no option found"
 
 
@@ -118,7 +118,7 @@ def normalize_answer(text: str) -> str:
 
 @dataclass(frozen=True)
 class ExactMatch(_RuleJudge):
-    """Normalised exact match (SQuAD): 1 if :func:`normalize_answer` of answer and
+    """Normalised exact match (SQuAD): 1 if ``normalize_answer`` of answer and
     reference are equal, else 0. Fails without a reference."""
 
     name: str = "exact_match"
@@ -131,7 +131,7 @@ class ExactMatch(_RuleJudge):
 
 @dataclass(frozen=True)
 class TokenF1(_RuleJudge):
-    """SQuAD token-level F1 between answer and reference after :func:`normalize_answer`.
+    """SQuAD token-level F1 between answer and reference after ``normalize_answer``.
 
     precision = overlap / answer tokens, recall = overlap / reference tokens,
     F1 = 2PR / (P + R), where overlap counts shared tokens with multiplicity;
@@ -194,7 +194,7 @@ class RegexMatch(_RuleJudge):
 @dataclass(frozen=True)
 class Contains(_RuleJudge):
     """1 if the normalised reference (or ``text``, when given) occurs in the normalised
-    answer (:func:`normalize_answer`), else 0. Fails without a reference and ``text``."""
+    answer (``normalize_answer``), else 0. Fails without a reference and ``text``."""
 
     text: str | None = None
     name: str = "contains"
@@ -296,7 +296,7 @@ def _names(line: str, start: int, end: int) -> tuple[str, ...]:
 
     An option that is rejected ends the list: "(B), and (C) is wrong" names B, "C is wrong"
     nothing. Letters that are no option of the item are kept: such an answer names something
-    else than an option, and :func:`read_option` says so rather than look further (issue 26).
+    else than an option, and ``read_option`` says so rather than look further (issue 26).
     """
     found: dict[str, None] = {}
     for match in _LETTER_RE.finditer(line, start, end):
@@ -307,7 +307,7 @@ def _names(line: str, start: int, end: int) -> tuple[str, ...]:
 
 
 def read_option(text: str, letters: str = "ABCDEFGHIJ") -> tuple[str, ...]:
-    """The options a free-text answer names in its strongest pattern (see :func:`extract_option`).
+    """The options a free-text answer names in its strongest pattern (see ``extract_option``).
 
     Returns
     -------
@@ -399,7 +399,7 @@ def extract_option(text: str, letters: str = "ABCDEFGHIJ") -> str | None:
     An option is written ``B``, ``(B)``, ``[B]``, ``'B'`` or ``option B``, and several are
     joined by commas, slashes, ``and``/``or``/``nor`` (``A or C``, ``both B and D``,
     ``A, C``). A deciding pattern that names several distinct options is ambiguous:
-    no option (:func:`read_option` returns them). A letter is an option only when it
+    no option (``read_option`` returns them). A letter is an option only when it
     stands alone: not inside a word (``Answer: Answer: C`` gives C), an abbreviation
     (``e.g.``) or a contraction (``I'm``); ``A``/``I`` followed by a word are the
     article and the pronoun (``a good choice``, ``I think``) unless the word is one
@@ -423,7 +423,7 @@ def extract_option(text: str, letters: str = "ABCDEFGHIJ") -> str | None:
 
 
 def option_verdict(names: tuple[str, ...], letters: str | None = None) -> str:
-    """The verdict text for the letters an answer names (:func:`read_option`'s result): the
+    """The verdict text for the letters an answer names (``read_option``'s result): the
     letter, ``"no option found"``, ``"ambiguous: names A and C"``, or, given the valid
     ``letters``, ``"not an option: J"`` for letters outside them."""
     if letters is not None:
@@ -440,7 +440,7 @@ def option_verdict(names: tuple[str, ...], letters: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class OptionExtraction(_RuleJudge):
-    """Extract an option letter from free text (:func:`extract_option`) and compare it
+    """Extract an option letter from free text (``extract_option``) and compare it
     with the reference key, ignoring case.
 
     Score 1 when they agree, 0 otherwise, including when no option is found (then

@@ -1,6 +1,6 @@
 """The prompt sandbox: Jinja2 templates rendered in an immutable sandbox that refuses
 ``None`` in a prompt and any operation that would build a huge string or number, and a
-rendered message longer than :data:`MAX_PROMPT_CHARS`."""
+rendered message longer than ``MAX_PROMPT_CHARS``."""
 
 from __future__ import annotations
 

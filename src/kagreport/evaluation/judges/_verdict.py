@@ -1,6 +1,6 @@
 """Reading a score from a judge model's reply: a labelled verdict line, a yes/no, a
-rating on a 1-5 or 1-10 scale, or a JSON object (see :func:`parse_verdict`); and the
-judgement of one reply, read up to :data:`MAX_REPLY_CHARS` characters."""
+rating on a 1-5 or 1-10 scale, or a JSON object (see ``parse_verdict``); and the
+judgement of one reply, read up to ``MAX_REPLY_CHARS`` characters."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ _NUMBER = re.compile(
 
 
 def _candidate(text: str, truncated: bool) -> str | None:
-    """The part of the reply that holds the verdict (see :func:`parse_verdict`)."""
+    """The part of the reply that holds the verdict (see ``parse_verdict``)."""
     lines = text.splitlines()
     for index in range(len(lines) - 1, -1, -1):
         match = _LABEL.match(lines[index])
@@ -241,8 +241,8 @@ def parse_verdict(
     key or ``}``) and decodes about 4 million characters in all; an object nested more
     deeply than Python's JSON reader allows (about 1,000 levels) is unreadable.
 
-    **length.** :class:`LLMJudge` reads at most the first 1,000,000 characters of a
-    reply (:data:`MAX_REPLY_CHARS`), as a cut-off reply; ``parse_verdict`` itself reads
+    **length.** ``LLMJudge`` reads at most the first 1,000,000 characters of a
+    reply (``MAX_REPLY_CHARS``), as a cut-off reply; ``parse_verdict`` itself reads
     all of ``text``, in time linear in its length.
     """
     if scale == "binary":

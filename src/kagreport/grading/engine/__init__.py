@@ -1,7 +1,7 @@
 """Where ``kag stats`` runs: the local pool of worker processes (forked, or from a fork
 server), a Dask cluster, the grade store that spares a rerun what it has graded, and
 following a running benchmark (:func:`kagreport.grading.watch`); all configured by one
-:class:`EngineOptions`.
+``EngineOptions``.
 
 >>> from kagreport.grading.engine import EngineOptions
 >>> options = EngineOptions(engine="dask", store="grades/")  # doctest: +SKIP

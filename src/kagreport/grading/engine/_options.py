@@ -1,4 +1,4 @@
-"""How and where a kag result tree is graded: :class:`EngineOptions`, one frozen object that
+"""How and where a kag result tree is graded: ``EngineOptions``, one frozen object that
 every entry point (``grade``, ``find``, ``watch``, the command line, ``StatsView.follow``,
 the site build) takes whole, checked once when it is made.
 """
@@ -55,7 +55,7 @@ class EngineOptions:
         afterwards.
     store : GradeStore or path, optional
         Where graded files are kept between grades (a folder, made if missing; needs
-        ``pip install 'kagreport[store]'``; a path becomes a :class:`GradeStore`): a
+        ``pip install 'kagreport[store]'``; a path becomes a ``GradeStore``): a
         rerun reads only files that are new or changed. ``find`` does not use it.
     storage_options : mapping, optional
         fsspec options for URLs (``endpoint_url``, ``anon``, ``profile``, ...); kept as

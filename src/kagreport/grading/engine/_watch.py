@@ -2,7 +2,7 @@
 
 ``kag benchmark`` writes each result as ``<name>.json.tmp`` and renames it, so a listed
 ``.json`` is always whole; each pass lists the tree, reads the files that are new or
-changed since the last pass (a :class:`~kagreport.grading.GradeStore`, in memory unless
+changed since the last pass (a :class:`~kagreport.grading.engine.GradeStore`, in memory unless
 a folder is given) and yields the report when it differs from the last one.
 
 A pass that cannot run yet is put off, not fatal: the store held by another grade (its
