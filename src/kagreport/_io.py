@@ -55,15 +55,5 @@ def read_regular_file(path: str | os.PathLike[str]) -> bytes:
     OSError
         As :func:`os.open` and :func:`os.read` do.
     """
-    name = os.fspath(path)
-    fd = os.open(name, _OPEN_FLAGS)
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)
-        if not stat.S_ISREG(mode):
-            raise NotRegularFileError(0, "not a regular file (a FIFO, socket or device)", name)
-        with os.fdopen(os.dup(fd), "rb") as file:
-            return file.read()
-    finally:
-        os.close(fd)
+    with open_regular_file(path) as file:
+        return file.read()
