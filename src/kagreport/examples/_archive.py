@@ -102,11 +102,7 @@ def unpacked(archive: Path, name: str) -> Path:
         parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{name}-", suffix=".partial", dir=parent))
     except OSError as exc:
-        raise KagreportError(
-            f"cannot write the kagreport cache folder {parent} ({exc.strerror or exc}); "
-            f"set {CACHE_VARIABLE} to a folder you can write",
-            path=parent,
-        ) from None
+        raise _unwritable(parent, exc) from None
     try:
         _extract(archive, data, staging)
         try:
@@ -116,15 +112,19 @@ def unpacked(archive: Path, name: str) -> Path:
             if not target.is_dir():
                 raise
     except OSError as exc:
-        raise KagreportError(
-            f"cannot write the kagreport cache folder {parent} ({exc.strerror or exc}); "
-            f"set {CACHE_VARIABLE} to a folder you can write",
-            path=parent,
-        ) from None
+        raise _unwritable(parent, exc) from None
     finally:
         # Gone after a successful rename; else a partial copy nobody else reads.
         shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def _unwritable(parent: Path, exc: OSError) -> KagreportError:
+    return KagreportError(
+        f"cannot write the kagreport cache folder {parent} ({exc.strerror or exc}); "
+        f"set {CACHE_VARIABLE} to a folder you can write",
+        path=parent,
+    )
 
 
 def _extract(archive: Path, data: bytes, into: Path) -> None:

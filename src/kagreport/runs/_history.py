@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kagreport._errors import KagreportError
-from kagreport.runs._leaderboard import leaderboard
+from kagreport.runs._leaderboard import mean_rows
 from kagreport.runs._model import Run
 from kagreport.runs._repeats import item_means
 from kagreport.runs._times import run_time
@@ -242,7 +242,7 @@ def history(
             column = entry.run.metrics[metric]
             averaged = item_means(entry.run, {metric: column})
             values = (column, None) if averaged is None else (averaged[0][metric], averaged[1])
-            for row in leaderboard(entry.run, metric):
+            for row in mean_rows(entry.run, metric)[0]:  # the leaderboard's, without ranks
                 if row.n_defined:
                     held = _system_values(entry.run, metric, row.system, ids[k], values)
                     steps.setdefault(row.system, []).append((k, row, held))

@@ -128,6 +128,25 @@ def leaderboard(run: Run, metric: str | None = None) -> tuple[LeaderboardRow, ..
     """
     name = run.headline if metric is None else metric
     values = run.metric(name)
+    rows, binary = mean_rows(run, name)
+    ranked = [r for r in rows if r.n_defined]
+    if ranked and all(binary[run.systems.index(r.system)] for r in ranked):
+        ranks = _ranks(run, values, [r.system for r in ranked])
+        rows = [
+            dataclasses.replace(r, rank_low=ranks[r.system][0], rank_high=ranks[r.system][1],
+                                tie_group=ranks[r.system][2])
+            if r.system in ranks else r
+            for r in rows
+        ]  # fmt: skip
+    return tuple(rows)
+
+
+def mean_rows(run: Run, name: str) -> tuple[list[LeaderboardRow], list[bool]]:
+    """The leaderboard's rows of metric ``name`` without their rank intervals (ranked by mean,
+    each with its interval), and whether each system's defined values are all 0 or 1 (in the
+    run's system order): what :func:`kagreport.runs.history` needs of every run, without the
+    McNemar tests of every pair."""
+    values = run.metric(name)
     means, n_items, n_defined = system_means(run, values)
     found = repeat_scores(run, name)
     repeats = None if found.source == "none" else found
@@ -158,16 +177,7 @@ def leaderboard(run: Run, metric: str | None = None) -> tuple[LeaderboardRow, ..
                 row, low=float(bounds.low), high=float(bounds.high), interval="wilson"
             )
         rows.append(row)
-    ranked = [r for r in rows if r.n_defined]
-    if ranked and all(binary[run.systems.index(r.system)] for r in ranked):
-        ranks = _ranks(run, values, [r.system for r in ranked])
-        rows = [
-            dataclasses.replace(r, rank_low=ranks[r.system][0], rank_high=ranks[r.system][1],
-                                tie_group=ranks[r.system][2])
-            if r.system in ranks else r
-            for r in rows
-        ]  # fmt: skip
-    return tuple(rows)
+    return rows, binary
 
 
 def _ranks(
