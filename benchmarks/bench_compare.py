@@ -126,7 +126,7 @@ def child(what: str, kind: str, n: int, resamples: int, repeats: int, trace: boo
 
     import numpy as np
 
-    from kagreport.evaluation import compare_items
+    from kagreport.evaluation._compare import compare_items
     from kagreport.stats import sign_flip_test
 
     baseline, candidate = simulate(kind, n)

@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from kagreport.grading import grade
-from kagreport.kag import load_datasets, write_simulated_run
-from kagreport.kag._simulate import DEFAULT_SETUPS
+from kagreport.kag import load_datasets
+from kagreport.kag._simulate import DEFAULT_SETUPS, write_simulated_run
 from kagreport.runs import Run
 from kagreport.runs._texts import LazyTexts
 

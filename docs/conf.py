@@ -56,7 +56,6 @@ kagreport_api_packages = [
     "kagreport.widgets",
     "kagreport.site",
     "kagreport.examples",
-    "kagreport.cli",
 ]
 
 # The docstrings are numpydoc.

@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from kagreport.examples import MMLU_PRO_ATTRIBUTION
+from kagreport.examples._attribution import MMLU_PRO_ATTRIBUTION
 from kagreport.kag._jsonfmt import dumps_pretty
 from kagreport.kag._names import to_component_name
 

@@ -438,7 +438,7 @@ class Done:
 def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> Done:
     """Run ``kagreport ARGS`` in this process, as the command would run on its own.
 
-    ``kagreport.cli.main(args)`` writes to UTF-8 streams over temporary files (real file
+    ``kagreport.cli._main.main(args)`` writes to UTF-8 streams over temporary files (real file
     descriptors, not terminals), read back as ``subprocess.run(text=True)`` reads a pipe;
     the exit code is main's return value or the code of the SystemExit it raised (argparse's
     usage errors, ``--help``). Any other exception propagates and fails the test (the
@@ -447,7 +447,7 @@ def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = 
     its exit status, closed pipes, the encoding of its stdout, the console script) run
     ``python -m kagreport`` themselves: see :func:`run_process`.
     """
-    from kagreport.cli import main
+    from kagreport.cli._main import main
 
     words = [os.fspath(arg) for arg in args]
     logger = logging.getLogger("kagreport")
@@ -504,7 +504,7 @@ def hand_frame(points: dict[str, tuple[float, float]], cost: str = "avg_retrieva
     overall row of each setup, accuracy intervals +-0.05."""
     import pandas as pd
 
-    from kagreport.frames import OVERALL
+    from kagreport.frames._tables import OVERALL
 
     return pd.DataFrame(
         {

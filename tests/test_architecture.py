@@ -109,7 +109,7 @@ import kagreport.stats
 for found in pkgutil.iter_modules(kagreport.stats.__path__, "kagreport.stats."):
     importlib.import_module(found.name)
 import numpy as np
-from kagreport.stats import pairable
+from kagreport.stats._alpha import pairable
 from kagreport.stats._alpha import alpha_bootstrap_interval
 data = pairable(np.array([[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 4.0, 4.0]]), "interval")
 calls = []

@@ -12,16 +12,16 @@ from typing import Any, ClassVar
 
 import pytest
 
+from kagreport import DocumentError, KagreportError
 from kagreport._document import Document
-from kagreport._errors import DocumentError, KagreportError
 from kagreport._format import MISSING
 from kagreport.evaluation import (
     AnswerEvaluation,
     EvaluationComparison,
     ReportError,
     RetrievalEvaluation,
-    read_report,
 )
+from kagreport.evaluation._read import read_report
 from kagreport.runs import Run, leaderboard
 
 V1 = Path(__file__).parent / "data" / "v1"
@@ -329,7 +329,7 @@ def test_a_mapping_key_msgspec_leaves_unnamed_is_found_again() -> None:
 def test_the_views_use_the_one_missing_mark() -> None:
     pytest.importorskip("altair")
     from kagreport.charts._agreement import pairwise_agreement_data
-    from kagreport.evaluation import render_comparison
+    from kagreport.evaluation._text import render_comparison
 
     # GPT-4/CoT and GPT-4/Metrics pick right on all 8 items: no variation, alpha undefined.
     frame, _ = pairwise_agreement_data(

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from kagreport._errors import KagreportError, MissingExtraError
+from kagreport import KagreportError, MissingExtraError
 from kagreport._optional import EXTRAS, need, optional
 
 

@@ -426,8 +426,9 @@ def _signature(
 
 
 def _check_pages(app: Sphinx, env: BuildEnvironment) -> None:
-    """Every public package (a package of kagreport with ``__all__`` and no ``_`` in its
-    path) is in ``kagreport_api_packages`` and has its page, ``api/PACKAGE``."""
+    """Every public package (a package of kagreport that exports a name in ``__all__`` and
+    has no ``_`` in its path) is in ``kagreport_api_packages`` and has its page,
+    ``api/PACKAGE``. The command line exports none: its page is generated from its parser."""
     import pkgutil
 
     import kagreport
@@ -442,7 +443,7 @@ def _check_pages(app: Sphinx, env: BuildEnvironment) -> None:
             info.ispkg
             and not private
             and info.name not in listed
-            and hasattr(importlib.import_module(info.name), "__all__")
+            and getattr(importlib.import_module(info.name), "__all__", None)
         ):
             logger.warning("public package %s has no API page (docs/conf.py)", info.name)
 

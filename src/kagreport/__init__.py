@@ -32,7 +32,6 @@ from kagreport._errors import (
     UsageError,
     WorkerDiedError,
 )
-from kagreport._signals import note_stop, stop_requested
 from kagreport._version import __version__
 
 if typing.TYPE_CHECKING:
@@ -111,9 +110,7 @@ __all__ = [
     "gate",
     "grade",
     "load_datasets",
-    "note_stop",
     "read_run",
-    "stop_requested",
 ]
 
 

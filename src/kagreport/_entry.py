@@ -3,7 +3,7 @@
 The console-script wrapper (``kagreport = "kagreport._entry:main"``) imports this module
 before anything can catch an exception; it imports only the standard library (and the
 package root, which is light). Ctrl-C while the command line loads, before
-:func:`kagreport.cli.main` handles it, ends with one line and exit code 130; a missing
+the command line handles it, ends with one line and exit code 130; a missing
 core dependency is one line naming it and the install command.
 """
 
@@ -20,7 +20,7 @@ CORE_DEPENDENCIES = ("msgspec", "numpy", "ry")
 def main() -> int:
     """Run ``kagreport`` with ``sys.argv``; return the exit code."""
     try:
-        from kagreport.cli import main as run
+        from kagreport.cli._main import main as run
 
         return run()
     except KeyboardInterrupt:  # while the command line loads, before run() handles it

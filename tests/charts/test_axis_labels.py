@@ -22,17 +22,17 @@ import vl_convert as vlc
 from kagreport.charts import (
     agreement_chart,
     dataset_heatmap,
-    fit_container,
     forest_plot,
     latency_chart,
     outcomes_chart,
     pairwise_agreement_chart,
-    paper_spec,
     retrieval_answer_chart,
 )
+from kagreport.charts._export import paper_spec
+from kagreport.charts._theme import fit_container
 from kagreport.evaluation import retrieval_answer_table
 from kagreport.examples import llmbar_natural
-from kagreport.frames import OVERALL
+from kagreport.frames._tables import OVERALL
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -41,10 +41,11 @@ from kagreport.evaluation import (
     EvaluationComparison,
     MetricComparison,
     evaluation_from_stats,
-    pairwise_agreement,
 )
+from kagreport.evaluation._agreement import pairwise_agreement
 from kagreport.examples import fast_graphrag_2wiki, llmbar_natural
-from kagreport.frames import OVERALL, stats_frame
+from kagreport.frames import stats_frame
+from kagreport.frames._tables import OVERALL
 from kagreport.kag import simulate_run
 
 # ----------------------------------------------------------------------------- fixtures

@@ -15,7 +15,8 @@ import pytest
 import vl_convert as vlc
 
 from kagreport import StatsReport, grade
-from kagreport.charts import accuracy_cost_chart, fit_container, save_figure
+from kagreport.charts import accuracy_cost_chart, save_figure
+from kagreport.charts._theme import fit_container
 from kagreport.kag import simulate_run
 
 SVG = "{http://www.w3.org/2000/svg}"

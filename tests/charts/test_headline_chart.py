@@ -21,11 +21,14 @@ import vl_convert as vlc
 
 from conftest import brute_frontier
 from kagreport import StatsReport, grade
-from kagreport.charts import accuracy_cost_chart, paper_spec, save_figure
+from kagreport.charts import accuracy_cost_chart, save_figure
+from kagreport.charts._export import paper_spec
 from kagreport.charts._theme import PRESETS, fit_container, preset_width
-from kagreport.frames import OVERALL
+from kagreport.frames._tables import OVERALL
 from kagreport.kag import simulate_run
-from kagreport.runs import COSTS, Run, cost_intervals, recorded_costs
+from kagreport.runs import Run
+from kagreport.runs._costs import COSTS, recorded_costs
+from kagreport.runs._intervals import cost_intervals
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -9,7 +9,9 @@ import pytest
 import vl_convert as vlc
 
 from kagreport import KagreportError
-from kagreport.charts import fit_container, history_chart, paper_spec
+from kagreport.charts import history_chart
+from kagreport.charts._export import paper_spec
+from kagreport.charts._theme import fit_container
 from kagreport.runs import Run, history
 
 HOSTILE = '<img src=x onerror="alert(1)">\u202e'

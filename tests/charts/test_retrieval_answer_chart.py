@@ -72,7 +72,7 @@ def _steps(node: object) -> list[object]:
 def test_no_discrete_height_beside_a_fit_autosize() -> None:
     """Vega-Lite drops a fit for a discrete height and says so in the browser's console
     ("Dropping fit-y because spec has discrete height", #26)."""
-    from kagreport.charts import fit_container
+    from kagreport.charts._theme import fit_container
 
     for chart in (retrieval_answer_chart({"a": A, "b": B}), retrieval_answer_chart(A)):
         for spec in (chart.to_dict(), fit_container(chart)):

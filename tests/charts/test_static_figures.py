@@ -23,16 +23,16 @@ from conftest import hand_frame
 from kagreport import StatsReport, grade
 from kagreport.charts import (
     accuracy_cost_chart,
-    fit_container,
     forest_plot,
     latency_chart,
     outcomes_chart,
     retrieval_answer_chart,
     save_figure,
 )
+from kagreport.charts._theme import fit_container
 from kagreport.evaluation import retrieval_answer_table
 from kagreport.examples import inspect_popularity
-from kagreport.frames import OVERALL
+from kagreport.frames._tables import OVERALL
 from kagreport.kag import simulate_run
 from kagreport.sources import read_run
 

@@ -410,7 +410,8 @@ def test_the_library_errors_are_also_the_specs_value_errors(world: dict[str, str
     # ANSWER_EVALUATION_SPEC.md: compare raises ValueError when the items differ or no metric
     # is shared; they are KagreportErrors too, so the CLI shows them without re-wrapping.
     from kagreport import FormatError, InputError, UsageError
-    from kagreport.evaluation import DifferentItemsError, read_report
+    from kagreport.evaluation import DifferentItemsError
+    from kagreport.evaluation._read import read_report
 
     a, c, f1 = (read_report(world[k]) for k in ("a", "c", "f1"))
     with pytest.raises(DifferentItemsError) as different:

@@ -79,7 +79,7 @@ def run_tree(tree: Tree) -> Tree:
 
 
 # Early moments: while the command line's modules and the core dependencies import (before
-# kagreport.cli.main sets its handlers), and one import inside the command (ry, at the
+# kagreport.cli._main.main sets its handlers), and one import inside the command (ry, at the
 # regex), after.
 MOMENTS = ["kagreport.cli", "argparse", "kagreport.cli._main", "kagreport.grading", "msgspec",
            "numpy", "kagreport.cli._evaluation", "ry"]  # fmt: skip

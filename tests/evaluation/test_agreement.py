@@ -12,12 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kagreport.evaluation import Agreement, krippendorff_alpha
 from kagreport.evaluation._agreement import (
     LEVELS,
-    Agreement,
     alpha_interval,
     compute_agreement,
-    krippendorff_alpha,
     pairwise_agreement,
 )
 

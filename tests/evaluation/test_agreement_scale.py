@@ -21,14 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kagreport._document import loads_document
-from kagreport.evaluation import AnswerEvaluation, AnswerItem, evaluate_answers
-from kagreport.evaluation._agreement import (
-    LEVELS,
-    UNDEFINED,
-    alpha_interval,
-    compute_agreement,
-    krippendorff_alpha,
-)
+from kagreport.evaluation import AnswerEvaluation, AnswerItem, evaluate_answers, krippendorff_alpha
+from kagreport.evaluation._agreement import LEVELS, UNDEFINED, alpha_interval, compute_agreement
 from kagreport.evaluation.judges import Judgement
 from kagreport.stats._alpha import bootstrap_alphas, pairable
 
@@ -362,7 +356,7 @@ def test_notes_survive_serialisation_and_old_documents_load(noted: AnswerEvaluat
 
 
 def test_notes_in_text_and_html(noted: AnswerEvaluation) -> None:
-    from kagreport.evaluation import render_evaluation
+    from kagreport.evaluation._text import render_evaluation
 
     text = render_evaluation(noted)
     assert "alone: alpha undefined: one judge (a-alone)" in text

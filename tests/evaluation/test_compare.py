@@ -23,14 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from kagreport.evaluation import (
-    AnswerItem,
-    EvaluationComparison,
-    MetricComparison,
-    RetrievalItem,
-    compare_items,
-    compare_scores,
-)
+from kagreport.evaluation import AnswerItem, EvaluationComparison, MetricComparison, RetrievalItem
+from kagreport.evaluation._compare import compare_items, compare_scores
 from kagreport.stats import (
     SignFlipResult,
     _bootstrap,

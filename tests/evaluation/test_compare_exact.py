@@ -24,14 +24,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from conftest import run_cli
-from kagreport.evaluation import (
-    AnswerItem,
-    EvaluationComparison,
-    RetrievalItem,
-    compare_items,
-    compare_scores,
-    evaluate_answers,
-)
+from kagreport.evaluation import AnswerItem, EvaluationComparison, RetrievalItem, evaluate_answers
+from kagreport.evaluation._compare import compare_items, compare_scores
 from kagreport.evaluation._text import render_comparison, render_comparison_html
 from kagreport.evaluation.judges import ExactMatch
 from kagreport.stats import bootstrap_mean_interval, sign_flip_test
@@ -501,7 +495,7 @@ def test_comparison_view_equals_compare_shared_only() -> None:
 
 
 def test_text_table_says_how_the_interval_was_computed() -> None:
-    from kagreport.evaluation import render_comparison
+    from kagreport.evaluation._text import render_comparison
 
     text = render_comparison(compare_scores({"m": [1.0, 0.0, 1.0]}, {"m": [0.0, 0.0, 1.0]}))
     assert "95% CI: Holm-adjusted 95% interval (test-based" in text

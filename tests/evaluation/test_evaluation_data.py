@@ -9,12 +9,8 @@ import pytest
 from scipy.stats import binomtest
 
 from kagreport import grade
-from kagreport.evaluation import (
-    AnswerEvaluation,
-    answer_items_from_run,
-    evaluate_answers,
-    evaluation_from_stats,
-)
+from kagreport.evaluation import AnswerEvaluation, evaluate_answers, evaluation_from_stats
+from kagreport.evaluation._kag import answer_items_from_run
 from kagreport.evaluation.judges import OptionExtraction
 from kagreport.examples import (
     fast_graphrag_2wiki,

@@ -18,10 +18,10 @@ from kagreport import grade
 from kagreport.evaluation import (
     AnswerEvaluation,
     AnswerItem,
-    answer_items_from_run,
     evaluate_answers,
     evaluation_from_stats,
 )
+from kagreport.evaluation._kag import answer_items_from_run
 from kagreport.evaluation._report import mean_scores
 from kagreport.evaluation.judges import OptionExtraction
 from kagreport.grading._items import ItemTable

@@ -41,13 +41,8 @@ import pytest
 
 from conftest import run_cli
 from kagreport import FormatError, InputError, MissingExtraError
-from kagreport.evaluation import (
-    AnswerEvaluation,
-    AnswerItem,
-    LabelCorrection,
-    evaluate_answers,
-    render_evaluation,
-)
+from kagreport.evaluation import AnswerEvaluation, AnswerItem, LabelCorrection, evaluate_answers
+from kagreport.evaluation._text import render_evaluation
 from kagreport.evaluation.judges import ExactMatch, Judgement, TokenF1
 
 ANSWERS = ["Paris", "the city of Paris", "Rome", "paris.", "Paris or Rome"]

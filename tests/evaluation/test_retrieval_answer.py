@@ -12,9 +12,9 @@ from kagreport.evaluation import (
     RetrievalItem,
     evaluate_answers,
     evaluate_retrieval,
-    retrieval_answer_from_reports,
     retrieval_answer_table,
 )
+from kagreport.evaluation._retrieval_answer import retrieval_answer_from_reports
 from kagreport.evaluation.judges import ExactMatch
 
 # Ten items, written out so each cell can be counted by eye:
@@ -105,7 +105,8 @@ def test_from_reports_pairs_by_identifier() -> None:
 
 
 def test_simulated_rag_pairs_retrieval_and_answers() -> None:
-    from kagreport.examples import SIMULATED_RAG_ATTRIBUTION, simulated_rag
+    from kagreport.examples import simulated_rag
+    from kagreport.examples._simulated_rag import SIMULATED_RAG_ATTRIBUTION
 
     first, again = simulated_rag(questions=30), simulated_rag(questions=30)
     assert list(first) == ["SIMULATED RAG small", "SIMULATED RAG large"]

@@ -16,8 +16,9 @@ import pytest
 
 import kagreport.examples._archive as archive_module
 from kagreport import KagreportError
-from kagreport.examples import MMLU_PRO_ATTRIBUTION, mmlu_pro_philosophy
+from kagreport.examples import mmlu_pro_philosophy
 from kagreport.examples._archive import cache_folder, pack, tar_bytes, unpacked
+from kagreport.examples._attribution import MMLU_PRO_ATTRIBUTION
 
 REPO = Path(__file__).resolve().parents[2]
 TREE = REPO / "examples" / "mmlu-pro-philosophy"

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import kagreport
-from kagreport.examples import INSPECT_ATTRIBUTION, inspect_popularity
+from kagreport.examples import inspect_popularity
+from kagreport.examples._attribution import INSPECT_ATTRIBUTION
 from kagreport.runs import leaderboard
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "sources" / "inspect"

@@ -17,7 +17,6 @@ from kagreport.charts._accuracy import accuracy_cost_data
 from kagreport.evaluation import evaluation_from_stats
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.frames import (
-    OVERALL,
     comparison_frame,
     evaluation_frame,
     items_frame,
@@ -26,7 +25,7 @@ from kagreport.frames import (
     to_latex,
 )
 from kagreport.frames._latex import latex_escape
-from kagreport.frames._tables import cost_values, no_retrieval
+from kagreport.frames._tables import OVERALL, cost_values, no_retrieval
 from kagreport.kag import simulate_run
 from kagreport.stats import pareto_front, wilson_interval
 
@@ -231,7 +230,7 @@ def test_comparison_latex_marks_significance() -> None:
 
 def test_latex_comparison_says_how_p_was_computed_and_over_which_family() -> None:
     # Issue #10 items 1 and 4: every p-value shown names its method and Holm's family.
-    from kagreport.evaluation import compare_scores
+    from kagreport.evaluation._compare import compare_scores
 
     rng = np.random.default_rng(1)
     correct = rng.integers(0, 2, (2, 300)).astype(float)  # 0/1: a lattice, exact at any n

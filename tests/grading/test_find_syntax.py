@@ -18,7 +18,7 @@ import pytest
 
 from conftest import Tree, run_cli
 from kagreport import UsageError, find
-from kagreport.grading import compile_pattern
+from kagreport.grading._find import compile_pattern
 
 BAD = "invalid"
 

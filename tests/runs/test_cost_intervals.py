@@ -1,4 +1,4 @@
-"""The bootstrap interval of a mean cost (kagreport.runs.cost_intervals).
+"""The bootstrap interval of a mean cost (runs._intervals.cost_intervals).
 
 The reference computation below re-implements the documented resampling scheme with NumPy
 alone: the costs are sorted; with more than 64 distinct values each resample draws n indices
@@ -15,8 +15,9 @@ import math
 import numpy as np
 import pytest
 
-from kagreport._errors import KagreportError
-from kagreport.runs import Run, cost_intervals
+from kagreport import KagreportError
+from kagreport.runs import Run
+from kagreport.runs._intervals import cost_intervals
 
 SEED = 0
 N = 1000

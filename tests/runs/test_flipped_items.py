@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from kagreport._errors import KagreportError
+from kagreport import KagreportError
 from kagreport.runs import FlippedItem, Run, compare_setups, flipped_items
 
 nan = math.nan

@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kagreport import as_run, read_run
-from kagreport._errors import DocumentError, InputError, KagreportError, UsageError
+from kagreport import DocumentError, InputError, KagreportError, UsageError, as_run, read_run
 from kagreport.evaluation import AnswerEvaluation, AnswerItem, evaluation_from_stats
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.grading import StatsReport, grade
-from kagreport.kag import SimulatedRun, write_simulated_run
+from kagreport.kag import SimulatedRun
+from kagreport.kag._simulate import write_simulated_run
 from kagreport.runs import Run
 from kagreport.runs._texts import LazyTexts
 

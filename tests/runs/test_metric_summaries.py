@@ -72,7 +72,7 @@ def test_scores_have_bootstrap_intervals(run: Run) -> None:
 
 
 def test_unknown_metric_is_refused(run: Run) -> None:
-    from kagreport._errors import KagreportError
+    from kagreport import KagreportError
 
     with pytest.raises(KagreportError, match="no metric"):
         metric_summaries(run, ["nope"])

@@ -22,8 +22,10 @@ from pathlib import Path
 import pytest
 
 from kagreport import read_run
-from kagreport.frames import OVERALL, stats_frame
-from kagreport.runs import CLUSTER_INTERVAL, Run, compare_setups, leaderboard, pass_k
+from kagreport.frames import stats_frame
+from kagreport.frames._tables import OVERALL
+from kagreport.runs import Run, compare_setups, leaderboard, pass_k
+from kagreport.runs._leaderboard import CLUSTER_INTERVAL
 
 DATA = Path(__file__).parent.parent / "data" / "sources"
 INSPECT = DATA / "inspect" / "inspect-0.3.285"

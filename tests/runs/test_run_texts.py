@@ -16,13 +16,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kagreport import as_run, read_run
-from kagreport._errors import InputError, UsageError
+from kagreport import InputError, UsageError, as_run, read_run
 from kagreport.evaluation import evaluation_from_stats
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.grading import StatsReport, grade
 from kagreport.kag._tree import LocalTree
-from kagreport.runs import Run, compare_setups, flipped_items, kag_stats_json
+from kagreport.runs import Run, compare_setups, flipped_items
+from kagreport.runs._metrics import kag_stats_json
 from kagreport.runs._texts import LazyTexts
 
 EXAMPLE = mmlu_pro_philosophy()

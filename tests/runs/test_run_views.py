@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
-from kagreport._errors import KagreportError
+from kagreport import KagreportError
 from kagreport.charts import (
     accuracy_cost_chart,
     dataset_heatmap,
@@ -32,10 +32,12 @@ from kagreport.charts._accuracy import accuracy_cost_data
 from kagreport.charts._forest import forest_data
 from kagreport.evaluation import evaluation_from_stats
 from kagreport.examples import ExampleRun, mmlu_pro_philosophy
-from kagreport.frames import RETRIEVAL_COSTS, comparison_frame, items_frame, stats_frame, to_latex
+from kagreport.frames import comparison_frame, items_frame, stats_frame, to_latex
+from kagreport.frames._tables import RETRIEVAL_COSTS
 from kagreport.grading import StatsReport, grade
 from kagreport.kag import simulate_run
-from kagreport.runs import COSTS, Run, compare_setups, cost_frontier, leaderboard, setup_metrics
+from kagreport.runs import Run, compare_setups, cost_frontier, leaderboard, setup_metrics
+from kagreport.runs._costs import COSTS
 
 # ------------------------------------------------------------------------------ fixtures
 
@@ -392,6 +394,8 @@ PUBLIC = ("kagreport.stats", "kagreport.runs", "kagreport.evaluation")
 #: widgets, the site, the notebooks) show numbers computed by the run model and the frames.
 STATS_USERS = {
     "frames": "stats_frame's Wilson intervals of kag's counts and its retrieval frontier",
+    # It reached the same function through frames' re-export before issue 30 removed it.
+    "charts": "the accuracy-against-cost chart's Pareto frontier, recomputed for the chosen axis",
 }
 #: Private modules outside its own package a view may import: (views, the names, or None for
 #: any name of an infrastructure module, the reason). The notebooks import none.
@@ -439,8 +443,93 @@ ALLOWED_PRIVATE: dict[str, tuple[tuple[str, ...], frozenset[str] | None, str]] =
     ),
     "kagreport.charts._export": (
         ("widgets", "site"),
-        frozenset({"vegalite_version"}),
-        "the Vega-Lite version the charts' offline export targets",
+        frozenset({"vegalite_version", "paper_spec"}),
+        "the Vega-Lite version the charts' offline export targets, and the paper figure a "
+        "page's export button restores",
+    ),
+    # Issue 30: the plumbing the views share went private; each view reaches it here, named.
+    "kagreport.charts._data": (
+        ("site",),
+        frozenset({"SIMULATED", "label_title"}),
+        "the SIMULATED label a chart title carries, so a page's title says it the same way",
+    ),
+    "kagreport.charts._live": (("widgets",), frozenset({"live_available"}), "live charts or not"),
+    "kagreport.charts._renderer": (
+        ("widgets",),
+        frozenset({"notebook_spec"}),
+        "the chart a widget shows is the spec the notebook renderer would show",
+    ),
+    "kagreport.charts._retrieval_answer": (
+        ("site",),
+        frozenset({"CELL_LABELS"}),
+        "the chart's cell names, as the page's table names them",
+    ),
+    "kagreport.charts._theme": (
+        ("site",),
+        frozenset({"fit_container"}),
+        "a page's chart fills its column",
+    ),
+    "kagreport.evaluation._agreement": (
+        ("charts",),
+        frozenset({"pairwise_agreement"}),
+        "the pairwise table the evaluation computes, drawn",
+    ),
+    "kagreport.evaluation._compare": (
+        ("widgets",),
+        frozenset({"primary_metrics"}),
+        "which metrics a comparison tests by default, as `compare` chooses them",
+    ),
+    "kagreport.evaluation._read": (
+        ("site",),
+        frozenset({"read_report"}),
+        "an evaluation report file of either kind",
+    ),
+    "kagreport.evaluation._retrieval_answer": (
+        ("site",),
+        frozenset({"retrieval_answer_from_reports"}),
+        "the retrieval-against-answer table of two report files",
+    ),
+    "kagreport.examples._attribution": (
+        ("site",),
+        frozenset({"FAST_GRAPHRAG_ATTRIBUTION", "LLMBAR_ATTRIBUTION"}),
+        "the bundled examples' sources and licences, shown with them",
+    ),
+    "kagreport.frames._tables": (
+        ("charts", "widgets", "site"),
+        frozenset({"COST_AXES", "OVERALL", "RETRIEVAL_COSTS", "cost_values", "no_retrieval"}),
+        "the cost axes of the accuracy-against-cost plane and a setup's cost on them, as the "
+        "stats frame holds them",
+    ),
+    "kagreport.runs._columns": (("widgets", "site"), frozenset({"OUTCOMES"}), "outcome labels"),
+    "kagreport.runs._costs": (
+        ("frames", "charts", "widgets", "site"),
+        frozenset({"COSTS", "cost_axis", "recorded_columns", "recorded_costs"}),
+        "the run model's one table of cost axes and which costs a run recorded",
+    ),
+    "kagreport.runs._intervals": (
+        ("charts",),
+        frozenset({"cost_intervals"}),
+        "the bootstrap interval of a mean cost, computed by the run model",
+    ),
+    "kagreport.runs._leaderboard": (
+        ("frames", "site"),
+        frozenset({"CLUSTER_INTERVAL"}),
+        "the label of the clustered interval the leaderboard computes",
+    ),
+    "kagreport.runs._metrics": (
+        ("site",),
+        frozenset({"kag_stats_json"}),
+        "the kag stats JSON a page offers for download, as kag writes it",
+    ),
+    "kagreport.runs._search": (
+        ("widgets",),
+        frozenset({"response_matcher"}),
+        "the item browser searches responses as `stats find` does",
+    ),
+    "kagreport.sources._registry": (
+        ("site",),
+        frozenset({"FORMATS"}),
+        "the format names a site configuration may give",
     ),
 }
 #: NumPy reductions and draws a view must not make: numbers come from the run model.

@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from kagreport._errors import KagreportError
+from kagreport import KagreportError
 from kagreport.evaluation import (
     AnswerEvaluation,
     DifferentItemsError,
     EvaluationComparison,
-    compare_scores,
     evaluation_from_stats,
 )
+from kagreport.evaluation._compare import compare_scores
 from kagreport.grading import StatsReport
 from kagreport.runs import Run, compare_setups, cost_frontier, leaderboard
 

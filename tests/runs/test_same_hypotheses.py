@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from kagreport import read_run
-from kagreport.evaluation import EvaluationComparison, compare_scores, same_hypotheses
+from kagreport.evaluation import EvaluationComparison
+from kagreport.evaluation._compare import compare_scores, same_hypotheses
 from kagreport.runs import compare_setups
 
 REAL = Path(__file__).parent.parent / "data" / "sources" / "inspect" / "inspect-0.3.285"

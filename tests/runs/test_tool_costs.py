@@ -19,8 +19,11 @@ import pytest
 from kagreport import DocumentError, KagreportError
 from kagreport.charts import accuracy_cost_chart
 from kagreport.charts._accuracy import accuracy_cost_data
-from kagreport.frames import COST_AXES, stats_frame
-from kagreport.runs import COSTS, OUTCOMES, Run, cost_axis, cost_frontier, leaderboard
+from kagreport.frames import stats_frame
+from kagreport.frames._tables import COST_AXES
+from kagreport.runs import Run, cost_frontier, leaderboard
+from kagreport.runs._columns import OUTCOMES
+from kagreport.runs._costs import COSTS, cost_axis
 from kagreport.sources import read_run
 from kagreport.widgets import ComparisonView, ItemBrowser, StatsView
 

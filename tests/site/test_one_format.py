@@ -26,7 +26,8 @@ import pytest
 
 from conftest import run_cli
 from kagreport import read_run
-from kagreport.evaluation import compare_scores, render_comparison
+from kagreport.evaluation._compare import compare_scores
+from kagreport.evaluation._text import render_comparison
 from kagreport.examples import inspect_popularity, mmlu_pro_philosophy
 from kagreport.frames import to_latex
 from kagreport.runs import Run, compare_setups

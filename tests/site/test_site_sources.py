@@ -314,7 +314,8 @@ def test_unknown_baseline_names_the_key(tmp_path: Path) -> None:
 
 
 def test_the_bundled_examples_include_the_inspect_logs_with_their_attribution() -> None:
-    from kagreport.examples import INSPECT_ATTRIBUTION, inspect_popularity
+    from kagreport.examples import inspect_popularity
+    from kagreport.examples._attribution import INSPECT_ATTRIBUTION
 
     (source,) = SiteConfig.default().sources
     assert source.format == "inspect"

@@ -13,7 +13,8 @@ import pytest
 
 from kagreport import read_run
 from kagreport.examples import mmlu_pro_philosophy
-from kagreport.runs import flipped_items, recorded_columns
+from kagreport.runs import flipped_items
+from kagreport.runs._costs import recorded_columns
 
 
 @pytest.fixture(scope="module")

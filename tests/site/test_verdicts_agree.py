@@ -165,7 +165,7 @@ def _evaluation_comparisons() -> list[tuple[str, Any]]:
 
 def test_every_evaluation_comparison_of_the_examples() -> None:
     from kagreport.charts._forest import forest_data
-    from kagreport.evaluation import render_comparison
+    from kagreport.evaluation._text import render_comparison
     from kagreport.frames import comparison_frame
 
     checked = rejected = kept = alone = 0

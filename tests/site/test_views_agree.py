@@ -21,7 +21,8 @@ from kagreport import read_run
 from kagreport.charts import accuracy_cost_chart
 from kagreport.charts._accuracy import accuracy_cost_data
 from kagreport.examples import mmlu_pro_philosophy
-from kagreport.frames import OVERALL, comparison_frame, stats_frame
+from kagreport.frames import comparison_frame, stats_frame
+from kagreport.frames._tables import OVERALL
 from kagreport.runs import Run, compare_setups
 from kagreport.widgets import ComparisonView, StatsView
 

@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 
-from kagreport import KagreportError, UsageError
-from kagreport._errors import DocumentError
+from kagreport import DocumentError, KagreportError, UsageError
 from kagreport.sources import read_run
 
 DATA = Path(__file__).parent.parent / "data" / "sources"

@@ -15,7 +15,7 @@ from kagreport import KagreportError, UsageError
 from kagreport.evaluation import NoSharedItemsError
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.runs import Run, compare_setups
-from kagreport.sources import compare_files, join_runs
+from kagreport.sources._compare import compare_files, join_runs
 
 
 @pytest.fixture(scope="module")

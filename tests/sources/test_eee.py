@@ -17,13 +17,13 @@ import pytest
 
 import kagreport
 from conftest import run_cli
-from kagreport import UsageError
-from kagreport._errors import DocumentError
+from kagreport import DocumentError, UsageError
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.runs import Run, compare_setups, leaderboard
-from kagreport.sources import convert_run, detect_format, read_run
+from kagreport.sources import convert_run, read_run
 from kagreport.sources._eee import is_eee
 from kagreport.sources._eee_write import write_eee
+from kagreport.sources._registry import detect_format
 
 DATA = Path(__file__).parent.parent / "data" / "sources"
 SCHEMAS = DATA / "eee"

@@ -20,8 +20,8 @@ from kagreport import read_run
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.runs import Run, compare_setups, leaderboard
 from kagreport.site._slugs import slugify
-from kagreport.sources import FORMATS, detect_format
 from kagreport.sources._eee_write import write_eee
+from kagreport.sources._registry import FORMATS, detect_format
 
 DATA = Path(__file__).parent.parent / "data" / "sources"
 PROMPTFOO = DATA / "promptfoo" / "real" / "results.json"

@@ -11,10 +11,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kagreport._errors import DocumentError, UsageError
+from kagreport import DocumentError, UsageError
 from kagreport.runs import Run, compare_setups, leaderboard
-from kagreport.sources import detect_format, read_run
+from kagreport.sources import read_run
 from kagreport.sources._helm import is_helm
+from kagreport.sources._registry import detect_format
 
 SUITE = Path(__file__).parent.parent / "data" / "sources" / "helm" / "v1"
 GPT2 = SUITE / "anatomy:subject=anatomy,model=openai_gpt2"

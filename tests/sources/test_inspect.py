@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 
 import kagreport
-from kagreport._errors import DocumentError, MissingExtraError
+from kagreport import DocumentError, MissingExtraError
 from kagreport.runs import Run, compare_setups, leaderboard
-from kagreport.sources import detect_format, read_run
+from kagreport.sources import read_run
 from kagreport.sources._inspect import is_inspect, read_inspect
+from kagreport.sources._registry import detect_format
 
 DATA = Path(__file__).parent.parent / "data" / "sources" / "inspect"
 POPULARITY = DATA / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
@@ -112,6 +113,16 @@ def test_summaries_only_keeps_the_scores_but_not_the_texts() -> None:
     assert full.metadata["systems"]["openai/gpt-4o-mini"]["answers"]["3"] == ["No", "No"]
     assert full.costs["input_tokens"].sum() == 620  # stats.model_usage input_tokens
     assert full.costs["output_tokens"].sum() == 20
+
+
+def test_read_run_takes_the_summaries_only_option() -> None:
+    # The public way to the same reading: read_run passes the inspect format its option.
+    light = kagreport.read_run(POPULARITY, summaries_only=True)
+    assert light.responses is None
+    # sample 3 answered "No" against "Yes", per the log (as the full reading above).
+    assert light.metrics["correct"][light.question_names.index("3")] == 0.0
+    with pytest.raises(kagreport.UsageError, match="takes no option 'summaries_only'"):
+        kagreport.read_run(POPULARITY, format="lm-eval", summaries_only=True)
 
 
 def test_the_run_drives_the_views(run: Run, tmp_path: Path) -> None:

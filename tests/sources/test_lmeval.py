@@ -14,7 +14,8 @@ import kagreport
 from kagreport import DocumentError
 from kagreport.frames import stats_frame
 from kagreport.runs import Run, compare_setups, leaderboard
-from kagreport.sources import detect_format, read_run
+from kagreport.sources import read_run
+from kagreport.sources._registry import detect_format
 
 DATA = Path(__file__).parent.parent / "data" / "sources" / "lm-eval"
 MODELS = ("EleutherAI/pythia-14m", "EleutherAI/pythia-70m")

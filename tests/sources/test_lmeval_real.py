@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from kagreport.runs import Run, leaderboard
-from kagreport.sources import detect_format, read_run
+from kagreport.sources import read_run
+from kagreport.sources._registry import detect_format
 
 FIXTURE = Path(__file__).parent.parent / "data" / "sources" / "lm-eval" / "lm-eval-0.4.13"
 OUTPUT = FIXTURE / "output"

@@ -12,7 +12,8 @@ import pytest
 from kagreport import DocumentError
 from kagreport.frames import stats_frame
 from kagreport.runs import compare_setups, leaderboard
-from kagreport.sources import detect_format, read_run
+from kagreport.sources import read_run
+from kagreport.sources._registry import detect_format
 
 DATA = Path(__file__).parent.parent / "data" / "sources" / "openai-evals"
 RECORDS = DATA / "evals-3.0.1" / "records"  # evals 3.0.1's own logs (SOURCE.md)

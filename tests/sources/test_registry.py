@@ -10,7 +10,8 @@ import kagreport
 from kagreport import UsageError
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.runs import Run
-from kagreport.sources import FORMATS, detect_format, read_run
+from kagreport.sources import read_run
+from kagreport.sources._registry import FORMATS, detect_format
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from kagreport.stats import holm_adjust, holm_levels, interval_from_test
+from kagreport.stats import holm_adjust, interval_from_test
+from kagreport.stats._holm import holm_levels
 
 
 def _rejects(p: list[float], alpha: float) -> list[bool]:

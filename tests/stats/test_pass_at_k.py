@@ -17,8 +17,7 @@ import numpy as np
 import pytest
 
 from kagreport import KagreportError
-from kagreport.stats import pass_at_k, pass_hat_k
-from kagreport.stats._passk import PassEstimate
+from kagreport.stats._passk import PassEstimate, pass_at_k, pass_hat_k
 
 REL = 1e-12
 

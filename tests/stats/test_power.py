@@ -11,7 +11,7 @@ import math
 import pytest
 from scipy.stats import norm
 
-from kagreport._errors import KagreportError
+from kagreport import KagreportError
 from kagreport.stats import minimum_detectable_effect, power, required_sample_size
 
 

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from kagreport._errors import KagreportError
-from kagreport.stats import holm_adjust, rank_sets, tie_groups
-from kagreport.stats._ranks import mcnemar_p_values
+from kagreport import KagreportError
+from kagreport.stats import holm_adjust, rank_sets
+from kagreport.stats._ranks import mcnemar_p_values, tie_groups
 
 
 def test_hand_worked_p_values() -> None:

@@ -9,15 +9,9 @@ import numpy as np
 import pytest
 
 import kagreport.stats
-from kagreport.evaluation import alpha_interval
-from kagreport.stats import (
-    ConfidenceInterval,
-    _alpha,
-    bootstrap_mean_interval,
-    pairable,
-    wilson_interval,
-)
-from kagreport.stats._alpha import AlphaBootstrap, alpha_bootstrap_interval
+from kagreport.evaluation._agreement import alpha_interval
+from kagreport.stats import ConfidenceInterval, _alpha, bootstrap_mean_interval, wilson_interval
+from kagreport.stats._alpha import AlphaBootstrap, alpha_bootstrap_interval, pairable
 
 
 def test_all_is_complete() -> None:

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from kagreport import KagreportError, grade
-from kagreport.frames import OVERALL, stats_frame
+from kagreport.frames import stats_frame
+from kagreport.frames._tables import OVERALL
 from kagreport.kag import simulate_run
 from kagreport.runs import Run, setup_metrics
 from kagreport.widgets import StatsView

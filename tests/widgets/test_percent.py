@@ -15,13 +15,9 @@ from scipy.stats import binomtest
 
 from conftest import Tree, mcq
 from kagreport import StatsReport, _format, grade
-from kagreport.evaluation import (
-    AnswerItem,
-    compare_scores,
-    evaluate_answers,
-    render_comparison,
-    render_evaluation,
-)
+from kagreport.evaluation import AnswerItem, evaluate_answers
+from kagreport.evaluation._compare import compare_scores
+from kagreport.evaluation._text import render_comparison, render_evaluation
 from kagreport.evaluation.judges import ExactMatch, TokenF1
 from kagreport.frames import to_latex
 from kagreport.runs import Run

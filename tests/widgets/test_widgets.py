@@ -19,7 +19,7 @@ from kagreport import find, grade
 from kagreport._format import MISSING
 from kagreport._format import p_value as p_value_text
 from kagreport.examples import llmbar_natural, mmlu_pro_philosophy
-from kagreport.frames import COST_AXES, OVERALL
+from kagreport.frames._tables import COST_AXES, OVERALL
 from kagreport.grading import Metrics, Outcome, StatsReport
 from kagreport.grading._items import ItemTable
 from kagreport.grading._report import SetupReport

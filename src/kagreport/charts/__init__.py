@@ -44,17 +44,15 @@ with optional(*_NEEDS):
     need(*_NEEDS)
     from kagreport.charts._accuracy import accuracy_cost_chart
     from kagreport.charts._agreement import agreement_chart, pairwise_agreement_chart
-    from kagreport.charts._data import SIMULATED, label_title
-    from kagreport.charts._export import FORMATS, paper_spec, register_font_directory, save_figure
+    from kagreport.charts._export import register_font_directory, save_figure
     from kagreport.charts._forest import forest_plot
     from kagreport.charts._history import history_chart
     from kagreport.charts._latency import latency_chart
-    from kagreport.charts._live import live_available, live_chart
+    from kagreport.charts._live import live_chart
     from kagreport.charts._outcomes import dataset_heatmap, outcomes_chart
     from kagreport.charts._renderer import enable_by_default as _enable_by_default
-    from kagreport.charts._renderer import enable_notebook_renderer, notebook_spec
-    from kagreport.charts._retrieval_answer import CELL_LABELS, retrieval_answer_chart
-    from kagreport.charts._theme import fit_container
+    from kagreport.charts._renderer import enable_notebook_renderer
+    from kagreport.charts._retrieval_answer import retrieval_answer_chart
 
     # A chart as a cell's last expression is live and offline in notebooks, with a static SVG
     # saved (charts._renderer), unless the notebook chose another renderer than Altair's default.
@@ -62,24 +60,16 @@ with optional(*_NEEDS):
 
 
 __all__ = [
-    "CELL_LABELS",
-    "FORMATS",
-    "SIMULATED",
     "accuracy_cost_chart",
     "agreement_chart",
     "dataset_heatmap",
     "enable_notebook_renderer",
-    "fit_container",
     "forest_plot",
     "history_chart",
-    "label_title",
     "latency_chart",
-    "live_available",
     "live_chart",
-    "notebook_spec",
     "outcomes_chart",
     "pairwise_agreement_chart",
-    "paper_spec",
     "register_font_directory",
     "retrieval_answer_chart",
     "save_figure",

@@ -1,7 +1,7 @@
 """The headline chart: accuracy against a mean cost, with the Pareto frontier.
 
 Intervals on both axes: Wilson on accuracy (``frames.stats_frame``), the percentile bootstrap
-on the mean cost (``kagreport.runs.cost_intervals``); per dataset, one panel a dataset
+on the mean cost (``runs._intervals.cost_intervals``); per dataset, one panel a dataset
 (small multiples), each with its own frontier. Every point is identified without a tooltip
 (a printed figure has none): by its name, placed clear of the others, or by a number that the
 key in the subtitle maps to the full name (``kagreport.charts._labels``).
@@ -33,15 +33,11 @@ from kagreport.charts._data import (
 from kagreport.charts._labels import POSITIONS, Box, name_points, nice_top
 from kagreport.charts._names import key_lines
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme, preset_width
-from kagreport.frames import (
-    COST_AXES,
-    OVERALL,
-    RETRIEVAL_COSTS,
-    cost_values,
-    no_retrieval,
-    pareto_front,
-)
-from kagreport.runs import Run, cost_axis, cost_intervals
+from kagreport.frames._tables import COST_AXES, OVERALL, RETRIEVAL_COSTS, cost_values, no_retrieval
+from kagreport.runs import Run
+from kagreport.runs._costs import cost_axis
+from kagreport.runs._intervals import cost_intervals
+from kagreport.stats import pareto_front
 
 #: Pixels of a point's label before it is cut with an ellipsis: about half the plot of a
 #: one-column figure.
@@ -94,7 +90,7 @@ def _cost_bounds(
     per_dataset: bool,
     confidence: float,
 ) -> tuple[Any, Any]:
-    """The bootstrap bounds of each row's mean cost (``kagreport.runs.cost_intervals``).
+    """The bootstrap bounds of each row's mean cost (``runs._intervals.cost_intervals``).
 
     From the run's items; a frame brings its own as
     ``cost_low``/``cost_high`` columns, or has none (NaN: no horizontal bar).
@@ -256,10 +252,10 @@ def accuracy_cost_data(
 
     Columns: setup, dataset, accuracy, accuracy_low, accuracy_high (proportions in [0, 1]),
     cost (the chosen mean, in the unit of ``COST_AXES[cost]``, by
-    ``kagreport.frames.cost_values``: exactly 0 on the retrieval axes for a setup that
+    ``frames._tables.cost_values``: exactly 0 on the retrieval axes for a setup that
     answered without retrieving; NaN where undefined), cost_defined, no_retrieval (drawn at 0
     because it retrieves nothing), frontier (on the Pareto frontier of lower cost and higher
-    accuracy, ``kagreport.frames.pareto_front``, computed anew for this cost axis and, with
+    accuracy, :func:`kagreport.stats.pareto_front`, computed anew for this cost axis and, with
     ``per_dataset``, within each dataset; setups at 0 take part and dominate), status (one of
     ``FRONTIER_LABELS``, or ``""`` where the cost is undefined), note (``"no retrieval, 0
     s"`` / ``"no retrieval, 0 elements"`` (``ZERO_NOTES``) for a setup drawn at 0, or why
@@ -371,13 +367,13 @@ def accuracy_cost_chart(
 ) -> alt.LayerChart | alt.FacetChart:
     """Accuracy against a mean cost per setup: which setup gives the most accuracy per unit cost.
 
-    Encodes one point per setup: x = the setup's mean cost (``kagreport.frames.COST_AXES[cost]``:
+    Encodes one point per setup: x = the setup's mean cost (the cost axis's column:
     seconds of retrieval or generation per answered item, bytes of context, graph elements
     retrieved, tokens, US dollars), with its percentile bootstrap interval
-    (``kagreport.runs.cost_intervals``, from the run's items) as a horizontal bar; y =
+    over the run's items as a horizontal bar; y =
     accuracy (correct / total, as a percentage) with its Wilson interval as a vertical bar.
     The Pareto frontier (no other setup is at most as costly and at least as accurate) is
-    recomputed for the chosen cost with ``kagreport.frames.pareto_front``, drawn as a step
+    recomputed for the chosen cost with :func:`kagreport.stats.pareto_front`, drawn as a step
     line through the frontier setups, whose points are filled; the others are hollow. **Every
     point is identified** in a static figure: by its name beside it, placed clear of the
     other labels and points, or, where a name is too long for the plot, finds no free place,
@@ -409,7 +405,7 @@ def accuracy_cost_chart(
         ``per_dataset`` the other rows are drawn; optional ``cost_low``/``cost_high``
         columns give the cost intervals, which a frame cannot compute).
     cost : str
-        The cost axis, a name of :data:`kagreport.runs.COSTS`: ``"retrieval"``,
+        The cost axis: ``"retrieval"``,
         ``"generation"``, ``"context"``, ``"graph"``, or other tools' ``"latency"``,
         ``"tokens"``, ``"input_tokens"``, ``"output_tokens"``, ``"money"`` (a
         :class:`~kagreport.runs.Run` read by :func:`kagreport.sources.read_run`).
@@ -572,7 +568,7 @@ def accuracy_cost_chart(
         columns=columns,
         title=title_params(heading, subtitle, wide=True, simulated=simulated),
         # Vega-Lite fits only single and layered views to a width; a facet is sized by its
-        # panels (kagreport.charts.paper_spec fits them to the preset).
+        # panels (charts._export.paper_spec fits them to the preset).
         autosize=alt.AutoSizeParams(type="pad", contains="padding"),
         spacing=_panel_spacing(data),
         usermeta={"kagreport": {"preset": "two-column", "panels": panels, "columns": columns}},

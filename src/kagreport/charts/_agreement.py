@@ -20,7 +20,8 @@ from kagreport.charts._data import (
 )
 from kagreport.charts._names import axis_names
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
-from kagreport.evaluation import AnswerEvaluation, pairwise_agreement
+from kagreport.evaluation import AnswerEvaluation
+from kagreport.evaluation._agreement import pairwise_agreement
 from kagreport.frames import agreement_frame
 
 __all__ = [

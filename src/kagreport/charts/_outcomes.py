@@ -20,7 +20,7 @@ from kagreport.charts._data import (
 )
 from kagreport.charts._names import axis_names
 from kagreport.charts._theme import COLUMN_WIDTH, apply_theme
-from kagreport.frames import OVERALL
+from kagreport.frames._tables import OVERALL
 from kagreport.runs import Run
 
 __all__ = ["OUTCOME_COLOURS", "dataset_heatmap", "heatmap_data", "outcomes_chart", "outcomes_data"]

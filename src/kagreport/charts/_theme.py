@@ -9,7 +9,7 @@ the width of one column of a two-column paper (``PRESETS``), and no text is smal
 On screen a chart fills its container instead (``fit_container``: Vega-Lite's width
 ``"container"``, larger text); the paper size it came with is kept in its
 ``usermeta["kagreport"]["paper"]``, so that an export from the screen (the site's PNG and SVG
-buttons, ``kagreport.charts.paper_spec``) is the paper figure again.
+buttons, ``charts._export.paper_spec``) is the paper figure again.
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def fit_container(
     ``usermeta`` preset, else ``"two-column"`` for a facet and ``"one-column"`` otherwise),
     ``width`` (the figure's, pixels: the preset's, or the chart's own fixed width),
     ``height``, ``cell_width`` and ``padding`` where set, and ``config`` (the paper text
-    sizes), so that ``kagreport.charts.paper_spec`` and the site's export restore it.
+    sizes), so that ``charts._export.paper_spec`` and the site's export restore it.
     The title becomes the spec's ``description`` (unless it has one): what Vega gives screen
     readers as the chart's label.
 

@@ -2,6 +2,4 @@
 
 from __future__ import annotations
 
-from kagreport.cli._main import main
-
-__all__ = ["main"]
+__all__: list[str] = []

@@ -8,7 +8,7 @@ from typing import Any
 
 from kagreport import UsageError
 from kagreport.cli._output import plural
-from kagreport.sources import FORMAT_NAMES, TARGETS
+from kagreport.sources._names import FORMAT_NAMES, TARGETS
 
 __all__ = ["add_parser", "run_convert"]
 
@@ -63,7 +63,8 @@ def add_parser(commands: Any, verbosity: argparse.ArgumentParser) -> None:
 
 
 def run_convert(args: argparse.Namespace, level: int) -> int:
-    from kagreport.sources import FORMATS, convert_run, detect_format
+    from kagreport.sources import convert_run
+    from kagreport.sources._registry import FORMATS, detect_format
 
     options = {"datasets": args.datasets} if args.datasets is not None else {}
     if args.prefix is not None:

@@ -9,7 +9,8 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from kagreport import KagreportError, UsageError, stop_requested
+from kagreport import KagreportError, UsageError
+from kagreport._signals import stop_requested
 from kagreport.cli._output import as_text, plural, write_json
 
 __all__ = ["add_parsers", "run_compare", "run_evaluate"]
@@ -109,15 +110,12 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
 
 
 def run_evaluate(args: argparse.Namespace, level: int) -> int:
-    from kagreport.evaluation import (
-        TextRepairWarning,
-        answer_items_from_run,
-        check_evaluate_paths,
-        evaluate_answers,
-        render_evaluation,
-        write_report,
-    )
-    from kagreport.evaluation.judges import load_items_jsonl, load_judges
+    from kagreport.evaluation import TextRepairWarning, evaluate_answers
+    from kagreport.evaluation._files import check_evaluate_paths, write_report
+    from kagreport.evaluation._kag import answer_items_from_run
+    from kagreport.evaluation._text import render_evaluation
+    from kagreport.evaluation.judges import load_judges
+    from kagreport.evaluation.judges._config import load_items_jsonl
 
     if args.max_concurrency < 1:
         raise UsageError(f"--max-concurrency must be >= 1, not {args.max_concurrency}")
@@ -244,8 +242,9 @@ def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
 
 
 def run_compare(args: argparse.Namespace, level: int) -> int:
-    from kagreport.evaluation import check_output_path, render_comparison, write_report
-    from kagreport.sources import compare_files
+    from kagreport.evaluation._files import check_output_path, write_report
+    from kagreport.evaluation._text import render_comparison
+    from kagreport.sources._compare import compare_files
 
     if not 1 <= args.n_resamples <= 10**7:
         raise UsageError(f"--n-resamples must be between 1 and 10,000,000, not {args.n_resamples}")

@@ -14,7 +14,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kagreport import KagreportError, UsageError, __version__, stop_requested
+from kagreport import KagreportError, UsageError, __version__
+from kagreport._signals import stop_requested
 from kagreport.cli._convert import add_parser as add_convert_parser
 from kagreport.cli._convert import run_convert
 from kagreport.cli._evaluation import add_parsers as add_evaluation_parsers
@@ -25,9 +26,11 @@ from kagreport.cli._output import inert, plural, write_json, write_lossily
 from kagreport.cli._site import add_parsers as add_site_parsers
 from kagreport.cli._site import run_site
 from kagreport.cli._stop import restore_stop_handlers, stopped, terminate_as_interrupt
-from kagreport.grading import FindReport, StatsReport, compile_pattern, find, grade, watch
-from kagreport.grading.engine import ENGINES, EngineOptions
-from kagreport.kag import write_simulated_run
+from kagreport.grading import FindReport, StatsReport, find, grade, watch
+from kagreport.grading._find import compile_pattern
+from kagreport.grading.engine import EngineOptions
+from kagreport.grading.engine._options import ENGINES
+from kagreport.kag._simulate import write_simulated_run
 
 __all__ = ["main"]
 

@@ -105,7 +105,8 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
 
 def run_site(args: argparse.Namespace, level: int) -> int:
     """Run ``kagreport site build``; print the index path."""
-    from kagreport.site import build_site, config_from_options
+    from kagreport.site import build_site
+    from kagreport.site._options import config_from_options
 
     config = config_from_options(
         args.config,

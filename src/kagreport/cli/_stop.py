@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kagreport import note_stop, stop_requested
+from kagreport._signals import note_stop, stop_requested
 
 __all__ = ["restore_stop_handlers", "stopped", "terminate_as_interrupt"]
 

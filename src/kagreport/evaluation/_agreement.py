@@ -92,7 +92,7 @@ class Agreement:
     alpha : float
         Krippendorff's alpha; NaN when undefined (see :func:`krippendorff_alpha`).
     low, high : float
-        Percentile bootstrap interval over units (see :func:`alpha_interval`); NaN when it was not
+        Percentile bootstrap interval over units (resampled units); NaN when it was not
         requested or is undefined.
     level : str
         Level of measurement: ``"nominal"``, ``"ordinal"``, ``"interval"`` or ``"ratio"``.
@@ -169,7 +169,8 @@ def krippendorff_alpha(
         undefined: fewer than two coders, no unit rated by two or more coders, or no variation at
         all among the pairable ratings (expected disagreement 0). Libraries disagree there
         (krippendorff 0.9.0 raises ValueError or returns NaN with a RuntimeWarning); this function
-        returns NaN without a warning, and :func:`compute_agreement` says which case it is
+        returns NaN without a warning, and :attr:`AnswerEvaluation.agreement
+        <kagreport.evaluation.AnswerEvaluation.agreement>` says which case it is
         (:attr:`Agreement.undefined`). Units rated by fewer than two coders drop out.
 
     Raises

@@ -1,8 +1,8 @@
 """The result of a paired comparison: :class:`MetricComparison`, :class:`EvaluationComparison`.
 
-What :func:`~kagreport.evaluation.compare_items` returns, serialisable like the evaluations
-themselves (ANSWER_EVALUATION_SPEC.md, "compare" and "EvaluationComparison"): the document's
-schema and versions, its checks on reading, and equality.
+What ``AnswerEvaluation.compare`` returns, serialisable like the evaluations themselves
+(ANSWER_EVALUATION_SPEC.md, "compare" and "EvaluationComparison"): the document's schema
+and versions, its checks on reading, and equality.
 """
 
 from __future__ import annotations
@@ -218,7 +218,7 @@ class MetricComparison:
 class EvaluationComparison(Document):
     """A paired comparison of a candidate evaluation against a baseline.
 
-    Built by :func:`compare_items` (``AnswerEvaluation.compare``). Equality is
+    Built by ``AnswerEvaluation.compare``. Equality is
     NaN-aware, so ``EvaluationComparison.read(path) == x`` after ``x.write(path)``.
 
     Attributes
@@ -316,7 +316,7 @@ class EvaluationComparison(Document):
         ``ci_low``/``ci_high`` is the spec's 95% bootstrap interval, which is adjusted for
         no family and can exclude 0 beside a Holm p-value above 0.05. A verdict's interval
         (:attr:`MetricVerdict.ci`) is test-based at the level Holm tested the metric at
-        (:func:`kagreport.stats.interval_from_test` at :func:`kagreport.stats.holm_levels`,
+        (:func:`kagreport.stats.interval_from_test` at ``stats._holm.holm_levels``,
         the construction :func:`kagreport.runs.compare_setups` uses), so it excludes 0
         exactly when ``p_value_holm < alpha``; :attr:`MetricVerdict.label` names it
         (``"Holm-adjusted 95%"``). A metric outside the family is judged alone on its

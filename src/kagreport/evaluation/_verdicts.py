@@ -4,7 +4,7 @@ practical margin, or inconclusive (and then how many pairs would settle it).
 The decision, the interval and the p-value belong to one Holm family: the run's pairs x
 metrics for :func:`kagreport.runs.compare_setups`, the metrics under test for a lone
 :class:`~kagreport.evaluation.EvaluationComparison` (:func:`comparison_verdicts`). The
-interval is at the level Holm tested the hypothesis at (:func:`kagreport.stats.holm_levels`)
+interval is at the level Holm tested the hypothesis at (``stats._holm.holm_levels``)
 and agrees with the test (:func:`kagreport.stats.interval_from_test`), so it excludes 0
 exactly when the adjusted test rejects. This module is the one home of that construction:
 the run's comparisons and the lone ones both build their verdicts with :func:`row_verdict`.
@@ -19,12 +19,8 @@ from statistics import NormalDist
 from typing import Any, Final, Protocol
 
 from kagreport._format import count, difference
-from kagreport.stats import (
-    holm_levels,
-    interval_from_test,
-    minimum_detectable_effect,
-    required_sample_size,
-)
+from kagreport.stats import interval_from_test, minimum_detectable_effect, required_sample_size
+from kagreport.stats._holm import holm_levels
 
 
 # What a verdict reads of a comparison (evaluation._comparison's, which imports this
@@ -93,7 +89,7 @@ class MetricVerdict:
         ``p_value < alpha``. NaN with no pair.
     level : float
         Its coverage, ``1 - alpha_i``: the level Holm tested this hypothesis at
-        (:func:`kagreport.stats.holm_levels`); the pages call it "Holm-adjusted 95%"
+        (``stats._holm.holm_levels``); the pages call it "Holm-adjusted 95%"
         (:attr:`label`). ``1 - alpha`` for a metric outside the family.
     alpha : float
         The family-wise error rate (0.05).

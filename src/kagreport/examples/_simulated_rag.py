@@ -70,7 +70,7 @@ def simulated_rag(
     ones on a hit (``complete@5`` = 1), at most one on a miss; its answer is the reference
     when right, else a wrong one, scored by :class:`~kagreport.evaluation.judges.ExactMatch`.
     Both reports carry ``metadata["setup"]`` = the setup's name (what pairs them) and
-    :data:`SIMULATED_RAG_ATTRIBUTION`. The same arguments give the same reports.
+    ``metadata["attribution"]`` (SIMULATED). The same arguments give the same reports.
 
     Raises
     ------

@@ -6,7 +6,6 @@ Importing this module loads pandas; the layers below it never do.
 from __future__ import annotations
 
 from kagreport._optional import need, optional
-from kagreport.stats import pareto_front
 
 # What this package needs from its extra: one line naming the extra when one is missing.
 _NEEDS = ("pandas",)
@@ -14,32 +13,23 @@ with optional(*_NEEDS):
     need(*_NEEDS)
     from kagreport.frames._latex import to_latex
     from kagreport.frames._tables import (
-        COST_AXES,
         OVERALL,
-        RETRIEVAL_COSTS,
         agreement_frame,
         comparison_frame,
-        cost_values,
         evaluation_frame,
         items_frame,
         metrics_frame,
-        no_retrieval,
         stats_frame,
     )
 
 
 __all__ = [
-    "COST_AXES",
     "OVERALL",
-    "RETRIEVAL_COSTS",
     "agreement_frame",
     "comparison_frame",
-    "cost_values",
     "evaluation_frame",
     "items_frame",
     "metrics_frame",
-    "no_retrieval",
-    "pareto_front",
     "stats_frame",
     "to_latex",
 ]

@@ -20,17 +20,15 @@ import pandas as pd
 from kagreport._errors import KagreportError
 from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
 from kagreport.runs import (
-    CLUSTER_INTERVAL,
-    COSTS,
     Run,
     SetupComparison,
     SetupComparisons,
-    cost_axis,
     leaderboard,
-    recorded_columns,
     repeat_scores,
     setup_metrics,
 )
+from kagreport.runs._costs import COSTS, cost_axis, recorded_columns
+from kagreport.runs._leaderboard import CLUSTER_INTERVAL
 from kagreport.sources import as_run
 from kagreport.stats import pareto_front, wilson_interval
 
@@ -52,7 +50,7 @@ __all__ = [
 OVERALL = "(overall)"
 
 #: Cost columns of :func:`stats_frame`, by the short name the charts use
-#: (from :data:`kagreport.runs.COSTS`, the one table of cost names).
+#: (from ``runs._costs.COSTS``, the one table of cost names).
 COST_AXES = {name: (axis.stats_column, axis.title) for name, axis in COSTS.items()}
 
 #: The cost axes a setup pays only by retrieving: a setup that retrieves nothing costs 0 on them.
@@ -186,7 +184,7 @@ def stats_frame(report: Any, *, per_dataset: bool = True, confidence: float = 0.
         the cost column (``generation_secs``, ``context_bytes``, ``retrieval_secs``)
         are NaN, ``retrieval_samples`` included: unknown, not "retrieves nothing"; so are
         the generation time and context length of a run that recorded none above 0
-        (``kagreport.runs.recorded_columns``: MMLU-Pro's files hold a time of 0).
+        (``runs._costs.recorded_columns``: MMLU-Pro's files hold a time of 0).
     per_dataset : bool
         Include each setup's per-dataset rows besides its overall row
         (``dataset == OVERALL``).
@@ -208,7 +206,7 @@ def stats_frame(report: Any, *, per_dataset: bool = True, confidence: float = 0.
         are NaN. A run with other tools' costs also gets ``avg_tokens``,
         ``avg_input_tokens``, ``avg_output_tokens``, ``avg_cost_usd`` (means per item
         over the rows where known, errors included) for each axis of
-        :data:`kagreport.runs.COSTS` whose columns it holds.
+        cost axis whose columns it holds.
 
     Raises
     ------

@@ -25,13 +25,13 @@ from kagreport.gates._pairs import (
 from kagreport.gates._result import INCONCLUSIVE_POLICIES, GateResult
 from kagreport.stats import (
     holm_adjust,
-    holm_levels,
     interval_from_test,
     minimum_detectable_effect,
     power,
     required_sample_size,
     sign_flip_test,
 )
+from kagreport.stats._holm import holm_levels
 from kagreport.stats._signflip import DUST, exact_mean, paired_differences
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ def gate(
     enumeration or lattice where those apply, else Monte Carlo, else (more than 20,000
     non-zero differences) its normal approximation. Holm (1979) adjusts over every
     hypothesis of the gate; α_i is the level at which Holm tests hypothesis i
-    (:func:`kagreport.stats.holm_levels`). The interval of Δ is
+    (``stats._holm.holm_levels``). The interval of Δ is
     ``interval_from_test(mean(d) + margin, p, 1 - α_i, sd(d) / sqrt(n)) - margin``: it
     excludes -margin exactly when p < α_i, i.e. when the adjusted p is below ``alpha``.
 

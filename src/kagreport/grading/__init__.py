@@ -13,7 +13,7 @@ A tree on object storage, graded on a Dask cluster, again reading only what chan
 
 from __future__ import annotations
 
-from kagreport.grading._find import FindReport, compile_pattern, find
+from kagreport.grading._find import FindReport, find
 from kagreport.grading._grade import grade
 from kagreport.grading._items import Outcome
 from kagreport.grading._metrics import Metrics
@@ -25,7 +25,6 @@ __all__ = [
     "Metrics",
     "Outcome",
     "StatsReport",
-    "compile_pattern",
     "find",
     "grade",
     "watch",

@@ -258,7 +258,7 @@ def find(
     Parameters
     ----------
     pattern : str or Pattern
-        Searched anywhere (Rust ``regex`` syntax, see :func:`compile_pattern`)
+        Searched anywhere (Rust ``regex`` syntax, as kag's)
         in each response trimmed of Unicode White_Space.
     results : path, default "."
         The results root; walked to any depth.

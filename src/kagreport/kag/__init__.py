@@ -6,7 +6,7 @@ This layer reads and validates; it grades nothing (see :mod:`kagreport.grading`)
 from __future__ import annotations
 
 from kagreport.kag._datasets import MCQ, Datasets, Question, load_datasets
-from kagreport.kag._simulate import SimulatedRun, SimulatedSetup, simulate_run, write_simulated_run
+from kagreport.kag._simulate import SimulatedRun, SimulatedSetup, simulate_run
 
 __all__ = [
     "MCQ",
@@ -16,5 +16,4 @@ __all__ = [
     "SimulatedSetup",
     "load_datasets",
     "simulate_run",
-    "write_simulated_run",
 ]

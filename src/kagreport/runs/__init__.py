@@ -4,9 +4,8 @@
 from a graded kag tree (:meth:`Run.from_stats`) or from evaluations of the same items
 (:meth:`Run.from_evaluations`) and round-trips through a versioned JSON document.
 :func:`leaderboard`, :func:`compare_setups` and :func:`cost_frontier` are what the site,
-widgets and notebooks show; ``setup_metrics`` gives kag's per-setup metrics of any run
-and :data:`COSTS` the cost axes the charts share, ``cost_intervals`` the bootstrap
-interval of each mean cost; ``OUTCOMES`` names the outcome codes.
+widgets and notebooks show; :func:`setup_metrics` gives kag's per-setup metrics of any
+run.
 :func:`flipped_items` gives the items two systems score differently, with both sides'
 texts and costs (the same items as ``compare_setups``' flips); ``LazyTexts`` is a
 text column read on demand (a kag tree's responses stay in its result files).
@@ -18,42 +17,29 @@ those repeats.
 
 from __future__ import annotations
 
-from kagreport.runs._columns import OUTCOMES
-from kagreport.runs._costs import COSTS, cost_axis, recorded_columns, recorded_costs
 from kagreport.runs._flips import FlippedItem, FlippedSide, flipped_items
 from kagreport.runs._history import history
-from kagreport.runs._intervals import cost_intervals
-from kagreport.runs._leaderboard import CLUSTER_INTERVAL, leaderboard
-from kagreport.runs._metrics import kag_stats_json, setup_metrics
+from kagreport.runs._leaderboard import leaderboard
+from kagreport.runs._metrics import setup_metrics
 from kagreport.runs._model import Run
 from kagreport.runs._passk import pass_k
 from kagreport.runs._repeats import repeat_scores
-from kagreport.runs._search import response_matcher
 from kagreport.runs._summaries import metric_summaries
 from kagreport.runs._views import SetupComparison, SetupComparisons, compare_setups, cost_frontier
 
 __all__ = [
-    "CLUSTER_INTERVAL",
-    "COSTS",
-    "OUTCOMES",
     "FlippedItem",
     "FlippedSide",
     "Run",
     "SetupComparison",
     "SetupComparisons",
     "compare_setups",
-    "cost_axis",
     "cost_frontier",
-    "cost_intervals",
     "flipped_items",
     "history",
-    "kag_stats_json",
     "leaderboard",
     "metric_summaries",
     "pass_k",
-    "recorded_columns",
-    "recorded_costs",
     "repeat_scores",
-    "response_matcher",
     "setup_metrics",
 ]

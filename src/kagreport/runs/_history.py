@@ -27,7 +27,8 @@ from kagreport.runs._leaderboard import mean_rows
 from kagreport.runs._model import Run
 from kagreport.runs._repeats import item_means
 from kagreport.runs._times import run_time
-from kagreport.stats import holm_adjust, holm_levels, interval_from_test, sign_flip_test
+from kagreport.stats import holm_adjust, interval_from_test, sign_flip_test
+from kagreport.stats._holm import holm_levels
 from kagreport.stats._signflip import paired_differences
 
 if TYPE_CHECKING:
@@ -198,7 +199,7 @@ def history(
           difference, this run minus the previous, over the items both hold; unpaired:
           the difference of the means), ``p_value`` (two-sided), ``p_value_holm``,
           ``change_low``/``change_high`` (the interval at the level Holm tested the step
-          at, :func:`kagreport.stats.holm_levels`, which excludes 0 exactly when
+          at, ``stats._holm.holm_levels``, which excludes 0 exactly when
           ``significant``), ``significant`` (``p_value_holm < alpha`` and a non-zero
           change), ``method`` and ``n_pairs``.
 

@@ -111,7 +111,7 @@ def cost_intervals(
     ----------
     run : Run
     cost : str
-        A cost axis of :data:`kagreport.runs.COSTS` or a cost column of the run.
+        A cost axis (as :func:`kagreport.runs.cost_frontier` takes) or a cost column of the run.
     per_dataset : bool
         One interval per system and dataset (in dataset-name order) instead of per system.
     confidence : float

@@ -95,7 +95,7 @@ def _metadata(report: StatsReport) -> dict[str, Any]:
         "tool": "kag",
         "convention": _CONVENTION,
         "prefix": report.prefix,
-        # What kag stats reports beside the setups (kagreport.runs.kag_stats_json).
+        # What kag stats reports beside the setups (runs._metrics.kag_stats_json).
         "kag_stats": {
             "datasets": report.datasets,
             "scorable_questions": report.scorable_questions,

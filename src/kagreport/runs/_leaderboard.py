@@ -1,7 +1,7 @@
 """The leaderboard of a run: each system's mean of a metric, its interval (Wilson, or
 cluster-robust when the run repeats its items), and for a 0/1 metric the ranks the data
 cannot rule out and the groups of systems that cannot be told apart
-(:func:`kagreport.stats.rank_sets`, :func:`kagreport.stats.tie_groups`)."""
+(:func:`kagreport.stats.rank_sets`, ``stats._ranks.tie_groups``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import numpy.typing as npt
 
 from kagreport.runs._model import Run
 from kagreport.runs._repeats import RepeatScores, repeat_scores
-from kagreport.stats import clustered_mean, rank_sets, tie_groups, wilson_interval
+from kagreport.stats import clustered_mean, rank_sets, wilson_interval
+from kagreport.stats._ranks import tie_groups
 
 __all__ = ["CLUSTER_INTERVAL", "RANK_ALPHA", "LeaderboardRow", "leaderboard", "system_means"]
 
@@ -70,7 +71,7 @@ class LeaderboardRow:
         metric) and for a system with no defined value (which is not ranked).
     tie_group : int or None
         1, 2, ... : the group of systems that cannot be told apart from their
-        neighbours (:func:`kagreport.stats.tie_groups`: the accuracy order on those
+        neighbours (``stats._ranks.tie_groups``: the accuracy order on those
         shared items, cut where adjacent systems differ at a family-wise 5%), 1 the best
         group; None where ``rank_low`` is. Systems holding different items may stand in
         a slightly different order on the shared items than by ``mean``. Ranks and tie

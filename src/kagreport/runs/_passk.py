@@ -10,7 +10,7 @@ import numpy as np
 
 from kagreport.runs._model import Run
 from kagreport.runs._repeats import repeat_scores
-from kagreport.stats import pass_at_k, pass_hat_k
+from kagreport.stats._passk import pass_at_k, pass_hat_k
 
 __all__ = ["PassRow", "pass_k"]
 
@@ -29,8 +29,8 @@ class PassRow:
         2021, ``1 - C(n - c, k) / C(n, k)``; Yao et al. 2024, ``C(c, k) / C(n, k)``),
         fractions in [0, 1].
     pass_at_k_ci, pass_hat_k_ci : tuple of (float, float)
-        Their 95% t intervals over items (:func:`kagreport.stats.pass_at_k`), cut to
-        [0, 1]; NaN, NaN where undefined.
+        Their 95% t intervals over items (the unbiased estimators of Chen et al. 2021 and
+        Yao et al. 2024), cut to [0, 1]; NaN, NaN where undefined.
     n_items : int
         Items with at least one scored repeat.
     """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kagreport.grading import compile_pattern
+from kagreport.grading._find import compile_pattern
 from kagreport.grading._rule import WHITE_SPACE
 
 __all__ = ["response_matcher"]

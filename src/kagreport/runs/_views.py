@@ -2,7 +2,7 @@
 run-level Holm family and flipped items, and the cost frontier.
 
 No statistics are computed here: the paired sign-flip test is
-:func:`kagreport.evaluation.compare_scores`, Holm's adjustment
+``evaluation._compare.compare_scores``, Holm's adjustment
 :func:`kagreport.stats.holm_adjust`, the frontier :func:`kagreport.stats.pareto_front`.
 """
 
@@ -25,7 +25,8 @@ from kagreport.runs._flips import flip_rows
 from kagreport.runs._leaderboard import system_means
 from kagreport.runs._model import Run
 from kagreport.runs._repeats import item_means
-from kagreport.stats import holm_adjust, holm_levels, pareto_front
+from kagreport.stats import holm_adjust, pareto_front
+from kagreport.stats._holm import holm_levels
 
 if TYPE_CHECKING:
     from kagreport.evaluation import EvaluationComparison
@@ -199,7 +200,7 @@ def compare_setups(
     family is every pair x metric: Holm (1979) over all of them, at a
     family-wise 5%. Metrics equal on every row of the run (e.g. an Inspect ``choice``
     scorer and the ``correct`` derived from it) are one hypothesis, tested once
-    (:func:`kagreport.evaluation.same_hypotheses`; its ``same_as``).
+    (its ``same_as``).
     Each comparison carries that one family: its p-values adjusted across it, its
     intervals at the level Holm tested each hypothesis at, and a verdict per metric
     (:class:`~kagreport.evaluation.MetricVerdict`).
@@ -217,7 +218,7 @@ def compare_setups(
     baseline : str, optional
         Default the first system.
     n_resamples, seed
-        As :func:`kagreport.evaluation.compare_scores`.
+        As :meth:`AnswerEvaluation.compare <kagreport.evaluation.AnswerEvaluation.compare>`.
     margin : float, default 0.01
         The practical margin of an ``"equivalent"`` verdict, >= 0, in the metrics' units
         (0.01: one percentage point of accuracy).
@@ -228,7 +229,7 @@ def compare_setups(
         For an unknown metric, system, ``pairs`` or ``adjust``, or a ``margin`` that is
         not a finite number >= 0.
     """
-    from kagreport.evaluation import compare_scores, same_hypotheses
+    from kagreport.evaluation._compare import compare_scores, same_hypotheses
     from kagreport.evaluation._verdicts import row_verdict
 
     if adjust != "holm":
@@ -375,7 +376,7 @@ def cost_frontier(run: Run, cost: str, metric: str | None = None) -> tuple[Front
     ----------
     run : Run
     cost : str
-        A cost axis of :data:`kagreport.runs.COSTS` (``"retrieval"``, ``"generation"``,
+        A cost axis (``"retrieval"``, ``"generation"``,
         ``"context"``, ``"graph"``: the names the accuracy-against-cost chart takes) or
         a cost column of the run (``"retrieval_secs"``, ``"input_tokens"``, ...). An
         item's cost on ``"graph"`` is its vertices + relationships + properties.

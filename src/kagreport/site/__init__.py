@@ -31,7 +31,6 @@ with optional(*_NEEDS):
     need(*_NEEDS)
     from kagreport.site._build import build_site
     from kagreport.site._config import EvaluationSource, RunConfig, SiteConfig, SourceConfig
-    from kagreport.site._options import config_from_options
 
 __all__ = [
     "EvaluationSource",
@@ -40,5 +39,4 @@ __all__ = [
     "SiteError",
     "SourceConfig",
     "build_site",
-    "config_from_options",
 ]

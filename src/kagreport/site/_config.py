@@ -137,7 +137,9 @@ class SourceConfig:
         Display name; its slug names the run's pages and files. Default: the stem of
         ``path`` (a folder's name).
     format : str or None
-        A format name of :data:`kagreport.sources.FORMATS`; None: detected from the path.
+        A format name :func:`kagreport.read_run` takes (``"kagreport"``, ``"kag"``,
+        ``"lm-eval"``, ``"helm"``, ``"promptfoo"``, ``"openai-evals"``, ``"inspect"``,
+        ``"eee"``); None: detected from the path.
     baseline : str or None
         System every other is compared against; None: the top-ranked system.
     compare : {"baseline", "all-pairs"}
@@ -276,7 +278,7 @@ class SiteConfig:
             names.add(run.name)
         for index, table in enumerate(parsed.sources):
             if table.format is not None:
-                from kagreport.sources import FORMATS
+                from kagreport.sources._registry import FORMATS
 
                 if table.format not in FORMATS:
                     raise SiteError(
@@ -333,14 +335,13 @@ class SiteConfig:
             source checkout (absent from an installed package).
         """
         from kagreport.examples import (
-            FAST_GRAPHRAG_ATTRIBUTION,
-            LLMBAR_ATTRIBUTION,
             fast_graphrag_2wiki,
             inspect_popularity,
             llmbar_natural,
             mmlu_pro_philosophy,
             simulated_rag,
         )
+        from kagreport.examples._attribution import FAST_GRAPHRAG_ATTRIBUTION, LLMBAR_ATTRIBUTION
 
         example = mmlu_pro_philosophy()
         run = RunConfig(

@@ -114,7 +114,8 @@ class SiteContent:
         Figures are the charts a paper would use (run and evaluation level); a page's
         detail charts are drawn in the browser only (its menu exports SVG or PNG).
         """
-        from kagreport.charts import fit_container, paper_spec
+        from kagreport.charts._export import paper_spec
+        from kagreport.charts._theme import fit_container
 
         # The charts of kagreport.charts are tested; skipping Altair's schema validation
         # here saves most of the time to_dict takes.

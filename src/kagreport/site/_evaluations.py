@@ -190,7 +190,7 @@ def _comparison_context(
 def _read_evaluation(
     source: EvaluationSource,
 ) -> AnswerEvaluation | RetrievalEvaluation | EvaluationComparison:
-    from kagreport.evaluation import read_report
+    from kagreport.evaluation._read import read_report
 
     assert source.path is not None
     try:

@@ -17,7 +17,9 @@ import numpy as np
 import numpy.typing as npt
 
 from kagreport._format import score
-from kagreport.runs import OUTCOMES, Run, recorded_columns
+from kagreport.runs import Run
+from kagreport.runs._columns import OUTCOMES
+from kagreport.runs._costs import recorded_columns
 
 __all__ = [
     "ITEM_COLUMNS",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kagreport.charts import SIMULATED, label_title
+from kagreport.charts._data import SIMULATED, label_title
 
 __all__ = ["SIMULATED", "SIMULATED_NOTICE", "label_spec", "label_title"]
 

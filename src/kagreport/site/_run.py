@@ -26,17 +26,10 @@ from kagreport._format import (
     plural,
     rank_range,
 )
-from kagreport.runs import (
-    CLUSTER_INTERVAL,
-    COSTS,
-    Run,
-    kag_stats_json,
-    leaderboard,
-    pass_k,
-    recorded_columns,
-    recorded_costs,
-    setup_metrics,
-)
+from kagreport.runs import Run, leaderboard, pass_k, setup_metrics
+from kagreport.runs._costs import COSTS, recorded_columns, recorded_costs
+from kagreport.runs._leaderboard import CLUSTER_INTERVAL
+from kagreport.runs._metrics import kag_stats_json
 from kagreport.site._comparisons import plan_comparisons
 from kagreport.site._config import RunConfig, SourceConfig
 from kagreport.site._items import ITEM_COLUMNS, RESPONSE_LIMIT, item_columns, item_rows
@@ -272,7 +265,8 @@ def _leaderboard(entry: SiteRun) -> None:
     run = entry.run
     assert entry.metric is not None
     if entry.kag:
-        from kagreport.frames import OVERALL, stats_frame
+        from kagreport.frames import stats_frame
+        from kagreport.frames._tables import OVERALL
 
         frame = stats_frame(run, per_dataset=False)
         entry.clustered = bool(frame.attrs.get("accuracy_interval"))
@@ -424,7 +418,8 @@ def _charts(site: SiteContent, entry: SiteRun) -> None:
 def _system_pages(site: SiteContent, entry: SiteRun) -> None:
     """Each system's page: its per-dataset metrics and outcomes (kag's metrics) or its
     leaderboard row, its comparisons, its result files that did not parse, every item."""
-    from kagreport.frames import OVERALL, stats_frame
+    from kagreport.frames import stats_frame
+    from kagreport.frames._tables import OVERALL
 
     run = entry.run
     frame: pd.DataFrame | None = stats_frame(run) if entry.kag else None

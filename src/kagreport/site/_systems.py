@@ -8,7 +8,7 @@ systems (:func:`kagreport.runs.compare_setups`, all pairs, Holm-adjusted across 
 x metric). An answer report and a retrieval report of one setup (the same
 ``metadata["setup"]``, else the same ``metadata["name"]``) sharing items give that setup's
 2 x 2 of retrieval hit/miss by answer right/wrong
-(``kagreport.evaluation.retrieval_answer_from_reports``), shown on the systems page,
+(``evaluation._retrieval_answer.retrieval_answer_from_reports``), shown on the systems page,
 on the retrieval report's page and as a chart. No statistic is computed here.
 """
 
@@ -78,7 +78,7 @@ def _setup(source: EvaluationSource, report: Any) -> str:
 def _load(site: SiteContent) -> list[tuple[EvaluationSource, Any]]:
     """The reports of the site's evaluation sources that can be read (the others fail
     on their own page, with the message)."""
-    from kagreport.evaluation import read_report
+    from kagreport.evaluation._read import read_report
 
     loaded = []
     for source in site.config.evaluations:
@@ -177,7 +177,7 @@ def _retrieval_answer(
     answers: list[tuple[EvaluationSource, AnswerEvaluation]],
 ) -> list[dict[str, Any]]:
     """Each setup with both a retrieval and an answer report sharing items: its table."""
-    from kagreport.evaluation import retrieval_answer_from_reports
+    from kagreport.evaluation._retrieval_answer import retrieval_answer_from_reports
 
     by_setup = {_setup(s, r): (s, r) for s, r in answers}
     found = []
@@ -208,7 +208,7 @@ def _retrieval_answer(
 
 
 def _cell_rows(table: Any) -> list[dict[str, Any]]:
-    from kagreport.charts import CELL_LABELS
+    from kagreport.charts._retrieval_answer import CELL_LABELS
 
     def row(cell: Any, label: str) -> dict[str, Any]:
         return {

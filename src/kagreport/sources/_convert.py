@@ -77,7 +77,7 @@ def convert_run(
     output : str or path-like
         The document to write (its name ends in ``.json``), or the EEE folder.
     format : str, optional
-        The input format (:data:`FORMATS`); detected when omitted.
+        The input format (a name :func:`read_run` takes); detected when omitted.
     to : {"kagreport", "eee"}, optional
         The output format; ``"eee"`` when ``output``'s name ends in ``.eee``, else
         ``"kagreport"``.

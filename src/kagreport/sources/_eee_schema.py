@@ -34,7 +34,7 @@ __all__ = [
     "instance_file",
 ]
 
-#: Run.outcome labels by code (kagreport.runs.OUTCOMES), and the Run's text columns.
+#: Run.outcome labels by code (runs._columns.OUTCOMES), and the Run's text columns.
 OUTCOMES = ("correct", "incorrect", "error")
 TEXTS = ("responses", "references", "errors", "question_texts", "explanations")
 #: The schema version kagreport writes; it reads any 0.3.x.

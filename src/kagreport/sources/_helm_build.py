@@ -63,7 +63,7 @@ def stat_label(name: str, perturbation: dict[str, Any] | None) -> str:
     return f"{name} [{perturbation.get('name')}/{perturbation.get('computed_on')}]"
 
 
-#: Run.outcome codes (indices into kagreport.runs.OUTCOMES).
+#: Run.outcome codes (indices into runs._columns.OUTCOMES).
 _CORRECT, _INCORRECT, _ERROR = 0, 1, 2
 _CONVENTION = (
     "items are the instances of the split HELM evaluates (test, else valid); a perturbed "

@@ -252,8 +252,8 @@ def read_inspect(path: str | os.PathLike[str], *, summaries_only: bool = False) 
         A log, or a folder whose ``*.eval`` and ``*.json`` logs are read.
     summaries_only : bool
         Read a ``.eval`` log's header, summaries and reductions only (no sample
-        entries): the metrics, outcomes, costs and references come through, the
-        responses and scorer explanations do not.
+        entries): the metrics, outcomes and references come through, costs only
+        where the summaries record them, the responses and scorer explanations not.
 
     Raises
     ------

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["is_lmeval", "read_lmeval"]
 
 _MAIN = ("acc", "exact_match")
-#: Run.outcome codes (indices into kagreport.runs.OUTCOMES).
+#: Run.outcome codes (indices into runs._columns.OUTCOMES).
 _CORRECT, _INCORRECT = 0, 1
 
 

@@ -114,6 +114,7 @@ _FORMATS: dict[str, SourceFormat] = {
         "Inspect AI eval logs (.eval or .json, log format 2), or a folder of them",
         _inspect.is_inspect,
         _inspect.read_inspect,
+        ("summaries_only",),
     ),
     # Last: its folder search looks several levels down.
     "eee": SourceFormat(
@@ -223,14 +224,18 @@ def read_run(path: str | os.PathLike[str], format: str | None = None, **options:
     path : str or path-like
         The run's file or folder (a kag tree's results root may be a URL).
     format : str, optional
-        A name of :data:`FORMATS`; detected from the path when omitted. Given a
-        ``datasets`` option, the path is read as a kag result tree.
+        A format name, in the order detection tries them: ``"kagreport"``, ``"kag"``,
+        ``"lm-eval"``, ``"helm"``, ``"promptfoo"``, ``"openai-evals"``, ``"inspect"``,
+        ``"eee"``; detected from the path when omitted. Given a ``datasets`` option, the
+        path is read as a kag result tree.
     **options
-        The format's options (:attr:`SourceFormat.options`); only ``"kag"`` takes any:
-        ``datasets`` (the datasets file, required), ``prefix`` (the result files'
-        prefix), ``storage_options`` (fsspec options for a URL), ``engine_options`` (how
-        to grade: :func:`kagreport.grade`'s ``options``) and ``keep_text`` (keep the
-        responses as grading reads them, as :func:`kagreport.grade`). A kag run equals
+        The format's options. ``"inspect"`` takes ``summaries_only`` (read a ``.eval``
+        log's header, summaries and reductions only: the metrics, outcomes and
+        references, not the responses). ``"kag"`` takes ``datasets`` (the datasets file,
+        required), ``prefix`` (the result files' prefix), ``storage_options`` (fsspec
+        options for a URL), ``engine_options`` (how to grade: :func:`kagreport.grade`'s
+        ``options``) and ``keep_text`` (keep the responses as grading reads them, as
+        :func:`kagreport.grade`). A kag run equals
         ``Run.from_stats(grade(datasets, path, prefix))``: the same numbers, with the
         question texts, options and answer keys from the datasets file and the responses
         and errors read from the result files when shown.
@@ -261,10 +266,10 @@ def read_run(path: str | os.PathLike[str], format: str | None = None, **options:
         raise UsageError(
             f"the {source.name} format takes no option {', '.join(map(repr, unknown))} ({takes})"
         )
+    kag = source.name == "kag"
     try:
-        if source.options:
-            return _plain_names(source.read(path, **options))
-        return _plain_names(source.read(Path(path)))
+        # A kag tree's results root may be a URL; every other reader takes a local path.
+        return _plain_names(source.read(path if kag else Path(path), **options))
     except RecursionError:
         # sources._load refuses a document nested too deeply where it decodes it; a value
         # nested just under the limit can still meet it when a reader walks it (json.dumps
@@ -281,8 +286,8 @@ def read_run(path: str | os.PathLike[str], format: str | None = None, **options:
             f"{os.fspath(path)}: a number out of range in {source.name} data ({exc})", path=path
         ) from None
     except KagreportError as exc:
-        if type(exc) is not KagreportError or source.options or os.fspath(path) in exc.message:
-            raise  # kag trees (the one format with options) say what kag says
+        if type(exc) is not KagreportError or kag or os.fspath(path) in exc.message:
+            raise  # kag trees say what kag says
         # The Run built from the file refused it (an item in two rows, say): name the file.
         raise DocumentError(f"{os.fspath(path)}: {exc.message}", path=path) from None
 

@@ -15,10 +15,9 @@ must import it lazily to keep ``import kagreport`` light.
 
 from __future__ import annotations
 
-from kagreport.stats._alpha import alpha, pairable
 from kagreport.stats._bootstrap import bootstrap_mean_interval
 from kagreport.stats._clustered import clustered_mean
-from kagreport.stats._holm import holm_adjust, holm_levels
+from kagreport.stats._holm import holm_adjust
 from kagreport.stats._intervals import (
     ConfidenceInterval,
     interval_from_test,
@@ -26,32 +25,25 @@ from kagreport.stats._intervals import (
     wilson_interval,
 )
 from kagreport.stats._paired import paired_difference
-from kagreport.stats._passk import pass_at_k, pass_hat_k
 from kagreport.stats._power import minimum_detectable_effect, power, required_sample_size
 from kagreport.stats._ppi import ppi_mean
-from kagreport.stats._ranks import rank_sets, tie_groups
+from kagreport.stats._ranks import rank_sets
 from kagreport.stats._signflip import SignFlipResult, sign_flip_test
 
 __all__ = [
     "ConfidenceInterval",
     "SignFlipResult",
-    "alpha",
     "bootstrap_mean_interval",
     "clustered_mean",
     "holm_adjust",
-    "holm_levels",
     "interval_from_test",
     "minimum_detectable_effect",
-    "pairable",
     "paired_difference",
     "pareto_front",
-    "pass_at_k",
-    "pass_hat_k",
     "power",
     "ppi_mean",
     "rank_sets",
     "required_sample_size",
     "sign_flip_test",
-    "tie_groups",
     "wilson_interval",
 ]

@@ -1,6 +1,6 @@
 """Honest leaderboards: which systems of a 0/1 items x systems matrix can be told apart.
 
-:func:`tie_groups` cuts the accuracy order where adjacent systems differ significantly;
+``tie_groups`` cuts the accuracy order where adjacent systems differ significantly;
 :func:`rank_sets` gives each system the interval of ranks it may hold. Both rest on the
 exact McNemar test (``mcnemar_p_values``: the two-sided binomial test of the discordant
 pairs) and Holm's adjustment (:func:`kagreport.stats.holm_adjust`). Every pair's discordant
@@ -226,7 +226,7 @@ def rank_sets(
     Raises
     ------
     InputError
-        As :func:`tie_groups`.
+        As ``tie_groups``.
 
     References
     ----------

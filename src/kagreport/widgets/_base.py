@@ -109,7 +109,9 @@ class ChartPane(widgets.Box):  # type: ignore[misc]  # ipywidgets is untyped
 
     def _draw_live(self, chart: Any) -> bool:
         try:
-            from kagreport.charts import live_available, live_chart, notebook_spec
+            from kagreport.charts import live_chart
+            from kagreport.charts._live import live_available
+            from kagreport.charts._renderer import notebook_spec
 
             if not live_available():
                 return False

@@ -24,12 +24,8 @@ from kagreport._format import (
     percent,
     score,
 )
-from kagreport.evaluation import (
-    AnswerEvaluation,
-    EvaluationComparison,
-    RetrievalEvaluation,
-    primary_metrics,
-)
+from kagreport.evaluation import AnswerEvaluation, EvaluationComparison, RetrievalEvaluation
+from kagreport.evaluation._compare import primary_metrics
 from kagreport.evaluation._text import family_label, method_label
 from kagreport.frames import comparison_frame
 from kagreport.runs import Run, SetupComparison, compare_setups
@@ -83,7 +79,7 @@ class ComparisonView(View):
     metrics : sequence of str, optional
         The metrics compared. Default: every metric of a run (``mrr`` alone for a
         retrieval run that has it); for named evaluations
-        ``kagreport.evaluation.primary_metrics`` of the pair, the family ``compare``
+        ``evaluation._compare.primary_metrics`` of the pair, the family ``compare``
         tests.
     n_resamples : int
         Budget of the test and the bootstrap (the site's and ``compare``'s default).

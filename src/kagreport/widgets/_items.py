@@ -12,7 +12,9 @@ import numpy.typing as npt
 
 from kagreport._errors import KagreportError
 from kagreport._format import MISSING, quantity
-from kagreport.runs import OUTCOMES, Run, response_matcher
+from kagreport.runs import Run
+from kagreport.runs._columns import OUTCOMES
+from kagreport.runs._search import response_matcher
 from kagreport.sources import as_run
 from kagreport.widgets._base import View, describe
 from kagreport.widgets._html import (

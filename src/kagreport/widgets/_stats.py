@@ -16,15 +16,10 @@ import numpy as np
 import pandas as pd
 
 from kagreport._format import is_missing, is_proportion, quantity, rank_range, score_interval
-from kagreport.frames import (
-    COST_AXES,
-    OVERALL,
-    RETRIEVAL_COSTS,
-    cost_values,
-    no_retrieval,
-    stats_frame,
-)
-from kagreport.runs import COSTS, Run, cost_axis, cost_frontier, leaderboard, setup_metrics
+from kagreport.frames import stats_frame
+from kagreport.frames._tables import COST_AXES, OVERALL, RETRIEVAL_COSTS, cost_values, no_retrieval
+from kagreport.runs import Run, cost_frontier, leaderboard, setup_metrics
+from kagreport.runs._costs import COSTS, cost_axis
 from kagreport.sources import as_run
 from kagreport.widgets._base import ChartPane, ChartResult, View, build_chart, describe
 from kagreport.widgets._html import fmt_percent_interval, html_table, message_html
@@ -45,7 +40,7 @@ _KAG_COSTS = ("retrieval", "generation", "context", "graph")
 
 
 def _missing(run: Run) -> dict[str, list[str]]:
-    """Each cost axis of :data:`COST_AXES` and the columns it sums that the run lacks."""
+    """Each cost axis and the columns it sums that the run lacks."""
     return {name: [c for c in COSTS[name].columns if c not in run.costs] for name in COST_AXES}
 
 
@@ -68,7 +63,7 @@ class StatsView(View):
 
     Controls: ``setups`` and ``datasets`` (multi-selects, all selected at
     first), :attr:`cost` (the cost axis of the chart, one of
-    ``kagreport.frames.COST_AXES``; for a run without outcomes one of its cost
+    the cost axes; for a run without outcomes one of its cost
     columns) and :attr:`per_dataset` (one point per dataset in the chart and one table
     row per dataset). Changing any of them rebuilds :attr:`frame`, the table and
     :attr:`chart`.
@@ -482,7 +477,7 @@ class StatsView(View):
             else:
                 note += self._cost_note(full, cost, COST_AXES[cost][1])
                 # The selected run, not its frame: the chart's cost intervals are
-                # bootstrapped over its items (kagreport.runs.cost_intervals).
+                # bootstrapped over its items (runs._intervals.cost_intervals).
                 self._chart = build_chart(
                     "accuracy_cost_chart",
                     selected,

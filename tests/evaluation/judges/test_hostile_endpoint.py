@@ -36,8 +36,7 @@ from chat_stub import ChatStub, Reply, ok, status
 from conftest import run_cli
 from hostile import MiB, deep, drip, endless, gzip_bomb, huge, run_measured
 from kagreport.evaluation import AnswerEvaluation, AnswerItem, evaluate_answers
-from kagreport.evaluation.judges._llm import LLMJudge
-from kagreport.evaluation.judges._protocol import JudgeFailure, Usage
+from kagreport.evaluation.judges import JudgeFailure, LLMJudge, Usage
 from processes import BOUND
 
 PROMPT = "[item {{ item.identifier }}] Q: {{ item.question }} A: {{ item.answer }}"

@@ -19,11 +19,10 @@ from typing import Any
 import pytest
 
 from chat_stub import ChatStub, error_body, ok, status
-from kagreport._errors import KagreportError
+from kagreport import KagreportError
 from kagreport.evaluation import AnswerItem
+from kagreport.evaluation.judges import JudgeFailure, LLMJudge, Usage
 from kagreport.evaluation.judges._cache import CachedResponse, JudgeCache
-from kagreport.evaluation.judges._llm import LLMJudge
-from kagreport.evaluation.judges._protocol import JudgeFailure, Usage
 
 PROMPT = "[item {{ item.identifier }}] Question: {{ item.question }}\nAnswer: {{ item.answer }}"
 T1_SYSTEM = "You are a strict grader. End with 'Verdict: correct' or 'Verdict: incorrect'."

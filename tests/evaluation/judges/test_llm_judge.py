@@ -35,8 +35,7 @@ from chat_stub import (
     truncated,
 )
 from kagreport.evaluation import AnswerItem, TextRepairWarning
-from kagreport.evaluation.judges._llm import LLMJudge
-from kagreport.evaluation.judges._protocol import Judge, JudgeFailure, Judgement, Usage
+from kagreport.evaluation.judges import Judge, JudgeFailure, Judgement, LLMJudge, Usage
 from kagreport.evaluation.judges._verdict import parse_verdict
 
 PROMPT = "[item {{ item.identifier }}] Question: {{ item.question }}\nAnswer: {{ item.answer }}"

@@ -14,7 +14,7 @@ The building blocks of :func:`~kagreport.evaluation.evaluate_answers`:
 
 from __future__ import annotations
 
-from kagreport.evaluation.judges._config import load_items_jsonl, load_judges
+from kagreport.evaluation.judges._config import load_judges
 from kagreport.evaluation.judges._llm import LLMJudge
 from kagreport.evaluation.judges._protocol import Judge, JudgeFailure, Judgement, Usage
 from kagreport.evaluation.judges._rules import (
@@ -26,7 +26,6 @@ from kagreport.evaluation.judges._rules import (
     TokenF1,
     extract_option,
 )
-from kagreport.evaluation.judges._verdict import Scale
 
 __all__ = [
     "Contains",
@@ -38,10 +37,8 @@ __all__ = [
     "OptionExtraction",
     "OptionMatch",
     "RegexMatch",
-    "Scale",
     "TokenF1",
     "Usage",
     "extract_option",
-    "load_items_jsonl",
     "load_judges",
 ]

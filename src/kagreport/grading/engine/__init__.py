@@ -14,7 +14,7 @@ package is initialised on the first of them.
 
 from __future__ import annotations
 
-from kagreport.grading.engine._options import ENGINES, EngineOptions
+from kagreport.grading.engine._options import EngineOptions
 from kagreport.grading.engine._store import GradeStore, StoreError
 
-__all__ = ["ENGINES", "EngineOptions", "GradeStore", "StoreError"]
+__all__ = ["EngineOptions", "GradeStore", "StoreError"]
