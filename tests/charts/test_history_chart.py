@@ -98,6 +98,14 @@ def test_a_metric_the_frame_lacks_is_refused() -> None:
         history_chart(_frame(), metric="nope")
 
 
+def test_a_system_the_frame_lacks_is_named() -> None:
+    frame = _frame()
+    held = sorted(frame["system"].unique())
+    with pytest.raises(KagreportError, match="holds no system 'nobody'") as caught:
+        history_chart(frame, systems=[held[0], "nobody"])
+    assert repr(held[0]) in str(caught.value)  # what it does hold, to choose from
+
+
 def test_run_labels_are_whole_on_paper_and_on_a_screen() -> None:
     # A new user's history: runs made by `kagreport convert` (file times), named run-N.
     systems = ("kag-large",)

@@ -128,6 +128,23 @@ def test_another_archive_is_unpacked_into_another_folder(cache: Path, tmp_path: 
     assert (second / "data.txt").read_bytes() == b"new\n"
 
 
+def test_a_staging_folder_a_killed_process_left_is_swept_on_the_next_unpack(
+    cache: Path, tmp_path: Path
+) -> None:
+    # SIGKILL during the first use leaves `.run-XXXX.partial`; an hour later it is nobody's.
+    examples = cache / "examples"
+    examples.mkdir(parents=True)
+    abandoned, current = examples / ".run-dead.partial", examples / ".run-live.partial"
+    for folder in (abandoned, current):
+        (folder / "sub").mkdir(parents=True)
+        (folder / "sub" / "data.txt").write_bytes(b"half")
+    hour_ago = time.time() - 3601
+    os.utime(abandoned, (hour_ago, hour_ago))
+    unpacked(_tar_xz(tmp_path / "a.tar.xz", [(_member("data.txt"), b"new\n")]), "run")
+    assert not abandoned.exists()
+    assert (current / "sub" / "data.txt").read_bytes() == b"half"  # maybe another's, kept
+
+
 def test_the_cache_folder_comes_from_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -112,10 +112,17 @@ def history_chart(
     require_columns(frame, _NEEDED, "the history frame")
     name = metric if metric is not None else (str(frame["metric"].iloc[0]) if len(frame) else "")
     data = frame[frame["metric"] == name]
-    if systems is not None:
-        data = data[data["system"].isin(list(systems))]
     if data.empty:
         raise KagreportError(f"the history holds no row of metric {name!r}")
+    if systems is not None:
+        held = data["system"].unique().tolist()
+        missing = [s for s in systems if s not in held]
+        if missing:
+            raise KagreportError(
+                f"the history of metric {name!r} holds no system "
+                f"{', '.join(map(repr, missing))} (it holds {', '.join(map(repr, held))})"
+            )
+        data = data[data["system"].isin(list(systems))]
     alpha = float(frame.attrs.get("alpha", 0.05))
     if percent is None:
         wilson = "interval" in data and bool((data["interval"] == "wilson").any())

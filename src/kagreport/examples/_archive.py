@@ -20,6 +20,7 @@ import os
 import shutil
 import tarfile
 import tempfile
+import time
 from pathlib import Path, PurePosixPath
 
 from kagreport._atomic import write_atomic
@@ -33,6 +34,8 @@ CACHE_VARIABLE = "KAGREPORT_CACHE"
 # Hex digits of the archive's SHA-256 in the cache folder's name: 64 bits, so two archives
 # would share a folder only by a collision.
 _HASH_DIGITS = 16
+#: A staging folder this old belongs to no live unpack (one takes under a second).
+_ABANDONED_SECS = 3600.0
 
 
 def cache_folder() -> Path:
@@ -100,6 +103,7 @@ def unpacked(archive: Path, name: str) -> Path:
         return target
     try:
         parent.mkdir(parents=True, exist_ok=True)
+        _remove_abandoned(parent, name)
         staging = Path(tempfile.mkdtemp(prefix=f".{name}-", suffix=".partial", dir=parent))
     except OSError as exc:
         raise _unwritable(parent, exc) from None
@@ -117,6 +121,20 @@ def unpacked(archive: Path, name: str) -> Path:
         # Gone after a successful rename; else a partial copy nobody else reads.
         shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def _remove_abandoned(parent: Path, name: str) -> None:
+    """Remove the staging folders a killed process left (SIGKILL skips its ``finally``).
+
+    Only those untouched for ``_ABANDONED_SECS``: an unpack takes well under a second, so a
+    younger one may be another process's, still being written."""
+    now = time.time()
+    for staging in parent.glob(f".{name}-*.partial"):
+        try:
+            if now - staging.lstat().st_mtime > _ABANDONED_SECS and staging.is_dir():
+                shutil.rmtree(staging, ignore_errors=True)
+        except OSError:
+            continue  # gone already: another process swept it
 
 
 def _unwritable(parent: Path, exc: OSError) -> KagreportError:
