@@ -77,6 +77,11 @@ def test_a_stopped_gate_leaves_the_old_set_or_the_new_one(tmp_path: Path) -> Non
         assert "Traceback" not in err, err
         if process.returncode == 0:
             assert _verdicts(out) == {"pass"}, attempt  # it finished before the signal
+        elif process.returncode == -signum:
+            # The work was done, the handlers restored (cli._stop.restore_stop_handlers):
+            # the signal took its default action as the process exited, silently.
+            assert err == "", err
+            assert _verdicts(out) == {"pass"}, attempt
         else:
             stopped += 1
             assert process.returncode == 128 + signum, (attempt, process.returncode, err)

@@ -211,3 +211,50 @@ def test_two_runs_of_one_name_are_refused() -> None:
     run = _run({"A": [1.0]}, None)
     with pytest.raises(KagreportError, match="two runs are named 'a'"):
         history([("a", run), ("a", run)])
+
+
+def _without_rows(run: Run, drop: Sequence[int]) -> Run:
+    from kagreport.runs._columns import TEXTS
+    from kagreport.runs._texts import take_texts
+
+    rows = np.setdiff1d(np.arange(len(run)), np.asarray(drop, dtype=np.intp))
+    return dataclasses.replace(
+        run,
+        system=run.system[rows],
+        dataset=run.dataset[rows],
+        question=run.question[rows],
+        outcome=run.outcome[rows],
+        metrics={k: v[rows] for k, v in run.metrics.items()},
+        costs={k: v[rows] for k, v in run.costs.items()},
+        **{name: take_texts(getattr(run, name), rows) for name in TEXTS},
+    )
+
+
+def test_promptfoo_repeats_pair_by_the_test_whichever_repeat_a_system_holds() -> None:
+    # The real promptfoo run (8 tests x 3 repeats per system); a later run of it lost the
+    # first repeat of every test of one system. Its items are still the 8 tests: the history
+    # pairs them as the gate does (an item keyed by its first held row paired none).
+    from pathlib import Path
+
+    from kagreport.gates import gate
+    from kagreport.sources import read_run
+
+    path = Path(__file__).parents[1] / "data" / "sources" / "promptfoo" / "real" / "results.json"
+    run = read_run(path)
+    repeat_of = run.metadata["repeat_of"]
+    system = run.systems[1]
+    firsts = [
+        int(row)
+        for row in np.flatnonzero(run.system == 1)
+        if repeat_of[run.item_label(int(row))] == run.item_label(int(row))
+    ]
+    assert len(firsts) == 8
+    later = _without_rows(run, firsts)
+    later = dataclasses.replace(
+        later, metadata=later.metadata | {"created": "2099-01-01T00:00:00Z"}
+    )
+    frame = history({"before": run, "after": later})
+    step = frame[(frame["system"] == system) & (frame["metric"] == "correct")].iloc[-1]
+    assert step["n_pairs"] == 8
+    held = next(h for h in gate(later, run).hypotheses if h.candidate_system == system)
+    assert held.n_pairs == 8

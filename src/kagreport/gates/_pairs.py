@@ -8,15 +8,15 @@ integer keys, not a dictionary of strings per comparison.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kagreport._errors import InputError
 from kagreport._format import is_proportion
-from kagreport.runs._repeats import item_means
+from kagreport.runs._repeats import item_means, item_questions
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -182,27 +182,11 @@ def side_values(role: str, run: Run, system: str, metric: str, space: ItemSpace)
         first = means[1][rows]
         rows = rows[first]
         values = means[0][metric][rows]
-        questions = _first_questions(run, rows)
+        questions = item_questions(run, rows)
     keep = ~np.isnan(values)
     keys = space.keys(role, run, rows[keep], None if questions is None else questions[keep])
     order = np.argsort(keys, kind="stable")
     return SideValues(keys[order], values[keep][order], means is not None)
-
-
-def _first_questions(run: Run, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
-    # A cluster's item is the test its repeats repeat (repeat_of: label -> first label),
-    # whichever repeat the system happens to hold first.
-    repeat_of: Mapping[str, Any] = run.metadata["repeat_of"]
-    codes = {name: i for i, name in enumerate(run.question_names)}
-    out = run.question[rows].astype(np.int64)
-    for i, row in enumerate(rows.tolist()):
-        label = run.item_label(row)
-        first = repeat_of.get(label)
-        if isinstance(first, str) and first != label:
-            dataset = run.dataset_names[run.dataset[row]]
-            name = first.removeprefix(f"{dataset}/") if dataset else first
-            out[i] = codes.get(name, out[i])
-    return out
 
 
 def proportion(metric: str, *columns: npt.NDArray[np.float64]) -> bool:

@@ -25,7 +25,7 @@ import numpy.typing as npt
 from kagreport._errors import KagreportError
 from kagreport.runs._leaderboard import mean_rows
 from kagreport.runs._model import Run
-from kagreport.runs._repeats import item_means
+from kagreport.runs._repeats import item_means, item_questions
 from kagreport.runs._times import run_time
 from kagreport.stats import holm_adjust, interval_from_test, sign_flip_test
 from kagreport.stats._holm import holm_levels
@@ -103,17 +103,35 @@ def _item_ids(run: Run, vocabulary: dict[tuple[str, str], int]) -> npt.NDArray[n
 
 
 def _system_values(
-    run: Run, metric: str, system: str, ids: npt.NDArray[np.int64], first: Any
+    run: Run,
+    metric: str,
+    system: str,
+    ids: npt.NDArray[np.int64],
+    first: Any,
+    vocabulary: dict[tuple[str, str], int],
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """(item ids ascending, values) of ``system``'s defined values of ``metric``: one per
-    item (the mean of its repeats when the run holds repeats as rows)."""
+    item (the mean of its repeats when the run holds repeats as rows, keyed by the test
+    they repeat: :func:`kagreport.runs._repeats.item_questions`, as the gate keys them)."""
     values, repeats = first
     rows = np.flatnonzero(run.system == run.systems.index(system))
     if repeats is not None:
         rows = rows[repeats[rows]]
+        questions = item_questions(run, rows)
+        item_of = np.array(
+            [
+                vocabulary.setdefault(
+                    (run.dataset_names[d], run.question_names[q]), len(vocabulary)
+                )
+                for d, q in zip(run.dataset[rows].tolist(), questions.tolist(), strict=True)
+            ],
+            dtype=np.int64,
+        )
+    else:
+        item_of = ids[rows]
     mine = values[rows]
     keep = ~np.isnan(mine)
-    item, mine = ids[rows][keep], mine[keep]
+    item, mine = item_of[keep], mine[keep]
     order = np.argsort(item, kind="stable")
     return item[order], mine[order]
 
@@ -245,7 +263,7 @@ def history(
             values = (column, None) if averaged is None else (averaged[0][metric], averaged[1])
             for row in mean_rows(entry.run, metric)[0]:  # the leaderboard's, without ranks
                 if row.n_defined:
-                    held = _system_values(entry.run, metric, row.system, ids[k], values)
+                    held = _system_values(entry.run, metric, row.system, ids[k], values, vocabulary)
                     steps.setdefault(row.system, []).append((k, row, held))
         for system in sorted(steps):
             rows += _sequence(entries, metric, system, steps[system], alpha, n_resamples, seed)

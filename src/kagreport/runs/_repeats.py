@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from kagreport.runs._model import Run
 
-__all__ = ["RepeatScores", "repeat_scores"]
+__all__ = ["RepeatScores", "item_means", "item_questions", "repeat_scores"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -170,3 +170,26 @@ def item_means(
             mean = np.where(first & (counts > 0), sums / np.maximum(counts, 1.0), np.nan)
         means[name] = mean
     return means, first
+
+
+def item_questions(run: Run, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+    """The question code of the item each of ``rows`` scores: the row's own, or, for a
+    repeat recorded as a row (``metadata["repeat_of"]``: label -> the first repeat's label),
+    the first repeat's, whichever repeats the row's system holds.
+
+    Every run that pairs items across runs (the gate, the history) keys a cluster of
+    repeats so: by the test it repeats, never by the first row a system happens to hold.
+    """
+    out = run.question[rows].astype(np.int64)
+    repeat_of = run.metadata.get("repeat_of")
+    if not (isinstance(repeat_of, Mapping) and repeat_of):
+        return out
+    codes = {name: i for i, name in enumerate(run.question_names)}
+    for i, row in enumerate(rows.tolist()):
+        label = run.item_label(row)
+        first = repeat_of.get(label)
+        if isinstance(first, str) and first != label:
+            dataset = run.dataset_names[run.dataset[row]]
+            name = first.removeprefix(f"{dataset}/") if dataset else first
+            out[i] = codes.get(name, out[i])
+    return out
