@@ -219,3 +219,19 @@ def test_a_broken_reference_fails_the_build(build: tuple[Path, Path]) -> None:
         page.unlink()
     assert done.returncode != 0
     assert "kagreport.no_such_function" in done.stderr
+
+
+def test_the_types_public_names_return_are_documented(html: Path) -> None:
+    # A leaderboard row, a frontier point, a clustered mean: what users read the fields of,
+    # documented on the page of the package whose names return them (not exported).
+    expected = {
+        "kagreport.runs": ["runs._leaderboard.LeaderboardRow", "runs._views.FrontierPoint"],
+        "kagreport.grading": ["grading._report.SetupReport", "grading._items.ItemTable"],
+        "kagreport.stats": ["stats._clustered.MeanEstimate", "stats._paired.PairedDifference"],
+    }
+    for package, paths in expected.items():
+        page = (html / "api" / f"{package}.html").read_text()
+        for path in paths:
+            assert f'id="kagreport.{path}"' in page, (package, path)
+    runs = (html / "api" / "kagreport.runs.html").read_text()
+    assert 'href="#kagreport.runs._leaderboard.LeaderboardRow"' in runs  # from leaderboard

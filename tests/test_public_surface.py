@@ -214,3 +214,59 @@ def test_every_format_name_is_in_the_docstrings_that_list_them() -> None:
         assert doc is not None
         listed = re.findall(r'``"([a-z-]+)"``', doc.split("; None")[0].split("; detected")[0])
         assert [n for n in listed if n in FORMAT_NAMES] == list(FORMAT_NAMES), listed
+
+
+#: Schema names a docstring quotes (a document's ``schema`` value), not Python paths.
+SCHEMAS = {"kagreport.run", "kagreport.gate"}
+
+
+def _docstrings(value: object, path: str) -> list[tuple[str, str]]:
+    import inspect
+
+    found = [(path, inspect.getdoc(value) or "")]
+    if inspect.isclass(value):
+        for name, member in vars(value).items():
+            if name.startswith("_") and name != "__init__":
+                continue
+            function = member.fget if isinstance(member, property) else member
+            function = getattr(function, "__func__", function)
+            if inspect.isfunction(function) or isinstance(member, property):
+                found.append((f"{path}.{name}", inspect.getdoc(function) or ""))
+    return found
+
+
+def _resolves(reference: str) -> bool:
+    parts = reference.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            value: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for index, part in enumerate(parts[cut:]):
+            fields = getattr(value, "__annotations__", {})
+            if not hasattr(value, part):
+                # A field declared on a class (a msgspec struct, a slotted dataclass).
+                return index == len(parts[cut:]) - 1 and part in fields
+            value = getattr(value, part)
+        return True
+    return False
+
+
+def test_public_docstrings_name_only_public_paths() -> None:
+    """A public docstring that names ``kagreport.x.y`` names something a user can import:
+    not a private module (``kagreport._format``) and not a name that went private or away
+    (issue 30: the reference pages named ``kagreport.charts.DPI``, ``kagreport.runs.LazyTexts``)."""
+    bad = []
+    for name in _public_surface():
+        package, _, attribute = name.rpartition(".")
+        value = getattr(importlib.import_module(package), attribute)
+        if isinstance(value, str | int | float | tuple | frozenset):
+            continue
+        for where, doc in _docstrings(value, name) + _docstrings(
+            importlib.import_module(package), package
+        ):
+            for reference in re.findall(r"kagreport(?:\.[A-Za-z_]\w*)+", doc):
+                private = any(part.startswith("_") for part in reference.split(".")[1:])
+                if reference not in SCHEMAS and (private or not _resolves(reference)):
+                    bad.append(f"{where}: {reference}")
+    assert bad == [], sorted(set(bad))

@@ -167,6 +167,19 @@ class ApiDirective(SphinxDirective):
         for kind, body in sections.items():
             if body:
                 lines += [titles[kind], "-" * len(titles[kind]), "", *body]
+        returned = _returned_types(package, module, homes)
+        if returned:
+            title = "Returned types"
+            lines += [
+                title,
+                "-" * len(title),
+                "",
+                "What the names above return or hold. Not exported: read their fields; the "
+                "path shown is where each is defined.",
+                "",
+            ]
+            for cls in returned:
+                lines += _autodoc(cls.__module__, cls.__qualname__, cls)
         if elsewhere:
             title = "Also exported here"
             lines += [title, "-" * len(title), "", *elsewhere, ""]
@@ -175,6 +188,65 @@ class ApiDirective(SphinxDirective):
         container.document = self.state.document
         nested_parse_with_titles(self.state, content, container)
         return list(container.children)
+
+
+def _annotation_texts(value: Any) -> list[str]:
+    """The annotations of ``value`` as text: a function's return, a class's fields and the
+    returns of its methods and properties (strings under ``from __future__ import
+    annotations``)."""
+    functions: list[Any] = []
+    texts: list[str] = []
+    if inspect.isclass(value):
+        texts += [str(a) for a in vars(value).get("__annotations__", {}).values()]
+        for member in vars(value).values():
+            if isinstance(member, property):
+                member = member.fget
+            member = getattr(member, "__func__", member)
+            if inspect.isfunction(member):
+                functions.append(member)
+    elif callable(value):
+        functions.append(value)
+    for function in functions:
+        try:
+            annotation = inspect.signature(function).return_annotation
+        except (TypeError, ValueError):
+            continue
+        if annotation is not inspect.Signature.empty:
+            texts.append(annotation if isinstance(annotation, str) else repr(annotation))
+    return texts
+
+
+def _returned_types(package: str, module: Any, homes: _Homes) -> list[type]:
+    """The classes that ``package``'s own public names return or hold (and those these
+    hold), defined in its private modules and public nowhere: documented on its page."""
+    import pkgutil
+
+    private: dict[str, type] = {}
+    for info in pkgutil.walk_packages(module.__path__, package + "."):
+        first = info.name[len(package) + 1 :].split(".")[0]
+        if not first.startswith("_") or info.name.endswith("__main__"):
+            continue
+        for name, value in vars(importlib.import_module(info.name)).items():
+            if (
+                inspect.isclass(value)
+                and value.__module__ == info.name
+                and not name.startswith("_")
+                and id(value) not in homes.by_id
+                and name not in homes.by_name  # a protocol named after the public class
+            ):
+                private.setdefault(name, value)
+    todo: list[str] = []
+    for name in module.__all__:
+        if homes.home[package, name] == package:
+            todo += _annotation_texts(getattr(module, name))
+    found: dict[str, type] = {}
+    while todo:
+        for word in re.findall(r"[A-Za-z_]\w*", todo.pop()):
+            cls = private.get(word)
+            if cls is not None and word not in found:
+                found[word] = cls
+                todo += _annotation_texts(cls)
+    return [found[name] for name in sorted(found)]
 
 
 def _autodoc(package: str, name: str, value: Any) -> list[str]:

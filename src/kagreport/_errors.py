@@ -112,7 +112,7 @@ class ResultFileError(KagreportError):
     """One result file does not parse as a kag result envelope.
 
     The grader does not raise it: such files are warned about and skipped,
-    as ``kag stats`` does. ``kagreport.kag.read_result`` raises it.
+    as ``kag stats`` does; reading one file as a record raises it.
     """
 
 

@@ -249,7 +249,7 @@ class Document:
     SCHEMA: ClassVar[str]
     #: The ``schema_version`` this code writes.
     SCHEMA_VERSION: ClassVar[int]
-    #: The versions this code reads; empty: :attr:`SCHEMA_VERSION` only.
+    #: The versions this code reads (empty for :attr:`SCHEMA_VERSION` only).
     READABLE_VERSIONS: ClassVar[tuple[int, ...]] = ()
     #: The key holding the version.
     VERSION_KEY: ClassVar[str] = "schema_version"
@@ -259,7 +259,7 @@ class Document:
     COMPACT: ClassVar[bool] = False
     #: The list written one JSONL line per entry (after a header line).
     ITEMS_KEY: ClassVar[str] = "items"
-    #: The noun of the schema error: ``not a kagreport.X report``.
+    #: The noun of the schema error (``not a kagreport.X report``).
     NOUN: ClassVar[str] = "report"
 
     def to_dict(self) -> dict[str, Any]:  # pragma: no cover - each document defines it

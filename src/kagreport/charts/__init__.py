@@ -9,8 +9,7 @@ charts render offline and from ``file://``. Undefined numbers are ``null`` in th
 missing, never as 0. By default each chart carries the paper theme (``PAPER_CONFIG``: 237.6 px =
 3.3 in wide, Liberation Sans, text of 8 pt or more, no border); ``theme=False`` leaves it out so
 that charts can be layered or concatenated. Every name a chart draws, in its data too, is
-drawn safe for every renderer (``kagreport._format.isolated`` to
-``NAME_LIMIT`` characters): a control character as its escape
+drawn safe for every renderer (at most 100 characters): a control character as its escape
 (``\\x01``), a name of 100,000 characters by its start and end, a right-to-left one isolated
 from the text beside it; ordinary names as they are.
 

@@ -379,9 +379,9 @@ def accuracy_cost_chart(
     other labels and points, or, where a name is too long for the plot, finds no free place,
     or shares its place with another point, by a number beside it ("1, 2" for points drawn
     at one place) that the key ("Key: 1 name; 2 name", last lines of the subtitle) maps to
-    the full name (``kagreport.charts._labels``). No name is cut. Both axes start at 0 (a
+    the full name. No name is cut. Both axes start at 0 (a
     cost and an accuracy are never negative). Tooltips give the exact numbers, written as
-    the tables write them (``kagreport._format``).
+    the tables write them.
 
     With ``per_dataset`` the chart is small multiples: one panel per dataset (at most
     ``FACET_COLUMNS`` a row), each with its own frontier and labels, on shared axes; it is
@@ -418,7 +418,7 @@ def accuracy_cost_chart(
         Level of the Wilson and bootstrap intervals when a report or run is given (a frame
         brings its own intervals; this is then only the level named in the subtitle).
     theme : bool
-        Apply the paper theme (``kagreport.charts.apply_theme``); False gives a chart that
+        Apply the paper theme; False gives a chart that
         can be layered or concatenated.
 
     Returns

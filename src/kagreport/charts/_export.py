@@ -360,16 +360,16 @@ def save_figure(
         The output file; its suffix (``.svg``, ``.png``, ``.pdf``, ``.html``; any case) picks
         the format.
     preset : str, optional
-        A figure width of ``kagreport.charts.PRESETS`` (``"one-column"``: 3.3 in,
+        A figure width preset (``"one-column"``: 3.3 in,
         ``"two-column"``: 7 in). Without it a chart keeps its own width, except one that
-        fills its container (``width: "container"``, ``fit_container``), which takes
-        its paper preset (see ``paper_spec``).
+        fills its container (``width: "container"``, as the site's charts do), which takes
+        its paper preset.
     width, height : float, optional
         Override the chart's ``width``/``height`` (pixels; with the paper theme the width is
         that of the whole figure and the height that of the plot; a facet's cells are sized
         to make the figure ``width`` wide).
     dpi : float
-        PNG resolution, pixels per inch (default ``kagreport.charts.DPI``, 300).
+        PNG resolution, pixels per inch (default 300).
     scale : float, optional
         PNG pixels per CSS pixel instead of ``dpi`` (``dpi = 72 * scale``).
     font : str, optional

@@ -255,7 +255,7 @@ def dataset_heatmap(
     setup's overall value in the column ``(overall)``), colour = the metric: proportions
     (accuracy, precision, coverage and their Wilson bounds) on a fixed 0-100% scale and labelled
     in percent with one decimal, other metrics (seconds, bytes, counts) on the range of the data
-    as counts or quantities (``kagreport._format``). Undefined values (precision of a
+    as counts or quantities, as the tables write them. Undefined values (precision of a
     setup without a parsed answer, a setup absent from a dataset) are **missing**: a light grey
     cell labelled "—", never 0.
 

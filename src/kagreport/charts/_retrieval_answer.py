@@ -33,8 +33,8 @@ def retrieval_answer_data(
     high, and their texts as the tables write them (``kagreport._format``): count_text,
     n_text, share_text (the share and its interval in percent).
 
-    ``tables`` is one table (setup ``""``) or setup -> table
-    (``kagreport.runs.retrieval_answer_tables``); ``share`` and its Wilson bounds are
+    ``tables`` is one table (setup ``""``) or setup -> table (a run's, one per
+    system); ``share`` and its Wilson bounds are
     the table's, copied (nothing is computed here).
     """
     named = {"": tables} if isinstance(tables, RetrievalAnswerTable) else dict(tables)
@@ -78,8 +78,8 @@ def retrieval_answer_chart(
     Parameters
     ----------
     tables : RetrievalAnswerTable or mapping of str to RetrievalAnswerTable
-        From :func:`kagreport.evaluation.retrieval_answer_table` or
-        ``kagreport.runs.retrieval_answer_tables``.
+        From :func:`kagreport.evaluation.retrieval_answer_table`, or a run of retrieval and
+        answer evaluations (given as ``source``, one table per system).
     title : str, optional
         Defaults to "Retrieval against answer".
     theme : bool

@@ -188,7 +188,7 @@ def krippendorff_alpha(
     -----
     Alpha = 1 - D_o / D_e with the difference functions of Krippendorff (2011), sections A-E,
     computed from sums over pairs of pairable values rather than a values x values coincidence
-    matrix (``kagreport.stats._alpha``): time O(n log n) for n pairable values at the
+    matrix: time O(n log n) for n pairable values at the
     nominal, ordinal and interval levels, and memory O(n) at every level, whatever the number of
     distinct values; the ratio level's expected disagreement is a one-dimensional integral taken
     numerically to rounding error (time O(V) per node, some 250 nodes, V distinct values).

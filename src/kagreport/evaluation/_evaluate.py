@@ -253,9 +253,9 @@ def evaluate_answers(
         Free-form, JSON-compatible description stored in the report.
     labels : path or mapping, optional
         Human scores for some items: a labels file (``.csv`` with an ``identifier`` or
-        ``id`` column and one column per metric, or ``.jsonl``; formats in
-        ``kagreport.evaluation._labels``) or a mapping identifier -> {metric: score}.
-        A label corrects the metric of its name; the report's ``label_corrections`` give,
+        ``id`` column and one column per metric, or ``.jsonl`` with one object per line
+        holding ``identifier`` or ``id`` and a number per metric) or a mapping
+        identifier -> {metric: score}. A label corrects the metric of its name; the report's ``label_corrections`` give,
         per labelled metric, the judge-only mean, the human-only mean and the PPI++
         estimate with 95% intervals (:class:`~kagreport.evaluation.LabelCorrection`), and
         ``settings["labels"]`` names the file. Checked before any judge runs. Needs SciPy
@@ -543,7 +543,13 @@ def evaluate_retrieval(
     -------
     RetrievalEvaluation
         Metrics: ``recall@k``, ``precision@k``, ``hit@k``, ``complete@k``,
-        ``ndcg@k`` and ``mrr`` (definitions in ``kagreport.evaluation._retrieval``).
+        ``ndcg@k`` and ``mrr``. With T the first k retrieved ids and R the relevant ones:
+        ``recall@k = |T ∩ R| / |R|``; ``precision@k = |T ∩ R| / k`` (a short list is
+        penalised); ``hit@k`` = 1 if T ∩ R is not empty; ``complete@k`` = 1 if R ⊆ T;
+        ``mrr`` = 1 / the rank of the first relevant id (0 if none; no cut-off);
+        ``ndcg@k = DCG@k / IDCG@k``, DCG = Σ rel_i / log2(i + 1) over ranks 1..k, IDCG
+        that of min(k, #R) relevant ids at the top. Every metric is undefined for an item
+        with no relevant id.
 
     Raises
     ------

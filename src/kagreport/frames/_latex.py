@@ -401,12 +401,12 @@ def to_latex(
     - ``SetupComparison``: the same, Holm-adjusted across the
       run's family, and its interval the Holm-adjusted one that agrees with it.
     - :class:`AnswerEvaluation` / :class:`RetrievalEvaluation`: metric, mean (in % for a
-      proportion: ``kagreport._format.is_proportion`` of its per-item values), items.
-    - A DataFrame: as is, each column by its kind: a proportion by name
-      (``kagreport._format.is_proportion``) whose values lie in [0, 1] in %,
+      proportion: by its name, or every per-item value 0 or 1), items.
+    - A DataFrame: as is, each column by its kind: a proportion (by its name, such as
+      ``accuracy``) whose values lie in [0, 1] in %,
       ``<name>_low``/``<name>_high`` as the interval beneath ``<name>`` in its unit,
       integers as counts (``1,105``), p-values as p, other numbers with three significant
-      digits (``kagreport._format.quantity``).
+      digits.
 
     Parameters
     ----------

@@ -110,8 +110,8 @@ def gate(
     the baseline lacks (a new system) is left out and listed. Items are (dataset,
     question); promptfoo's repeats (rows tied by ``metadata["repeat_of"]``) count as one
     item, the mean of its repeats (Inspect AI's epochs are already reduced per row). For
-    each hypothesis the paired differences d_i = candidate_i - baseline_i (rounding dust 0,
-    ``kagreport.stats.paired_differences``) test H0: Δ = -margin two-sided, by the
+    each hypothesis the paired differences d_i = candidate_i - baseline_i (within 1e-12 of
+    zero on the scores' scale: 0) test H0: Δ = -margin two-sided, by the
     paired sign-flip test of x_i = d_i + margin (Fisher 1935): its randomisation
     distribution has variance sum x_i**2 / n**2, which under H0 estimates Var(d) / n, so
     the test is a score-type test, asymptotically exact (Hoeffding 1952); exact by

@@ -47,8 +47,9 @@ class GateHypothesis:
     p_value, p_value_holm : float
         Two-sided p-value of H0 and its Holm-adjusted value over the gate's hypotheses.
     method : str
-        How the p-value was computed (``kagreport.stats.METHODS``; ``"none"``
-        without a pair).
+        How the p-value was computed (``"exact-enumeration"``, ``"exact-lattice"``,
+        ``"monte-carlo"`` or ``"normal"``, as :func:`kagreport.stats.sign_flip_test`;
+        ``"none"`` without a pair).
     verdict : {"pass", "fail", "inconclusive"}
     variance : float
         Sample variance of the d_i (ddof 1); NaN below 2 pairs.

@@ -252,7 +252,7 @@ class GateResult(Document):
     def write(self, path: str | os.PathLike[str], format: str | None = None) -> None:
         """Write the gate's folder ``path`` (made if missing): ``gate.md``, ``gate.xml``,
         ``gate.json`` and ``badge.svg``, as one set (a reader, or a Ctrl-C, sees the old
-        four or the new four, never a mix: ``kagreport._atomic.write_atomic_set``).
+        four or the new four, never a mix: written beside them, renamed into place together).
         ``format`` must be None or ``"folder"``.
 
         Raises

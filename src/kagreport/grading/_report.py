@@ -60,7 +60,7 @@ class StatsReport:
         line and column of a byte offset it names), in the same order; for the views,
         never part of the kag JSON or table.
     simulated : bool
-        The tree was written by ``kagreport simulate`` (``kagreport.kag.is_simulated``):
+        The tree was written by ``kagreport simulate`` (the ``SIMULATED.md`` notice at its root):
         its numbers are synthetic, and every chart of it says SIMULATED.
     files_read : int
         Result files read and decoded by this grade; with a grade store, the files

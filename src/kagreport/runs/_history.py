@@ -190,8 +190,7 @@ def history(
         Run name -> a time to order the run by when it records none
         (``metadata["created"]``, :mod:`kagreport.sources`): e.g. its file's modification
         time, as ``kagreport site build --history`` passes. A datetime-like string or Unix
-        seconds; ``time_source`` says ``"file"`` for such a run
-        (``kagreport.runs._times.run_time``).
+        seconds; ``time_source`` says ``"file"`` for such a run.
     alpha : float, default 0.05
         The family-wise error rate of each sequence's Holm family.
     n_resamples, seed : int

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OUTCOMES", "Run"]
 
-#: A text column: a tuple, or a lazy column (``kagreport.runs.LazyTexts``).
+#: A text column: a tuple, or a lazy column (runs._texts.LazyTexts).
 Texts = Sequence[str | None]
 
 
@@ -81,11 +81,6 @@ class Run(Document):
     metadata : mapping
         JSON-compatible run metadata.
 
-    Each text column is None when the source kept none. It may be a tuple or any
-    ``Sequence``, such as a lazy column (``kagreport.runs.LazyTexts``, read on
-    demand: a kag tree's responses are read from its result files only when shown);
-    :meth:`select` keeps a lazy column lazy.
-
     Raises
     ------
     KagreportError
@@ -95,6 +90,10 @@ class Run(Document):
 
     Notes
     -----
+    Each text column is None when the source kept none. It may be a tuple or any
+    ``Sequence``, such as a lazy column read on demand (a kag tree's responses are read
+    from its result files only when shown); :meth:`select` keeps a lazy column lazy.
+
     Serialised as compact JSON, ``{"schema": "kagreport.run", "version": 2, ...}`` with
     NaN as ``null``; a text column that is the same on every system's row of an item
     (question texts, options, gold answers) is stored once per item (:meth:`dumps`,

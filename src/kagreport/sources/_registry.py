@@ -249,7 +249,7 @@ def read_run(path: str | os.PathLike[str], format: str | None = None, **options:
         For a file the reader cannot read (one line naming the file and the field); a
         DocumentError for a file over its size limit, JSON nested deeper than the
         interpreter's recursion limit, a number out of a float's range or a field of the
-        wrong type (``kagreport.sources._load``, which every reader loads through).
+        wrong type (every reader loads its files through the same bounded loader).
     UsageError
         Also for ``KAGREPORT_MAX_DOCUMENT_BYTES`` or ``KAGREPORT_MAX_MEMBER_BYTES`` set to
         something other than a number of bytes.

@@ -8,7 +8,7 @@ inference; power and sample size (normal approximation), Holm's levels with the
 test-based interval that agrees with them, and rank intervals and tie groups from exact
 McNemar tests. Every function documents its formula and source; results are small frozen
 dataclasses. This layer imports only NumPy, the standard library and
-``kagreport._errors`` (tests/test_architecture.py checks); SciPy (t quantiles, the
+kagreport's exception tree (tests/test_architecture.py checks); SciPy (t quantiles, the
 ``stats`` extra) only inside the functions that need it. Anything above ``evaluation``
 must import it lazily to keep ``import kagreport`` light.
 """

@@ -100,8 +100,9 @@ class StatsView(View):
         ``dataset == OVERALL`` rows hold each setup's metrics over the *selected*
         datasets; ranks are among the selected setups. In the leaderboard view: setup,
         dataset, rank, mean, n_items, n_defined, n_errors, low, high, rank_low,
-        rank_high, tie_group (``kagreport.runs.LeaderboardRow``), cost and on_frontier
-        (``kagreport.runs.FrontierPoint``; NaN and False without a cost column).
+        rank_high, tie_group (a row of :func:`kagreport.runs.leaderboard`), cost and
+        on_frontier (of :func:`kagreport.runs.cost_frontier`; NaN and False without a cost
+        column).
     selection : Run
         The run restricted to the selection (what :attr:`frame` and the chart show).
     chart : altair chart or None

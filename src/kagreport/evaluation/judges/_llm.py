@@ -121,7 +121,7 @@ class LLMJudge(_ChatClient):
         The endpoint up to ``/v1`` (e.g. ``"http://127.0.0.1:8000/v1"``).
     prompt : str
         Jinja2 template of the user message. It sees ``item`` (the
-        :class:`~kagreport.evaluation._items.AnswerItem`: ``item.question``,
+        :class:`~kagreport.evaluation.AnswerItem`: ``item.question``,
         ``item.answer``, ``item.reference``, ``item.metadata``...) and ``context``
         (``item.metadata.get("context")``). Rendering is sandboxed; an undefined name or
         attribute, or a printed ``None``, fails that item with a message saying why.

@@ -147,6 +147,8 @@ class Judge(Protocol):
         on the same scale (equal text); a judge that declares none is compared
         with no other (``declared_scale``).
 
+    Notes
+    -----
     ``judge(item)`` returns a ``Judgement`` or raises ``JudgeFailure``
     (any other exception is also counted as a failure). It may be called from
     several threads at once.
