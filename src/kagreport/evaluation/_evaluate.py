@@ -256,9 +256,10 @@ def evaluate_answers(
         ``id`` column and one column per metric, or ``.jsonl`` with one object per line
         holding ``identifier`` or ``id`` and a number per metric) or a mapping
         identifier -> {metric: score}. A label corrects the metric of its name; the
-        report's ``label_corrections`` give, per labelled metric, the judge-only mean, the human-only mean and the PPI++
-        estimate with 95% intervals (:class:`~kagreport.evaluation.LabelCorrection`), and
-        ``settings["labels"]`` names the file. Checked before any judge runs. Needs SciPy
+        report's ``label_corrections`` give, per labelled metric, the judge-only mean,
+        the human-only mean and the PPI++ estimate with 95% intervals
+        (:class:`~kagreport.evaluation.LabelCorrection`), and ``settings["labels"]``
+        names the file. Checked before any judge runs. Needs SciPy
         (the ``stats`` extra; :class:`~kagreport.MissingExtraError` without it).
 
     Returns
