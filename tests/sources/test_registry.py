@@ -38,3 +38,17 @@ def test_unknown_paths_and_formats_are_one_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="unknown run format 'nope'"):
         read_run(other, format="nope")
     assert next(iter(FORMATS)) == "kagreport"
+
+
+def test_read_run_takes_a_bundled_kag_example_and_refuses_what_is_no_path() -> None:
+    # A new user's first try: read_run(examples.simulated_kag_run()) raised a raw TypeError.
+    import kagreport
+    from kagreport.examples import mmlu_pro_philosophy
+
+    example = mmlu_pro_philosophy()
+    run = kagreport.read_run(example)
+    assert len(run) == 2986  # one row per result file: the 2,986 `stats find` counts (grading.md)
+    same = kagreport.read_run(example.results, datasets=example.datasets)
+    assert run.systems == same.systems
+    with pytest.raises(kagreport.UsageError, match="read_run takes a path, not int"):
+        kagreport.read_run(3)  # type: ignore[arg-type]

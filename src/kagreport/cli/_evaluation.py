@@ -68,7 +68,8 @@ def add_parsers(commands: Any, verbosity: argparse.ArgumentParser) -> None:
     compare = commands.add_parser(
         "compare",
         parents=[verbosity],
-        help="paired sign-flip test of two evaluation reports over the same items",
+        help="paired sign-flip test of two evaluation reports, or two runs of any format, "
+        "over the same items",
     )
     compare.add_argument("candidate", metavar="CANDIDATE", help="report file of the candidate")
     compare.add_argument("baseline", metavar="BASELINE", help="report file of the baseline")
