@@ -254,9 +254,10 @@ def read_run(path: str | os.PathLike[str], format: str | None = None, **options:
         Also for ``KAGREPORT_MAX_DOCUMENT_BYTES`` or ``KAGREPORT_MAX_MEMBER_BYTES`` set to
         something other than a number of bytes.
     """
-    if not isinstance(path, str | os.PathLike):
+    if not isinstance(path, str | os.PathLike):  # a caller without a type checker
         # A bundled kag example (kagreport.examples.ExampleRun) names its tree and datasets.
-        results, datasets = getattr(path, "results", None), getattr(path, "datasets", None)
+        results = getattr(path, "results", None)  # type: ignore[unreachable]
+        datasets = getattr(path, "datasets", None)
         if results is None or datasets is None or "datasets" in options:
             raise UsageError(f"read_run takes a path, not {type(path).__name__}")
         return read_run(results, format, datasets=datasets, **options)
