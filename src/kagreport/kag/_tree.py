@@ -15,7 +15,6 @@ line naming the location and what went wrong.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import re
@@ -417,6 +416,8 @@ def _capture(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 def _gather(fs: Any, calls: Sequence[Callable[[], Awaitable[Any]]]) -> list[Any]:
     """Run the coroutine factories on the filesystem's event loop, :data:`CONCURRENCY` at a
     time; each result is its value or the exception it raised."""
+    import asyncio  # here: only a remote tree needs it (20 ms of every command's start)
+
     from fsspec.asyn import sync
 
     async def run() -> list[Any]:
