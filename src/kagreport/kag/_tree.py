@@ -184,10 +184,11 @@ class LocalTree:
 
 
 def _kind(entry: os.DirEntry[str]) -> int:
-    # The entry's own type (no stat on most filesystems); links are never followed.
-    if entry.is_dir(follow_symlinks=False):
-        return DIR
-    return FILE if entry.is_file(follow_symlinks=False) else OTHER
+    # The entry's own type (no stat on most filesystems); links are never followed. Files
+    # first: a result tree's entries are mostly files.
+    if entry.is_file(follow_symlinks=False):
+        return FILE
+    return DIR if entry.is_dir(follow_symlinks=False) else OTHER
 
 
 def _local_identity(entry: os.DirEntry[str]) -> str:

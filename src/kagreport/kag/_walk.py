@@ -176,6 +176,11 @@ def iter_question_dirs(
             yield QuestionDir(dataset, name, tree.join(folder, name))
 
 
+#: Per prefix, each file name seen and its setup (None: not a result file).
+_SETUPS: dict[str, dict[str, str | None]] = {}
+_UNSEEN = ""  # no setup name is empty
+
+
 def result_files(
     entries: Iterable[TreeEntry], folder: str, prefix: str, tree: ResultTree
 ) -> list[tuple[str, str, str]]:
@@ -187,10 +192,18 @@ def result_files(
     """
     files = []
     join = tree.join
+    known = _SETUPS.get(prefix)
+    if known is None or len(known) > 4096:  # bounded: a long-lived caller sees many trees
+        if len(_SETUPS) > 64:
+            _SETUPS.clear()
+        known = _SETUPS[prefix] = {}
     for name, kind, identity in entries:
         if kind != FILE:
             continue
-        setup = setup_name(name, prefix)
+        # Setup names repeat in every question folder: each is checked once.
+        setup = known.get(name, _UNSEEN)
+        if setup == _UNSEEN:
+            setup = known[name] = setup_name(name, prefix)
         if setup is None:
             logger.log(5, "ignoring non-result entry: %r", join(folder, name))
             continue
