@@ -31,9 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_stats import c_floor_argv, child_env  # noqa: E402  (a sibling script, not a package)
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench_stats: a sibling script
+from bench_stats import c_floor_argv, child_env
 
 #: As an installed package runs: with a bytecode cache (see ``bench_stats.child_env``).
 _ENV = child_env()
