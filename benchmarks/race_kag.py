@@ -16,7 +16,8 @@ kag / kagreport for ``stats`` and ``find`` (above 1: kagreport is faster; the ta
 checked: ``stats`` byte for byte against kag's, ``find``'s paths as a set (kag prints them in
 file-system order, kagreport sorted) and its counts; the run fails (exit 1) on a difference.
 Without ``--kag`` only the floor ratio is measured. The children get a bytecode cache as an
-installed package has (``bench_stats.child_env``).
+installed package has (``bench_stats.child_env``). ``--baseline SRC`` adds another version of
+kagreport (its ``src`` folder) to the rounds, for a before/after figure under the same load.
 """
 
 from __future__ import annotations
@@ -38,10 +39,10 @@ from bench_stats import c_floor_argv, child_env
 _ENV = child_env()
 
 
-def _run(command: list[str], out: str) -> tuple[float, float]:
+def _run(command: list[str], out: str, env: dict[str, str] = _ENV) -> tuple[float, float]:
     with open(out, "wb") as stdout:
         start = time.perf_counter()
-        child = subprocess.Popen(command, stdout=stdout, stderr=subprocess.DEVNULL, env=_ENV)
+        child = subprocess.Popen(command, stdout=stdout, stderr=subprocess.DEVNULL, env=env)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
@@ -70,6 +71,12 @@ def main() -> int:
     parser.add_argument("--tree", type=Path, required=True, help="holds datasets.json, results/")
     parser.add_argument("--pattern", default="cannot", help="find's pattern (default: cannot)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--baseline",
+        metavar="SRC",
+        help="also time the kagreport whose package is in SRC (its `src` folder, e.g. from "
+        "`git archive REV src`), interleaved: a before/after figure on the same load",
+    )
     args = parser.parse_args()
     datasets, results = str(args.tree / "datasets.json"), str(args.tree / "results")
     stats = ["stats", "-d", datasets, "-r", results, "--format", "json"]
@@ -84,15 +91,22 @@ def main() -> int:
         commands[("find", "kagreport")] = [*ours, *find]
     else:
         print("no --kag given: only the floor ratio (../shared/kag-real builds kag)")
+    envs = {key: _ENV for key in commands}
+    if args.baseline:
+        base = {**_ENV, "PYTHONPATH": os.path.abspath(args.baseline)}
+        for what, command in (("stats", stats), ("find", find)):
+            if (what, "kagreport") in commands:
+                commands[(what, "baseline")] = [*ours, *command]
+                envs[(what, "baseline")] = base
     times: dict[tuple[str, str], list[tuple[float, float]]] = {key: [] for key in commands}
     load_before = _load()
     with tempfile.TemporaryDirectory() as scratch:
         outputs = {key: os.path.join(scratch, "-".join(key)) for key in commands}
         for key, command in commands.items():  # untimed: page cache, bytecode caches
-            _run(command, outputs[key])
+            _run(command, outputs[key], envs[key])
         for _ in range(args.repeats):
             for key, command in commands.items():
-                times[key].append(_run(command, outputs[key]))
+                times[key].append(_run(command, outputs[key], envs[key]))
         printed = {key: Path(path).read_bytes() for key, path in outputs.items()}
     load_after = _load()
     median = {
@@ -114,6 +128,15 @@ def main() -> int:
                 f"{what}: kag / kagreport = {kw / ow:.2f}x wall, {kc / oc:.2f}x CPU; "
                 f"output {'identical' if same else 'DIFFERENT'}"
             )
+        for what in ("stats", "find"):
+            if (what, "baseline") in median:
+                (bw, bc), (ow, oc) = median[(what, "baseline")], median[(what, "kagreport")]
+                same = printed[(what, "baseline")] == printed[(what, "kagreport")]
+                ok &= same
+                print(
+                    f"{what}: baseline / kagreport = {bw / ow:.2f}x wall, {bc / oc:.2f}x CPU; "
+                    f"output {'identical' if same else 'DIFFERENT'}"
+                )
     ow, fw = median[("stats", "kagreport")][0], median[("floor", "C")][0]
     print(f"stats: kagreport / C floor = {ow / fw:.2f}x wall (target: at most 1.5x)")
     return 0 if ok else 1
