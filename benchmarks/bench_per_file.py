@@ -118,11 +118,7 @@ def main() -> int:
         ("read (open, fstat, read, close)", _each(read_bytes, paths), n),
         ("msgspec typed decode", _each(_decoder.decode, [x for x, _ in decoded]), d),
         ("  the same, embedding vector cut out", _each(_decoder.decode, cut), d),
-        (
-            "kag strictness checks (check_ok)",
-            _each(lambda x: check_ok(*x, _RESULT_SCHEMA), decoded),
-            d,
-        ),
+        ("kag strictness checks (check_ok)", _each(checks, decoded), d),
         ("decode_result whole", _each(decode_result, datas), n),
         ("grade_chunk whole, per file", grading, n),
     ]

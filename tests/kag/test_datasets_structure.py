@@ -56,8 +56,10 @@ def test_outside_strings_matches_a_plain_scan(text: str) -> None:
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(alphabet='ab:"\\{}[] \n\u00e9'),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.text(alphabet='ab:"\\{}[]', max_size=4), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(alphabet='ab:"\\{}[]', max_size=4), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -84,4 +86,5 @@ def test_escaped_colons_and_brackets_in_strings_are_not_structure() -> None:
     datasets = parse_datasets(text.encode())
     assert datasets.scorable_questions == 1
     question = datasets.get("ds", "q1")
-    assert question is not None and question.input == 'a: {["x": 1]}'
+    assert question is not None
+    assert question.input == 'a: {["x": 1]}'

@@ -55,7 +55,7 @@ def check_ok(text: bytes, ok: _Ok, schema: Schema) -> None:
     if retrieval is None:
         keys += 1
     elif retrieval is not _UNSET:
-        embedder = retrieval.stats.embedder  # type: ignore[union-attr]
+        embedder = retrieval.stats.embedder
         # retrieval 1 + 2, its stats 1, embedder 3, embedding 2, database 1, neo4j 4
         keys += 14 + (2 if type(embedder.time) is _DurationObject else 0)
         keys += 2 if type(embedder.database.neo4j.time) is _DurationObject else 0
