@@ -22,7 +22,7 @@ from kagreport.grading.engine._pool import PARALLEL_AFTER, ChunkRunner
 from kagreport.kag._jsonfmt import dumps_pretty
 from kagreport.kag._records import decode_result, read_bytes
 from kagreport.kag._tree import ResultTree, open_tree
-from kagreport.kag._walk import iter_find_candidates, iter_find_entries
+from kagreport.kag._walk import iter_find_candidates, iter_find_files
 
 __all__ = ["FindMatch", "FindReport", "Pattern", "compile_pattern", "find"]
 
@@ -200,12 +200,7 @@ def _candidates(tree: ResultTree, prefix: str) -> Iterator[tuple[str, bool]]:
         for path in iter_find_candidates(tree, prefix):
             yield path, True
         return
-    for entry in iter_find_entries(tree.root, prefix):
-        try:
-            regular = entry.is_file(follow_symlinks=False)
-        except OSError:  # no type in the entry and no lstat: the worker stats it
-            regular = False
-        yield entry.path, regular
+    yield from iter_find_files(tree.root, prefix)
 
 
 def search_chunk(

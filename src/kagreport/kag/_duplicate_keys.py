@@ -15,54 +15,7 @@ from __future__ import annotations
 
 import msgspec
 
-from kagreport.kag._envelope import _UNSET, _DurationObject, _Invalid, _Ok, _Retrieval
-
-
-def _duration_keys(duration: _DurationObject | tuple[int, int]) -> int:
-    return 2 if type(duration) is _DurationObject else 0
-
-
-def _typed_keys(ok: _Ok) -> tuple[int, int, msgspec.Raw | None]:
-    """Keys of the typed objects present (the envelope's included), colons in the decoded
-    strings that may hold one, and the raw embedding vector, if any.
-
-    Provider, retriever and database are component names in kag (no colon): a colon
-    there only sends the file down the slow path.
-    """
-    stats = ok.stats
-    config = stats.config
-    # envelope 1, ok 2, stats 3 + time 2 (+ retrieval), config 3 (+ tokens, augmented_...)
-    keys = 11 if type(stats.time) is _DurationObject else 9
-    colons = ok.result.count(":") + stats.prompt.count(":") + config.model.count(":")
-    if config.tokens is not _UNSET:
-        keys += 1
-    augmented = config.augmented_generation
-    if augmented is not _UNSET:
-        keys += 1 if augmented is None else 3
-    retrieval = stats.retrieval
-    if retrieval is _UNSET:
-        return keys, colons, None
-    if retrieval is None:
-        return keys + 1, colons, None
-    assert isinstance(retrieval, _Retrieval)
-    embedder = retrieval.stats.embedder
-    # retrieval 1 + 2, its stats 1, embedder 3, embedding 2, database 1, neo4j 4
-    keys += 14 + _duration_keys(embedder.time) + _duration_keys(embedder.database.neo4j.time)
-    embedding = embedder.embedding
-    colons += retrieval.result.count(":") + embedding.document.count(":")
-    return keys, colons, embedding.vec
-
-
-def _vec_bounds(text: bytes, vec: msgspec.Raw) -> tuple[int, int] | None:
-    """Where the raw embedding vector is in ``text`` (start, end), if it is found."""
-    # Backwards from the last place its key can be: kag writes little after the vector.
-    at = text.rfind(b'"vec"', 0, len(text) - len(vec))
-    head = at + 5
-    while head < len(text) and text[head] in b" \t\r\n:":
-        head += 1
-    if at >= 0 and text.startswith(vec, head):
-        return head, head + len(vec)
-    return None
+from kagreport.kag._envelope import _Invalid
 
 
 def _check_unique_keys(

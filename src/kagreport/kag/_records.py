@@ -14,19 +14,17 @@ from __future__ import annotations
 
 import codecs
 import os
-import re
 import stat
 from typing import NamedTuple
 
 import msgspec
 
 from kagreport._errors import NotRegularFileError, ResultFileError
-from kagreport.kag._duplicate_keys import _check_unique_keys, _typed_keys, _vec_bounds
+from kagreport.kag._checks import check_ok
+from kagreport.kag._duplicate_keys import _check_unique_keys
 from kagreport.kag._envelope import (
     _U64_MAX,
     _UNSET,
-    _AugmentedGeneration,
-    _Config,
     _decoder,
     _Envelope,
     _Invalid,
@@ -43,7 +41,6 @@ from kagreport.kag._jsonscan import (
     Schema,
     strip_ignored,
 )
-from kagreport.kag._names import is_component_name
 
 __all__ = [
     "ResultRecord",
@@ -146,12 +143,6 @@ _RESULT_SCHEMA: Schema = {
     },
     "error": ANY,
 }
-_NEGATIVE_ZERO = re.compile(rb"-0(?![0-9.eE])")
-_GOOD_NAMES: set[str] = set()  # component names seen valid (a tree has few)
-_INF = float("inf")
-_STRIDE = 16
-_RUN = b"0" * (210 // _STRIDE)
-_DIGIT_TO_0 = bytes.maketrans(b"123456789", b"000000000")
 
 
 def _strip_ignored(data: bytes | memoryview | str) -> bytes:
@@ -168,84 +159,6 @@ def _decode_shallow(data: bytes) -> _Envelope:
         raise _Invalid(str(exc)) from None
     except RecursionError:  # nested where a type reads: serde refuses it too
         raise _Invalid("JSON nested too deeply") from None
-
-
-def _check_vec(text: bytes, head: int, tail: int) -> None:
-    """Refuse an embedding vector kag cannot read as ``Vec<f64>``, without building it.
-
-    rig's ``Embedding.vec`` is a ``Vec<f64>``: an array of JSON numbers (integers
-    included), each finite as an f64 (serde_json: ``number out of range``). msgspec
-    has checked the JSON syntax, so a second ``[``, a ``{``, a ``"`` or the ``u``/``l``
-    of ``true``, ``false`` and ``null`` is what would make it something else (each
-    looked for with ``memchr``). A number reaches f64's 1.8e308 only with a positive
-    exponent of 3 digits or an integer part of 210 digits or more (10**209 * 10**99):
-    only a file that may have either has its numbers converted (exactly: Python's
-    correctly rounded ``float``; serde_json's own rounding may differ within an ulp
-    of the largest f64).
-    """
-    if (
-        text[head : head + 1] != b"["
-        or text.find(b"[", head + 1, tail) >= 0
-        or text.find(b"{", head, tail) >= 0
-        or text.find(b'"', head, tail) >= 0
-        or text.find(b"u", head, tail) >= 0
-        or text.find(b"l", head, tail) >= 0
-    ):
-        raise _Invalid("embedding.vec is not an array of numbers")
-    if _large_exponent(text, head, tail) or _long_number(text, head, tail):
-        numbers = text[head + 1 : tail - 1].split(b",")
-        if any(abs(float(number)) == _INF for number in numbers if number.strip()):
-            raise _Invalid("embedding.vec: number out of range")
-
-
-def _large_exponent(text: bytes, head: int, tail: int) -> bool:
-    for letter in b"eE":
-        at = text.find(letter, head, tail)
-        while at >= 0:
-            # e+123, e123 (3 digits or more, leading zeros included); e-400 is 0.0
-            start = at + 1 + (text[at + 1] == 43)  # '+'
-            if text[start : start + 3].isdigit():
-                return True
-            at = text.find(letter, at + 1, tail)
-    return False
-
-
-def _long_number(text: bytes, head: int, tail: int) -> bool:
-    """Whether 210 digits or more may be in a row (no false negative; cheap).
-
-    Such a run holds at least 13 of the bytes taken every 16th (210 // 16), all digits.
-    """
-    return _RUN in text[head:tail:_STRIDE].translate(_DIGIT_TO_0)
-
-
-def _negative_zero(text: bytes, start: int, end: int) -> bool:
-    """Whether a ``-0`` that is a whole number (not ``-0.5``) may be in text[start:end]."""
-    for found in _NEGATIVE_ZERO.finditer(text, start, end):  # re: faster than bytes.find here
-        # A value follows ':' (a field), '[' or ',' (the [secs, nanos] pair); in a
-        # string ("a -0 b") it rarely does: those need no walk of the whole file.
-        before = text[max(found.start() - 64, 0) : found.start()].rstrip(b" \t\r\n")
-        if before[-1:] in (b":", b"[", b",", b""):
-            return True
-    return False
-
-
-def _check_names(config: _Config) -> None:
-    # ComponentName (kag src/cli/component.rs:29-48) types these three fields
-    # (src/cli/generation.rs:68, 96, 99): serde refuses the file otherwise.
-    names = [("provider", config.provider)]
-    augmented = config.augmented_generation
-    if isinstance(augmented, _AugmentedGeneration):
-        names += (("retriever", augmented.retriever), ("database", augmented.database))
-    for field, name in names:
-        if name in _GOOD_NAMES:
-            continue
-        if is_component_name(name):
-            if len(_GOOD_NAMES) < 4096:
-                _GOOD_NAMES.add(name)
-        else:
-            raise _Invalid(
-                f"{field} {name!r} is not a component name (only a-z, 0-9 and '-', not empty)"
-            )
 
 
 # Over 80 lines with its docstring; the checks stay inline: it runs once per result file.
@@ -294,23 +207,9 @@ def decode_result(data: bytes | memoryview | str) -> ResultRecord:
     if error is not _UNSET:
         raise _Invalid("the envelope has both 'ok' and 'error'")
     assert isinstance(ok, _Ok)
-    text = data if isinstance(data, bytes) else _as_bytes(data)
-    keys, colons, vec = _typed_keys(ok)
-    bounds = None if vec is None else _vec_bounds(text, vec)
-    _check_unique_keys(text, keys, colons, vec, bounds)
-    head, tail = (len(text), len(text)) if bounds is None else bounds
-    if bounds is not None:
-        _check_vec(text, head, tail)
-    elif vec is not None:
-        _check_vec(bytes(vec), 0, len(vec))
-    # serde_json reads `-0` as the float -0.0, which no integer field takes (see _jsonscan).
-    if _negative_zero(text, 0, head) or _negative_zero(text, tail, len(text)):
-        _strip_ignored(text)  # raises if it is an integer field's
+    check_ok(data if isinstance(data, bytes) else _as_bytes(data), ok, _RESULT_SCHEMA)
     stats = ok.stats
     config = stats.config
-    _check_names(config)
-    if type(config.tokens) is int and config.tokens > _U64_MAX:
-        raise _Invalid("tokens does not fit in 64 bits")
     prompt = stats.prompt
     context = len(prompt) if prompt.isascii() else len(prompt.encode("utf-8", "surrogatepass"))
     retrieval = context_text = None

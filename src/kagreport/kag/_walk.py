@@ -23,6 +23,7 @@ __all__ = [
     "ResultFile",
     "iter_find_candidates",
     "iter_find_entries",
+    "iter_find_files",
     "iter_question_dirs",
     "iter_result_files",
     "setup_name",
@@ -175,6 +176,11 @@ def iter_question_dirs(
             yield QuestionDir(dataset, name, tree.join(folder, name))
 
 
+#: Per prefix, each file name seen and its setup (None: not a result file).
+_SETUPS: dict[str, dict[str, str | None]] = {}
+_UNSEEN = ""  # no setup name is empty
+
+
 def result_files(
     entries: Iterable[TreeEntry], folder: str, prefix: str, tree: ResultTree
 ) -> list[tuple[str, str, str]]:
@@ -186,10 +192,18 @@ def result_files(
     """
     files = []
     join = tree.join
+    known = _SETUPS.get(prefix)
+    if known is None or len(known) > 4096:  # bounded: a long-lived caller sees many trees
+        if len(_SETUPS) > 64:
+            _SETUPS.clear()
+        known = _SETUPS[prefix] = {}
     for name, kind, identity in entries:
         if kind != FILE:
             continue
-        setup = setup_name(name, prefix)
+        # Setup names repeat in every question folder: each is checked once.
+        setup = known.get(name, _UNSEEN)
+        if setup == _UNSEEN:
+            setup = known[name] = setup_name(name, prefix)
         if setup is None:
             logger.log(5, "ignoring non-result entry: %r", join(folder, name))
             continue
@@ -286,3 +300,38 @@ def iter_find_entries(root: str | os.PathLike[str], prefix: str = "") -> Iterato
                 yield entry
             elif _is_dir(entry):
                 stack.append(entry.path)
+
+
+def iter_find_files(root: str | os.PathLike[str], prefix: str = "") -> Iterator[tuple[str, bool]]:
+    """``iter_find_entries`` as ``(path, regular)``: ``regular`` is True when the folder
+    entry itself says "regular file" (no ``stat`` needed to know it), False otherwise
+    (a symlink, or a type the entry does not tell). One loop: it runs once per file.
+
+    Raises
+    ------
+    ResultTreeError
+        If the root is missing or a folder or an entry's type cannot be read.
+    """
+    stack = [check_root(root)]
+    while stack:
+        for entry in _scandir(stack.pop()):
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError as exc:
+                raise ResultTreeError(
+                    f"cannot stat {entry.path}: {exc.strerror or exc}", path=entry.path
+                ) from None
+            if is_dir:
+                stack.append(entry.path)
+                continue
+            name = entry.name
+            if (
+                name.endswith(".json")
+                and name.startswith(prefix)
+                and (name.isascii() or _utf8(name))
+            ):
+                try:
+                    regular = entry.is_file(follow_symlinks=False)
+                except OSError:  # no type in the entry and no lstat: the reader stats it
+                    regular = False
+                yield entry.path, regular

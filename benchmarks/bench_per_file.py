@@ -1,0 +1,131 @@
+"""Where the CPU time of one result file goes in ``kagreport stats`` and ``stats find``.
+
+Usage (from the repository root; any tree with ``results/``, e.g. one that
+``benchmarks/bench_stats.py --keep`` wrote)::
+
+    .venv/bin/python benchmarks/bench_per_file.py --tree benchmarks/_data/stats-50000
+
+Takes the first ``--files`` result files of the tree (whole question folders, in name order)
+and times each stage of the per-file path on them, in this process, one stage at a time:
+the CPU time (``time.process_time``) per file, the minimum of ``--repeats`` passes (the
+least disturbed by other processes on a shared host). The stages:
+
+* listing a question folder and picking its result files (``stats``' workers);
+* reading (``read_bytes``: open, fstat, one read, close; page cache warm);
+* msgspec's typed decode, and the same with the embedding vector cut out of the bytes (what
+  the vector alone costs msgspec);
+* kag's strictness checks on the decoded record (``kag._checks.check_ok``);
+* ``decode_result`` whole (decode, checks, the record);
+* ``grade_chunk`` whole (list, read, decode, grade, columns), per file.
+
+A stage's figure includes Python's call overhead; the whole is not the sum of the parts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+
+def _per_file(function: Callable[[], Any], files: int, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.process_time()
+        function()
+        best = min(best, time.process_time() - start)
+    return best / files * 1e6
+
+
+def _each(function: Callable[[Any], Any], items: Iterable[Any]) -> Callable[[], None]:
+    def run() -> None:
+        for item in items:
+            try:  # noqa: SIM105 (suppress() would add its own cost to every item)
+                function(item)
+            except ValueError:  # an unparsable file: timed as far as it goes
+                pass
+
+    return run
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tree", type=Path, required=True, help="holds results/")
+    parser.add_argument("--files", type=int, default=4000)
+    parser.add_argument("--repeats", type=int, default=9)
+    args = parser.parse_args()
+
+    from kagreport.grading._chunk import grade_chunk
+    from kagreport.kag._checks import check_ok
+    from kagreport.kag._envelope import _decoder, _Ok
+    from kagreport.kag._records import _RESULT_SCHEMA, decode_result, read_bytes
+    from kagreport.kag._tree import LocalTree
+    from kagreport.kag._walk import result_files
+
+    results = str(args.tree / "results")
+    folders: list[str] = []
+    count = 0
+    for dataset in sorted(os.listdir(results)):
+        for question in sorted(os.listdir(os.path.join(results, dataset))):
+            folder = os.path.join(results, dataset, question)
+            folders.append(folder)
+            count += len(os.listdir(folder))
+            if count >= args.files:
+                break
+        if count >= args.files:
+            break
+    tree = LocalTree(results)
+    paths = [path for f in folders for _, path, _ in result_files(tree.list_dir(f), f, "", tree)]
+    datas = [read_bytes(path) for path in paths]
+    decoded = []
+    cut = []
+    for data in datas:
+        try:
+            ok = _decoder.decode(data).ok
+        except ValueError:
+            continue
+        if not isinstance(ok, _Ok):
+            continue
+        decoded.append((data, ok))
+        at = data.find(b'"vec"')
+        head = data.find(b"[", at)
+        tail = data.find(b"]", head) + 1
+        cut.append(data[:head] + b"[]" + data[tail:] if at >= 0 else data)
+    n, repeats = len(paths), args.repeats
+    size = sum(map(len, datas)) / n
+    print(f"{n} result files of {args.tree} ({size:,.0f} bytes on average); CPU us per file,")
+    print(f"minimum of {repeats} passes (load average {os.getloadavg()[0]:.2f})")
+
+    def listing() -> None:
+        for folder in folders:
+            result_files(tree.list_dir(folder), folder, "", tree)
+
+    answers, codes = ["a"] * len(folders), [0] * len(folders)
+
+    def grading() -> None:
+        for start in range(0, len(folders), 64):
+            grade_chunk(folders[start : start + 64], answers, codes, "")
+
+    def checks(item: tuple[bytes, Any]) -> None:
+        check_ok(item[0], item[1], _RESULT_SCHEMA)
+
+    d = len(decoded)
+    stages = [
+        ("list a folder, pick its result files", listing, n),
+        ("read (open, fstat, read, close)", _each(read_bytes, paths), n),
+        ("msgspec typed decode", _each(_decoder.decode, [x for x, _ in decoded]), d),
+        ("  the same, embedding vector cut out", _each(_decoder.decode, cut), d),
+        ("kag strictness checks (check_ok)", _each(checks, decoded), d),
+        ("decode_result whole", _each(decode_result, datas), n),
+        ("grade_chunk whole, per file", grading, n),
+    ]
+    for name, function, files in stages:
+        print(f"  {name:42s} {_per_file(function, files, repeats):7.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
