@@ -216,6 +216,11 @@ def test_every_format_name_is_in_the_docstrings_that_list_them() -> None:
         assert [n for n in listed if n in FORMAT_NAMES] == list(FORMAT_NAMES), listed
 
 
+_SHORT_PRIVATE = re.compile(
+    r"(?<![\w.])(?:stats|runs|charts|frames|sources|evaluation|grading|kag|gates|site|widgets"
+    r"|examples)\._\w+"
+)
+
 #: Schema names a docstring quotes (a document's ``schema`` value), not Python paths.
 SCHEMAS = {"kagreport.run", "kagreport.gate"}
 
@@ -269,4 +274,6 @@ def test_public_docstrings_name_only_public_paths() -> None:
                 private = any(part.startswith("_") for part in reference.split(".")[1:])
                 if reference not in SCHEMAS and (private or not _resolves(reference)):
                     bad.append(f"{where}: {reference}")
+            # A short private path (``stats._holm.holm_levels``) is as private.
+            bad += [f"{where}: {m}" for m in _SHORT_PRIVATE.findall(doc)]
     assert bad == [], sorted(set(bad))

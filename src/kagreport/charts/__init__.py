@@ -6,7 +6,7 @@ Altair chart and never displays it; a run lacking a cost the chart needs raises 
 :class:`kagreport.KagreportError` naming the column. The data is aggregated in pandas first (a
 chart holds at most a few thousand rows, whatever the size of the run) and embedded inline, so
 charts render offline and from ``file://``. Undefined numbers are ``null`` in the data and drawn as
-missing, never as 0. By default each chart carries the paper theme (``PAPER_CONFIG``: 237.6 px =
+missing, never as 0. By default each chart carries the paper theme (237.6 px =
 3.3 in wide, Liberation Sans, text of 8 pt or more, no border); ``theme=False`` leaves it out so
 that charts can be layered or concatenated. Every name a chart draws, in its data too, is
 drawn safe for every renderer (at most 100 characters): a control character as its escape
@@ -22,13 +22,11 @@ from the text beside it; ordinary names as they are.
 - :func:`agreement_chart`, :func:`pairwise_agreement_chart`: agreement between judges.
 - :func:`retrieval_answer_chart`: retrieval hit/miss by answer right/wrong, per setup.
 - :func:`save_figure`: SVG, PNG (300 dpi), PDF (or HTML) with vl-convert, at a paper
-  ``PRESETS`` width; ``fit_container`` / ``paper_spec``: a chart's spec for a
-  screen (as wide as its container) and back for paper; ``notebook_spec``: the screen
-  spec of a notebook's live view.
+  width (``"one-column"``, ``"two-column"``); the site's charts, as wide as their column on
+  screen, are exported back at their paper width.
 - :func:`live_chart`: a chart as a live, offline widget (Altair's ``JupyterChart``) whose
   selections Python can read; importing this module makes every chart displayed in a notebook
-  live and offline, with a static SVG kept in the saved notebook (:func:`enable_notebook_renderer`);
-  ``live_available`` tells whether this environment can show one.
+  live and offline, with a static SVG kept in the saved notebook (:func:`enable_notebook_renderer`).
 
 Importing this module loads pandas, Altair and vl-convert.
 """

@@ -316,7 +316,7 @@ class EvaluationComparison(Document):
         ``ci_low``/``ci_high`` is the spec's 95% bootstrap interval, which is adjusted for
         no family and can exclude 0 beside a Holm p-value above 0.05. A verdict's interval
         (:attr:`MetricVerdict.ci`) is test-based at the level Holm tested the metric at
-        (:func:`kagreport.stats.interval_from_test` at ``stats._holm.holm_levels``,
+        (:func:`kagreport.stats.interval_from_test` at Holm's level for the hypothesis,
         the construction :func:`kagreport.runs.compare_setups` uses), so it excludes 0
         exactly when ``p_value_holm < alpha``; :attr:`MetricVerdict.label` names it
         (``"Holm-adjusted 95%"``). A metric outside the family is judged alone on its

@@ -89,7 +89,7 @@ class MetricVerdict:
         ``p_value < alpha``. NaN with no pair.
     level : float
         Its coverage, ``1 - alpha_i``: the level Holm tested this hypothesis at
-        (``stats._holm.holm_levels``); the pages call it "Holm-adjusted 95%"
+        (Holm's level for its place in the family); the pages call it "Holm-adjusted 95%"
         (:attr:`label`). ``1 - alpha`` for a metric outside the family.
     alpha : float
         The family-wise error rate (0.05).

@@ -184,7 +184,7 @@ def stats_frame(report: Any, *, per_dataset: bool = True, confidence: float = 0.
         the cost column (``generation_secs``, ``context_bytes``, ``retrieval_secs``)
         are NaN, ``retrieval_samples`` included: unknown, not "retrieves nothing"; so are
         the generation time and context length of a run that recorded none above 0
-        (``runs._costs.recorded_columns``: MMLU-Pro's files hold a time of 0).
+        (a column of zeros is not recorded: MMLU-Pro's files hold a time of 0).
     per_dataset : bool
         Include each setup's per-dataset rows besides its overall row
         (``dataset == OVERALL``).

@@ -118,7 +118,7 @@ def gate(
     enumeration or lattice where those apply, else Monte Carlo, else (more than 20,000
     non-zero differences) its normal approximation. Holm (1979) adjusts over every
     hypothesis of the gate; α_i is the level at which Holm tests hypothesis i
-    (``stats._holm.holm_levels``). The interval of Δ is
+    (Holm's level for its place in the family). The interval of Δ is
     ``interval_from_test(mean(d) + margin, p, 1 - α_i, sd(d) / sqrt(n)) - margin``: it
     excludes -margin exactly when p < α_i, i.e. when the adjusted p is below ``alpha``.
 

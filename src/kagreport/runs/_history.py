@@ -200,8 +200,7 @@ def history(
     -------
     pandas.DataFrame
         One row per (metric, system, run holding the system with the metric defined), in
-        that order (metrics as given, systems by name, runs in time order); columns
-        ``HISTORY_COLUMNS``:
+        that order (metrics as given, systems by name, runs in time order); columns:
 
         - ``run``, ``time`` (UTC, NaT when unknown), ``time_source`` (``"recorded"``: the
           time its tool recorded; ``"file"``: a file's modification time, the one
@@ -216,14 +215,14 @@ def history(
           difference, this run minus the previous, over the items both hold; unpaired:
           the difference of the means), ``p_value`` (two-sided), ``p_value_holm``,
           ``change_low``/``change_high`` (the interval at the level Holm tested the step
-          at, ``stats._holm.holm_levels``, which excludes 0 exactly when
+          at (Holm's level for its place in the sequence), which excludes 0 exactly when
           ``significant``), ``significant`` (``p_value_holm < alpha`` and a non-zero
           change), ``method`` and ``n_pairs``.
 
-        ``method`` ``PAIRED`` and how its p-value was computed, e.g. ``"paired
+        ``method`` is ``"paired sign-flip"`` and how its p-value was computed, e.g. ``"paired
         sign-flip (exact-lattice)"``: the paired sign-flip test on the shared items (Fisher
         1935; exact for 0/1 scores: McNemar's test), its interval's null standard error
-        ``sqrt(sum d_i**2) / n``. ``UNPAIRED``, when the two runs share no item of the
+        ``sqrt(sum d_i**2) / n``. ``"two-sample normal"``, when the two runs share no item of the
         system: the normal two-sample test of the difference of the means with the
         unpooled standard error ``sqrt(s_a**2 / n_a + s_b**2 / n_b)`` (Welch 1947, with
         the normal in place of Student's t: samples of hundreds of items), also the

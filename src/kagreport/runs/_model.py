@@ -53,7 +53,7 @@ class Run(Document):
     system, dataset, question : ndarray of int32, shape (n,)
         Codes of each row.
     outcome : ndarray of int8, shape (n,)
-        Index into ``OUTCOMES``; -1 when unknown.
+        Index into ``("correct", "incorrect", "error")``; -1 when unknown.
     metrics : mapping of str to ndarray of float64, each shape (n,)
         Per-item metric values (``correct`` in {0, 1}, judge scores, retrieval
         metrics in [0, 1]); NaN where undefined.

@@ -258,8 +258,12 @@ def read_run(path: str | os.PathLike[str], format: str | None = None, **options:
         # A bundled kag example (kagreport.examples.ExampleRun) names its tree and datasets.
         results = getattr(path, "results", None)  # type: ignore[unreachable]
         datasets = getattr(path, "datasets", None)
-        if results is None or datasets is None or "datasets" in options:
+        if results is None or datasets is None:
             raise UsageError(f"read_run takes a path, not {type(path).__name__}")
+        if "datasets" in options:
+            raise UsageError(
+                "read_run: a bundled example names its datasets file; give no datasets"
+            )
         return read_run(results, format, datasets=datasets, **options)
     if format is None:
         source = _FORMATS["kag"] if "datasets" in options else detect_format(path)

@@ -78,9 +78,8 @@ class ComparisonView(View):
         two, cut to the items both hold).
     metrics : sequence of str, optional
         The metrics compared. Default: every metric of a run (``mrr`` alone for a
-        retrieval run that has it); for named evaluations
-        ``evaluation._compare.primary_metrics`` of the pair, the family ``compare``
-        tests.
+        retrieval run that has it); for named evaluations the metrics
+        ``AnswerEvaluation.compare`` tests by default for the pair (its Holm family).
     n_resamples : int
         Budget of the test and the bootstrap (the site's and ``compare``'s default).
     seed : int
