@@ -46,10 +46,12 @@ typecheck: $(STAMP_DEV)
 # runs it in one process. A notebook cell may take 60 s (the tests' cells take seconds): a
 # kernel that stops answering, which nbclient sometimes does around widgets (jupyter/nbclient
 # issue 312), is retried on a fresh kernel after that, not after the default 10 minutes.
+# The suite starts hundreds of Python processes: with PYTHONDONTWRITEBYTECODE set (some CI
+# images set it) each would compile kagreport's modules anew, so it is unset here.
 TEST_WORKERS ?= 2
 pytest: $(STAMP_DEV) chromium tex eee
-	KAGREPORT_CHROMIUM=$(CHROMIUM) KAGREPORT_NOTEBOOK_CELL_TIMEOUT=60 $(BIN)/python -m pytest -q \
-		-n $(TEST_WORKERS) --dist loadfile
+	PYTHONDONTWRITEBYTECODE= KAGREPORT_CHROMIUM=$(CHROMIUM) KAGREPORT_NOTEBOOK_CELL_TIMEOUT=60 \
+		$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 ## docs: the documentation site in docs/_build/html, opened from disk (offline; a warning or a broken reference fails it)
 # -W: warnings are errors; -n: every reference must resolve; --keep-going: all of them are
