@@ -320,6 +320,7 @@ def test_missing_results_root(tmp_path: Path, tree: Tree) -> None:
     assert info.value.path == str(tmp_path / "nope")
 
 
+@pytest.mark.usefixtures("python_reads")
 def test_unreadable_result_file_is_a_runtime_error(
     tree: Tree, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -174,6 +174,7 @@ def test_fork_server_workers_end_with_their_caller(big_run, tmp_path: Path, sign
                 os.killpg(proc.pid, signal.SIGKILL)
 
 
+@pytest.mark.usefixtures("python_reads")
 def test_io_error_in_a_worker_is_reported(big_run, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     if _alone("test_io_error_in_a_worker_is_reported"):
         return
@@ -228,6 +229,7 @@ def _find_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("python_reads")
 def test_find_gives_identical_reports_and_warnings_whatever_the_workers(
     big_run, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]

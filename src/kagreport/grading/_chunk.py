@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kagreport._errors import NotRegularFileError, ResultTreeError
 from kagreport.grading._rule import grade_response
-from kagreport.kag._records import decode_result
+from kagreport.kag._records import ResultRecord, decode_result
 from kagreport.kag._tree import LocalTree, ResultTree
 from kagreport.kag._walk import result_files
 
@@ -262,22 +262,25 @@ def grade_chunk(
             identities, unparsable_keys, kept, exact,
         )  # fmt: skip
 
-    datas = tree.iter_read([path for _, (_, path, _) in jobs])
+    datas = tree.iter_records([path for _, (_, path, _) in jobs])
     for (index, (setup_name, path, identity)), data in zip(jobs, datas, strict=True):
-        if isinstance(data, OSError):
+        if isinstance(data, ResultRecord):  # read and decoded by the compiled scanner
+            record = data
+        elif isinstance(data, OSError):
             if isinstance(data, NotRegularFileError):  # swapped for a FIFO since the walk
                 continue  # skipped, as the walk skips what is not a regular file
             reason = data.strerror or str(data)
             if isinstance(data, FileNotFoundError):  # listed a moment ago
                 reason += " (it vanished after its folder was listed)"
             return done((path, f"cannot read the result file {path}: {reason}"))
-        try:
-            record = decode_result(data)
-        except ValueError as exc:
-            unparsable.append((path, str(exc), parse_reason(data, str(exc))))
-            if unparsable_keys is not None:
-                unparsable_keys.append((index, setup_name, identity))
-            continue
+        else:
+            try:
+                record = decode_result(data)
+            except ValueError as exc:
+                unparsable.append((path, str(exc), parse_reason(data, str(exc))))
+                if unparsable_keys is not None:
+                    unparsable_keys.append((index, setup_name, identity))
+                continue
         setup = setup_codes.get(setup_name)
         if setup is None:
             setup = setup_codes[setup_name] = len(setups)

@@ -20,7 +20,7 @@ from kagreport.grading._rule import WHITE_SPACE
 from kagreport.grading.engine._options import EngineOptions
 from kagreport.grading.engine._pool import PARALLEL_AFTER, ChunkRunner
 from kagreport.kag._jsonfmt import dumps_pretty
-from kagreport.kag._records import decode_result, read_bytes
+from kagreport.kag._records import ResultRecord, decode_result, read_bytes, scan_file
 from kagreport.kag._tree import ResultTree, open_tree
 from kagreport.kag._walk import iter_find_candidates, iter_find_files
 
@@ -181,8 +181,14 @@ class FoundChunk(NamedTuple):
 _compiled: dict[str, Any] = {}
 
 
-def _read_local(chunk: FindChunk) -> Iterator[bytes | OSError]:
+def _read_local(chunk: FindChunk) -> Iterator[ResultRecord | bytes | OSError]:
+    scan = scan_file
     for path, regular in zip(chunk.paths, chunk.regular, strict=True):
+        # The compiled scanner opens as read_bytes does (a symlink followed, a file that is
+        # not regular refused) and leaves to it anything unusual.
+        if scan is not None and (record := scan(path)) is not None:
+            yield record
+            continue
         try:
             # The folder entry's type says "regular file" without a stat; a
             # symlink is followed. A FIFO or device: kag would block on it, or
@@ -225,11 +231,14 @@ def search_chunk(
         if isinstance(data, OSError):
             skipped.append((path, "read", str(data.strerror or data)))
             continue
-        try:
-            result = decode_result(data).result
-        except ValueError as exc:
-            skipped.append((path, "parse", str(exc)))
-            continue
+        if isinstance(data, ResultRecord):
+            result = data.result
+        else:
+            try:
+                result = decode_result(data).result
+            except ValueError as exc:
+                skipped.append((path, "parse", str(exc)))
+                continue
         if result is not None and search(result.strip(WHITE_SPACE)):
             matches.append((path, result))
     return FoundChunk(matches, skipped)

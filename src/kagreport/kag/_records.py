@@ -15,7 +15,8 @@ from __future__ import annotations
 import codecs
 import os
 import stat
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -45,10 +46,25 @@ from kagreport.kag._jsonscan import (
 __all__ = [
     "ResultRecord",
     "RetrievalSample",
+    "decode_python",
     "decode_result",
     "read_bytes",
     "read_result",
+    "scan_file",
 ]
+
+
+def _compiled_scanner() -> Any:
+    """The compiled fast path (kagreport/kag/_scan.c), or None: not built, or
+    ``KAGREPORT_DECODER=python`` (the pure-Python decoder alone, as tests compare)."""
+    if os.environ.get("KAGREPORT_DECODER", "").lower() == "python":
+        return None
+    try:
+        from kagreport.kag import _scan  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return _scan
+
 
 # Non-blocking: opening a FIFO must not wait for a writer (read_bytes then refuses it).
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -161,7 +177,20 @@ def _decode_shallow(data: bytes) -> _Envelope:
         raise _Invalid("JSON nested too deeply") from None
 
 
-# Over 80 lines with its docstring; the checks stay inline: it runs once per result file.
+_SCANNER = _compiled_scanner()
+if _SCANNER is not None:
+    _SCANNER.configure(ResultRecord, RetrievalSample)
+    _scan_decode = _SCANNER.decode
+
+#: ``scan_file(path)``: the record of a regular file in kag's common shape, read and
+#: decoded in one compiled call, or None for anything else (an error included): then
+#: :func:`read_bytes` and :func:`decode_result` read it and raise what they must. None
+#: itself without the compiled scanner.
+scan_file: Callable[[str], ResultRecord | None] | None = (
+    None if _SCANNER is None else _SCANNER.read_record
+)
+
+
 def decode_result(data: bytes | memoryview | str) -> ResultRecord:
     """Decode the bytes of one result file.
 
@@ -181,6 +210,16 @@ def decode_result(data: bytes | memoryview | str) -> ResultRecord:
         including, as kag's serde decides, a UTF-8 BOM and a field given twice
         (``duplicate field `result` in ok``).
     """
+    # The compiled scanner reads the common shape and gives None for anything else.
+    if _SCANNER is not None and (record := _scan_decode(data)) is not None:
+        return record  # type: ignore[no-any-return]
+    return decode_python(data)
+
+
+# Over 80 lines; the checks stay inline: it runs once per result file.
+def decode_python(data: bytes | memoryview | str) -> ResultRecord:
+    """:func:`decode_result` in pure Python: the reference the compiled scanner is tested
+    against, and what decodes any file that scanner leaves (its docstring: ``_scan.c``)."""
     try:
         envelope = _decoder.decode(data)
     except msgspec.DecodeError as exc:

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from kagreport._errors import InputError, NotRegularFileError, ResultTreeError
-from kagreport.kag._records import read_bytes
+from kagreport.kag._records import ResultRecord, read_bytes, scan_file
 
 __all__ = [
     "DIR",
@@ -111,8 +111,12 @@ class LocalTree:
         return f"LocalTree({self.root!r})"
 
     def join(self, base: str, name: str) -> str:
-        """``base`` joined with one entry name."""
-        return os.path.join(base, name)
+        """``base`` joined with one entry name (as :func:`os.path.join`; a plain
+        concatenation for a name with no separator, as folder entries are: this runs
+        for every result file)."""
+        if not base or base[-1] == "/" or "/" in name or os.sep != "/":
+            return os.path.join(base, name)
+        return base + "/" + name
 
     def check(self) -> None:
         """Raise :class:`ResultTreeError` unless the root is a folder."""
@@ -177,6 +181,19 @@ class LocalTree:
     def iter_read(self, paths: Sequence[str]) -> Iterator[bytes | OSError]:
         """Each file's bytes, or the ``OSError`` reading it raised, one at a time."""
         for path in paths:
+            try:
+                yield read_bytes(path)
+            except OSError as exc:
+                yield exc
+
+    def iter_records(self, paths: Sequence[str]) -> Iterator[ResultRecord | bytes | OSError]:
+        """Each file's record where the compiled scanner reads it whole (kag's common
+        shape), else its bytes or the ``OSError`` reading it raised, one at a time."""
+        scan = scan_file
+        for path in paths:
+            if scan is not None and (record := scan(path)) is not None:
+                yield record
+                continue
             try:
                 yield read_bytes(path)
             except OSError as exc:
@@ -326,6 +343,11 @@ class RemoteTree:
                 found = [_capture(fs.cat_file, path) for path in window]
             for item in found:
                 yield item if isinstance(item, bytes) else _os_error(item)
+
+    def iter_records(self, paths: Sequence[str]) -> Iterator[ResultRecord | bytes | OSError]:
+        """As :meth:`LocalTree.iter_records`: objects are fetched as bytes
+        (:meth:`iter_read`), never as records."""
+        return self.iter_read(paths)
 
 
 def _filesystem(protocol: str, options: dict[str, Any], url: str) -> Any:
