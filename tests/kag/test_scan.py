@@ -323,3 +323,33 @@ def test_what_kag_refuses_it_declines(old: str, new: str) -> None:
     data = text.replace(old, new, 1).encode()
     assert SCANNER.decode(data) is None
     assert isinstance(_python(data), Exception)
+
+
+@needs_scanner
+def test_the_folder_lister_gives_what_python_lists(tmp_path: Path) -> None:
+    from kagreport.kag._records import list_results
+    from kagreport.kag._tree import LocalTree
+    from kagreport.kag._walk import result_files
+
+    assert list_results is not None
+    folder = tmp_path / "q1"
+    folder.mkdir()
+    names = [
+        "kag.json", "base.json", "a-1.json", "p-kag.json", "p-.json", "Upper.json", "x.json.tmp",
+        "notes.txt", ".json", "p-p-x.json", "é-kag.json", "p-sub.json",
+    ]  # fmt: skip
+    for name in names:
+        (folder / name).write_text("{}")
+    (folder / "link.json").symlink_to(folder / "kag.json")
+    (folder / "dir.json").mkdir()
+    os.mkfifo(folder / "fifo.json")
+    os.close(os.open(os.fsencode(folder) + b"/\xff-bad.json", os.O_CREAT | os.O_WRONLY))
+    tree = LocalTree("")
+    spellings = [str(folder), str(folder) + "/", os.path.relpath(folder), str(folder) + "//"]
+    for spelled in spellings:
+        for prefix in ["", "p-", "é-", "\udcff-", "kag", "nothing-"]:
+            expected = result_files(tree.list_dir(spelled), spelled, prefix, tree)
+            assert list_results(spelled, prefix) == expected, (spelled, prefix)
+    assert list_results(str(tmp_path / "missing"), "") is None
+    assert list_results("", "") is None
+    assert list_results(str(folder / "kag.json"), "") is None  # not a folder

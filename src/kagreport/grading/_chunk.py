@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kagreport._errors import NotRegularFileError, ResultTreeError
 from kagreport.grading._rule import grade_response
-from kagreport.kag._records import ResultRecord, decode_result
+from kagreport.kag._records import ResultRecord, decode_result, list_results
 from kagreport.kag._tree import LocalTree, ResultTree
+from kagreport.kag._walk import logger as walk_logger
 from kagreport.kag._walk import result_files
 
 if TYPE_CHECKING:
@@ -173,7 +174,15 @@ def _listed(
     except ResultTreeError:
         pass  # one at a time below, to find the first folder that fails
     out: list[list[tuple[str, str, str]]] = []
+    # The compiled lister gives what list_dir and result_files give (it neither lists
+    # identities nor logs the entries it skips, which -vvvv shows); None: Python lists.
+    scan = list_results
+    if identities or tree.remote or walk_logger.isEnabledFor(5):
+        scan = None
     for folder in paths:
+        if scan is not None and (files := scan(folder, prefix)) is not None:
+            out.append(files)
+            continue
         try:
             entries = tree.list_dir(folder, identity=identities)
         except ResultTreeError as exc:

@@ -48,6 +48,7 @@ __all__ = [
     "RetrievalSample",
     "decode_python",
     "decode_result",
+    "list_results",
     "read_bytes",
     "read_result",
     "scan_file",
@@ -188,6 +189,14 @@ if _SCANNER is not None:
 #: itself without the compiled scanner.
 scan_file: Callable[[str], ResultRecord | None] | None = (
     None if _SCANNER is None else _SCANNER.read_record
+)
+
+#: ``list_results(folder, prefix)``: a local question folder's result files, as
+#: :func:`kagreport.kag._walk.result_files` gives them from ``LocalTree.list_dir`` (no
+#: identities), or None for anything unusual (then Python lists it); None itself without
+#: the compiled scanner.
+list_results: Callable[[str, str], list[tuple[str, str, str]] | None] | None = (
+    None if _SCANNER is None else _SCANNER.list_results
 )
 
 

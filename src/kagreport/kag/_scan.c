@@ -15,6 +15,8 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
@@ -42,6 +44,7 @@ typedef struct {
     int has_retrieval;
 } Ok;
 
+static PyObject *empty_text = NULL;  /* "" */
 static PyObject *record_type = NULL;  /* kagreport.kag._records.ResultRecord */
 static PyObject *sample_type = NULL;  /* kagreport.kag._records.RetrievalSample */
 
@@ -899,6 +902,145 @@ static PyObject *read_record(PyObject *module, PyObject *path)
     return decode_buffer(buffer, size);
 }
 
+/* A result file name: `prefix` + a component name + ".json"; the setup's length, or -1. */
+static Py_ssize_t setup_length(const char *name, size_t size, const char *prefix, size_t fixed)
+{
+    if (size < fixed + 6 || memcmp(name + size - 5, ".json", 5) != 0
+        || memcmp(name, prefix, fixed) != 0)
+        return -1;
+    for (size_t i = fixed; i < size - 5; i++) {
+        unsigned char b = (unsigned char)name[i];
+        if (!((b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') || b == '-'))
+            return -1;
+    }
+    return (Py_ssize_t)(size - 5 - fixed);
+}
+
+typedef struct {
+    char *name;
+    size_t size;
+    Py_ssize_t setup;  /* its length; the setup starts at name + fixed */
+} Found;
+
+static size_t sort_fixed;  /* the prefix's length, for compare_setups (GIL held) */
+
+static int compare_setups(const void *a, const void *b)
+{
+    const Found *x = a, *y = b;
+    size_t n = (size_t)(x->setup < y->setup ? x->setup : y->setup);
+    int order = memcmp(x->name + sort_fixed, y->name + sort_fixed, n);
+    return order != 0 ? order : (x->setup > y->setup) - (x->setup < y->setup);
+}
+
+/* The result files of one question folder, as kagreport.kag._walk.result_files gives them
+ * from LocalTree.list_dir: (setup, path, "") sorted by setup, regular files only (a link
+ * is not followed). None on any error (Python lists it again, and raises what it must). */
+static PyObject *list_results(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *folder, *prefix;
+    if (!PyArg_ParseTuple(args, "UU", &folder, &prefix))
+        return NULL;
+    PyObject *folder_bytes = PyUnicode_EncodeFSDefault(folder);
+    PyObject *prefix_bytes = folder_bytes ? PyUnicode_EncodeFSDefault(prefix) : NULL;
+    if (prefix_bytes == NULL) {
+        PyErr_Clear();
+        Py_XDECREF(folder_bytes);
+        Py_RETURN_NONE;
+    }
+    const char *dir_name = PyBytes_AS_STRING(folder_bytes);
+    const char *fixed_prefix = PyBytes_AS_STRING(prefix_bytes);
+    size_t dir_size = (size_t)PyBytes_GET_SIZE(folder_bytes);
+    size_t fixed = (size_t)PyBytes_GET_SIZE(prefix_bytes);
+    Found *found = NULL;
+    size_t count = 0, room = 0;
+    /* os.scandir("") fails, and a NUL cannot be in a path: Python says why */
+    int failed = dir_size == 0 || strlen(dir_name) != dir_size || strlen(fixed_prefix) != fixed;
+    DIR *dir = failed ? NULL : opendir(dir_name);
+    failed = failed || dir == NULL;
+    while (!failed) {
+        errno = 0;
+        struct dirent *entry = readdir(dir);
+        if (entry == NULL) {
+            failed = errno != 0;
+            break;
+        }
+        size_t size = strlen(entry->d_name);
+        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+            continue;
+        int regular = entry->d_type == DT_REG;
+        if (entry->d_type == DT_UNKNOWN) {
+            /* as DirEntry.is_file(follow_symlinks=False): an lstat, for every entry */
+            struct stat info;
+            if (fstatat(dirfd(dir), entry->d_name, &info, AT_SYMLINK_NOFOLLOW) != 0) {
+                failed = 1;
+                break;
+            }
+            regular = S_ISREG(info.st_mode);
+        }
+        Py_ssize_t setup = setup_length(entry->d_name, size, fixed_prefix, fixed);
+        if (!regular || setup < 0)
+            continue;
+        if (count == room) {
+            room = room ? room * 2 : 16;
+            Found *bigger = PyMem_Realloc(found, room * sizeof(Found));
+            if (bigger == NULL) {
+                failed = 1;
+                break;
+            }
+            found = bigger;
+        }
+        found[count].name = PyMem_Malloc(size + 1);
+        if (found[count].name == NULL) {
+            failed = 1;
+            break;
+        }
+        memcpy(found[count].name, entry->d_name, size + 1);
+        found[count].size = size;
+        found[count].setup = setup;
+        count++;
+    }
+    if (dir != NULL)
+        closedir(dir);
+    PyObject *out = NULL;
+    if (!failed) {
+        sort_fixed = fixed;
+        qsort(found, count, sizeof(Found), compare_setups);
+        /* LocalTree.join: the folder, a '/' unless it is empty or ends with one, the name */
+        PyObject *base = folder;
+        Py_INCREF(base);
+        if (dir_name[dir_size - 1] != '/') {
+            Py_SETREF(base, PyUnicode_FromFormat("%U/", folder));
+        }
+        out = base ? PyList_New((Py_ssize_t)count) : NULL;
+        for (size_t i = 0; out != NULL && i < count; i++) {
+            PyObject *name = PyUnicode_DecodeFSDefaultAndSize(found[i].name, found[i].size);
+            PyObject *path = name ? PyUnicode_Concat(base, name) : NULL;
+            PyObject *setup = PyUnicode_DecodeASCII(found[i].name + fixed, found[i].setup, NULL);
+            PyObject *item = path && setup ? PyTuple_Pack(3, setup, path, empty_text) : NULL;
+            Py_XDECREF(name);
+            Py_XDECREF(path);
+            Py_XDECREF(setup);
+            if (item == NULL) {
+                Py_CLEAR(out);
+                break;
+            }
+            PyList_SET_ITEM(out, (Py_ssize_t)i, item);
+        }
+        Py_XDECREF(base);
+    }
+    for (size_t i = 0; i < count; i++)
+        PyMem_Free(found[i].name);
+    PyMem_Free(found);
+    Py_DECREF(folder_bytes);
+    Py_DECREF(prefix_bytes);
+    if (out == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return out;
+}
+
 static PyObject *configure(PyObject *module, PyObject *args)
 {
     (void)module;
@@ -922,6 +1064,9 @@ static PyMethodDef methods[] = {
     {"read_record", read_record, METH_O,
      "read_record(path: str) -> ResultRecord | None: the record of a regular file in kag's "
      "common shape, or None (anything else, an error included) for Python to read and decide."},
+    {"list_results", list_results, METH_VARARGS,
+     "list_results(folder: str, prefix: str) -> list[tuple[str, str, str]] | None: a "
+     "question folder's result files, as kag._walk.result_files gives them, or None."},
     {"configure", configure, METH_VARARGS,
      "configure(ResultRecord, RetrievalSample): the record types decode() builds."},
     {NULL, NULL, 0, NULL},
@@ -936,5 +1081,8 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC PyInit__scan(void)
 {
     init_classes();
+    empty_text = PyUnicode_FromString("");
+    if (empty_text == NULL)
+        return NULL;
     return PyModule_Create(&module_def);
 }
