@@ -15,8 +15,11 @@ least disturbed by other processes on a shared host). The stages:
 * msgspec's typed decode, and the same with the embedding vector cut out of the bytes (what
   the vector alone costs msgspec);
 * kag's strictness checks on the decoded record (``kag._checks.check_ok``);
-* ``decode_result`` whole (decode, checks, the record);
-* ``grade_chunk`` whole (list, read, decode, grade, columns), per file.
+* the Python decoder whole (decode, checks, the record);
+* ``grade_chunk`` whole (list, read, decode, grade, columns), per file, on the pure-Python
+  path;
+* with the compiled scanner (``kag/_scan.c``): listing a folder, decoding bytes in memory,
+  reading and decoding a file in one call, and ``grade_chunk`` whole.
 
 A stage's figure includes Python's call overhead; the whole is not the sum of the parts.
 """
@@ -58,10 +61,12 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=9)
     args = parser.parse_args()
 
+    from kagreport.grading import _chunk
     from kagreport.grading._chunk import grade_chunk
+    from kagreport.kag import _records, _tree
     from kagreport.kag._checks import check_ok
     from kagreport.kag._envelope import _decoder, _Ok
-    from kagreport.kag._records import _RESULT_SCHEMA, decode_result, read_bytes
+    from kagreport.kag._records import _RESULT_SCHEMA, decode_python, read_bytes
     from kagreport.kag._tree import LocalTree
     from kagreport.kag._walk import result_files
 
@@ -112,6 +117,18 @@ def main() -> int:
     def checks(item: tuple[bytes, Any]) -> None:
         check_ok(item[0], item[1], _RESULT_SCHEMA)
 
+    def python_grading() -> None:
+        # The pure-Python path: what runs without the compiled scanner.
+        patched = [(_tree, "scan_file"), (_chunk, "list_results"), (_records, "_SCANNER")]
+        saved = [getattr(module, name) for module, name in patched]
+        for module, name in patched:
+            setattr(module, name, None)
+        try:
+            grading()
+        finally:
+            for (module, name), value in zip(patched, saved, strict=True):
+                setattr(module, name, value)
+
     d = len(decoded)
     stages = [
         ("list a folder, pick its result files", listing, n),
@@ -119,9 +136,24 @@ def main() -> int:
         ("msgspec typed decode", _each(_decoder.decode, [x for x, _ in decoded]), d),
         ("  the same, embedding vector cut out", _each(_decoder.decode, cut), d),
         ("kag strictness checks (check_ok)", _each(checks, decoded), d),
-        ("decode_result whole", _each(decode_result, datas), n),
-        ("grade_chunk whole, per file", grading, n),
+        ("decode_python whole (the Python decoder)", _each(decode_python, datas), n),
+        ("grade_chunk whole, Python path, per file", python_grading, n),
     ]
+    scanner = _records._SCANNER
+    if scanner is not None:
+
+        def scan_listing() -> None:
+            for folder in folders:
+                scanner.list_results(folder, "")
+
+        stages += [
+            ("scanner: list a folder (list_results)", scan_listing, n),
+            ("scanner: decode (bytes in memory)", _each(scanner.decode, datas), n),
+            ("scanner: read and decode (read_record)", _each(scanner.read_record, paths), n),
+            ("grade_chunk whole, scanner, per file", grading, n),
+        ]  # fmt: skip
+    else:
+        print("  (the compiled scanner is not built: python hatch_build.py)")
     for name, function, files in stages:
         print(f"  {name:42s} {_per_file(function, files, repeats):7.2f}")
     return 0

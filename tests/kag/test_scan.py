@@ -353,3 +353,24 @@ def test_the_folder_lister_gives_what_python_lists(tmp_path: Path) -> None:
     assert list_results(str(tmp_path / "missing"), "") is None
     assert list_results("", "") is None
     assert list_results(str(folder / "kag.json"), "") is None  # not a folder
+
+
+@needs_scanner
+def test_reading_a_file_whole_or_leaving_it_to_python(tmp_path: Path) -> None:
+    from kagreport.kag._records import read_result, scan_file
+
+    assert scan_file is not None
+    small = tmp_path / "small.json"
+    small.write_bytes(_pretty(_record()))
+    assert scan_file(str(small)) == read_result(small)
+    link = tmp_path / "link.json"
+    link.symlink_to(small)  # followed, as read_bytes follows it
+    assert scan_file(str(link)) == read_result(small)
+    big = tmp_path / "big.json"  # over 1 MiB: the buffer stays small, Python reads it
+    big.write_bytes(_pretty(_record(result="x" * (1 << 20))))
+    assert scan_file(str(big)) is None
+    assert read_result(big).result == "x" * (1 << 20)
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)  # opened non-blocking, refused: no writer needed
+    for path in (fifo, tmp_path / "missing.json", tmp_path, tmp_path / "a\x00b"):
+        assert scan_file(str(path)) is None

@@ -852,8 +852,9 @@ static char *buffer = NULL;
 static size_t buffer_size = 0;
 
 /* Reads a regular file whole into `buffer` (NUL after it): its size, or -1 for anything
- * unusual (an error, not a regular file, a size that changed): Python reads it then, and
- * raises what it must. As read_bytes: opened non-blocking (a FIFO cannot block it). */
+ * unusual (an error, not a regular file, a size that changed, over 1 MiB: the buffer is
+ * kept for the next file): Python reads it then, and raises what it must. As read_bytes:
+ * opened non-blocking (a FIFO cannot block it). */
 static Py_ssize_t read_whole(const char *name)
 {
     int fd = open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -861,7 +862,7 @@ static Py_ssize_t read_whole(const char *name)
         return -1;
     struct stat info;
     Py_ssize_t got = -1;
-    if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size < (1 << 30)) {
+    if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size < (1 << 20)) {
         size_t want = (size_t)info.st_size + 1;  /* one more: a file that grew is seen */
         if (want + 1 > buffer_size) {
             size_t size = want + 1 > 65536 ? want + 1 : 65536;
