@@ -138,7 +138,11 @@ _TEXT = st.text(
 _INT = st.integers(0, 2**64 + 5) | st.sampled_from([0, 9, 10**17, 10**18 - 1, 10**18, 2**63])
 _NANOS = st.integers(0, 2**32) | st.sampled_from([0, 999_999_999, 10**9])
 _SECS = st.integers(0, 2**64) | st.sampled_from([0, 9_000_000_000, 9_000_000_001])
-_FLOAT = st.floats(allow_nan=False, allow_infinity=False) | st.integers(-(10**5), 10**5)
+_FLOAT = (
+    st.floats(allow_nan=False, allow_infinity=False)
+    | st.integers(-(10**5), 10**5)
+    | st.integers(-(10**215), 10**215)  # integer literals where floats are read: 200+ digits
+)
 _NAME = st.sampled_from(["openai", "neo4j", "a-1", "", "Open", "né", "a b"])
 
 

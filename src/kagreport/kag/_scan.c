@@ -10,8 +10,13 @@
  * durations whose nanoseconds fit in an int64, strings of valid UTF-8 with no escaped
  * surrogate. Anything else gives None.
  *
- * tests/kag/test_scan.py checks it against the Python decoder on every fixture and on
- * generated and mutated files; KAGREPORT_DECODER=python turns it off.
+ * read_record(path) reads a regular file and decodes it in one call; list_results(folder,
+ * prefix) lists a question folder's result files. Both give None for anything unusual (an
+ * error included), and Python does it again, raising what it must.
+ *
+ * tests/kag/test_scan.py checks all three against the Python code on real, simulated,
+ * generated and mutated files; tests/grading/test_decoders.py compares whole commands with
+ * KAGREPORT_DECODER=python, which turns the scanner off.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
