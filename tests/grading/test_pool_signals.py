@@ -335,3 +335,53 @@ def test_close_after_a_dead_worker_waits_for_the_executor_thread() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == "joined\n", done.stderr
     assert "Traceback" not in done.stderr, done.stderr
+
+
+_HALF_WRITTEN = r"""
+import os, struct, sys, time
+from kagreport.grading.engine._pool import ChunkRunner
+
+flag = sys.argv[1]
+
+class Chunk:
+    paths = ("a",)
+
+def task(chunk):
+    # As a worker stopped while it sends a result: a message's header and part of its body.
+    frame = sys._getframe()
+    while "result_queue" not in frame.f_locals:
+        frame = frame.f_back
+    writer = frame.f_locals["result_queue"]._writer
+    os.write(writer.fileno(), struct.pack("!i", 1 << 20) + b"x" * 100)
+    open(flag, "w").close()
+    time.sleep(60)
+
+runner = ChunkRunner(2, "", lambda chunk, graded: None, task=task, parallel_after=0)
+runner.submit(Chunk())
+deadline = time.monotonic() + 30
+while not os.path.exists(flag):
+    assert time.monotonic() < deadline, "the task never ran"
+    time.sleep(0.01)
+time.sleep(0.2)  # the manager thread reads the half-written result meanwhile
+manager = runner._pool._executor_manager_thread
+start = time.monotonic()
+runner.close()
+print(f"{time.monotonic() - start:.2f}", "alive" if manager.is_alive() else "joined")
+"""
+
+
+def test_close_while_a_result_is_half_written_is_prompt(tmp_path: Path) -> None:
+    # Regression (a breaker, 2026-12-06): Ctrl-C while a worker was sending a `find` result
+    # took 5 s to end: the killed worker left the manager thread reading the rest of the
+    # message, and close() waited for it until its deadline. The parent closes the result
+    # pipe's last write end once the workers are gone, so the read ends at once.
+    done = subprocess.run(
+        [sys.executable, "-c", _HALF_WRITTEN, str(tmp_path / "ran")],
+        capture_output=True,
+        text=True,
+        timeout=30,  # before the fix, that process never ended (its exit joined the thread)
+    )
+    assert done.returncode == 0, done.stderr
+    took, state = done.stdout.split()
+    assert state == "joined", done.stderr
+    assert float(took) < 2.0

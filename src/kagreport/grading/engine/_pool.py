@@ -21,6 +21,7 @@ out-of-memory killer, say) would likely kill the parent too.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -335,10 +336,11 @@ class ChunkRunner:
         # A second signal must not cut this short and leave workers behind: hold the stop
         # signals until the workers are gone (a pending one is raised right after).
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-        # Taken before shutdown(), which forgets it. Joined below: a manager thread still
+        # Taken before shutdown(), which forgets them. Joined below: a manager thread still
         # closing its wake-up pipe at exit races the interpreter's own wake-up of it
         # (CPython writes to the pipe's closed descriptor and prints a traceback).
         manager = getattr(pool, "_executor_manager_thread", None)
+        results = getattr(pool, "_result_queue", None)
         try:
             pool.shutdown(wait=False, cancel_futures=True)
             for process in self._processes:
@@ -347,6 +349,15 @@ class ChunkRunner:
             deadline = time.monotonic() + _JOIN_SECS
             for process in self._processes:
                 process.join(max(0.0, deadline - time.monotonic()))
+            # A worker killed while it wrote a result leaves the manager thread reading
+            # the rest for good: with every worker gone, this process holds the result
+            # pipe's last write end; closed, the read ends (end of file) and the thread
+            # with it, at once rather than at the deadline.
+            if all(process.exitcode is not None for process in self._processes):
+                writer = getattr(results, "_writer", None)
+                if writer is not None:
+                    with contextlib.suppress(OSError):
+                        writer.close()
             if isinstance(manager, threading.Thread):
                 manager.join(max(0.0, deadline - time.monotonic()))
         finally:
