@@ -841,7 +841,9 @@ static PyObject *decode_buffer(const char *data, Py_ssize_t size)
             PyErr_Clear();  /* e.g. a str the decoder refused: the Python decoder decides */
         Py_RETURN_NONE;
     }
-    return success_record(&ok);
+    PyObject *record = success_record(&ok);
+    clear_ok(&ok);  /* what the record did not take (only when it could not be made) */
+    return record;
 }
 
 static PyObject *decode(PyObject *module, PyObject *data)
