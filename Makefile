@@ -10,10 +10,11 @@ CHROMIUM ?= /usr/bin/chromium
 
 .PHONY: demo test test-fast test-soak lint typecheck pytest docs chromium tex eee bench examples example-archive lab clean
 
-# The packages go in with uv (from PyPI, into .venv by pip): it fetches and unpacks in
-# parallel, 25 s where pip took 2 minutes for the dev extras (the .venv-eee 5 s, not 60).
+# The packages go in with uv (from PyPI, into .venv by pip): it fetches, unpacks and compiles
+# in parallel. Compiled at install as pip does: where PYTHONDONTWRITEBYTECODE is set, every
+# process would otherwise compile what it imports anew.
 UV := $(BIN)/uv
-INSTALL = $(UV) pip install --quiet --python
+INSTALL = $(UV) pip install --quiet --compile-bytecode --python
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
