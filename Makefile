@@ -10,20 +10,28 @@ CHROMIUM ?= /usr/bin/chromium
 
 .PHONY: demo test test-fast test-soak lint typecheck pytest docs chromium tex eee bench examples example-archive lab clean
 
+# The packages go in with uv (from PyPI, into .venv by pip): it fetches, unpacks and compiles
+# in parallel. Compiled at install as pip does: where PYTHONDONTWRITEBYTECODE is set, every
+# process would otherwise compile what it imports anew.
+UV := $(BIN)/uv
+INSTALL = $(UV) pip install --quiet --compile-bytecode --python
+
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP_RUN): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[all]'
+$(UV): $(BIN)/python
+	$(BIN)/python -m pip install --quiet uv
+
+$(STAMP_RUN): $(UV) pyproject.toml
+	$(INSTALL) $(BIN)/python -e '.[all]'
 	touch $@
 
-$(STAMP_DEV): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[all,dev]'
+$(STAMP_DEV): $(UV) pyproject.toml
+	$(INSTALL) $(BIN)/python -e '.[all,dev]'
 	touch $@ $(STAMP_RUN) $(STAMP_LAB) $(STAMP_DOCS)
 
-$(STAMP_DOCS): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[docs]'
+$(STAMP_DOCS): $(UV) pyproject.toml
+	$(INSTALL) $(BIN)/python -e '.[docs]'
 	touch $@
 
 # The compiled result-file scanner (src/kagreport/kag/_scan.c; `kagreport stats` and `find`
@@ -114,7 +122,7 @@ STAMP_EEE := $(EEE_VENV)/.installed-$(EEE_VERSION)
 
 eee: $(STAMP_EEE)
 
-$(STAMP_EEE):
+$(STAMP_EEE): $(UV)
 	@for c in python3.12 python3.13 $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.12*/bin/python \
 			$${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.13*/bin/python; do \
 		if "$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then PY=$$c; break; fi; \
@@ -122,8 +130,8 @@ $(STAMP_EEE):
 	if [ -z "$$PY" ]; then \
 		echo "No Python >= 3.12 found: the EEE validator test will skip." >&2; exit 0; fi; \
 	echo "Installing every-eval-ever $(EEE_VERSION) from PyPI into $(EEE_VENV) ($$PY), once: the EEE validator test runs it." >&2; \
-	rm -rf $(EEE_VENV) && "$$PY" -m venv $(EEE_VENV) && \
-		$(EEE_VENV)/bin/python -m pip install --quiet "every-eval-ever==$(EEE_VERSION)" && touch $@
+	rm -rf $(EEE_VENV) && "$$PY" -m venv --without-pip $(EEE_VENV) && \
+		$(INSTALL) $(EEE_VENV)/bin/python "every-eval-ever==$(EEE_VERSION)" && touch $@
 
 # JupyterLab on this machine only and offline: no news feed, no update check and no extension
 # manager asking PyPI; etc/jupyter turns off the front end's news prompt (tests/browser/
@@ -134,7 +142,7 @@ LAB_PORT ?= 8888
 STAMP_LAB := $(VENV)/.installed-lab
 
 $(STAMP_LAB): $(STAMP_RUN)
-	$(BIN)/python -m pip install --quiet -e '.[all,lab]'
+	$(INSTALL) $(BIN)/python -e '.[all,lab]'
 	touch $@
 
 ## lab: open the analyst notebooks in JupyterLab on 127.0.0.1 (installs it into .venv; a browser opens only where there is a display)

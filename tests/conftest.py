@@ -378,19 +378,38 @@ def inspect_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return once_per_session(tmp_path_factory, "inspect", make) / "site"
 
 
-#: The modules that take longest (tens of seconds each, measured with ``--durations``), run
-#: first: ``make test``'s two workers take whole modules in collection order, and a long one
-#: collected last keeps one worker busy while the other waits.
+#: The modules that take longest (their setup and tests together, from ``--junitxml``'s
+#: times: 20 s or more on a loaded 2-core machine), longest first: ``make test``'s two workers
+#: take whole modules in collection order, and a long one collected last keeps one worker
+#: busy while the other waits. The first two share no session site (the one that asks
+#: second would wait for the other's build).
 LONGEST_FIRST = (
     "site/test_site_signals.py",
-    "test_ci_github.py",
-    "test_ci_gitlab.py",
-    "test_readme.py",
-    "test_docs.py",
-    "site/test_flipped_items_every_tool.py",
-    "site/test_site_pages.py",
-    "site/test_site_hostile_names.py",
+    "site/test_site.py",
+    "browser/test_site_ui.py",
     "test_notebooks.py",
+    "site/test_site_sources.py",
+    "widgets/test_widgets.py",
+    "sources/test_every_format.py",
+    "test_ci_github.py",
+    "site/test_site_pages.py",
+    "test_readme.py",
+    "browser/test_site_hostile_names.py",
+    "browser/test_jupyterlab.py",
+    "test_ci_gitlab.py",
+    "site/test_site_hostile_names.py",
+    "remote/test_dask_engine.py",
+    "cli/test_cli_encoding.py",
+    "evaluation/judges/test_hostile_endpoint.py",
+    "browser/test_site_browser.py",
+    "site/test_flipped_items_every_tool.py",
+    "site/test_site_evaluations.py",
+    "test_docs.py",
+    "browser/test_site_pages.py",
+    "remote/test_s3.py",
+    "browser/test_site_charts.py",
+    "browser/test_pages_take_over.py",
+    "grading/test_pool_signals.py",
 )
 
 

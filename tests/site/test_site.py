@@ -8,6 +8,7 @@ import base64
 import hashlib
 import json
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -478,10 +479,12 @@ def test_deterministic(site_inputs: dict[str, Any], site: Path, tmp_path: Path) 
 
 
 @pytest.mark.slow
-def test_failed_build_leaves_the_old_site(site_inputs: dict[str, Any], tmp_path: Path) -> None:
+def test_failed_build_leaves_the_old_site(
+    site_inputs: dict[str, Any], mmlu_site: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "site"
     small = SiteConfig(title="small", runs=(site_inputs["config"].runs[1],))
-    build_site(small, out)
+    shutil.copytree(mmlu_site, out)  # the old site: the session's build of the same run
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     broken = tmp_path / "broken.json"
     broken.write_text("{}", encoding="utf-8")
@@ -774,14 +777,15 @@ def test_run_data_and_evaluation_data_do_not_collide(
 
 
 @pytest.mark.slow
-def test_output_folder_refusals_and_mode(site_inputs: dict[str, Any], tmp_path: Path,
+def test_output_folder_refusals_and_mode(site_inputs: dict[str, Any], mmlu_site: Path,
+                                         tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     import os
     import stat
 
     small = SiteConfig(runs=(site_inputs["config"].runs[1],))
     real = tmp_path / "real"
-    build_site(small, real)
+    shutil.copytree(mmlu_site, real)  # a site to replace: the session's build of the same run
     # Folders get the umask's mode (as mkdir gives), not tempfile's owner-only 0700.
     old = os.umask(0o022)
     try:

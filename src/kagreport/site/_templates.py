@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import re
@@ -204,6 +205,54 @@ def script_json(value: Any, sort_keys: bool = True) -> Markup:
     return Markup(inline_json(value, sort_keys=sort_keys))
 
 
+def _environment(searched: tuple[str, ...]) -> jinja2.Environment:
+    """The Jinja environment of the template folders ``searched``."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(list(searched)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        finalize=_finalize,
+    )
+    env.globals["sort_min_rows"] = SORT_MIN_ROWS
+    env.filters.update(
+        # One filter per kind of number (kagreport._format's convention).
+        pct=fmt_pct,
+        percent_interval=_format.percent_interval,
+        score=_format.score,
+        score_interval=_format.score_interval,
+        metric=fmt_metric,
+        difference=fmt_difference,
+        mean_interval=fmt_mean_interval,
+        quantity=_format.quantity,
+        count=_format.count,
+        plural=fmt_plural,
+        holm_family=holm_family,
+        pvalue=fmt_p,
+        split_interval=split_interval,
+        item_score=item_score,
+        # Kept for templates written for earlier versions.
+        pp=fmt_pp,
+        num=fmt_num,
+        fixed=fmt_fixed,
+        p_method=method_label,
+        json_number=json_number,
+        script_json=script_json,
+    )
+    return env
+
+
+@functools.lru_cache(maxsize=1)
+def _package_environment(folder: str) -> jinja2.Environment:
+    """The environment of the package's own templates, made once a process: it keeps the
+    templates it compiled (about 0.3 s a build otherwise). An override folder gets an
+    environment of its own at each build: its templates may be rewritten between builds
+    faster than their files' times change."""
+    return _environment((folder,))
+
+
 class Templates:
     """Renders the site's pages; templates in ``override`` win over the package's.
 
@@ -225,40 +274,8 @@ class Templates:
                 )
             self.searched.append(override)
         self.searched.append(package_templates())
-        self.env = jinja2.Environment(
-            loader=jinja2.FileSystemLoader([str(p) for p in self.searched]),
-            autoescape=True,
-            undefined=jinja2.StrictUndefined,
-            keep_trailing_newline=True,
-            trim_blocks=True,
-            lstrip_blocks=True,
-            finalize=_finalize,
-        )
-        self.env.globals["sort_min_rows"] = SORT_MIN_ROWS
-        self.env.filters.update(
-            # One filter per kind of number (kagreport._format's convention).
-            pct=fmt_pct,
-            percent_interval=_format.percent_interval,
-            score=_format.score,
-            score_interval=_format.score_interval,
-            metric=fmt_metric,
-            difference=fmt_difference,
-            mean_interval=fmt_mean_interval,
-            quantity=_format.quantity,
-            count=_format.count,
-            plural=fmt_plural,
-            holm_family=holm_family,
-            pvalue=fmt_p,
-            split_interval=split_interval,
-            item_score=item_score,
-            # Kept for templates written for earlier versions.
-            pp=fmt_pp,
-            num=fmt_num,
-            fixed=fmt_fixed,
-            p_method=method_label,
-            json_number=json_number,
-            script_json=script_json,
-        )
+        folders = tuple(str(p) for p in self.searched)
+        self.env = _environment(folders) if override else _package_environment(folders[0])
 
     def notebook_dirs(self) -> Sequence[Path]:
         """Base folders searched for the nbconvert template, the override first."""
