@@ -183,7 +183,12 @@ def _import_graph() -> dict[str, set[str]]:
     a module, else to ``kagreport.x`` (a package's ``__init__``, whose own imports are its
     edges: a re-export goes through it)."""
     modules = _module_paths()
-    graph: dict[str, set[str]] = {}
+    # A C extension (kag/_scan.c) is a module that imports nothing of the package.
+    compiled = {
+        ".".join(("kagreport", *path.relative_to(PACKAGE).with_suffix("").parts))
+        for path in PACKAGE.rglob("*.c")
+    }
+    graph: dict[str, set[str]] = {name: set() for name in compiled}
     for module, path in modules.items():
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
         targets: set[str] = set()
@@ -202,7 +207,7 @@ def _import_graph() -> dict[str, set[str]]:
                 if name.split(".")[0] != "kagreport":
                     continue
                 # The longest prefix that is a module of the package.
-                while name not in modules:
+                while name not in modules and name not in compiled:
                     name = name.rpartition(".")[0]
                 if name != module:
                     targets.add(name)

@@ -61,10 +61,10 @@ def _compiled_scanner() -> Any:
     if os.environ.get("KAGREPORT_DECODER", "").lower() == "python":
         return None
     try:
-        from kagreport.kag import _scan  # type: ignore[attr-defined]
+        import kagreport.kag._scan as scanner  # type: ignore[import-not-found]
     except ImportError:
         return None
-    return _scan
+    return scanner
 
 
 # Non-blocking: opening a FIFO must not wait for a writer (read_bytes then refuses it).
