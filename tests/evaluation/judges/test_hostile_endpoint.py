@@ -450,9 +450,11 @@ def test_a_judge_that_failed_on_some_items_only_exits_0(tmp_path: Path, stub: Ch
     assert AnswerEvaluation.read(tmp_path / "out.json").errors["j"] == 1
 
 
-def _evaluate(tmp_path: Path, stub: ChatStub, reply: Reply) -> tuple[Any, Path]:
+def _evaluate(
+    tmp_path: Path, stub: ChatStub, reply: Reply, timeout: float = 5
+) -> tuple[Any, Path]:
     stub.default = reply
-    judges, items = _files(tmp_path, stub.url)
+    judges, items = _files(tmp_path, stub.url, timeout=timeout)
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     command = [sys.executable, "-m", "kagreport", "evaluate", "--items", str(items),
                "--judges", str(judges), "--cache", str(tmp_path / "c.sqlite"),
@@ -467,8 +469,8 @@ def _evaluate(tmp_path: Path, stub: ChatStub, reply: Reply) -> tuple[Any, Path]:
         ("huge", "over the limit of 4,194,304 bytes"),
         ("endless", "over the limit of 4,194,304 bytes"),
         ("gzip", "over the limit of 4,194,304 bytes"),
-        ("drip", "no complete reply within the 5 s timeout"),
-        ("drip-headers", "no complete reply within the 5 s timeout"),
+        ("drip", "no complete reply within the 2 s timeout"),
+        ("drip-headers", "no complete reply within the 2 s timeout"),
     ],
 )
 def test_evaluate_stays_small_and_quick_against_a_hostile_server(
@@ -478,15 +480,16 @@ def test_evaluate_stays_small_and_quick_against_a_hostile_server(
         "huge": huge(2 << 30),  # Content-Length: 2 GiB
         "endless": endless(),
         "gzip": gzip_bomb(1 << 30),  # about 1 MB, 1 GiB inflated
-        "drip": drip(1.0),
-        "drip-headers": drip(1.0, headers=True),
+        # A byte every 0.5 s: each read well inside the timeout, the reply never complete.
+        "drip": drip(0.5),
+        "drip-headers": drip(0.5, headers=True),
     }
-    done, out = _evaluate(tmp_path, stub, replies[case])
+    done, out = _evaluate(tmp_path, stub, replies[case], timeout=2 if "drip" in case else 5)
     print(f"{case}: exit {done.returncode} after {done.seconds:.1f} s, peak "
           f"{done.peak / 1e6:.0f} MB{' (killed)' if done.killed else ''}")  # fmt: skip
     assert not done.killed, f"killed at {done.peak / 1e6:.0f} MB after {done.seconds:.1f} s"
     assert done.peak < PEAK, done.peak
-    # timeout = 5: the drips end at 5 s (plus the start of Python and of the openai package).
+    # timeout = 2: the drips end at 2 s (plus the start of Python and of the openai package).
     assert done.seconds < 30, done.seconds
     assert done.returncode == 1, done.stderr
     lines = done.stderr.strip().splitlines()
