@@ -450,9 +450,7 @@ def test_a_judge_that_failed_on_some_items_only_exits_0(tmp_path: Path, stub: Ch
     assert AnswerEvaluation.read(tmp_path / "out.json").errors["j"] == 1
 
 
-def _evaluate(
-    tmp_path: Path, stub: ChatStub, reply: Reply, timeout: float = 5
-) -> tuple[Any, Path]:
+def _evaluate(tmp_path: Path, stub: ChatStub, reply: Reply, timeout: float = 5) -> tuple[Any, Path]:
     stub.default = reply
     judges, items = _files(tmp_path, stub.url, timeout=timeout)
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
