@@ -516,15 +516,19 @@ def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = 
 
 
 def run_process(
-    *args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None
+    *args: str | os.PathLike[str],
+    cwd: str | os.PathLike[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m kagreport ARGS`` as a process of its own; return the CompletedProcess."""
+    """Run ``python -m kagreport ARGS`` as a process of its own (``env``: its whole
+    environment, default this one's); return the CompletedProcess."""
     return subprocess.run(
         [sys.executable, "-m", "kagreport", *map(os.fspath, args)],
         capture_output=True,
         text=True,
         encoding="utf-8",
         cwd=cwd,
+        env=env,
         check=False,
         timeout=300,
     )

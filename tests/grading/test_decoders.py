@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import run_process
 from kagreport.kag._simulate import write_simulated_run
 
 pytestmark = pytest.mark.slow
@@ -26,15 +25,7 @@ def _run(env_decoder: str | None, *args: str | Path) -> tuple[int, str, str]:
     env = {k: v for k, v in os.environ.items() if k != "KAGREPORT_DECODER"}
     if env_decoder is not None:
         env["KAGREPORT_DECODER"] = env_decoder
-    done = subprocess.run(
-        [sys.executable, "-m", "kagreport", *map(os.fspath, args)],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env=env,
-        check=False,
-        timeout=300,
-    )
+    done = run_process(*args, env=env)
     return done.returncode, done.stdout, done.stderr
 
 
