@@ -61,9 +61,8 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=9)
     args = parser.parse_args()
 
-    from kagreport.grading import _chunk
     from kagreport.grading._chunk import grade_chunk
-    from kagreport.kag import _records, _tree
+    from kagreport.kag import _records, _tree, _walk
     from kagreport.kag._checks import check_ok
     from kagreport.kag._envelope import _decoder, _Ok
     from kagreport.kag._records import _RESULT_SCHEMA, decode_python, read_bytes
@@ -119,7 +118,7 @@ def main() -> int:
 
     def python_grading() -> None:
         # The pure-Python path: what runs without the compiled scanner.
-        patched = [(_tree, "scan_file"), (_chunk, "list_results"), (_records, "_SCANNER")]
+        patched = [(_tree, "scan_file"), (_walk, "list_results"), (_records, "_SCANNER")]
         saved = [getattr(module, name) for module, name in patched]
         for module, name in patched:
             setattr(module, name, None)

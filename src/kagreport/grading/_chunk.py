@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kagreport._errors import NotRegularFileError, ResultTreeError
 from kagreport.grading._rule import grade_response
-from kagreport.kag._records import ResultRecord, decode_result, list_results
+from kagreport.kag._records import ResultRecord, decode_result
 from kagreport.kag._tree import LocalTree, ResultTree
-from kagreport.kag._walk import logger as walk_logger
-from kagreport.kag._walk import result_files
+from kagreport.kag._walk import folder_result_files, result_files
 
 if TYPE_CHECKING:
     import numpy as np
@@ -174,20 +173,11 @@ def _listed(
     except ResultTreeError:
         pass  # one at a time below, to find the first folder that fails
     out: list[list[tuple[str, str, str]]] = []
-    # The compiled lister gives what list_dir and result_files give (it neither lists
-    # identities nor logs the entries it skips, which -vvvv shows); None: Python lists.
-    scan = list_results
-    if identities or tree.remote or walk_logger.isEnabledFor(5):
-        scan = None
     for folder in paths:
-        if scan is not None and (files := scan(folder, prefix)) is not None:
-            out.append(files)
-            continue
         try:
-            entries = tree.list_dir(folder, identity=identities)
+            out.append(folder_result_files(tree, folder, prefix, identities))
         except ResultTreeError as exc:
             return out, (exc.path or folder, exc.message)
-        out.append(result_files(entries, folder, prefix, tree))
     return out, None
 
 

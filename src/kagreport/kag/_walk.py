@@ -16,11 +16,13 @@ from typing import Any
 
 from kagreport._errors import ResultTreeError
 from kagreport.kag._names import is_component_name
+from kagreport.kag._records import list_results
 from kagreport.kag._tree import DIR, FILE, LocalTree, RemoteTree, ResultTree, TreeEntry, open_tree
 
 __all__ = [
     "QuestionDir",
     "ResultFile",
+    "folder_result_files",
     "iter_find_candidates",
     "iter_find_entries",
     "iter_find_files",
@@ -212,6 +214,26 @@ def result_files(
     return files
 
 
+def folder_result_files(
+    tree: ResultTree, folder: str, prefix: str, identity: bool = False
+) -> list[tuple[str, str, str]]:
+    """:func:`result_files` of one folder as ``tree.list_dir`` lists it; a local folder by
+    the compiled lister where it gives the same (no identities asked for, no trace-level
+    logging of skipped entries, nothing unusual in the folder).
+
+    Raises
+    ------
+    ResultTreeError
+        If the folder or an entry's type cannot be read.
+    """
+    local = list_results is not None and not identity and not tree.remote
+    if local and not logger.isEnabledFor(5):
+        files = list_results(folder, prefix)  # type: ignore[misc]
+        if files is not None:
+            return files
+    return result_files(tree.list_dir(folder, identity=identity), folder, prefix, tree)
+
+
 def iter_result_files(
     question_dir: str,
     prefix: str = "",
@@ -232,9 +254,7 @@ def iter_result_files(
     """
     if tree is None:
         tree = open_tree(question_dir)
-    for setup, path, identity in result_files(
-        tree.list_dir(question_dir), question_dir, prefix, tree
-    ):
+    for setup, path, identity in folder_result_files(tree, question_dir, prefix):
         yield ResultFile(setup, path, identity)
 
 
