@@ -61,6 +61,9 @@ def commands(out: Path, inputs: Path) -> dict[str, list[str]]:
     if BIG.is_dir():
         tree = [str(BIG / "results"), "-d", str(BIG / "datasets.json")]
         found["convert-kag-50k"] = [KAGREPORT, "convert", *tree, "-o", str(out / "big.json")]
+        # The compiled scanner's commands: the pool reads, lists and decodes in C.
+        found["stats-50k"] = [KAGREPORT, "stats", "-r", *tree, "--format", "json"]
+        found["find-50k"] = [KAGREPORT, "stats", "find", "Answer", "-r", str(BIG / "results")]
     return found
 
 
