@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from kagreport import grade
 from kagreport.grading.engine import _pool
 from kagreport.kag import SimulatedRun, simulate_run
 from processes import BOUND, assert_group_gone, children, wait_for_handlers
@@ -385,3 +386,51 @@ def test_close_while_a_result_is_half_written_is_prompt(tmp_path: Path) -> None:
     took, state = done.stdout.split()
     assert state == "joined", done.stderr
     assert float(took) < 2.0
+
+
+_THREADED_CALLER = r"""
+import os, signal, sys, threading, time, random
+import kagreport
+
+datasets, results, expected, count, seed = sys.argv[1:]
+rng = random.Random(int(seed))
+# Another thread, as in a Jupyter kernel: workers then come from a fork server, and a
+# signal may land on that thread, where no mask of the grading thread holds it.
+threading.Thread(target=time.sleep, args=(10**6,), daemon=True).start()
+unraisable = []
+sys.unraisablehook = lambda event: unraisable.append(repr(event.exc_value))
+lost = 0
+for _ in range(int(count)):
+    timer = threading.Timer(rng.uniform(0.0, 0.4), os.killpg, (0, signal.SIGINT))
+    started = time.monotonic()
+    try:
+        timer.start()
+        while time.monotonic() - started < 5:
+            kagreport.grade(datasets, results)
+        lost += 1
+    except KeyboardInterrupt:
+        pass
+    timer.join()
+same = kagreport.grade(datasets, results, workers=2).to_json() == open(expected).read()
+print(f"lost {lost} unraisable {unraisable} same {same}")
+"""
+
+
+def test_interrupts_of_a_threaded_caller_are_never_lost(run: SimulatedRun, tmp_path: Path) -> None:
+    # Regression (CI, 2026-12-06): in a kernel, an interrupt that landed while a worker
+    # started from the fork server, or in the pool's finalizers, was lost (the grade went
+    # on), killed the fork server (the next grade failed: connection refused) or left a
+    # worker printing a traceback. Ctrl-C goes to the whole group, as a kernel interrupt.
+    expected = tmp_path / "expected.json"
+    expected.write_text(grade(run.datasets_path, run.results_path, workers=1).to_json(), "utf-8")
+    rng = random.Random(31)
+    script = tmp_path / "caller.py"
+    script.write_text(_THREADED_CALLER, encoding="utf-8")
+    command = [sys.executable, str(script), str(run.datasets_path), str(run.results_path)]
+    proc = subprocess.run(
+        [*command, str(expected), "25", str(rng.randrange(10**6))],
+        capture_output=True, text=True, timeout=BOUND * 20, start_new_session=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "lost 0 unraisable [] same True", proc.stdout
+    assert proc.stderr == ""  # no traceback from the fork server or a worker

@@ -37,3 +37,6 @@ def _prepare_worker(data: Mapping[str, Any]) -> None:
 # The server's children look spawn.prepare up when they start.
 spawn.prepare = _prepare_worker
 signal.signal(signal.SIGINT, signal.SIG_IGN)
+# Started with SIGINT blocked (by _pool._pool_context): a Ctrl-C sent while it imported
+# was held, and is dropped now that it is ignored.
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

@@ -36,7 +36,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from kagreport._errors import InputError, WorkerDiedError
-from kagreport._signals import STOP_SIGNALS
+from kagreport._signals import STOP_SIGNALS, stops_deferred
 from kagreport.grading._chunk import CHUNK_QUESTIONS, chunk_arguments, grade_chunk
 from kagreport.kag._tree import ResultTree
 
@@ -81,11 +81,20 @@ def _pool_context() -> multiprocessing.context.BaseContext | None:
     # The server's preload: its workers ignore Ctrl-C from the start, and do not import the
     # caller's main module again (a script without a __main__ guard would run again).
     context.set_forkserver_preload(["kagreport.grading.engine._forkserver"])
-    from multiprocessing import forkserver
+    from multiprocessing import forkserver, resource_tracker
 
-    # Started here, with the stop signals not blocked (it and its workers inherit the
-    # mask); it ends when this process does.
-    forkserver.ensure_running()
+    # Started here; it ends when this process does. A Ctrl-C reaches the whole group (a
+    # kernel interrupt too): the server starts with SIGINT blocked (its preload ignores
+    # it, then unblocks it), else one landing while it imports would kill it with a
+    # traceback. Here the stop is held until the server is known (one half-started is
+    # never left behind). The resource tracker first: starting it unblocks SIGINT.
+    with stops_deferred():
+        resource_tracker.ensure_running()
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            forkserver.ensure_running()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     return context
 
 
@@ -244,18 +253,24 @@ class ChunkRunner:
             return
         while len(self._pending) >= 4 * self._workers:
             self._merge_oldest()
-        try:
-            future = self._pool.submit(function, *args)
-        except BrokenProcessPool:
-            raise self._died() from None
-        self._pending.append((chunk, future))
-        self._track()
+        # With a fork server a submit may start a worker: a stop held until it is started
+        # and tracked (see _start_pool).
+        with stops_deferred():
+            try:
+                future = self._pool.submit(function, *args)
+            except BrokenProcessPool:
+                raise self._died() from None
+            self._pending.append((chunk, future))
+            self._track()
 
     def _track(self) -> None:
+        self._track_from(self._pool)
+
+    def _track_from(self, pool: ProcessPoolExecutor | None) -> None:
         # All workers start at the first submit with fork; with a fork server, one more
         # at each submit until there are enough: close() and _died() need every one.
         known = {id(p) for p in self._processes}
-        for process in (getattr(self._pool, "_processes", None) or {}).values():
+        for process in (getattr(pool, "_processes", None) or {}).values():
             if id(process) not in known:
                 self._processes.append(process)
 
@@ -270,19 +285,25 @@ class ChunkRunner:
         # stop signals blocked meanwhile, the workers start with them blocked (until their
         # initializer has set their dispositions), and so do those threads, for good:
         # a SIGTERM or Ctrl-C is always delivered to this (the main) thread.
+        # The mask alone does not hold a stop when this process has other threads (a
+        # kernel's): one of them takes the signal and Python raises it here, in the middle
+        # of a worker's start, which leaves a fork server that dies of the half-finished
+        # request (and fails the next grade) or a worker close() does not know of. So the
+        # stop is held until the workers are started and tracked, then acted on.
         _load_prctl()
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-        try:
-            self._pool = ProcessPoolExecutor(
-                self._workers,
-                mp_context=context,
-                initializer=_worker_start,
-                initargs=(os.getpid(), context.get_start_method() == "fork"),
-            )
-            self._pending.append((chunk, self._pool.submit(function, *args)))
-            self._track()
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        with stops_deferred():
+            previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+            try:
+                self._pool = ProcessPoolExecutor(
+                    self._workers,
+                    mp_context=context,
+                    initializer=_worker_start,
+                    initargs=(os.getpid(), context.get_start_method() == "fork"),
+                )
+                self._pending.append((chunk, self._pool.submit(function, *args)))
+                self._track()
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
     def _merge_oldest(self) -> None:
         chunk, future = self._pending[0]
@@ -329,36 +350,43 @@ class ChunkRunner:
 
     def close(self) -> None:
         """Stop the workers (also after an error or a signal), within a bounded time."""
-        pool, self._pool = self._pool, None
-        self._pending.clear()
-        if pool is None:
-            return
-        # A second signal must not cut this short and leave workers behind: hold the stop
-        # signals until the workers are gone (a pending one is raised right after).
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        # A second signal must not cut this short and leave workers behind, nor land in
+        # the multiprocessing finalizers that run as the pool goes (Python drops an
+        # exception raised there: the stop would be lost): the stops are held until the
+        # workers and the pool are gone, then acted on.
+        with stops_deferred():
+            pool, self._pool = self._pool, None
+            self._pending.clear()
+            if pool is not None:
+                self._track_from(pool)  # one started as a stop came is stopped too
+                previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+                try:
+                    self._stop(pool)
+                finally:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+                del pool
+
+    def _stop(self, pool: ProcessPoolExecutor) -> None:
         # Taken before shutdown(), which forgets them. Joined below: a manager thread still
         # closing its wake-up pipe at exit races the interpreter's own wake-up of it
         # (CPython writes to the pipe's closed descriptor and prints a traceback).
         manager = getattr(pool, "_executor_manager_thread", None)
         results = getattr(pool, "_result_queue", None)
-        try:
-            pool.shutdown(wait=False, cancel_futures=True)
-            for process in self._processes:
-                if process.exitcode is None:
-                    process.kill()
-            deadline = time.monotonic() + _JOIN_SECS
-            for process in self._processes:
-                process.join(max(0.0, deadline - time.monotonic()))
-            # A worker killed while it wrote a result leaves the manager thread reading
-            # the rest for good: with every worker gone, this process holds the result
-            # pipe's last write end; closed, the read ends (end of file) and the thread
-            # with it, at once rather than at the deadline.
-            if all(process.exitcode is not None for process in self._processes):
-                writer = getattr(results, "_writer", None)
-                if writer is not None:
-                    with contextlib.suppress(OSError):
-                        writer.close()
-            if isinstance(manager, threading.Thread):
-                manager.join(max(0.0, deadline - time.monotonic()))
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in self._processes:
+            if process.exitcode is None:
+                process.kill()
+        deadline = time.monotonic() + _JOIN_SECS
+        for process in self._processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+        # A worker killed while it wrote a result leaves the manager thread reading
+        # the rest for good: with every worker gone, this process holds the result
+        # pipe's last write end; closed, the read ends (end of file) and the thread
+        # with it, at once rather than at the deadline.
+        if all(process.exitcode is not None for process in self._processes):
+            writer = getattr(results, "_writer", None)
+            if writer is not None:
+                with contextlib.suppress(OSError):
+                    writer.close()
+        if isinstance(manager, threading.Thread):
+            manager.join(max(0.0, deadline - time.monotonic()))
