@@ -30,6 +30,33 @@ def test_a_stop_inside_the_block_is_acted_on_after_it() -> None:
     assert signal.getsignal(signal.SIGTERM) is before
 
 
+def test_a_stop_while_the_handlers_are_put_back_leaves_none_held(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A stop acted on as soon as the first handler is back must not leave the block's hold
+    # on the other signal: its stops would be swallowed for good.
+    real_signal = signal.signal
+    restored: list[int] = []
+
+    def signal_then_interrupt(signum: int, handler: object) -> object:
+        previous = real_signal(signum, handler)  # type: ignore[arg-type]
+        if handler is not None and getattr(handler, "__name__", "") != "hold":
+            restored.append(signum)
+            if len(restored) == 1:
+                raise KeyboardInterrupt  # as the handler just put back would raise
+        return previous
+
+    term_before = signal.getsignal(signal.SIGTERM)
+    int_before = signal.getsignal(signal.SIGINT)
+    monkeypatch.setattr(signal, "signal", signal_then_interrupt)
+    with pytest.raises(KeyboardInterrupt), stops_deferred():
+        pass
+    monkeypatch.undo()
+    assert sorted(restored) == sorted([signal.SIGINT, signal.SIGTERM])
+    assert signal.getsignal(signal.SIGTERM) is term_before
+    assert signal.getsignal(signal.SIGINT) is int_before
+
+
 def test_a_ctrl_c_during_the_renames_still_leaves_the_whole_new_set(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

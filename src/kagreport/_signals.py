@@ -55,11 +55,11 @@ def stops_deferred() -> Iterator[None]:
     previous: dict[int, Any] = {}
     try:
         for stop in STOP_SIGNALS:
-            previous[stop] = signal.signal(stop, hold)
+            if signal.getsignal(stop) is not None:  # None: set outside Python, left alone
+                previous[stop] = signal.signal(stop, hold)
         yield
     finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+        _restore(list(previous.items()))
         if held:
             first, frame = held[0]
             before = previous.get(first)
@@ -67,3 +67,13 @@ def stops_deferred() -> Iterator[None]:
                 before(first, frame)
             elif before != signal.SIG_IGN:
                 signal.raise_signal(first)  # the default action, as before the block
+
+
+def _restore(handlers: list[tuple[int, Any]]) -> None:
+    """Put each handler back, all of them even if a stop raises in between (a handler put
+    back acts at once: a hold left on the other signal would swallow its stops for good)."""
+    if handlers:
+        try:
+            signal.signal(*handlers[0])
+        finally:
+            _restore(handlers[1:])

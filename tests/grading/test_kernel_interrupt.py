@@ -4,6 +4,7 @@ and the kernel still usable."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,25 @@ def _started(kc: Any, msg_id: str) -> None:
             return
 
 
+def _state(kc: Any, kernel: int) -> str:
+    """What the kernel holds after an interrupt it did not act on: the exceptions Python
+    dropped, its SIGINT handler, and each thread's blocked and pending signals."""
+    shown: list[str] = []
+
+    def hook(msg: dict[str, Any]) -> None:
+        if msg["msg_type"] == "stream":
+            shown.append(msg["content"]["text"])
+
+    code = "import signal; print(dropped, signal.getsignal(signal.SIGINT))"
+    kc.execute_interactive(code, timeout=BOUND * 4, output_hook=hook)
+    for task in sorted(Path(f"/proc/{kernel}/task").iterdir()):
+        with contextlib.suppress(OSError):
+            status = (task / "status").read_text()
+            masks = [line for line in status.splitlines() if line.startswith(("Sig", "Shd"))]
+            shown.append(f"{task.name} {(task / 'comm').read_text().strip()}: {masks}")
+    return "\n".join(shown)
+
+
 @pytest.mark.signals
 def test_an_interrupted_grade_in_a_kernel_leaves_no_worker_and_the_kernel_works(
     tmp_path: Path,
@@ -66,9 +86,11 @@ def test_an_interrupted_grade_in_a_kernel_leaves_no_worker_and_the_kernel_works(
     try:
         kernel = km.provisioner.process.pid
         setup = (
-            "import threading, kagreport\n"
+            "import sys, threading, kagreport\n"
             f"D, R = {str(run.datasets_path)!r}, {str(run.results_path)!r}\n"
             "assert threading.active_count() > 1\n"
+            "dropped = []\n"  # an exception Python could not raise (a finalizer's)
+            "sys.unraisablehook = lambda event: dropped.append(repr(event))\n"
         )
         assert _run(kc, setup)["status"] == "ok"
         first = _run(kc, f"print(kagreport.grade(D, R, workers=2).to_json() == {expected!r})")
@@ -87,7 +109,7 @@ def test_an_interrupted_grade_in_a_kernel_leaves_no_worker_and_the_kernel_works(
             time.sleep(delay)
             km.interrupt_kernel()
             reply = kc.get_shell_msg(timeout=BOUND * 4)["content"]
-            assert reply["status"] == "error", reply
+            assert reply["status"] == "error", (delay, reply, _state(kc, kernel))
             assert reply["ename"] == "KeyboardInterrupt", reply
             # No worker left (the fork server stays, idle, for the next grade).
             deadline = time.monotonic() + BOUND
