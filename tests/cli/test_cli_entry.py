@@ -141,3 +141,32 @@ def test_core_dependencies_are_the_projects() -> None:
     declared = {re.split(r"[<>=!~ \[;]", spec, maxsplit=1)[0].lower().replace("-", "_")
                 for spec in PYPROJECT["project"]["dependencies"]}  # fmt: skip
     assert set(CORE_DEPENDENCIES) == declared
+
+
+_IRI_CHECKS = r"""
+import sys
+if sys.argv[1] == "deferred":
+    from kagreport._entry import _defer_iri_grammar
+
+    _defer_iri_grammar()
+import altair, jsonschema  # what a command that draws a chart imports
+before = "rfc3987_syntax.syntax_helpers" in sys.modules  # its parsers built
+check = jsonschema.FormatChecker()
+verdicts = [check.conforms(text, "iri") for text in ("http://a.example/ä", "http://a b", "x")]
+print(before, verdicts, "rfc3987_syntax.syntax_helpers" in sys.modules)
+"""
+
+
+def test_the_iri_grammar_is_built_at_its_first_use_with_the_same_verdicts() -> None:
+    # rfc3987-syntax builds its parsers as it is imported (1.4 s); the command line defers
+    # that to the first use, which then gives the verdicts the real module gives.
+    pytest.importorskip("rfc3987_syntax")
+    out = {}
+    for mode in ("deferred", "direct"):
+        done = subprocess.run(
+            [sys.executable, "-c", _IRI_CHECKS, mode],
+            capture_output=True, text=True, check=True, timeout=120,
+        )  # fmt: skip
+        out[mode] = done.stdout.split(" ", 1)
+    assert out["direct"] == ["True", "[True, False, False] True\n"]  # the module's own answers
+    assert out["deferred"] == ["False", "[True, False, False] True\n"]
