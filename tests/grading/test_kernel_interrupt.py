@@ -5,6 +5,7 @@ and the kernel still usable."""
 from __future__ import annotations
 
 import contextlib
+import queue
 import time
 from pathlib import Path
 from typing import Any
@@ -57,17 +58,31 @@ def _started(kc: Any, msg_id: str) -> None:
             return
 
 
-def _state(kc: Any, kernel: int) -> str:
-    """What the kernel holds after an interrupt it did not act on: the exceptions Python
-    dropped, its SIGINT handler, and each thread's blocked and pending signals."""
+def _reply(kc: Any, timeout: float) -> dict[str, Any] | None:
+    """The content of the next shell reply, or None if none comes within ``timeout``."""
+    try:
+        content: dict[str, Any] = kc.get_shell_msg(timeout=timeout)["content"]
+    except queue.Empty:
+        return None
+    return content
+
+
+def _printed(kc: Any, code: str) -> str:
+    """What ``code`` prints in the kernel."""
     shown: list[str] = []
 
     def hook(msg: dict[str, Any]) -> None:
         if msg["msg_type"] == "stream":
             shown.append(msg["content"]["text"])
 
-    code = "import signal; print(dropped, signal.getsignal(signal.SIGINT))"
     kc.execute_interactive(code, timeout=BOUND * 4, output_hook=hook)
+    return "".join(shown)
+
+
+def _state(kc: Any, kernel: int) -> str:
+    """What the kernel holds after an interrupt it did not act on: the exceptions Python
+    dropped, its SIGINT handler, and each thread's blocked and pending signals."""
+    shown = [_printed(kc, "import signal; print(dropped, signal.getsignal(signal.SIGINT))")]
     for task in sorted(Path(f"/proc/{kernel}/task").iterdir()):
         with contextlib.suppress(OSError):
             status = (task / "status").read_text()
@@ -89,26 +104,42 @@ def test_an_interrupted_grade_in_a_kernel_leaves_no_worker_and_the_kernel_works(
             "import sys, threading, kagreport\n"
             f"D, R = {str(run.datasets_path)!r}, {str(run.results_path)!r}\n"
             "assert threading.active_count() > 1\n"
-            "dropped = []\n"  # an exception Python could not raise (a finalizer's)
-            "sys.unraisablehook = lambda event: dropped.append(repr(event))\n"
+            "import traceback\n"
+            "dropped = []\n"  # exceptions Python could not raise (a finalizer's), and where
+            "sys.unraisablehook = lambda e: dropped.append(\n"
+            "    f'{e.exc_value!r} in {e.object!r}: ' + ''.join(traceback.format_tb(e.exc_traceback))\n"
+            ")\n"
         )
         assert _run(kc, setup)["status"] == "ok"
         first = _run(kc, f"print(kagreport.grade(D, R, workers=2).to_json() == {expected!r})")
         assert first["status"] == "ok", first
         for delay in (0.0, 0.05, 0.15, 0.3, 0.6):
-            # Grades again and again (tens of seconds): the interrupt lands in the cell's code,
+            # Grades again and again until interrupted: the interrupt lands in the cell's code,
             # never after it (ipykernel loses a reply interrupted while it is being sent).
             # stop_on_error=False: after the KeyboardInterrupt, ipykernel would otherwise abort
             # the requests that reach it for a moment (its stop-on-error window), and on a loaded
             # machine the check below lands in it: an "aborted" reply that is not ours.
             msg_id = kc.execute(
-                "print('grading', flush=True)\nfor _ in range(200):\n    kagreport.grade(D, R)",
+                "print('grading', flush=True)\nwhile True:\n    kagreport.grade(D, R)",
                 stop_on_error=False,
             )
             _started(kc, msg_id)  # an interrupt before that is the kernel's, not the grade's
             time.sleep(delay)
             km.interrupt_kernel()
-            reply = kc.get_shell_msg(timeout=BOUND * 4)["content"]
+            reply = _reply(kc, BOUND)
+            if reply is None:
+                # Not acted on. CPython drops an exception raised in a finalizer that its
+                # garbage collector runs (it goes to sys.unraisablehook), and a signal that
+                # comes during a collection is raised there: the interrupt is lost, and the
+                # user interrupts again. So does the test; the loss must be that one, and
+                # in no finalizer of kagreport's.
+                km.interrupt_kernel()
+                reply = _reply(kc, BOUND * 4)
+                assert reply is not None, "the kernel did not stop on a second interrupt"
+                lost = _printed(kc, "print(*dropped, sep='\\n')")
+                assert "KeyboardInterrupt()" in lost, (delay, _state(kc, kernel))
+                assert "/kagreport/" not in lost, (delay, lost)
+                _printed(kc, "dropped.clear()")
             assert reply["status"] == "error", (delay, reply, _state(kc, kernel))
             assert reply["ename"] == "KeyboardInterrupt", reply
             # No worker left (the fork server stays, idle, for the next grade).
