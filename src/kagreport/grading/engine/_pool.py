@@ -364,8 +364,9 @@ class ChunkRunner:
                     self._stop(pool)
                 finally:
                     signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-                # The last references to the pool's queues (the worker processes hold them
-                # too): their finalizers, which join threads, run now, while stops are held.
+                # The last references to the pool and the workers' process objects: their
+                # finalizers (queues joining their threads, descriptors closed) run now,
+                # while stops are held.
                 self._processes = []
                 del pool
 
