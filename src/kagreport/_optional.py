@@ -21,13 +21,18 @@ A missing one raises :class:`~kagreport._errors.MissingExtraError`, one line nam
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+import sys
+import threading
+import types
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from kagreport._errors import MissingExtraError
 
-__all__ = ["EXTRAS", "need", "optional"]
+__all__ = ["EXTRAS", "defer_iri_grammar", "need", "optional"]
 
 #: The extra that installs each optional top-level module.
 EXTRAS = {
@@ -107,3 +112,40 @@ def need(*modules: str) -> None:
             found = False
         if not found:
             raise _missing(module)
+
+
+def defer_iri_grammar() -> None:
+    """Import rfc3987-syntax at its first use rather than with jsonschema (in kagreport's own
+    processes: the command line and the site's figure helper; never in a library caller's).
+
+    jsonschema, which Altair and nbformat import, imports rfc3987-syntax when it is
+    installed (Jupyter's servers bring it) for its "iri" format check; that module builds
+    some forty parsers as it is imported: about 1.4 s of every command that draws a chart,
+    where nothing checks that format. A stand-in module takes its place in this process
+    and imports the real one, which then replaces it, when something first uses it: the
+    behaviour is the same, only the moment of the import changes.
+    """
+    name = "rfc3987_syntax"
+    if name in sys.modules or importlib.util.find_spec(name) is None:
+        return
+    stand_in = types.ModuleType(name)
+    lock = threading.Lock()
+
+    def real() -> Any:
+        with lock:
+            if sys.modules.get(name) is stand_in:
+                del sys.modules[name]
+                importlib.import_module(name)
+            return sys.modules[name]
+
+    def is_valid_syntax(term: str, value: str) -> Any:  # what jsonschema imports by name
+        return real().is_valid_syntax(term, value)
+
+    def attribute(attribute_name: str) -> Any:
+        if attribute_name.startswith("__"):  # the import system's questions: none here
+            raise AttributeError(attribute_name)
+        return getattr(real(), attribute_name)
+
+    stand_in.is_valid_syntax = is_valid_syntax  # type: ignore[attr-defined]
+    stand_in.__getattr__ = attribute  # type: ignore[method-assign]
+    sys.modules[name] = stand_in

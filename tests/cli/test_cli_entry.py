@@ -146,9 +146,9 @@ def test_core_dependencies_are_the_projects() -> None:
 _IRI_CHECKS = r"""
 import sys
 if sys.argv[1] == "deferred":
-    from kagreport._entry import _defer_iri_grammar
+    from kagreport._optional import defer_iri_grammar
 
-    _defer_iri_grammar()
+    defer_iri_grammar()
 import altair, jsonschema  # what a command that draws a chart imports
 before = "rfc3987_syntax.syntax_helpers" in sys.modules  # its parsers built
 check = jsonschema.FormatChecker()

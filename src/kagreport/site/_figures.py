@@ -38,6 +38,12 @@ __all__ = ["FigureWriter"]
 logger = logging.getLogger("kagreport.site")
 
 _STOP = None
+#: The helper process: this module run as __main__, rfc3987-syntax's parsers deferred
+#: before the package (and Altair with it) is imported: 1.4 s of each helper's start.
+_HELPER = (
+    "from kagreport._optional import defer_iri_grammar; defer_iri_grammar(); "
+    "import runpy; runpy.run_module('kagreport.site._figures', run_name='__main__')"
+)
 
 
 def _export(spec: Any, path: str) -> None:
@@ -118,7 +124,7 @@ class FigureWriter:
                 [p for p in (*sys.path, env.get("PYTHONPATH", "")) if p]
             )
             return subprocess.Popen(
-                [sys.executable, "-m", "kagreport.site._figures"],
+                [sys.executable, "-c", _HELPER],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,  # a panic's backtrace is not the user's to read
