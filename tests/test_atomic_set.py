@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from types import FrameType
 
@@ -55,6 +57,54 @@ def test_a_stop_while_the_handlers_are_put_back_leaves_none_held(
     assert sorted(restored) == sorted([signal.SIGINT, signal.SIGTERM])
     assert signal.getsignal(signal.SIGTERM) is term_before
     assert signal.getsignal(signal.SIGINT) is int_before
+
+
+_CTRL_C_THEN_SIGTERM = """
+import os, signal, time
+from kagreport._signals import stops_deferred
+try:
+    with stops_deferred():
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)
+except KeyboardInterrupt:
+    pass
+time.sleep(0.2)
+print("alive")
+"""
+
+
+def test_a_sigterm_held_after_a_ctrl_c_still_ends_the_process() -> None:
+    # Found by a breaker: only the first signal held was acted on, so a SIGTERM (default
+    # action) held after a Ctrl-C was dropped and the process lived on. Without the block:
+    # a KeyboardInterrupt, then death by SIGTERM.
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_THEN_SIGTERM], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == -signal.SIGTERM, (done.returncode, done.stdout, done.stderr)
+
+
+def _raise_in_block(*numbers: int) -> None:
+    with stops_deferred():
+        for number in numbers:
+            signal.raise_signal(number)
+
+
+def test_two_handlers_held_both_run_and_the_last_raise_wins() -> None:
+    ran: list[int] = []
+
+    def terminate(signum: int, frame: FrameType | None) -> None:
+        ran.append(signum)
+        raise SystemExit(143)
+
+    before = signal.signal(signal.SIGTERM, terminate)
+    try:
+        with pytest.raises(SystemExit) as raised:
+            _raise_in_block(signal.SIGINT, signal.SIGTERM, signal.SIGINT)  # a repeat: once
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert ran == [signal.SIGTERM]
+    assert isinstance(raised.value.__context__, KeyboardInterrupt)  # the Ctrl-C's, first
 
 
 def test_a_ctrl_c_during_the_renames_still_leaves_the_whole_new_set(

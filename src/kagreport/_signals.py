@@ -60,13 +60,15 @@ def stops_deferred() -> Iterator[None]:
         yield
     finally:
         _restore(list(previous.items()))
-        if held:
-            first, frame = held[0]
-            before = previous.get(first)
-            if callable(before):
-                before(first, frame)
-            elif before != signal.SIG_IGN:
-                signal.raise_signal(first)  # the default action, as before the block
+        # Each signal held, once, as its handler before the block would have: the default
+        # actions first (they end the process, as they would have), then the handlers in
+        # the order their signals came.
+        first: dict[int, FrameType | None] = {}
+        for number, frame in held:
+            first.setdefault(number, frame)
+        defaults = [number for number in first if previous.get(number) == signal.SIG_DFL]
+        handlers = [number for number in first if number not in defaults]
+        _act([(number, first[number], previous.get(number)) for number in defaults + handlers])
 
 
 def _restore(handlers: list[tuple[int, Any]]) -> None:
@@ -77,3 +79,17 @@ def _restore(handlers: list[tuple[int, Any]]) -> None:
             signal.signal(*handlers[0])
         finally:
             _restore(handlers[1:])
+
+
+def _act(stops: list[tuple[int, FrameType | None, Any]]) -> None:
+    """Act on each ``(signal, frame, handler before)`` as that handler would have, all of
+    them even if one raises (the last one raised wins, the others chained to it)."""
+    if stops:
+        number, frame, before = stops[0]
+        try:
+            if callable(before):
+                before(number, frame)
+            elif before != signal.SIG_IGN:
+                signal.raise_signal(number)  # the default action, as before the block
+        finally:
+            _act(stops[1:])

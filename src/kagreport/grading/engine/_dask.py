@@ -37,7 +37,7 @@ from kagreport._errors import KagreportError, WorkerDiedError
 from kagreport._signals import STOP_SIGNALS, stops_deferred
 from kagreport.grading._chunk import GradedChunk, chunk_arguments, grade_chunk
 from kagreport.grading.engine._options import scheduler_address
-from kagreport.grading.engine._pool import default_workers
+from kagreport.grading.engine._pool import default_workers, start_resource_tracker
 from kagreport.kag._tree import ResultTree
 
 __all__ = ["NO_WORKER_SECS", "TARGET_FILES", "DaskRunner", "dask_client"]
@@ -114,7 +114,7 @@ def dask_client(
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        _start_resource_tracker()
+        start_resource_tracker()
         cluster = distributed.LocalCluster(  # type: ignore[no-untyped-call]
             n_workers=workers,
             threads_per_worker=1,
@@ -138,22 +138,6 @@ def dask_client(
         _quietly(cluster.close, 2)
 
     return made, close
-
-
-def _start_resource_tracker() -> None:
-    """Start multiprocessing's resource tracker now, quiet: after a stop it frees what the
-    killed workers' queues held and would warn about each on the terminal."""
-    from multiprocessing import resource_tracker
-
-    saved = os.environ.get("PYTHONWARNINGS")
-    os.environ["PYTHONWARNINGS"] = "ignore::UserWarning"
-    try:
-        resource_tracker.ensure_running()
-    finally:
-        if saved is None:
-            os.environ.pop("PYTHONWARNINGS", None)
-        else:
-            os.environ["PYTHONWARNINGS"] = saved
 
 
 def _handshake(address: str, seconds: float) -> None:

@@ -40,7 +40,13 @@ from kagreport._signals import STOP_SIGNALS, stops_deferred
 from kagreport.grading._chunk import CHUNK_QUESTIONS, chunk_arguments, grade_chunk
 from kagreport.kag._tree import ResultTree
 
-__all__ = ["PARALLEL_AFTER", "WORKER_NAME", "ChunkRunner", "default_workers"]
+__all__ = [
+    "PARALLEL_AFTER",
+    "WORKER_NAME",
+    "ChunkRunner",
+    "default_workers",
+    "start_resource_tracker",
+]
 
 #: Below this many question folders a pool costs more than it saves (fork, pickling).
 PARALLEL_AFTER = 4 * CHUNK_QUESTIONS
@@ -67,6 +73,25 @@ class _GraderContext(multiprocessing.context.ForkServerContext):
     Process = _GraderProcess
 
 
+def start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker now, quiet: after a stop it frees what the
+    killed workers' queues held and would warn about each on the terminal."""
+    from multiprocessing import resource_tracker
+
+    if getattr(getattr(resource_tracker, "_resource_tracker", None), "_pid", None) is not None:
+        resource_tracker.ensure_running()  # started (the environment is left alone)
+        return
+    saved = os.environ.get("PYTHONWARNINGS")
+    os.environ["PYTHONWARNINGS"] = "ignore::UserWarning"
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        if saved is None:
+            os.environ.pop("PYTHONWARNINGS", None)
+        else:
+            os.environ["PYTHONWARNINGS"] = saved
+
+
 def _pool_context() -> multiprocessing.context.BaseContext | None:
     """How worker processes start: forked from this process when it has one thread;
     else (a Jupyter kernel, a Dask client, a view following a run) forked from a fork
@@ -81,7 +106,7 @@ def _pool_context() -> multiprocessing.context.BaseContext | None:
     # The server's preload: its workers ignore Ctrl-C from the start, and do not import the
     # caller's main module again (a script without a __main__ guard would run again).
     context.set_forkserver_preload(["kagreport.grading.engine._forkserver"])
-    from multiprocessing import forkserver, resource_tracker
+    from multiprocessing import forkserver
 
     # Started here; it ends when this process does. A Ctrl-C reaches the whole group (a
     # kernel interrupt too): the server starts with SIGINT blocked (its preload ignores
@@ -89,7 +114,7 @@ def _pool_context() -> multiprocessing.context.BaseContext | None:
     # traceback. Here the stop is held until the server is known (one half-started is
     # never left behind). The resource tracker first: starting it unblocks SIGINT.
     with stops_deferred():
-        resource_tracker.ensure_running()
+        start_resource_tracker()
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             forkserver.ensure_running()
