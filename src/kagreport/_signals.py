@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import Any
 
-__all__ = ["STOP_SIGNALS", "note_stop", "stop_requested", "stops_deferred"]
+__all__ = ["STOP_SIGNALS", "note_stop", "stop_requested", "stops_blocked", "stops_deferred"]
 
 #: The signals a command stops on (Ctrl-C, and SIGTERM from a job runner).
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -69,6 +69,20 @@ def stops_deferred() -> Iterator[None]:
         defaults = [number for number in first if previous.get(number) == signal.SIG_DFL]
         handlers = [number for number in first if number not in defaults]
         _act([(number, first[number], previous.get(number)) for number in defaults + handlers])
+
+
+@contextlib.contextmanager
+def stops_blocked() -> Iterator[None]:
+    """:func:`stops_deferred`, with the stop signals also blocked in this thread's mask,
+    which the processes and threads started in the block inherit (they unblock them when
+    their own handlers are set). The mask alone holds nothing in a process with other
+    threads (one of them takes the signal, and Python raises it here): hence both."""
+    with stops_deferred():
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _restore(handlers: list[tuple[int, Any]]) -> None:

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kagreport._errors import KagreportError, WorkerDiedError
-from kagreport._signals import STOP_SIGNALS, stops_deferred
+from kagreport._signals import STOP_SIGNALS, stops_blocked
 from kagreport.grading._chunk import GradedChunk, chunk_arguments, grade_chunk
 from kagreport.grading.engine._options import scheduler_address
 from kagreport.grading.engine._pool import default_workers, start_resource_tracker
@@ -330,16 +330,12 @@ class DaskRunner:
         # A second stop signal must not cut the clean-up short (workers left behind): the
         # mask holds it in a command line, whose other threads all block it; a caller's own
         # threads (a kernel's) may take it, so the stop is also held in Python until the end.
-        with stops_deferred():
-            previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-            try:
-                if self._close is not None:
-                    self._close()
-                elif pending:
-                    with contextlib.suppress(Exception):
-                        self._client.cancel(pending)
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        with stops_blocked():
+            if self._close is not None:
+                self._close()
+            elif pending:
+                with contextlib.suppress(Exception):
+                    self._client.cancel(pending)
 
 
 def _translate(exc: BaseException) -> KagreportError:

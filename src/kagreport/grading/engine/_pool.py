@@ -36,7 +36,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from kagreport._errors import InputError, WorkerDiedError
-from kagreport._signals import STOP_SIGNALS, stops_deferred
+from kagreport._signals import STOP_SIGNALS, stops_blocked, stops_deferred
 from kagreport.grading._chunk import CHUNK_QUESTIONS, chunk_arguments, grade_chunk
 from kagreport.kag._tree import ResultTree
 
@@ -316,19 +316,15 @@ class ChunkRunner:
         # request (and fails the next grade) or a worker close() does not know of. So the
         # stop is held until the workers are started and tracked, then acted on.
         _load_prctl()
-        with stops_deferred():
-            previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-            try:
-                self._pool = ProcessPoolExecutor(
-                    self._workers,
-                    mp_context=context,
-                    initializer=_worker_start,
-                    initargs=(os.getpid(), context.get_start_method() == "fork"),
-                )
-                self._pending.append((chunk, self._pool.submit(function, *args)))
-                self._track()
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        with stops_blocked():
+            self._pool = ProcessPoolExecutor(
+                self._workers,
+                mp_context=context,
+                initializer=_worker_start,
+                initargs=(os.getpid(), context.get_start_method() == "fork"),
+            )
+            self._pending.append((chunk, self._pool.submit(function, *args)))
+            self._track()
 
     def _merge_oldest(self) -> None:
         chunk, future = self._pending[0]
@@ -379,16 +375,12 @@ class ChunkRunner:
         # the multiprocessing finalizers that run as the pool goes (Python drops an
         # exception raised there: the stop would be lost): the stops are held until the
         # workers and the pool are gone, then acted on.
-        with stops_deferred():
+        with stops_blocked():
             pool, self._pool = self._pool, None
             self._pending.clear()
             if pool is not None:
                 self._track_from(pool)  # one started as a stop came is stopped too
-                previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-                try:
-                    self._stop(pool)
-                finally:
-                    signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+                self._stop(pool)
                 # The last references to the pool and the workers' process objects: their
                 # finalizers (queues joining their threads, descriptors closed) run now,
                 # while stops are held.
