@@ -116,7 +116,8 @@ def need(*modules: str) -> None:
 
 def defer_iri_grammar() -> None:
     """Import rfc3987-syntax at its first use rather than with jsonschema (in kagreport's own
-    processes: the command line and the site's figure helper; never in a library caller's).
+    processes: the command line, the site's figure helper and the kernels the site starts to
+    run notebooks; never in a library caller's).
 
     jsonschema, which Altair and nbformat import, imports rfc3987-syntax when it is
     installed (Jupyter's servers bring it) for its "iri" format check; that module builds

@@ -163,8 +163,16 @@ def _site_json(value: Any) -> str:
 #: in a kernel emits HTML that loads Vega from a CDN (and its "mimetype" renderer names the
 #: Vega-Lite type without the "+json" nbformat requires); this one emits the spec under
 #: ``application/vnd.vegalite.vN+json``, which the site draws with its own script. A notebook
-#: that enables another renderer still wins.
+#: that enables another renderer still wins. It also defers rfc3987-syntax's parsers, which
+#: importing Altair would build (about 1.4 s of every notebook; the behaviour is the same).
 SETUP_SOURCE = """\
+try:
+    from kagreport._optional import defer_iri_grammar as _kagreport_site_defer
+
+    _kagreport_site_defer()
+    del _kagreport_site_defer
+except Exception:
+    pass
 try:
     import altair as _kagreport_site_alt
 
