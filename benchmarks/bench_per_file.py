@@ -19,7 +19,9 @@ least disturbed by other processes on a shared host). The stages:
 * ``grade_chunk`` whole (list, read, decode, grade, columns), per file, on the pure-Python
   path;
 * with the compiled scanner (``kag/_scan.c``): listing a folder, decoding bytes in memory,
-  reading and decoding a file in one call, and ``grade_chunk`` whole.
+  reading and decoding a file in one call, ``grade_chunk`` with the scanner giving a record
+  at a time (graded in Python), and ``grade_chunk`` whole (a folder graded in place by
+  ``grade_folder``, the default).
 
 A stage's figure includes Python's call overhead; the whole is not the sum of the parts.
 """
@@ -61,6 +63,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=9)
     args = parser.parse_args()
 
+    from kagreport.grading import _chunk
     from kagreport.grading._chunk import grade_chunk
     from kagreport.kag import _records, _tree, _walk
     from kagreport.kag._checks import check_ok
@@ -116,17 +119,26 @@ def main() -> int:
     def checks(item: tuple[bytes, Any]) -> None:
         check_ok(item[0], item[1], _RESULT_SCHEMA)
 
-    def python_grading() -> None:
-        # The pure-Python path: what runs without the compiled scanner.
-        patched = [(_tree, "scan_file"), (_walk, "list_results"), (_records, "_SCANNER")]
-        saved = [getattr(module, name) for module, name in patched]
-        for module, name in patched:
-            setattr(module, name, None)
-        try:
-            grading()
-        finally:
-            for (module, name), value in zip(patched, saved, strict=True):
-                setattr(module, name, value)
+    def without(*patched: tuple[Any, str]) -> Callable[[], None]:
+        def run() -> None:
+            saved = [getattr(module, name) for module, name in patched]
+            for module, name in patched:
+                setattr(module, name, None)
+            try:
+                grading()
+            finally:
+                for (module, name), value in zip(patched, saved, strict=True):
+                    setattr(module, name, value)
+
+        return run
+
+    # The pure-Python path: what runs without the compiled scanner.
+    python_grading = without(
+        (_tree, "scan_file"), (_walk, "list_results"), (_records, "_SCANNER"),
+        (_chunk, "grade_folder"),
+    )  # fmt: skip
+    # The scanner a record at a time (read_record, then grading in Python).
+    record_grading = without((_chunk, "grade_folder"))
 
     d = len(decoded)
     stages = [
@@ -149,7 +161,8 @@ def main() -> int:
             ("scanner: list a folder (list_results)", scan_listing, n),
             ("scanner: decode (bytes in memory)", _each(scanner.decode, datas), n),
             ("scanner: read and decode (read_record)", _each(scanner.read_record, paths), n),
-            ("grade_chunk whole, scanner, per file", grading, n),
+            ("grade_chunk, scanner a record at a time", record_grading, n),
+            ("grade_chunk whole, scanner, in place", grading, n),
         ]  # fmt: skip
     else:
         print("  (the compiled scanner is not built: python hatch_build.py)")

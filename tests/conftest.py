@@ -438,11 +438,12 @@ def python_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     """Result files read by Python alone (``os.open``, ``os.read``), not by the compiled
     scanner's own calls: for tests that fake an OS error by patching those functions. (The
     scanner leaves any error to that path, so the message is the same.)"""
-    from kagreport.grading import _find
+    from kagreport.grading import _chunk, _find
     from kagreport.kag import _tree
 
     monkeypatch.setattr(_tree, "scan_file", None)
     monkeypatch.setattr(_find, "scan_file", None)
+    monkeypatch.setattr(_chunk, "grade_folder", None)
 
 
 @pytest.fixture

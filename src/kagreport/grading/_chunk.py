@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kagreport._errors import NotRegularFileError, ResultTreeError
 from kagreport.grading._rule import grade_response
-from kagreport.kag._records import ResultRecord, decode_result
+from kagreport.kag._records import ResultRecord, decode_result, grade_folder
 from kagreport.kag._tree import LocalTree, ResultTree
-from kagreport.kag._walk import folder_result_files, result_files
+from kagreport.kag._walk import folder_result_files, result_files, tracing_entries
 
 if TYPE_CHECKING:
     import numpy as np
@@ -202,8 +202,8 @@ def _unchanged(
     return fresh, bytes(kept)
 
 
-# Long (over 80 lines): the per-file loop is the hot path of `kagreport stats`, kept
-# inline (no function call per result file).
+# Long (over 80 lines): the per-file loop is the hot path of `kagreport stats` without the
+# compiled scanner, kept inline (no function call per result file).
 def grade_chunk(
     paths: list[str],
     answers: list[str],
@@ -241,6 +241,128 @@ def grade_chunk(
     kept: list[bytes | None] | None = [] if with_identity else None
     exact: dict[int, tuple[int, ...]] | None = {} if with_identity else None
 
+    def done(error: tuple[str, str] | None = None) -> GradedChunk:
+        return GradedChunk(
+            rows, setups, columns, sums, unparsable, error, texts,
+            identities, unparsable_keys, kept, exact,
+        )  # fmt: skip
+
+    def grade_files(jobs: list[tuple[int, tuple[str, str, Any]]]) -> tuple[str, str] | None:
+        """Read, decode and grade each file; the first file that cannot be read stops it."""
+        datas = tree.iter_records([path for _, (_, path, _) in jobs])
+        for (index, (setup_name, path, identity)), data in zip(jobs, datas, strict=True):
+            if isinstance(data, ResultRecord):  # read and decoded by the compiled scanner
+                record = data
+            elif isinstance(data, OSError):
+                if isinstance(data, NotRegularFileError):  # swapped for a FIFO since the walk
+                    continue  # skipped, as the walk skips what is not a regular file
+                reason = data.strerror or str(data)
+                if isinstance(data, FileNotFoundError):  # listed a moment ago
+                    reason += " (it vanished after its folder was listed)"
+                return path, f"cannot read the result file {path}: {reason}"
+            else:
+                try:
+                    record = decode_result(data)
+                except ValueError as exc:
+                    unparsable.append((path, str(exc), parse_reason(data, str(exc))))
+                    if unparsable_keys is not None:
+                        unparsable_keys.append((index, setup_name, identity))
+                    continue
+            setup = setup_codes.get(setup_name)
+            if setup is None:
+                setup = setup_codes[setup_name] = len(setups)
+                setups.append(setup_name)
+            key = (setup, datasets[index])
+            total = sums.get(key)
+            if total is None:
+                total = sums[key] = [0] * 11
+            question_index.append(index)
+            setup_index.append(setup)
+            if identities is not None:
+                identities.append(identity)
+            if texts is not None:
+                texts[0].append(_cut(record.result, limit))
+                texts[1].append(-1 if record.result is None else len(record.result))
+                texts[2].append(_cut(record.error, limit))
+            if record.result is None:
+                total[2] += 1
+                outcome.append(2)
+                gen.append(-1)
+                ret.append(-1)
+                vertices.append(-1)
+                relationships.append(-1)
+                properties.append(-1)
+                context.append(-1)
+                continue
+            if grade_response(record.result, answers[index]):
+                total[0] += 1
+                outcome.append(0)
+            else:
+                total[1] += 1
+                outcome.append(1)
+            gen_ns = record.generation_ns or 0
+            size = record.context_bytes or 0
+            total[3] += gen_ns
+            total[4] += 1
+            total[5] += size
+            # Values beyond int64 cannot be real; clamp in the table, keep exact sums (a
+            # comparison, not min(): this runs for every file).
+            gen.append(gen_ns if gen_ns <= _INT64_MAX else _INT64_MAX)
+            context.append(size if size <= _INT64_MAX else _INT64_MAX)
+            sample = record.retrieval
+            if sample is None:
+                ret.append(-1)
+                vertices.append(-1)
+                relationships.append(-1)
+                properties.append(-1)
+                if exact is not None and max(gen_ns, size) > _INT64_MAX:
+                    exact[len(outcome) - 1] = (gen_ns, -1, -1, -1, -1, size)
+                continue
+            time_ns, v, r, p = sample
+            total[6] += time_ns
+            total[7] += v
+            total[8] += r
+            total[9] += p
+            total[10] += 1
+            if max(gen_ns, time_ns, v, r, p, size) <= _INT64_MAX:
+                ret.append(time_ns)
+                vertices.append(v)
+                relationships.append(r)
+                properties.append(p)
+                continue
+            ret.append(min(time_ns, _INT64_MAX))
+            vertices.append(min(v, _INT64_MAX))
+            relationships.append(min(r, _INT64_MAX))
+            properties.append(min(p, _INT64_MAX))
+            if exact is not None:
+                exact[len(outcome) - 1] = (gen_ns, time_ns, v, r, p, size)
+        return None
+
+    if (
+        grade_folder is not None
+        and not tree.remote
+        and texts is None
+        and not with_identity
+        and known is None
+        and not tracing_entries()
+    ):
+        # The compiled path: a folder at a time, in place (no Python object per file), into
+        # bytearrays moved to the arrays before Python does a folder it declines, and at the
+        # end, so the rows stay in order.
+        pending = tuple(bytearray() for _ in range(9))
+        state = (setups, setup_codes, sums, *pending)
+        for index, folder in enumerate(paths):
+            answer = answers[index].encode("utf-8", "surrogatepass")
+            if grade_folder(folder, prefix, answer, datasets[index], index, state):
+                continue
+            _move(pending, (*rows, *columns))
+            listed, error = _listed(tree, [folder], prefix, False)
+            error = grade_files([(index, f) for f in (listed[0] if listed else [])]) or error
+            if error is not None:
+                return done(error)
+        _move(pending, (*rows, *columns))
+        return done()
+
     listed, list_error = _listed(tree, paths, prefix, with_identity)
     jobs: list[tuple[int, tuple[str, str, Any]]] = []
     codes = {name: code for code, name in enumerate(known.setup_names)} if known else {}
@@ -254,101 +376,15 @@ def grade_chunk(
         elif kept is not None:
             kept.append(None)
         jobs.extend((index, result_file) for result_file in files)
+    return done(grade_files(jobs) or list_error)
 
-    def done(error: tuple[str, str] | None = None) -> GradedChunk:
-        return GradedChunk(
-            rows, setups, columns, sums, unparsable, error, texts,
-            identities, unparsable_keys, kept, exact,
-        )  # fmt: skip
 
-    datas = tree.iter_records([path for _, (_, path, _) in jobs])
-    for (index, (setup_name, path, identity)), data in zip(jobs, datas, strict=True):
-        if isinstance(data, ResultRecord):  # read and decoded by the compiled scanner
-            record = data
-        elif isinstance(data, OSError):
-            if isinstance(data, NotRegularFileError):  # swapped for a FIFO since the walk
-                continue  # skipped, as the walk skips what is not a regular file
-            reason = data.strerror or str(data)
-            if isinstance(data, FileNotFoundError):  # listed a moment ago
-                reason += " (it vanished after its folder was listed)"
-            return done((path, f"cannot read the result file {path}: {reason}"))
-        else:
-            try:
-                record = decode_result(data)
-            except ValueError as exc:
-                unparsable.append((path, str(exc), parse_reason(data, str(exc))))
-                if unparsable_keys is not None:
-                    unparsable_keys.append((index, setup_name, identity))
-                continue
-        setup = setup_codes.get(setup_name)
-        if setup is None:
-            setup = setup_codes[setup_name] = len(setups)
-            setups.append(setup_name)
-        key = (setup, datasets[index])
-        total = sums.get(key)
-        if total is None:
-            total = sums[key] = [0] * 11
-        question_index.append(index)
-        setup_index.append(setup)
-        if identities is not None:
-            identities.append(identity)
-        if texts is not None:
-            texts[0].append(_cut(record.result, limit))
-            texts[1].append(-1 if record.result is None else len(record.result))
-            texts[2].append(_cut(record.error, limit))
-        if record.result is None:
-            total[2] += 1
-            outcome.append(2)
-            gen.append(-1)
-            ret.append(-1)
-            vertices.append(-1)
-            relationships.append(-1)
-            properties.append(-1)
-            context.append(-1)
-            continue
-        if grade_response(record.result, answers[index]):
-            total[0] += 1
-            outcome.append(0)
-        else:
-            total[1] += 1
-            outcome.append(1)
-        gen_ns = record.generation_ns or 0
-        size = record.context_bytes or 0
-        total[3] += gen_ns
-        total[4] += 1
-        total[5] += size
-        # Values beyond int64 cannot be real; clamp in the table, keep exact sums (a
-        # comparison, not min(): this runs for every file).
-        gen.append(gen_ns if gen_ns <= _INT64_MAX else _INT64_MAX)
-        context.append(size if size <= _INT64_MAX else _INT64_MAX)
-        sample = record.retrieval
-        if sample is None:
-            ret.append(-1)
-            vertices.append(-1)
-            relationships.append(-1)
-            properties.append(-1)
-            if exact is not None and max(gen_ns, size) > _INT64_MAX:
-                exact[len(outcome) - 1] = (gen_ns, -1, -1, -1, -1, size)
-            continue
-        time_ns, v, r, p = sample
-        total[6] += time_ns
-        total[7] += v
-        total[8] += r
-        total[9] += p
-        total[10] += 1
-        if max(gen_ns, time_ns, v, r, p, size) <= _INT64_MAX:
-            ret.append(time_ns)
-            vertices.append(v)
-            relationships.append(r)
-            properties.append(p)
-            continue
-        ret.append(min(time_ns, _INT64_MAX))
-        vertices.append(min(v, _INT64_MAX))
-        relationships.append(min(r, _INT64_MAX))
-        properties.append(min(p, _INT64_MAX))
-        if exact is not None:
-            exact[len(outcome) - 1] = (gen_ns, time_ns, v, r, p, size)
-    return done(list_error)
+def _move(pending: tuple[bytearray, ...], arrays: tuple[array[int], ...]) -> None:
+    """Append each bytearray's values (native byte order) to its array, and empty it."""
+    for values, target in zip(pending, arrays, strict=True):
+        if values:
+            target.frombytes(values)
+            del values[:]
 
 
 _LOCAL = LocalTree("")

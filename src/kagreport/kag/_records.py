@@ -48,6 +48,7 @@ __all__ = [
     "RetrievalSample",
     "decode_python",
     "decode_result",
+    "grade_folder",
     "list_results",
     "read_bytes",
     "read_result",
@@ -197,6 +198,15 @@ scan_file: Callable[[str], ResultRecord | None] | None = (
 #: the compiled scanner.
 list_results: Callable[[str, str], list[tuple[str, str, str]] | None] | None = (
     None if _SCANNER is None else _SCANNER.list_results
+)
+
+
+#: ``grade_folder(folder, prefix, answer, dataset, index, state)``: one local question folder
+#: listed, read, decoded and graded into ``state`` in one compiled call, True; or False with
+#: nothing added where any part is unusual (:func:`kagreport.grading._chunk.grade_chunk`
+#: then does the folder in Python). None itself without the compiled scanner.
+grade_folder: Callable[[str, str, bytes, int, int, tuple[Any, ...]], bool] | None = (
+    None if _SCANNER is None else _SCANNER.grade_folder
 )
 
 

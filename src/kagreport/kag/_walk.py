@@ -29,6 +29,7 @@ __all__ = [
     "iter_question_dirs",
     "iter_result_files",
     "setup_name",
+    "tracing_entries",
 ]
 
 logger = logging.getLogger("kagreport.kag")
@@ -214,6 +215,12 @@ def result_files(
     return files
 
 
+def tracing_entries() -> bool:
+    """Whether each skipped folder entry is logged (the trace level, ``-vvvv``): the
+    compiled listers skip them silently, so they are not used then."""
+    return logger.isEnabledFor(5)
+
+
 def folder_result_files(
     tree: ResultTree, folder: str, prefix: str, identity: bool = False
 ) -> list[tuple[str, str, str]]:
@@ -227,7 +234,7 @@ def folder_result_files(
         If the folder or an entry's type cannot be read.
     """
     local = list_results is not None and not identity and not tree.remote
-    if local and not logger.isEnabledFor(5):
+    if local and not tracing_entries():
         files = list_results(folder, prefix)  # type: ignore[misc]
         if files is not None:
             return files
