@@ -34,12 +34,12 @@ $(STAMP_DOCS): $(UV) pyproject.toml
 	$(INSTALL) $(BIN)/python -e '.[docs]'
 	touch $@
 
-# The compiled result-file scanner (src/kagreport/kag/_scan.c; `kagreport stats` and `find`
+# The compiled result-file scanner (src/kagreport/kag/_scan*.c; `kagreport stats` and `find`
 # read with it): an install builds it (hatch_build.py), and this rebuilds it when its source
 # changes. Without a C compiler kagreport decodes in pure Python (same output, slower): said
 # here in one line, not an error.
 SCANNER_STAMP := $(VENV)/.scanner
-$(SCANNER_STAMP): src/kagreport/kag/_scan.c hatch_build.py $(STAMP_RUN)
+$(SCANNER_STAMP): $(wildcard src/kagreport/kag/_scan*.c src/kagreport/kag/_scan.h) hatch_build.py $(STAMP_RUN)
 	@$(BIN)/python hatch_build.py || echo "make: continuing without the C scanner (install a C compiler and Python's headers, e.g. apt-get install gcc python3-dev, for the fast path)" >&2
 	@touch $@
 

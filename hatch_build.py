@@ -1,4 +1,4 @@
-"""Compiles kagreport's one C extension, the result-file scanner (src/kagreport/kag/_scan.c).
+"""Compiles kagreport's one C extension, the result-file scanner (src/kagreport/kag/_scan*.c).
 
 Hatchling runs this as the wheel's build hook (an editable install builds the module in
 place beside its source; a wheel takes it as a platform file); ``make`` runs it as a
@@ -24,12 +24,12 @@ except ImportError:  # run as a script by make, outside a build
     BuildHookInterface = object  # type: ignore[assignment,misc]
 
 ROOT = Path(__file__).resolve().parent
-SOURCE = ROOT / "src" / "kagreport" / "kag" / "_scan.c"
+SOURCES = sorted((ROOT / "src" / "kagreport" / "kag").glob("_scan*.c"))
 MODULE = "kagreport/kag/_scan" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so")
 
 
 def compile_scanner(out: Path) -> str | None:
-    """Compile SOURCE to ``out`` (written whole or not at all); None, or why it was not."""
+    """Compile SOURCES to ``out`` (written whole or not at all); None, or why it was not."""
     compiler = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
     include = sysconfig.get_paths()["include"]
     if not (Path(include) / "Python.h").is_file():
@@ -39,7 +39,7 @@ def compile_scanner(out: Path) -> str | None:
     os.close(handle)
     command = [
         *compiler, "-O2", "-fPIC", "-shared", "-Wall",
-        f"-I{include}", str(SOURCE), "-o", partial,
+        f"-I{include}", *map(str, SOURCES), "-o", partial,
     ]  # fmt: skip
     try:
         done = subprocess.run(command, capture_output=True, text=True, check=False)

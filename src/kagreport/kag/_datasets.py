@@ -29,7 +29,7 @@ from kagreport.kag._jsonscan import (
     strip_ignored,
 )
 from kagreport.kag._names import is_component_name
-from kagreport.kag._records import BOM_MESSAGE, starts_with_bom
+from kagreport.kag._records import BOM_MESSAGE, datasets_structure, starts_with_bom
 from kagreport.kag._tree import open_tree
 
 __all__ = ["MCQ", "Datasets", "Question", "load_datasets", "parse_datasets"]
@@ -155,8 +155,10 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
     where = path if path is not None else "<datasets>"
     text = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     stripped = False
-    outside = _outside_strings(text)
-    if _nests(outside, RECURSION_LIMIT):
+    # The compiled pass, where it reads the file; else the same in bytes operations.
+    structure = datasets_structure(text) if datasets_structure is not None else None
+    outside = _outside_strings(text) if structure is None else b""
+    if structure[0] >= RECURSION_LIMIT if structure else _nests(outside, RECURSION_LIMIT):
         try:
             data, stripped = strip_ignored(text, _SCHEMA), True
         except JSONScanError as exc:
@@ -194,7 +196,7 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
         raise DatasetsError(
             f"the datasets file {where} is not valid JSON: {exc}", path=path
         ) from None
-    for dataset, entries in questions.items():
+    for dataset, entries in questions.items() if not (structure and structure[2]) else ():
         if not is_component_name(dataset):
             raise DatasetsError(
                 f"invalid datasets file {where}: dataset name {dataset!r} is not a valid name "
@@ -208,8 +210,10 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
                     f"{dataset!r} is not a valid name (only a-z, 0-9 and '-')",
                     path=path,
                 )
+    if structure is not None and structure[1] and data is original:
+        return Datasets(questions, path=path)  # no field given twice (the compiled pass)
     # Every key is followed by one colon outside strings (unless the text was rewritten).
-    keys = outside.count(b":") if data is original else None
+    keys = outside.count(b":") if data is original and structure is None else None
     repeated = _repeated_field(data, keys)
     if repeated is not None:
         raise DatasetsError(f"invalid datasets file {where}: {repeated}", path=path)

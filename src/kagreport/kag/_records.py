@@ -46,6 +46,7 @@ from kagreport.kag._jsonscan import (
 __all__ = [
     "ResultRecord",
     "RetrievalSample",
+    "datasets_structure",
     "decode_python",
     "decode_result",
     "grade_folder",
@@ -207,6 +208,14 @@ list_results: Callable[[str, str], list[tuple[str, str, str]] | None] | None = (
 #: then does the folder in Python). None itself without the compiled scanner.
 grade_folder: Callable[[str, str, bytes, int, int, tuple[Any, ...]], bool] | None = (
     None if _SCANNER is None else _SCANNER.grade_folder
+)
+
+#: ``datasets_structure(data)``: a datasets file's deepest nesting, whether no entry or MCQ
+#: output gives a field twice and whether every dataset and question name is valid (False:
+#: not sure), in one compiled pass, or None where it declines (see
+#: ``kag/_scan_datasets.c``); None itself without the compiled scanner.
+datasets_structure: Callable[[bytes], tuple[int, bool, bool] | None] | None = (
+    None if _SCANNER is None else _SCANNER.datasets_structure
 )
 
 
