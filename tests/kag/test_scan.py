@@ -210,6 +210,54 @@ def test_generated_records_agree(record: dict[str, Any], seed: int, ascii_only: 
     _agree(text.encode("utf-8", "surrogatepass"))
 
 
+# A vector's numbers as text, at and around what the 16-byte path reads (an element that
+# ends within the bytes it looks at) and what it leaves to the scalar path: long runs of
+# digits, exponents, signs, white space before a comma; and at most one odd token
+# (leading zeros, a bare sign or point, a plus), so that the rest of the vector still reads.
+# (Exponents of at most two digits: the scanner declines a third, and one declined number
+# would leave the whole vector to Python.)
+_NUMBER_TEXT = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False).map(repr).filter(lambda t: "e" not in t),
+    st.from_regex(r"-?(0|[1-9][0-9]{0,16})(\.[0-9]{1,16})?([eE][-+]?[0-9]{1,2})?", fullmatch=True),
+)
+_ODD = (
+    [
+        "-0", "01", "-", "1.", ".5", "+1", "1e", "--1", "0x1", "nan", "1.e5", "-.5", "0.1.2",
+        # the bytes either side of the digits, '/' and ':', in each part of a number
+        "1:", "9/", "/1", ":", "0.1:", "0./", "-:", "12:3", "0.5/",
+    ]
+)  # fmt: skip
+_ODD_TEXT = st.sampled_from(_ODD)
+_GAP = st.sampled_from(["", " ", "\n", "\n" + " " * 16, "\n" + " " * 15, " " * 40, "\t\r\n"])
+
+
+@needs_scanner
+@settings(max_examples=300, deadline=None)
+@given(
+    numbers=st.lists(st.tuples(_GAP, _NUMBER_TEXT, _GAP), min_size=1, max_size=60),
+    odd=st.none() | st.tuples(st.integers(0, 60), _GAP, _ODD_TEXT, st.sampled_from(["", " "])),
+)
+def test_long_vectors_agree(
+    numbers: list[tuple[str, str, str]], odd: tuple[int, str, str, str] | None
+) -> None:
+    if odd is not None:
+        numbers.insert(odd[0], odd[1:])
+    vector = ",".join(before + number + after for before, number, after in numbers)
+    text = json.dumps(_record(), ensure_ascii=False)
+    head, tail = text.encode().split(b"[-0.0305, 0.0349, 1e-05]")
+    _agree(head + b"[" + vector.encode() + b"]" + tail)
+
+
+@needs_scanner
+@pytest.mark.parametrize("odd", _ODD)
+@pytest.mark.parametrize("gap", ["", "\n" + " " * 16, " "])
+def test_each_odd_number_where_the_16_byte_path_reads_it(odd: str, gap: str) -> None:
+    text = json.dumps(_record(), ensure_ascii=False)
+    head, tail = text.encode().split(b"[-0.0305, 0.0349, 1e-05]")
+    for vector in (f"[0.5,{gap}{odd},0.25]", f"[{gap}{odd}]", f"[0.5,{gap}{odd}]"):
+        _agree(head + vector.encode() + tail)
+
+
 # Bytes that change a JSON document's meaning when put in at random.
 _SIGNIFICANT = b'{}[],:"\\ \n-+.0123456789eEnulltrf/\x00\x1f\x7f\xc3\xa9\xed\xa0\x80\xef\xbb\xbf'
 
