@@ -408,6 +408,36 @@ def test_the_folder_lister_gives_what_python_lists(tmp_path: Path) -> None:
 
 
 @needs_scanner
+def test_the_question_lister_gives_what_python_walks(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from kagreport.kag import _walk
+    from kagreport.kag._records import list_questions
+    from kagreport.kag._tree import LocalTree
+
+    assert list_questions is not None
+    results = tmp_path / "results"
+    plain, odd = results / "ds", results / "odd"
+    for name in ["q2", "q-1", "10", "q1", "a"]:
+        (plain / name).mkdir(parents=True)
+    (plain / "q3.json").write_text("{}")  # files, links and FIFOs are no question folders
+    (plain / "link").symlink_to(plain / "q1")
+    os.mkfifo(plain / "fifo")
+    for name in ["q1", "Q2", "q 3", "é"]:  # folders kag ignores, with a warning
+        (odd / name).mkdir(parents=True)
+    walked = {
+        dataset: names for dataset, _, names in _walk.iter_question_names(LocalTree(str(results)))
+    }
+    assert list_questions(str(plain)) == walked["ds"] == ["10", "a", "q-1", "q1", "q2"]
+    assert list_questions(str(odd)) is None  # Python lists it, and warns
+    assert walked["odd"] == ["q1"]
+    assert sum("invalid question name" in r.getMessage() for r in caplog.records) == 3
+    assert list_questions(str(tmp_path / "missing")) is None
+    assert list_questions(str(plain / "q3.json")) is None
+    assert list_questions("") is None
+
+
+@needs_scanner
 def test_reading_a_file_whole_or_leaving_it_to_python(tmp_path: Path) -> None:
     from kagreport.kag._records import read_result, scan_file
 

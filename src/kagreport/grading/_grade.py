@@ -27,7 +27,7 @@ from kagreport.grading.engine._store import GradeStore
 from kagreport.kag import Datasets, load_datasets
 from kagreport.kag._simulate import is_simulated
 from kagreport.kag._tree import ResultTree, open_tree
-from kagreport.kag._walk import QuestionDir, iter_question_dirs, iter_result_files
+from kagreport.kag._walk import iter_question_names, iter_result_files
 
 # setup_reports: also imported from here by kagreport.runs.
 __all__ = ["ProgressCallback", "grade", "setup_reports"]
@@ -193,28 +193,29 @@ def _walk_and_grade(
         runner = ChunkRunner(workers, prefix, collected.merge, keep_text, tree=tree)
     with_store = collected.store
     seen_datasets = skipped = 0
+    join, question_code = tree.join, items.questions.code
+    no_questions: Mapping[str, Any] = {}
     try:
         chunk = PendingChunk(with_store)
-        for entry in iter_question_dirs(tree):
-            if not isinstance(entry, QuestionDir):
-                seen_datasets += 1
-                continue
-            question = truth.get(entry.dataset, entry.question)
-            if question is None or question.output is None:
-                continue  # unknown or free-form: nothing counted
-            answer = question.output.answer
-            if answer is None:
-                skipped += sum(1 for _ in iter_result_files(entry.path, prefix, tree=tree))
-                continue
-            chunk.add(
-                entry.path,
-                answer,
-                items.datasets.code(entry.dataset),
-                items.questions.code(entry.question),
-            )
-            if len(chunk.paths) >= runner.chunk_folders:
-                runner.submit(_with_known(chunk, stored, collected))
-                chunk = PendingChunk(with_store)
+        for dataset, folder, names in iter_question_names(tree):
+            seen_datasets += 1
+            entries = truth.questions.get(dataset, no_questions)
+            dataset_code = None  # given when the dataset's first question is added
+            for name in names:
+                question = entries.get(name)
+                if question is None or question.output is None:
+                    continue  # unknown or free-form: nothing counted
+                answer = question.output.answer
+                path = join(folder, name)
+                if answer is None:
+                    skipped += sum(1 for _ in iter_result_files(path, prefix, tree=tree))
+                    continue
+                if dataset_code is None:
+                    dataset_code = items.datasets.code(dataset)
+                chunk.add(path, answer, dataset_code, question_code(name))
+                if len(chunk.paths) >= runner.chunk_folders:
+                    runner.submit(_with_known(chunk, stored, collected))
+                    chunk = PendingChunk(with_store)
         if chunk.paths:
             runner.submit(_with_known(chunk, stored, collected))
         runner.finish()

@@ -50,6 +50,7 @@ __all__ = [
     "decode_python",
     "decode_result",
     "grade_folder",
+    "list_questions",
     "list_results",
     "read_bytes",
     "read_result",
@@ -201,6 +202,13 @@ list_results: Callable[[str, str], list[tuple[str, str, str]] | None] | None = (
     None if _SCANNER is None else _SCANNER.list_results
 )
 
+
+#: ``list_questions(folder)``: a local dataset folder's question folders (names, sorted), as
+#: :func:`kagreport.kag._walk.iter_question_names` takes them, or None for anything unusual
+#: (then Python lists it); None itself without the compiled scanner.
+list_questions: Callable[[str], list[str] | None] | None = (
+    None if _SCANNER is None else _SCANNER.list_questions
+)
 
 #: ``grade_folder(folder, prefix, answer, dataset, index, state)``: one local question folder
 #: listed, read, decoded and graded into ``state`` in one compiled call, True; or False with

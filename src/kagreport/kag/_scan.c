@@ -1196,6 +1196,67 @@ static PyObject *list_results(PyObject *module, PyObject *args)
     return out;
 }
 
+/* The question folders of one dataset folder, as kagreport.kag._walk.iter_question_dirs
+ * takes them from LocalTree.list_dir: the names of its folders (a link is not followed),
+ * sorted; other entries skipped. None on any error, or where a folder's name is not a valid
+ * component name (Python lists it again, and warns about the name). */
+static PyObject *list_questions(PyObject *module, PyObject *folder)
+{
+    (void)module;
+    PyObject *folder_bytes, *prefix_bytes;
+    if (!PyUnicode_Check(folder) || fs_names(folder, empty_text, &folder_bytes, &prefix_bytes) < 0)
+        Py_RETURN_NONE;
+    Py_DECREF(prefix_bytes);
+    DIR *dir = opendir(PyBytes_AS_STRING(folder_bytes));
+    Py_DECREF(folder_bytes);
+    if (dir == NULL)
+        Py_RETURN_NONE;
+    PyObject *names = PyList_New(0);
+    int failed = names == NULL;
+    while (!failed) {
+        errno = 0;
+        struct dirent *entry = readdir(dir);
+        if (entry == NULL) {
+            failed = errno != 0;
+            break;
+        }
+        const char *name = entry->d_name;
+        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+            continue;
+        int is_dir = entry->d_type == DT_DIR;
+        if (entry->d_type == DT_UNKNOWN) {
+            struct stat info;
+            if (fstatat(dirfd(dir), name, &info, AT_SYMLINK_NOFOLLOW) != 0) {
+                failed = 1;
+                break;
+            }
+            is_dir = S_ISDIR(info.st_mode);
+        }
+        if (!is_dir)
+            continue;
+        size_t size = strlen(name);
+        /* kag's ComponentName; anything else is Python's to warn about */
+        int valid = size > 0;
+        for (size_t i = 0; valid && i < size; i++) {
+            unsigned char b = (unsigned char)name[i];
+            valid = (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') || b == '-';
+        }
+        if (!valid) {
+            failed = 1;
+            break;
+        }
+        PyObject *text = PyUnicode_DecodeASCII(name, (Py_ssize_t)size, NULL);
+        failed = text == NULL || PyList_Append(names, text) < 0;
+        Py_XDECREF(text);
+    }
+    closedir(dir);
+    if (!failed && PyList_Sort(names) == 0)
+        return names;
+    Py_XDECREF(names);
+    PyErr_Clear();
+    Py_RETURN_NONE;
+}
+
 /* Unicode White_Space at the start of p (UTF-8, checked): its size in bytes, 0 if none.
  * The characters Rust's str::trim removes (kagreport.grading._rule.WHITE_SPACE). */
 static inline int space_at(const unsigned char *p, const unsigned char *end)
@@ -1498,6 +1559,9 @@ static PyMethodDef methods[] = {
      "grade_folder(folder, prefix, answer: bytes, dataset: int, index: int, state: tuple) -> "
      "bool: one question folder listed, read, decoded and graded into `state`, or False with "
      "nothing added for Python to do it (see _scan.c)."},
+    {"list_questions", list_questions, METH_O,
+     "list_questions(folder: str) -> list[str] | None: a dataset folder's question folders, "
+     "as kag._walk.iter_question_dirs takes them, or None."},
     {"datasets_structure", kagreport_datasets_structure, METH_O,
      "datasets_structure(data: bytes) -> tuple[int, bool, bool] | None: a datasets file's "
      "deepest nesting, whether no entry or output gives a field twice, whether every dataset "

@@ -16,7 +16,7 @@ from typing import Any
 
 from kagreport._errors import ResultTreeError
 from kagreport.kag._names import is_component_name
-from kagreport.kag._records import list_results
+from kagreport.kag._records import list_questions, list_results
 from kagreport.kag._tree import DIR, FILE, LocalTree, RemoteTree, ResultTree, TreeEntry, open_tree
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "iter_find_entries",
     "iter_find_files",
     "iter_question_dirs",
+    "iter_question_names",
     "iter_result_files",
     "setup_name",
     "tracing_entries",
@@ -152,6 +153,23 @@ def iter_question_dirs(
         If the root is missing or a folder cannot be read.
     """
     tree = _tree(root, storage_options)
+    join = tree.join
+    for dataset, folder, names in iter_question_names(tree):
+        yield dataset
+        for name in names:
+            yield QuestionDir(dataset, name, join(folder, name))
+
+
+def iter_question_names(tree: ResultTree) -> Iterator[tuple[str, str, list[str]]]:
+    """:func:`iter_question_dirs` a dataset at a time: (dataset, its folder, the names of
+    its valid question folders), in name order; a local dataset folder listed by the
+    compiled lister where it gives the same (every folder's name valid).
+
+    Raises
+    ------
+    ResultTreeError
+        If the root is missing or a folder cannot be read.
+    """
     tree.check()
     top = tree.root
     datasets = []
@@ -164,19 +182,23 @@ def iter_question_dirs(
         datasets.append(entry[0])
     # A remote tree lists its dataset folders at once; a local one as it goes.
     listed = tree.list_dirs([tree.join(top, d) for d in datasets]) if tree.remote else None
+    fast = list_questions if listed is None else None
     for index, dataset in enumerate(datasets):
         folder = tree.join(top, dataset)
-        yield dataset
-        entries = listed[index] if listed is not None else tree.list_dir(folder)
-        for name, kind, _ in entries:
-            if kind != DIR:
-                continue
-            if not is_component_name(name):
-                logger.warning(
-                    "ignoring directory with invalid question name: %r (in %s)", name, folder
-                )
-                continue
-            yield QuestionDir(dataset, name, tree.join(folder, name))
+        names = fast(folder) if fast is not None else None
+        if names is None:
+            entries = listed[index] if listed is not None else tree.list_dir(folder)
+            names = []
+            for name, kind, _ in entries:
+                if kind != DIR:
+                    continue
+                if not is_component_name(name):
+                    logger.warning(
+                        "ignoring directory with invalid question name: %r (in %s)", name, folder
+                    )
+                    continue
+                names.append(name)
+        yield dataset, folder, names
 
 
 #: Per prefix, each file name seen and its setup (None: not a result file).
