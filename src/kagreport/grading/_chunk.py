@@ -11,7 +11,6 @@ With a grade store, a chunk carries what the store holds for its folders
 
 from __future__ import annotations
 
-import hashlib
 import re
 from array import array
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -44,6 +43,8 @@ _INT64_MAX = 2**63 - 1
 
 def identity_hash(identity: str) -> int:
     """A file identity as a signed 64-bit integer (BLAKE2b, 8 bytes), as the store keeps it."""
+    import hashlib  # here: OpenSSL's start-up is no cost of a run without a store
+
     digest = hashlib.blake2b(identity.encode("utf-8", "surrogateescape"), digest_size=8)
     return int.from_bytes(digest.digest(), "little", signed=True)
 
