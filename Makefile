@@ -34,12 +34,12 @@ $(STAMP_DOCS): $(UV) pyproject.toml
 	$(INSTALL) $(BIN)/python -e '.[docs]'
 	touch $@
 
-# The compiled result-file scanner (src/kagreport/kag/_scan.c; `kagreport stats` and `find`
+# The compiled result-file scanner (src/kagreport/kag/_scan*.c; `kagreport stats` and `find`
 # read with it): an install builds it (hatch_build.py), and this rebuilds it when its source
 # changes. Without a C compiler kagreport decodes in pure Python (same output, slower): said
 # here in one line, not an error.
 SCANNER_STAMP := $(VENV)/.scanner
-$(SCANNER_STAMP): src/kagreport/kag/_scan.c hatch_build.py $(STAMP_RUN)
+$(SCANNER_STAMP): $(wildcard src/kagreport/kag/_scan*.c src/kagreport/kag/_scan.h) hatch_build.py $(STAMP_RUN)
 	@$(BIN)/python hatch_build.py || echo "make: continuing without the C scanner (install a C compiler and Python's headers, e.g. apt-get install gcc python3-dev, for the fast path)" >&2
 	@touch $@
 
@@ -65,10 +65,12 @@ typecheck: $(STAMP_DEV)
 # issue 312), is retried on a fresh kernel after that, not after the default 10 minutes.
 # The suite starts hundreds of Python processes: with PYTHONDONTWRITEBYTECODE set (some CI
 # images set it) each would compile kagreport's modules anew, so it is unset here.
+# --no-loadscope-reorder: xdist would otherwise hand out modules by their number of tests,
+# not in the longest-first order tests/conftest.py sorts them in (LONGEST_FIRST).
 TEST_WORKERS ?= 2
 pytest: $(STAMP_DEV) $(SCANNER_STAMP) chromium tex eee
 	PYTHONDONTWRITEBYTECODE= KAGREPORT_CHROMIUM=$(CHROMIUM) KAGREPORT_NOTEBOOK_CELL_TIMEOUT=60 \
-		$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+		$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 ## docs: the documentation site in docs/_build/html, opened from disk (offline; a warning or a broken reference fails it)
 # -W: warnings are errors; -n: every reference must resolve; --keep-going: all of them are
