@@ -34,12 +34,12 @@ $(STAMP_DOCS): $(UV) pyproject.toml
 	$(INSTALL) $(BIN)/python -e '.[docs]'
 	touch $@
 
-# The compiled result-file scanner (src/kagreport/kag/_scan*.c; `kagreport stats` and `find`
+# The compiled result-file scanner (src/kagreport/kag/_scan.c; `kagreport stats` and `find`
 # read with it): an install builds it (hatch_build.py), and this rebuilds it when its source
 # changes. Without a C compiler kagreport decodes in pure Python (same output, slower): said
 # here in one line, not an error.
 SCANNER_STAMP := $(VENV)/.scanner
-$(SCANNER_STAMP): $(wildcard src/kagreport/kag/_scan*.c src/kagreport/kag/_scan.h) hatch_build.py $(STAMP_RUN)
+$(SCANNER_STAMP): src/kagreport/kag/_scan.c hatch_build.py $(STAMP_RUN)
 	@$(BIN)/python hatch_build.py || echo "make: continuing without the C scanner (install a C compiler and Python's headers, e.g. apt-get install gcc python3-dev, for the fast path)" >&2
 	@touch $@
 
@@ -49,7 +49,13 @@ demo: $(STAMP_RUN) $(SCANNER_STAMP)
 	$(BIN)/kagreport site build -o site/_build
 
 ## test: lint, type-check and run the test suite
-test: lint typecheck pytest
+PYTEST_NEEDS = $(STAMP_DEV) $(SCANNER_STAMP) chromium tex eee
+# The three run at once once pytest's prerequisites are in (installs one at a time: apt-get
+# holds a lock): mypy's cold run (~40 s) overlaps the tests' start. Each one's output is
+# printed whole when it ends (--output-sync); -k: a quick failure (lint) does not stop the
+# others, and test fails when any of them fails.
+test: $(PYTEST_NEEDS)
+	+@$(MAKE) --no-print-directory -j3 -k --output-sync=target PYTEST_NEEDS= lint typecheck pytest
 
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check src tests examples benchmarks docs/conf.py docs/_ext hatch_build.py
@@ -68,7 +74,7 @@ typecheck: $(STAMP_DEV)
 # --no-loadscope-reorder: xdist would otherwise hand out modules by their number of tests,
 # not in the longest-first order tests/conftest.py sorts them in (LONGEST_FIRST).
 TEST_WORKERS ?= 2
-pytest: $(STAMP_DEV) $(SCANNER_STAMP) chromium tex eee
+pytest: $(PYTEST_NEEDS)
 	PYTHONDONTWRITEBYTECODE= KAGREPORT_CHROMIUM=$(CHROMIUM) KAGREPORT_NOTEBOOK_CELL_TIMEOUT=60 \
 		$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
