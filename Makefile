@@ -49,7 +49,13 @@ demo: $(STAMP_RUN) $(SCANNER_STAMP)
 	$(BIN)/kagreport site build -o site/_build
 
 ## test: lint, type-check and run the test suite
-test: lint typecheck pytest
+PYTEST_NEEDS = $(STAMP_DEV) $(SCANNER_STAMP) chromium tex eee
+# The three run at once once pytest's prerequisites are in (installs one at a time: apt-get
+# holds a lock): mypy's cold run (~40 s) overlaps the tests' start. Each one's output is
+# printed whole when it ends (--output-sync); -k: a quick failure (lint) does not stop the
+# others, and test fails when any of them fails.
+test: $(PYTEST_NEEDS)
+	+@$(MAKE) --no-print-directory -j3 -k --output-sync=target PYTEST_NEEDS= lint typecheck pytest
 
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check src tests examples benchmarks docs/conf.py docs/_ext hatch_build.py
@@ -65,10 +71,12 @@ typecheck: $(STAMP_DEV)
 # issue 312), is retried on a fresh kernel after that, not after the default 10 minutes.
 # The suite starts hundreds of Python processes: with PYTHONDONTWRITEBYTECODE set (some CI
 # images set it) each would compile kagreport's modules anew, so it is unset here.
+# --no-loadscope-reorder: xdist would otherwise hand out modules by their number of tests,
+# not in the longest-first order tests/conftest.py sorts them in (LONGEST_FIRST).
 TEST_WORKERS ?= 2
-pytest: $(STAMP_DEV) $(SCANNER_STAMP) chromium tex eee
+pytest: $(PYTEST_NEEDS)
 	PYTHONDONTWRITEBYTECODE= KAGREPORT_CHROMIUM=$(CHROMIUM) KAGREPORT_NOTEBOOK_CELL_TIMEOUT=60 \
-		$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+		$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 ## docs: the documentation site in docs/_build/html, opened from disk (offline; a warning or a broken reference fails it)
 # -W: warnings are errors; -n: every reference must resolve; --keep-going: all of them are

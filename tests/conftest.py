@@ -380,7 +380,8 @@ def inspect_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 #: The modules that take longest (their setup and tests together, from ``--junitxml``'s
 #: times: 20 s or more on a loaded 2-core machine), longest first: ``make test``'s two workers
-#: take whole modules in collection order, and a long one collected last keeps one worker
+#: take whole modules in collection order (``--no-loadscope-reorder``: xdist would otherwise
+#: hand them out by their number of tests), and a long one collected last keeps one worker
 #: busy while the other waits. The first two share no session site (the one that asks
 #: second would wait for the other's build).
 LONGEST_FIRST = (
