@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -445,6 +445,25 @@ def python_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_tree, "scan_file", None)
     monkeypatch.setattr(_find, "scan_file", None)
     monkeypatch.setattr(_chunk, "grade_folder", None)
+
+
+@pytest.fixture
+def kag_log() -> Iterator[list[logging.LogRecord]]:
+    """The records the ``kagreport.kag`` logger emits in the test, down to the trace level
+    (level 5), caught at that logger: whatever an in-process command left on ``kagreport``
+    (its own handler, no propagation) does not hide them."""
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(level=1)
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger("kagreport.kag")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(5)
+    try:
+        yield records
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 @pytest.fixture

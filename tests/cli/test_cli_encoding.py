@@ -400,3 +400,25 @@ def test_not_utf8_error_names_the_offset_past_a_byte_order_mark() -> None:
     assert (str(caught.value), caught.value.offset) == ("the file f.json is not UTF-8 at byte 5", 5)
     again = pickle.loads(pickle.dumps(caught.value))
     assert (str(again), again.offset, again.path) == (str(caught.value), 5, "f.json")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[b"--prefix", b"\xff-"], [b"--prefix=\xff"], [b"find", b"\xff"]],
+    ids=["prefix", "prefix-equals", "find"],
+)
+def test_a_prefix_or_pattern_that_is_not_utf8_is_a_usage_error(
+    tree: Tree, args: list[bytes]
+) -> None:
+    # kag reads both as Strings: clap refuses bytes that are not UTF-8 with exit 2
+    # ("invalid UTF-8 was detected in one or more arguments"), before reading anything.
+    tree.question("ds", "q1", mcq("A"))
+    tree.ok("ds", "q1", "base", "A")
+    command = [
+        os.fsencode(sys.executable), b"-m", b"kagreport", b"stats",
+        b"-d", os.fsencode(tree.datasets_path), b"-r", os.fsencode(tree.results),
+    ]  # fmt: skip
+    done = subprocess.run([*command, *args], capture_output=True, timeout=120, check=False)
+    assert done.returncode == 2, done
+    assert done.stdout == b""
+    assert b"invalid UTF-8 was detected" in done.stderr

@@ -13,7 +13,11 @@ result files, so that a folder graded in place sits beside folders Python grades
 from __future__ import annotations
 
 import json
+import logging
+import os
+import signal
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -234,15 +238,71 @@ def test_a_folder_that_cannot_be_listed_stops_the_chunk_where_python_stops_it(
 
 
 def test_at_the_trace_level_each_skipped_entry_is_logged(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, kag_log: list[logging.LogRecord]
 ) -> None:
     # -vvvv logs every entry a question folder holds that is not a result file; the compiled
     # path would skip it silently, so it is not used then.
     good = [("a.json", json.dumps(_record("B", (1, 0), "p", None)).encode())]
     paths = _write(tmp_path, [[*good, ("notes.txt", b"x")]])
-    caplog.set_level(5, logger="kagreport.kag")
     graded = grade_chunk(paths, ["B"], [0], "")
     assert list(graded.columns[0]) == [0]
-    assert [r.getMessage() for r in caplog.records if r.levelno == 5] == [
+    assert [r.getMessage() for r in kag_log if r.levelno == 5] == [
         f"ignoring non-result entry: {str(Path(paths[0]) / 'notes.txt')!r}"
     ]
+
+
+@needs_scanner
+def test_a_file_whose_path_is_too_long_is_refused_as_python_refuses_it(tmp_path: Path) -> None:
+    # The compiled path opens each file relative to its open folder, where a path the system
+    # refuses whole (PATH_MAX, 4096 bytes with its NUL) would still open.
+    folder = tmp_path
+    while len(str(folder)) < 4096 - 7 - 240:
+        folder = folder / ("d" * 200)
+    folder = folder / ("q" * (4096 - 7 - len(str(folder)) - 1))  # + "/a.json" = 4096 bytes
+    folder.mkdir(parents=True)
+    fd = os.open(str(folder), os.O_RDONLY)  # written relative to the folder, as no path fits
+    try:
+        with os.fdopen(os.open("a.json", os.O_CREAT | os.O_WRONLY, dir_fd=fd), "w") as file:
+            file.write(json.dumps(_record("B", (1, 0), "p", None)))
+    finally:
+        os.close(fd)
+    graded = _three_ways([str(folder)], ["B"])
+    assert graded[0] == graded[1] == graded[2]
+    assert graded[0].io_error is not None
+    assert "File name too long" in graded[0].io_error[1]
+
+
+@needs_scanner
+def test_a_stop_is_acted_on_within_a_folder(tmp_path: Path) -> None:
+    # One folder of many big files is graded in one compiled call: a signal's Python handler
+    # runs between its files (the command line's stop handlers raise there), and nothing of
+    # the folder is added.
+    vector = ",".join(["0.0123456789"] * 40_000)  # about 520 kB a file
+    text = json.dumps(_record("B", (1, 0), "p", (1, 1, 1, 0))).replace(
+        "[-0.0305, 0.03, 1e-05]", f"[{vector}]"
+    )
+    folder = tmp_path / "q"
+    folder.mkdir()
+    (folder / "s0000.json").write_text(text)
+    for k in range(1, 3000):  # 1.5 GB to read: seconds, far beyond the timer
+        os.link(folder / "s0000.json", folder / f"s{k:04d}.json")
+
+    class Stop(Exception):
+        pass
+
+    def stop(signum: int, frame: object) -> None:
+        raise Stop
+
+    state = ([], {}, {}, *(bytearray() for _ in range(9)))
+    previous = signal.signal(signal.SIGALRM, stop)
+    started = time.monotonic()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
+        with pytest.raises(Stop):
+            _records.grade_folder(str(folder), "", b"B", 0, 0, state)  # type: ignore[misc]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.monotonic() - started < 5
+    assert state[0] == []  # a stopped folder adds nothing
+    assert not any(state[3:])

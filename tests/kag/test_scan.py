@@ -11,6 +11,7 @@ of files mutated a byte at a time. The end-to-end outputs with the scanner off
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 import shutil
@@ -409,7 +410,7 @@ def test_the_folder_lister_gives_what_python_lists(tmp_path: Path) -> None:
 
 @needs_scanner
 def test_the_question_lister_gives_what_python_walks(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, kag_log: list[logging.LogRecord]
 ) -> None:
     from kagreport.kag import _walk
     from kagreport.kag._records import list_questions
@@ -431,7 +432,7 @@ def test_the_question_lister_gives_what_python_walks(
     assert list_questions(str(plain)) == walked["ds"] == ["10", "a", "q-1", "q1", "q2"]
     assert list_questions(str(odd)) is None  # Python lists it, and warns
     assert walked["odd"] == ["q1"]
-    assert sum("invalid question name" in r.getMessage() for r in caplog.records) == 3
+    assert sum("invalid question name" in r.getMessage() for r in kag_log) == 3
     assert list_questions(str(tmp_path / "missing")) is None
     assert list_questions(str(plain / "q3.json")) is None
     assert list_questions("") is None

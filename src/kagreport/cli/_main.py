@@ -104,6 +104,16 @@ def _path_value(text: str) -> str:
     return text
 
 
+def _utf8_value(text: str) -> str:
+    # clap's String parser refuses bytes that are not UTF-8 (Python keeps them as lone
+    # surrogates): kag exits 2, "invalid UTF-8 was detected in one or more arguments".
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError("invalid UTF-8 was detected") from None
+    return text
+
+
 def _tree_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     def default(value: object) -> object:
         return argparse.SUPPRESS if suppress else value
@@ -121,6 +131,7 @@ def _tree_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     parser.add_argument(
         "--prefix",
         action=_Once,
+        type=_utf8_value,
         metavar="STR",
         default=default(""),
         help="file-name prefix of the run (kag benchmark --prefix; default: none)",
@@ -244,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
         "which kag uses (https://docs.rs/regex/latest/regex/#syntax): like Python's re, "
         "but without look-around or backreferences.",
     )
-    finder.add_argument("regex", metavar="REGEX", help="regular expression")
+    finder.add_argument("regex", metavar="REGEX", type=_utf8_value, help="regular expression")
     _tree_options(finder, suppress=True)
     finder.set_defaults(parser=finder)
     finder.add_argument(

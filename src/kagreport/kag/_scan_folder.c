@@ -17,7 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <limits.h>
 #include <unistd.h>
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
 
 #include "_scan.h"
 
@@ -569,14 +574,29 @@ PyObject *kagreport_grade_folder(PyObject *module, PyObject *args)
         graded = PyMem_Malloc(count * sizeof(Graded));
         usual = graded != NULL;
     }
+    /* The path Python would open (LocalTree.join): one the system refuses as too long is
+     * refused there, not read here relative to the open folder. */
+    size_t folder_size = (size_t)PyBytes_GET_SIZE(folder_bytes);
+    size_t joined = folder_size + (PyBytes_AS_STRING(folder_bytes)[folder_size - 1] != '/');
+    int interrupted = 0;
     for (size_t i = 0; usual && i < count; i++) {
+        /* A stop handler runs between files: a folder may hold thousands. */
+        if (PyErr_CheckSignals() < 0) {
+            interrupted = 1;
+            break;
+        }
+        if (joined + found[i].size >= PATH_MAX) {
+            usual = 0;
+            break;
+        }
         Py_ssize_t size = read_whole(dirfd(dir), found[i].name);
         usual = size >= 0 && grade_buffer(buffer, size, answer, answer_size, &graded[i]) == 0;
     }
     if (dir != NULL)
         closedir(dir);
-    int committed = usual ? commit(state, found, count, fixed, graded, dataset,
-                                   (uint32_t)index) : 0;
+    int committed = usual && !interrupted
+                        ? commit(state, found, count, fixed, graded, dataset, (uint32_t)index)
+                        : interrupted ? -1 : 0;
     free_found(found, count);
     PyMem_Free(graded);
     Py_DECREF(folder_bytes);
