@@ -19,6 +19,7 @@ import logging
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -412,6 +413,15 @@ LONGEST_FIRST = (
     "browser/test_pages_take_over.py",
     "grading/test_pool_signals.py",
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C reaches the tests' processes even when the suite was started in the background
+    (`make test &`, `nohup`): a shell starts a background job with SIGINT ignored, every
+    process inherits that, and Python then installs no handler, so each test that sends
+    SIGINT to a kagreport command would see it ignored."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
