@@ -110,7 +110,8 @@ def _utf8_value(text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        raise argparse.ArgumentTypeError("invalid UTF-8 was detected") from None
+        shown = os.fsencode(text).decode("ascii", "backslashreplace")
+        raise argparse.ArgumentTypeError(f"invalid UTF-8 was detected in '{shown}'") from None
     return text
 
 
