@@ -545,17 +545,12 @@ static inline int eat_null(Cur *c)
     return 0;
 }
 
-/* kag's ComponentName (src/cli/component.rs): non-empty, a-z, 0-9 and '-' only. */
+/* A component name (kagreport_component_name), written plainly. */
 static int scan_name(Cur *c, PyObject **name)
 {
     Str s;
-    if (scan_string(c, &s) < 0 || s.escaped || s.raw == 0)
+    if (scan_string(c, &s) < 0 || s.escaped || !kagreport_component_name(s.start, (size_t)s.raw))
         return -1;
-    for (Py_ssize_t i = 0; i < s.raw; i++) {
-        unsigned char b = s.start[i];
-        if (!((b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') || b == '-'))
-            return -1;
-    }
     if (name == NULL)
         return 0;
     *name = PyUnicode_DecodeASCII((const char *)s.start, s.raw, "strict");

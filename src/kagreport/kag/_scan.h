@@ -23,6 +23,19 @@ typedef struct {
     Str result_span;
 } Ok;
 
+/* kag's ComponentName (src/cli/component.rs): non-empty, a-z, 0-9 and '-' only. */
+static inline int kagreport_component_name(const unsigned char *name, size_t size)
+{
+    if (size == 0)
+        return 0;
+    for (size_t i = 0; i < size; i++) {
+        unsigned char b = name[i];
+        if (!((b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') || b == '-'))
+            return 0;
+    }
+    return 1;
+}
+
 /* _scan.c: the decoder. */
 extern PyObject *kagreport_empty_text;  /* "" */
 /* The envelope: 1 for a success (`ok` filled), 2 for an error, -1 if not the fast path's. */

@@ -47,19 +47,6 @@ static inline const unsigned char *quote_or_backslash(const unsigned char *p,
 
 enum { ENTRY_DEPTH = 3, OUTPUT_DEPTH = 4 };
 
-/* kag's ComponentName (src/cli/component.rs): non-empty, a-z, 0-9 and '-' only. */
-static int component_name(const unsigned char *key, Py_ssize_t size)
-{
-    if (size == 0)
-        return 0;
-    for (Py_ssize_t i = 0; i < size; i++) {
-        unsigned char b = key[i];
-        if (!((b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') || b == '-'))
-            return 0;
-    }
-    return 1;
-}
-
 /* Which field a key of an entry or an output is (a bit), 0 for any other key. */
 static unsigned field_bit(const unsigned char *key, Py_ssize_t size, int output)
 {
@@ -100,7 +87,7 @@ PyObject *kagreport_datasets_structure(PyObject *module, PyObject *data)
             if (p >= end)
                 Py_RETURN_NONE;  /* a string that never ends */
             if (expect_key && depth <= 2 && names)
-                names = !escaped && component_name(start, p - start);
+                names = !escaped && kagreport_component_name(start, (size_t)(p - start));
             if (expect_key && depth > 0 && kind[depth] != 0) {
                 unsigned bit = field_bit(start, p - start, kind[depth] == 2);
                 if (escaped)

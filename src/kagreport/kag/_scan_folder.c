@@ -87,13 +87,9 @@ PyObject *kagreport_read_record(PyObject *module, PyObject *path)
 static Py_ssize_t setup_length(const char *name, size_t size, const char *prefix, size_t fixed)
 {
     if (size < fixed + 6 || memcmp(name + size - 5, ".json", 5) != 0
-        || memcmp(name, prefix, fixed) != 0)
+        || memcmp(name, prefix, fixed) != 0
+        || !kagreport_component_name((const unsigned char *)name + fixed, size - 5 - fixed))
         return -1;
-    for (size_t i = fixed; i < size - 5; i++) {
-        unsigned char b = (unsigned char)name[i];
-        if (!((b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') || b == '-'))
-            return -1;
-    }
     return (Py_ssize_t)(size - 5 - fixed);
 }
 
@@ -299,13 +295,8 @@ PyObject *kagreport_list_questions(PyObject *module, PyObject *folder)
         if (!is_dir)
             continue;
         size_t size = strlen(name);
-        /* kag's ComponentName; anything else is Python's to warn about */
-        int valid = size > 0;
-        for (size_t i = 0; valid && i < size; i++) {
-            unsigned char b = (unsigned char)name[i];
-            valid = (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') || b == '-';
-        }
-        if (!valid) {
+        /* anything but a component name is Python's to warn about */
+        if (!kagreport_component_name((const unsigned char *)name, size)) {
             failed = 1;
             break;
         }
