@@ -157,8 +157,14 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
     stripped = False
     # The compiled pass, where it reads the file; else the same in bytes operations.
     structure = datasets_structure(text) if datasets_structure is not None else None
-    outside = _outside_strings(text) if structure is None else b""
-    if structure[0] >= RECURSION_LIMIT if structure else _nests(outside, RECURSION_LIMIT):
+    if structure is None:
+        outside = _outside_strings(text)
+        too_deep, fields_sure, names_sure = _nests(outside, RECURSION_LIMIT), False, False
+    else:
+        outside = b""
+        depth, fields_sure, names_sure = structure
+        too_deep = depth >= RECURSION_LIMIT
+    if too_deep:
         try:
             data, stripped = strip_ignored(text, _SCHEMA), True
         except JSONScanError as exc:
@@ -196,7 +202,7 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
         raise DatasetsError(
             f"the datasets file {where} is not valid JSON: {exc}", path=path
         ) from None
-    for dataset, entries in questions.items() if not (structure and structure[2]) else ():
+    for dataset, entries in () if names_sure else questions.items():
         if not is_component_name(dataset):
             raise DatasetsError(
                 f"invalid datasets file {where}: dataset name {dataset!r} is not a valid name "
@@ -210,7 +216,7 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
                     f"{dataset!r} is not a valid name (only a-z, 0-9 and '-')",
                     path=path,
                 )
-    if structure is not None and structure[1] and data is original:
+    if fields_sure and data is original:
         return Datasets(questions, path=path)  # no field given twice (the compiled pass)
     # Every key is followed by one colon outside strings (unless the text was rewritten).
     keys = outside.count(b":") if data is original and structure is None else None
