@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 
 from kagreport._signals import stops_deferred
 
@@ -58,6 +57,8 @@ def write_atomic_set(folder: str | os.PathLike[str], files: dict[str, bytes | st
 
 def _prepare(path: str | os.PathLike[str], data: bytes | str) -> str:
     """The finished, synced temporary file beside ``path`` that will replace it."""
+    import tempfile  # here: `kagreport stats` without a store writes nothing (random, shutil)
+
     target = os.fspath(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     folder = os.path.dirname(os.path.abspath(target))

@@ -19,7 +19,7 @@ from kagreport.charts import (
 from kagreport.examples import mmlu_pro_philosophy
 from kagreport.frames import stats_frame
 from kagreport.kag import simulate_run
-from kagreport.kag._simulate import SIMULATED_MARKER
+from kagreport.kag._tree import SIMULATED_MARKER
 from kagreport.runs import Run
 
 CHARTS = (

@@ -300,3 +300,55 @@ def test_find_cli_output_is_the_serial_report(big_run) -> None:  # type: ignore[
 def test_find_invalid_worker_count(big_run) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ValueError, match="workers"):
         find("x", big_run.results_path, workers=0)
+
+
+def _count_paths(chunk: Any) -> int:
+    return len(chunk.paths)
+
+
+class _Chunk:
+    def __init__(self, folders: int) -> None:
+        self.paths = ["f"] * folders
+
+
+def test_chunks_grow_while_much_is_left_and_the_last_ones_are_small() -> None:
+    sizes: list[int] = []
+    runner = _pool.ChunkRunner(1, "", lambda chunk, graded: sizes.append(graded), task=_count_paths)
+    assert runner.chunk_folders == _pool.CHUNK_QUESTIONS  # nothing announced yet
+    runner.expect(3000)
+    runner.expect(2000)
+    left = 5000
+    while left:
+        size = min(runner.chunk_folders, left)
+        runner.submit(_Chunk(size))
+        left -= size
+    runner.finish()
+    runner.close()
+    assert sum(sizes) == 5000
+    assert max(sizes) == _pool.LARGEST_CHUNK > _pool.CHUNK_QUESTIONS
+    # The end waits for the last chunks: the last four per worker are the smallest size.
+    assert all(size <= _pool.CHUNK_QUESTIONS for size in sizes[-4:])
+    assert sizes == sorted(sizes, reverse=True)
+
+
+def test_a_tree_announced_large_starts_the_pool_at_its_first_chunk() -> None:
+    logger = logging.getLogger("kagreport.grading")
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(level=logging.DEBUG)
+    handler.emit = records.append  # type: ignore[method-assign]
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    runner = _pool.ChunkRunner(2, "", lambda chunk, graded: None, task=_count_paths)
+    try:
+        runner.expect(_pool.PARALLEL_AFTER + 1)
+        runner.submit(_Chunk(1))
+        started = [r for r in records if "worker processes" in r.getMessage()]
+        runner.finish()
+    finally:
+        runner.close()
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    if not _pool.sys.platform.startswith("linux"):
+        pytest.skip("grading stays in one process off Linux")
+    assert started, "the pool did not start at the first chunk"

@@ -259,6 +259,52 @@ def test_each_odd_number_where_the_16_byte_path_reads_it(odd: str, gap: str) -> 
         _agree(head + vector.encode() + tail)
 
 
+# Kag's layout (a newline and sixteen spaces before each element), with each odd token at
+# each of the first elements, after numbers of each width: the token falls at every place
+# of the 64 bytes the bulk path reads at once, and the rest of the vector still reads.
+_KAG_GAP = "\n" + " " * 16
+_ODD_IN_LAYOUT = [*_ODD, "1e5", "1 ", "\t1", "1\t", "1\r", " ", "", "0.5]", "[0.5"]
+
+
+def _in_layout(numbers: list[str]) -> bytes:
+    head, tail = (
+        json.dumps(_record(), ensure_ascii=False).encode().split(b"[-0.0305, 0.0349, 1e-05]")
+    )
+    vector = ",".join(_KAG_GAP + number for number in numbers) + "\n" + " " * 14
+    return head + b"[" + vector.encode() + b"]" + tail
+
+
+@needs_scanner
+@pytest.mark.parametrize("odd", _ODD_IN_LAYOUT)
+def test_each_odd_number_at_each_place_of_the_64_byte_path(odd: str) -> None:
+    for width in range(1, 13):
+        for at in range(6):
+            numbers = [f"-0.{'7' * width}" if k % 2 else f"0.{'3' * width}" for k in range(14)]
+            assert _agree(_in_layout(numbers))  # the vector alone is read, as Python reads it
+            numbers[at] = odd
+            _agree(_in_layout(numbers))
+
+
+@needs_scanner
+def test_vectors_in_kags_layout_mutated_a_byte_at_a_time_agree() -> None:
+    rng = random.Random(20261207)
+    alphabet = b"0123456789-.,\n \t\r+eE]x"
+    accepted = 0
+    for _ in range(3000):
+        widths = [rng.randrange(1, 18) for _ in range(12)]
+        numbers = [
+            rng.choice(["", "-"]) + rng.choice(["0", "1", "12", "305"]) + "." + "9" * w
+            for w in widths
+        ]
+        data = bytearray(_in_layout(numbers))
+        start = data.index(b"[" + _KAG_GAP.encode())
+        for _ in range(rng.choice([1, 1, 2])):
+            at = rng.randrange(start + 1, data.index(b"]", start))
+            data[at] = alphabet[rng.randrange(len(alphabet))]
+        accepted += _agree(bytes(data))
+    assert accepted > 300  # mutants that are still kag's vectors are read, not declined
+
+
 # Bytes that change a JSON document's meaning when put in at random.
 _SIGNIFICANT = b'{}[],:"\\ \n-+.0123456789eEnulltrf/\x00\x1f\x7f\xc3\xa9\xed\xa0\x80\xef\xbb\xbf'
 

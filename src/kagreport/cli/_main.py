@@ -6,13 +6,10 @@ import argparse
 import json
 import logging
 import os
-import shlex
-import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kagreport import KagreportError, UsageError, __version__
 from kagreport._signals import stop_requested
@@ -26,11 +23,12 @@ from kagreport.cli._output import inert, plural, write_json, write_lossily
 from kagreport.cli._site import add_parsers as add_site_parsers
 from kagreport.cli._site import run_site
 from kagreport.cli._stop import restore_stop_handlers, stopped, terminate_as_interrupt
-from kagreport.grading import FindReport, StatsReport, find, grade, watch
-from kagreport.grading._find import compile_pattern
+from kagreport.grading import StatsReport, grade
 from kagreport.grading.engine import EngineOptions
 from kagreport.grading.engine._options import ENGINES
-from kagreport.kag._simulate import write_simulated_run
+
+if TYPE_CHECKING:
+    from kagreport.grading import FindReport
 
 __all__ = ["main"]
 
@@ -462,6 +460,8 @@ def _watch_stats(args: argparse.Namespace, level: int, options: EngineOptions) -
     screen = args.format == "text" and sys.stdout.isatty()
     first = True
 
+    from kagreport.grading import watch
+
     def notice(line: str) -> None:
         sys.stderr.write(f"kagreport: {time.strftime('%H:%M:%S')}: {line}\n")
 
@@ -494,6 +494,10 @@ def _hint_skipped(paths: Sequence[str], level: int, what: str) -> None:
 
 
 def _run_find(args: argparse.Namespace, level: int) -> int:
+    # Imported here, as each command's own modules are: `stats` does not load them.
+    from kagreport.grading import find
+    from kagreport.grading._find import compile_pattern
+
     pattern = compile_pattern(args.regex)
     options = _engine(args)
     progress = _progress(level)
@@ -530,6 +534,9 @@ FZF_OPTIONS = ("--delimiter", "\t", "--with-nth", "2..", "--multi", "--preview",
 
 
 def _browse_with_fzf(report: FindReport) -> None:
+    import shutil
+    import subprocess
+
     fzf = shutil.which("fzf")
     if fzf is None:
         raise KagreportError("--fzf needs fzf on the PATH; it was not found")
@@ -563,6 +570,10 @@ def _run_demo(args: argparse.Namespace, level: int) -> int:
 
 
 def _run_simulate(args: argparse.Namespace, level: int) -> int:
+    import shlex
+
+    from kagreport.kag._simulate import write_simulated_run
+
     run = write_simulated_run(
         args.out,
         questions=args.questions,
@@ -599,6 +610,8 @@ def _quiet_stdout() -> None:
 
 def _program() -> str:
     # The command as the user can type it (.venv/bin/kagreport when not on PATH).
+    import shutil
+
     program = sys.argv[0] if sys.argv and os.path.basename(sys.argv[0]) == "kagreport" else ""
     if program and shutil.which("kagreport") != os.path.abspath(program):
         return program

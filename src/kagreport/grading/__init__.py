@@ -13,12 +13,16 @@ A tree on object storage, graded on a Dask cluster, again reading only what chan
 
 from __future__ import annotations
 
-from kagreport.grading._find import FindReport, find
+import typing
+
 from kagreport.grading._grade import grade
 from kagreport.grading._items import Outcome
 from kagreport.grading._metrics import Metrics
 from kagreport.grading._report import StatsReport
-from kagreport.grading.engine._watch import watch
+
+if typing.TYPE_CHECKING:
+    from kagreport.grading._find import FindReport, find
+    from kagreport.grading.engine._watch import watch
 
 __all__ = [
     "FindReport",
@@ -29,3 +33,25 @@ __all__ = [
     "grade",
     "watch",
 ]
+
+# Loaded on first access (PEP 562): `kagreport stats` needs neither `find` nor `watch`.
+# Name -> the module that defines it.
+_LAZY = {
+    "FindReport": "kagreport.grading._find",
+    "find": "kagreport.grading._find",
+    "watch": "kagreport.grading.engine._watch",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    raise AttributeError(f"module 'kagreport.grading' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

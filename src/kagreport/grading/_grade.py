@@ -25,8 +25,7 @@ from kagreport.grading.engine._pool import ChunkRunner
 from kagreport.grading.engine._rows import StoredRows
 from kagreport.grading.engine._store import GradeStore
 from kagreport.kag import Datasets, load_datasets
-from kagreport.kag._simulate import is_simulated
-from kagreport.kag._tree import ResultTree, open_tree
+from kagreport.kag._tree import ResultTree, is_simulated, open_tree
 from kagreport.kag._walk import iter_question_names, iter_result_files
 
 # setup_reports: also imported from here by kagreport.runs.
@@ -131,7 +130,8 @@ def grade(
     truth = datasets if isinstance(datasets, Datasets) else load_datasets(datasets, storage)
     tree = open_tree(results, storage)
     root = tree.root
-    logger.debug("ground truth: %d questions, %d scorable", len(truth), truth.scorable_questions)
+    scorable = truth.scorable_questions
+    logger.debug("ground truth: %d questions, %d scorable", len(truth), scorable)
     with grade_store.locked() if grade_store is not None else contextlib.nullcontext():
         # The store knows a local tree by its real path (``./r``, ``r/`` and the absolute
         # path are one tree; the same relative text from another folder is not).
@@ -154,7 +154,7 @@ def grade(
         logger.info("%d result file(s) did not parse", len(collected.unparsable))
     return StatsReport(
         datasets=counts[0],
-        scorable_questions=truth.scorable_questions,
+        scorable_questions=scorable,
         skipped_files=counts[1],
         setups=tuple(reports),
         items=items.build(results=root, prefix=prefix),
@@ -196,9 +196,10 @@ def _walk_and_grade(
     join, question_code = tree.join, items.questions.code
     no_questions: Mapping[str, Any] = {}
     try:
-        chunk = PendingChunk(with_store)
+        chunk, limit = PendingChunk(with_store), runner.chunk_folders
         for dataset, folder, names in iter_question_names(tree):
             seen_datasets += 1
+            runner.expect(len(names))
             entries = truth.questions.get(dataset, no_questions)
             dataset_code = None  # given when the dataset's first question is added
             for name in names:
@@ -213,9 +214,9 @@ def _walk_and_grade(
                 if dataset_code is None:
                     dataset_code = items.datasets.code(dataset)
                 chunk.add(path, answer, dataset_code, question_code(name))
-                if len(chunk.paths) >= runner.chunk_folders:
+                if len(chunk.paths) >= limit:
                     runner.submit(_with_known(chunk, stored, collected))
-                    chunk = PendingChunk(with_store)
+                    chunk, limit = PendingChunk(with_store), runner.chunk_folders
         if chunk.paths:
             runner.submit(_with_known(chunk, stored, collected))
         runner.finish()

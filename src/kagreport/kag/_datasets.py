@@ -108,7 +108,14 @@ class Datasets:
     @property
     def scorable_questions(self) -> int:
         """Number of MCQ entries with an answer, over all datasets (kag's count)."""
-        return sum(1 for _, _, entry in self if entry.answer is not None)
+        return sum(
+            [
+                1
+                for entries in self.questions.values()
+                for entry in entries.values()
+                if entry.output is not None and entry.output.answer is not None
+            ]
+        )
 
 
 def load_datasets(

@@ -463,6 +463,65 @@ static inline int vector_element16(Cur *c)
     }
     return 0;
 }
+
+/* Every whole element of a vector in the next 64 bytes at once: white space (space,
+ * newline) after the '[' or ',', then -?(0|[1-9][0-9]*)(\.[0-9]+)? and ','. Each rule is a
+ * bit operation on all 64 bytes, so no element waits for the one before it, as it does in
+ * the element-wise code. The byte before the cursor is '[' or ','. 1 with the cursor after
+ * the last ',' of those elements; 0, unmoved, when the bytes hold none, or anything else
+ * (an exponent, '\t', white space after a number): the element-wise code then reads one
+ * element and decides. Needs 64 bytes left. */
+static inline int vector_elements64(Cur *c)
+{
+    const __m128i space_ = _mm_set1_epi8(' '), newline = _mm_set1_epi8('\n');
+    const __m128i below_0 = _mm_set1_epi8('0' - 1), above_9 = _mm_set1_epi8('9' + 1);
+    const __m128i zero_ = _mm_set1_epi8('0'), minus_ = _mm_set1_epi8('-');
+    const __m128i dot_ = _mm_set1_epi8('.'), comma_ = _mm_set1_epi8(',');
+    /* Bit k: byte k is a digit, '0', '-', '.', ',', or any of these or white space (the two
+     * bytes kag writes). */
+    uint64_t digit = 0, zero = 0, minus = 0, dot = 0, comma = 0, known = 0;
+    for (int i = 0; i < 4; i++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(c->p + 16 * i));
+        __m128i s = _mm_or_si128(_mm_cmpeq_epi8(v, space_), _mm_cmpeq_epi8(v, newline));
+        /* signed compares: bytes from 0x80 are negative, so never digits */
+        __m128i d = _mm_and_si128(_mm_cmpgt_epi8(v, below_0), _mm_cmplt_epi8(v, above_9));
+        __m128i m = _mm_cmpeq_epi8(v, minus_), p = _mm_cmpeq_epi8(v, dot_);
+        __m128i k = _mm_cmpeq_epi8(v, comma_);
+        int at = 16 * i;
+        digit |= (uint64_t)(unsigned)_mm_movemask_epi8(d) << at;
+        zero |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero_)) << at;
+        minus |= (uint64_t)(unsigned)_mm_movemask_epi8(m) << at;
+        dot |= (uint64_t)(unsigned)_mm_movemask_epi8(p) << at;
+        comma |= (uint64_t)(unsigned)_mm_movemask_epi8(k) << at;
+        __m128i any = _mm_or_si128(_mm_or_si128(s, d), _mm_or_si128(_mm_or_si128(m, p), k));
+        known |= (uint64_t)(unsigned)_mm_movemask_epi8(any) << at;
+    }
+    uint64_t other = ~known;
+    comma &= other ? (other & (0 - other)) - 1 : ~0ULL;  /* the commas before any other byte */
+    if (comma == 0)
+        return 0;
+    int last = 63 - __builtin_clzll(comma);  /* the elements end at this ',' */
+    uint64_t span = last == 63 ? ~0ULL : (2ULL << last) - 1;
+    digit &= span;
+    minus &= span;
+    dot &= span;
+    /* Each rule below holds for an element in that shape; together they leave no other:
+     * a '-' or '.' before a digit, a '.' or ',' after one, a number's parts ending where
+     * they must (so white space or a '-' comes only after the '[' or a ','), no leading
+     * zero. Bit 0 follows the '[' or ','. */
+    uint64_t after_digit = digit << 1, before_digit = digit >> 1;
+    uint64_t bad = ((minus | dot) & ~before_digit) | ((dot | comma) & ~after_digit);
+    uint64_t integer = digit & ~after_digit & ~(dot << 1);  /* first digits, integer parts */
+    uint64_t fraction = digit & (dot << 1);                 /* first digits, fractions */
+    bad |= integer & zero & before_digit;                   /* a leading zero */
+    /* Adding a run's first bit to the digits clears the run and sets the bit after it. */
+    bad |= (digit + integer) & ~digit & ~(dot | comma);     /* an integer part ends at . or , */
+    bad |= (digit + fraction) & ~digit & ~comma;            /* a fraction ends at , */
+    if (bad)
+        return 0;
+    c->p += last + 1;
+    return 1;
+}
 #endif
 
 /* rig's Embedding.vec (Vec<f64>): an array of finite numbers. */
@@ -474,6 +533,8 @@ static int scan_vector(Cur *c)
         return 0;
     for (;;) {
 #ifdef __SSE2__
+        if (c->end - c->p >= 64 && vector_elements64(c))
+            continue;
         if (c->end - c->p >= 32) {
             int done = vector_element16(c);
             if (done == 1)

@@ -28,10 +28,12 @@ __all__ = [
     "DIR",
     "FILE",
     "OTHER",
+    "SIMULATED_MARKER",
     "LocalTree",
     "RemoteTree",
     "ResultTree",
     "TreeEntry",
+    "is_simulated",
     "is_url",
     "open_tree",
 ]
@@ -88,6 +90,22 @@ def open_tree(
     if protocol == "file" and not storage_options:
         return LocalTree(_file_url_path(name))
     return RemoteTree(name, dict(storage_options or {}))
+
+
+#: The file ``kagreport simulate`` leaves beside ``results/``: the run is SIMULATED.
+SIMULATED_MARKER = "SIMULATED.md"
+
+
+def is_simulated(results: str | os.PathLike[str], tree: ResultTree | None = None) -> bool:
+    """Whether the result tree at ``results`` was written by ``kagreport simulate``:
+    ``SIMULATED_MARKER`` in it or in its parent folder. Its numbers are then
+    synthetic, and every view of them says SIMULATED. ``tree``: the
+    ``open_tree`` it is in (default: a local folder)."""
+    folder = os.fspath(results)
+    where: ResultTree = LocalTree(folder) if tree is None else tree
+    return any(
+        where.is_file(where.join(f, SIMULATED_MARKER)) for f in (folder, where.parent(folder))
+    )
 
 
 def _file_url_path(url: str) -> str:

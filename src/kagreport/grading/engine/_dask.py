@@ -214,7 +214,7 @@ class DaskRunner:
     """Grades submitted chunks on a Dask cluster, in order, and hands each result to ``merge``.
 
     The same interface as :class:`~kagreport.grading.engine._pool.ChunkRunner` (``submit``,
-    ``finish``, ``close``, ``chunk_folders``), so :func:`~kagreport.grading.grade` and
+    ``finish``, ``close``, ``chunk_folders``, ``expect``), so :func:`~kagreport.grading.grade` and
     :func:`~kagreport.grading.find` drive either.
 
     Raises
@@ -256,6 +256,10 @@ class DaskRunner:
         #: Question folders (or, for find, files) in the next chunk.
         self.chunk_folders = FIRST_FOLDERS
         self.chunk_files = target_files
+
+    def expect(self, folders: int) -> None:
+        """Folders listed ahead (``ChunkRunner.expect``): unused, the chunks here are sized
+        from the files per folder seen."""
 
     def _call(self, chunk: Any) -> tuple[Callable[..., Any], tuple[Any, ...]]:
         if self._task is not None:

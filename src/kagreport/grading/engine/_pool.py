@@ -50,6 +50,9 @@ __all__ = [
 
 #: Below this many question folders a pool costs more than it saves (fork, pickling).
 PARALLEL_AFTER = 4 * CHUNK_QUESTIONS
+#: The largest chunk, in question folders: chunks grow to it while much is left, to spare
+#: this process a result to take in (unpickle, merge) per 64 folders.
+LARGEST_CHUNK = 4 * CHUNK_QUESTIONS
 
 
 def default_workers() -> int:
@@ -205,9 +208,9 @@ class ChunkRunner:
     """Grades submitted chunks in order and hands each result to ``merge``.
 
     Starts in-process; once :data:`PARALLEL_AFTER` question folders have been
-    submitted, moves (on Linux) to a pool of workers forked from this process, or from
-    a fork server when this process has other threads, with a bounded number of chunks
-    in flight (memory stays bounded on any tree size).
+    submitted or announced (:meth:`expect`), moves (on Linux) to a pool of workers forked
+    from this process, or from a fork server when this process has other threads, with a
+    bounded number of chunks in flight (memory stays bounded on any tree size).
 
     With ``task``, each chunk (any picklable object with a ``paths`` list) is
     handed to ``task(chunk)`` instead of :func:`grade_chunk`, and the pool starts
@@ -240,14 +243,26 @@ class ChunkRunner:
         self._merge = merge
         self._task = task
         self._tree = tree
-        #: Question folders per chunk.
-        self.chunk_folders = CHUNK_QUESTIONS
         self._parallel_after = parallel_after
         self._submitted = 0
+        self._expected = 0
         self._pool: ProcessPoolExecutor | None = None
         self._processes: list[multiprocessing.process.BaseProcess] = []
         self._pending: deque[tuple[Any, Future[Any]]] = deque()
         self._in_process = False
+
+    def expect(self, folders: int) -> None:
+        """Announce ``folders`` more question folders listed, to be submitted: enough of
+        them start the pool at the first chunk, and they size the chunks."""
+        self._expected += folders
+
+    @property
+    def chunk_folders(self) -> int:
+        """Question folders for the next chunk: :data:`CHUNK_QUESTIONS`, more (up to
+        :data:`LARGEST_CHUNK`) while at least four such chunks per worker are announced and
+        not yet submitted, so that the last chunks, which the end waits for, stay small."""
+        left = (self._expected - self._submitted) // (4 * self._workers)
+        return max(CHUNK_QUESTIONS, min(LARGEST_CHUNK, left))
 
     def _call(self, chunk: Any) -> tuple[Callable[..., Any], tuple[Any, ...]]:
         if self._task is not None:
@@ -260,7 +275,7 @@ class ChunkRunner:
         if (
             self._pool is None
             and self._workers > 1
-            and self._submitted > self._parallel_after
+            and max(self._submitted, self._expected) > self._parallel_after
             and not self._in_process
         ):
             context = _pool_context()
