@@ -6,6 +6,7 @@ a core dependency that cannot be imported, must still end in one line and an exi
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -175,3 +176,59 @@ def test_the_iri_grammar_is_built_at_its_first_use_with_the_same_verdicts() -> N
     assert out["direct"] == ["True", "[True, False, False] True\n"]  # the module's own answers
     assert out["deferred"] == ["False", "[True, False, False] True\n"]
     assert out["site"] == out["deferred"]  # and in the kernels that run a site's notebooks
+
+
+# Registered in the command's process: the interpreter's teardown runs atexit callbacks.
+_TEARDOWN = 'import atexit, sys; atexit.register(lambda: sys.stderr.write("TEARDOWN\\n"))'
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-d", "{d}", "-r", "{r}", "--format", "json", "-vv"],
+        ["-d", "{d}", "-r", "{r}", "--workers", "2", "-vv"],
+        ["-r", "{r}", "find", "A", "--format", "json"],
+        ["-r", "{r}", "find", "A"],
+        ["-r", "{r}", "find", "no-such-text"],
+    ],
+)
+def test_a_finished_stats_ends_its_process_at_once_with_its_output_whole(
+    tree: Tree, args: list[str]
+) -> None:
+    for q in range(40):
+        tree.question("ds", f"q{q}", mcq("A"))
+        for setup in ("s", "t"):
+            tree.ok("ds", f"q{q}", setup, "A" if q % 3 else "B")
+    answered_a = 2 * sum(1 for q in range(40) if q % 3)  # files whose response is "A"
+    argv = [a.format(d=tree.datasets_path, r=tree.results) for a in args]
+    done = subprocess.run(
+        [sys.executable, "-c", _wrapper(_TEARDOWN), "stats", *argv],
+        capture_output=True, text=True, env=_env(), timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # The teardown (freeing every object, atexit callbacks) is skipped; what was written is
+    # whole: the report, the logs (-vv), find's summary.
+    assert "TEARDOWN" not in done.stderr
+    if "find" not in args:
+        assert "kagreport: INFO: read 80 result files" in done.stderr
+        if "json" in args:
+            assert len(json.loads(done.stdout)["setups"]) == 2
+        else:
+            assert "Datasets: 1 | Scorable questions: 40" in done.stdout
+    elif "json" in args:
+        assert json.loads(done.stdout)["matches"] == answered_a
+    elif "A" in args:
+        assert len(done.stdout.splitlines()) == answered_a
+        assert f"{answered_a} occurrence(s) out of 80" in done.stderr  # the summary
+    else:
+        assert done.stdout == ""
+        assert done.stderr.strip()  # "no match" summary
+
+
+def test_a_command_on_dask_or_called_in_a_process_takes_the_usual_way_out(tree: Tree) -> None:
+    from kagreport.cli._main import main
+
+    tree.question("ds", "q1", mcq("A"))
+    tree.ok("ds", "q1", "s", "A")
+    # main() called with arguments (a caller's process, a test): it returns.
+    assert main(["stats", "-d", str(tree.datasets_path), "-r", str(tree.results), "-q"]) == 0

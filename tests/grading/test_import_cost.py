@@ -17,13 +17,21 @@ from conftest import Tree, mcq
 REPO = Path(__file__).resolve().parents[2]
 
 _PROBE = """
-import runpy, sys
+import os, runpy, sys
+def loaded():
+    heavy = ("numpy", "asyncio", "hashlib")
+    print("LOADED", *sorted(m for m in heavy if m in sys.modules), file=sys.stderr, flush=True)
+end = os._exit
+def _exit(code):  # a finished `stats` ends its process at once (cli._stop.end_process)
+    loaded()
+    end(code)
+os._exit = _exit
 sys.argv[0] = "kagreport"
 try:
     runpy.run_module("kagreport", run_name="__main__")
 except SystemExit:
     pass
-print("LOADED", *sorted(m for m in ("numpy", "asyncio", "hashlib") if m in sys.modules), file=sys.stderr)
+loaded()
 """
 
 

@@ -22,7 +22,12 @@ from kagreport.cli._gate import run_gate
 from kagreport.cli._output import inert, plural, write_json, write_lossily
 from kagreport.cli._site import add_parsers as add_site_parsers
 from kagreport.cli._site import run_site
-from kagreport.cli._stop import restore_stop_handlers, stopped, terminate_as_interrupt
+from kagreport.cli._stop import (
+    end_process,
+    restore_stop_handlers,
+    stopped,
+    terminate_as_interrupt,
+)
 from kagreport.grading import StatsReport, grade
 from kagreport.grading.engine import EngineOptions
 from kagreport.grading.engine._options import ENGINES
@@ -435,7 +440,20 @@ def _run_stats(args: argparse.Namespace, level: int) -> int:
     _log_graded(report)
     _print_report(report, args.format)
     _hint_skipped(report.unparsable_files, level, "did not parse")
+    _leave_for_exit(options, report)
     return 0
+
+
+#: What a finished `stats` or `find` leaves for the process's end (see main).
+_left_for_exit: list[object] = []
+
+
+def _leave_for_exit(options: EngineOptions, result: object) -> None:
+    # Run on this machine's processes, nothing is left to close once the output is written
+    # (the workers were joined, a store saved); a Dask client is closed by the interpreter's
+    # exit, so those runs take the usual way out.
+    if options.engine == "local":
+        _left_for_exit.append(result)
 
 
 def _log_graded(report: StatsReport) -> None:
@@ -514,10 +532,12 @@ def _run_find(args: argparse.Namespace, level: int) -> int:
     if args.format == "json":
         write_json(report.to_json())
         _hint_skipped(report.skipped, level, "could not be read or parsed")
+        _leave_for_exit(options, report)
         return 0
     _hint_skipped(report.skipped, level, "could not be read or parsed")
     if not report.matches:
         sys.stderr.write(report.summary + "\n")
+        _leave_for_exit(options, report)
         return 0
     if args.fzf:
         _browse_with_fzf(report)
@@ -525,6 +545,7 @@ def _run_find(args: argparse.Namespace, level: int) -> int:
         sys.stdout.write("".join(m.line + "\n" for m in report))
         sys.stdout.flush()
     sys.stderr.write("\n" + report.summary + "\n")
+    _leave_for_exit(options, report)
     return 0
 
 
@@ -653,6 +674,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             # A command that caught the stop and said what it kept (evaluate) exits as one
             # that did not: no waiting on its threads at interpreter exit (cli._stop).
             return stopped(code, exiting=argv is None)
+        if _left_for_exit and argv is None:
+            # The interpreter's teardown would free the result's objects one by one (each
+            # question of the datasets file: 25 ms of a 0.5 s `stats` at 50,000 files).
+            end_process(code)
         return code
     except UsageError as exc:
         if exc.show_usage:

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from kagreport._signals import note_stop, stop_requested
 
@@ -22,6 +22,12 @@ def stopped(code: int, *, exiting: bool) -> int:
     # command's process exits here instead; a caller of main() gets the code back.
     if not exiting:
         return code
+    end_process(code)
+
+
+def end_process(code: int) -> NoReturn:
+    """End this process with ``code`` once the logs and standard streams are flushed,
+    without the interpreter's teardown (atexit callbacks, freeing every object)."""
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
