@@ -150,9 +150,25 @@ static inline long escaped_code_point(const unsigned char *p, const unsigned cha
 static inline int utf8_size(long cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : 3; }
 
 /* Where the run of plain string bytes at p ends: the first '"', '\\', control or
- * non-ASCII byte (or the NUL after the data), eight bytes at a time. */
+ * non-ASCII byte (or the NUL after the data), sixteen bytes at a time (SSE2), then
+ * eight. */
 static inline const unsigned char *plain_run(const unsigned char *p, const unsigned char *end)
 {
+#ifdef __SSE2__
+    const __m128i space = _mm_set1_epi8(' '), quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        /* signed: a control byte is below ' ', and so is a non-ASCII one (negative) */
+        __m128i special = _mm_or_si128(
+            _mm_cmplt_epi8(v, space),
+            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+        unsigned mask = (unsigned)_mm_movemask_epi8(special);
+        if (mask)
+            return p + __builtin_ctz(mask);
+        p += 16;
+    }
+#endif
     while (end - p >= 8) {
         uint64_t word;
         memcpy(&word, p, 8);
