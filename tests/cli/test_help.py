@@ -48,3 +48,10 @@ def test_site_build_says_how_to_compare_systems_of_several_files() -> None:
     """Issue 26, item 10: two --run files stay two runs; the help says to give the folder."""
     text = " ".join(COMMANDS["kagreport", "site", "build"].format_help().split())
     assert "give their folder as one --run" in text
+
+
+def test_stats_usage_shows_find_as_optional() -> None:
+    # `kagreport stats -d D -r R` runs without a subcommand, as `kag stats` does.
+    usage = COMMANDS[("kagreport", "stats")].format_usage()
+    assert "[find] ..." in usage
+    assert " find ..." not in usage.replace("[find] ...", "")

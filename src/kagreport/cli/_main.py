@@ -249,7 +249,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _tree_options(stats, suppress=False)
     stats.set_defaults(parser=stats)
-    stats_commands = stats.add_subparsers(dest="stats_command", metavar="find")
+    stats_commands = stats.add_subparsers(
+        dest="stats_command", metavar="[find]", title="subcommand (optional)"
+    )
     finder = stats_commands.add_parser(
         "find",
         parents=[verbosity],
