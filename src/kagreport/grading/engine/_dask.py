@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kagreport._errors import KagreportError, WorkerDiedError
-from kagreport._signals import STOP_SIGNALS, stops_blocked
+from kagreport._signals import stops_blocked, stops_deferred
 from kagreport.grading._chunk import GradedChunk, chunk_arguments, grade_chunk
 from kagreport.grading.engine._options import scheduler_address
 from kagreport.grading.engine._pool import default_workers, start_resource_tracker
@@ -107,37 +107,46 @@ def dask_client(
             ) from None
         return made, lambda: _quietly(made.close, 5)
     workers = default_workers() if workers is None else workers
-    # Workers inherit SIGINT ignored (a Python handler would not be inherited: the spawned
-    # interpreter would install its KeyboardInterrupt one); SIGTERM's handler is reset to the
-    # default action by exec. SIGTERM keeps this process's handler: other threads run now.
-    previous = {signal.SIGINT: signal.getsignal(signal.SIGINT)}
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        start_resource_tracker()
-        cluster = distributed.LocalCluster(  # type: ignore[no-untyped-call]
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-            silence_logs=logging.CRITICAL,
-            preload=["kagreport.grading.engine._dask_worker"],
-        )
-        made = distributed.Client(cluster, set_as_default=False)  # type: ignore[no-untyped-call]
-    finally:
-        for signum, handler in previous.items():
-            if handler is not None:
-                signal.signal(signum, handler)
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-    logger.debug("grading on a LocalCluster of %d worker processes", workers)
+    # The cluster's processes (its nannies, which start the workers) must not act on a
+    # Ctrl-C sent to the whole group: they start with SIGINT blocked, from this thread's
+    # mask (the threads the cluster starts here inherit it, and so do the processes they
+    # spawn; a worker's preload then ignores it). This process's stops are held meanwhile
+    # and acted on once the cluster is up and can be closed: held, not ignored, since a
+    # thread of a library (NumPy's BLAS) takes a signal this thread blocks. Starting
+    # multiprocessing's resource tracker unblocks the stops: it is started first.
+    start_resource_tracker()
+    cluster: Any = None
+    local: Any = None  # the client of the cluster
 
     def close() -> None:
-        _kill_workers(cluster)
-        _quietly(made.close, 2)
-        _quietly(cluster.close, 2)
+        if cluster is not None:
+            _kill_workers(cluster)
+        if local is not None:
+            _quietly(local.close, 2)
+        if cluster is not None:
+            _quietly(cluster.close, 2)
 
-    return made, close
+    try:
+        with stops_deferred():
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                cluster = distributed.LocalCluster(  # type: ignore[no-untyped-call]
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address="127.0.0.1:0",
+                    silence_logs=logging.CRITICAL,
+                    preload=["kagreport.grading.engine._dask_worker"],
+                )
+                local = distributed.Client(cluster, set_as_default=False)  # type: ignore[no-untyped-call]
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    except BaseException:  # a stop held while the cluster started, or its failure
+        close()
+        raise
+    logger.debug("grading on a LocalCluster of %d worker processes", workers)
+    return local, close
 
 
 def _handshake(address: str, seconds: float) -> None:
