@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+import msgspec
+
 from kagreport.kag._duplicate_keys import _repeated_key
 from kagreport.kag._envelope import (
     _U64_MAX,
@@ -25,11 +27,18 @@ from kagreport.kag._envelope import (
 from kagreport.kag._jsonscan import JSONScanError, Schema, strip_ignored
 from kagreport.kag._names import is_component_name
 
-__all__ = ["check_ok", "check_vec"]
+__all__ = ["check_ok", "check_vec", "serde_f64_out_of_range"]
 
 _NEGATIVE_ZERO = re.compile(rb"-0(?![0-9.eE])")
 _GOOD_NAMES: set[str] = set()  # component names seen valid (a tree has few)
-_INF = float("inf")
+_U64_MAX_10, _U64_MAX_DIGIT = divmod(2**64 - 1, 10)
+_I32_MAX_10, _I32_MAX_DIGIT = divmod(2**31 - 1, 10)
+_I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
+_POW10 = [float(f"1e{k}") for k in range(309)]  # serde_json's POW10 table (correctly rounded)
+#: serde_json's f64 of a number is within a few ulps of the correctly rounded one: only
+#: a number whose float is at least this may be one serde_json refuses while float() gives
+#: a finite value (the largest f64 is 1.7976931348623157e308).
+_NEAR_F64_MAX = 1.7976931348623e308
 _STRIDE = 16
 _RUN = b"0" * (210 // _STRIDE)
 _DIGIT_TO_0 = bytes.maketrans(b"123456789", b"000000000")
@@ -107,6 +116,32 @@ def check_ok(text: bytes, ok: _Ok, schema: Schema) -> None:
             _check_name("database", augmented.database)
     if type(config.tokens) is int and config.tokens > _U64_MAX:
         raise _Invalid("tokens does not fit in 64 bits")
+    # msgspec rounds the f64 correctly; serde_json, by kag's build, may overflow instead.
+    if abs(config.temperature) >= _NEAR_F64_MAX and serde_f64_out_of_range(
+        bytes(_temperature_text.decode(text).ok.stats.config.temperature)
+    ):
+        raise _Invalid("Number out of range - at `$.ok.stats.config.temperature`")
+
+
+# The text of the temperature alone (a second decode, for the rare value near the largest
+# f64; the fields not named here are skipped).
+class _TemperatureConfig(msgspec.Struct):
+    temperature: msgspec.Raw
+
+
+class _TemperatureStats(msgspec.Struct):
+    config: _TemperatureConfig
+
+
+class _TemperatureOk(msgspec.Struct):
+    stats: _TemperatureStats
+
+
+class _TemperatureEnvelope(msgspec.Struct):
+    ok: _TemperatureOk
+
+
+_temperature_text = msgspec.json.Decoder(_TemperatureEnvelope)
 
 
 def _check_name(field: str, name: str) -> None:
@@ -128,8 +163,7 @@ def check_vec(text: bytes, head: int, tail: int) -> None:
     looked for with ``memchr``). A number reaches f64's 1.8e308 only with a positive
     exponent of 3 digits or an integer part of 210 digits or more (10**209 * 10**99):
     only a file that may have either has its numbers converted (exactly: Python's
-    correctly rounded ``float``; serde_json's own rounding may differ within an ulp
-    of the largest f64).
+    by serde_json's own arithmetic, :func:`serde_f64_out_of_range`).
     """
     if (
         text[head : head + 1] != b"["
@@ -142,8 +176,74 @@ def check_vec(text: bytes, head: int, tail: int) -> None:
         raise _Invalid("embedding.vec is not an array of numbers")
     if _large_exponent(text, head, tail) or _long_number(text, head, tail):
         numbers = text[head + 1 : tail - 1].split(b",")
-        if any(abs(float(number)) == _INF for number in numbers if number.strip()):
+        if any(serde_f64_out_of_range(number) for number in numbers if number.strip()):
             raise _Invalid("embedding.vec: number out of range")
+
+
+def serde_f64_out_of_range(number: bytes) -> bool:
+    """Whether serde_json refuses the JSON number ``number`` as an f64 (``number out of
+    range``), as kag's build of it decides: without its ``float_roundtrip`` feature, the
+    first 19 or 20 significant digits make a u64, converted to f64 and multiplied by a
+    power of ten from a table, so a number within a few ulps of the largest f64
+    (``1.7976931348623158e308``) can overflow there where a correctly rounded parse
+    (Python's ``float``, msgspec) gives a finite value.
+
+    ``number`` must be valid JSON number syntax (white space around it is ignored).
+    Source: serde_json 1.0.154 ``src/de.rs``: ``parse_integer``, ``parse_long_integer``,
+    ``parse_decimal``, ``parse_decimal_overflow``, ``parse_exponent``,
+    ``parse_exponent_overflow``, ``f64_from_parts`` (the ``not(float_roundtrip)`` ones).
+    """
+    text = number.strip()
+    end = len(text)
+    i = 1 if text[:1] == b"-" else 0
+    significand = exponent = 0
+    long = False  # parse_long_integer: the integer's further digits only raise the exponent
+    while i < end and 48 <= text[i] <= 57:
+        digit = text[i] - 48
+        if (
+            not long
+            and significand >= _U64_MAX_10
+            and (significand > _U64_MAX_10 or digit > _U64_MAX_DIGIT)
+        ):
+            long = True
+        if long:
+            exponent += 1
+        else:
+            significand = significand * 10 + digit
+        i += 1
+    if i < end and text[i] == 46:  # '.': parse_decimal, from the exponent so far
+        i += 1
+        while i < end and 48 <= text[i] <= 57:
+            digit = text[i] - 48
+            if significand >= _U64_MAX_10 and (significand > _U64_MAX_10 or digit > _U64_MAX_DIGIT):
+                while i < end and 48 <= text[i] <= 57:  # parse_decimal_overflow
+                    i += 1
+                break
+            significand = significand * 10 + digit
+            exponent -= 1
+            i += 1
+    if i < end and text[i] in b"eE":
+        i += 1
+        positive = text[i : i + 1] != b"-"
+        i += text[i : i + 1] in (b"+", b"-")
+        power = 0
+        while i < end and 48 <= text[i] <= 57:
+            digit = text[i] - 48
+            if power >= _I32_MAX_10 and (power > _I32_MAX_10 or digit > _I32_MAX_DIGIT):
+                return significand != 0 and positive  # parse_exponent_overflow
+            power = power * 10 + digit
+            i += 1
+        exponent = max(_I32_MIN, min(_I32_MAX, exponent + power if positive else exponent - power))
+    value = float(significand)  # u64 as f64: round to nearest, ties to even
+    while True:  # f64_from_parts
+        if abs(exponent) < len(_POW10):
+            return exponent >= 0 and value * _POW10[exponent] == float("inf")
+        if value == 0.0:
+            return False
+        if exponent >= 0:
+            return True
+        value /= 1e308
+        exponent += 308
 
 
 def _large_exponent(text: bytes, head: int, tail: int) -> bool:
