@@ -10,6 +10,7 @@ repeat must still be found where a colon is spelt ``\\u003a``.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -96,7 +97,10 @@ def test_escaped_colons_and_brackets_in_strings_are_not_structure() -> None:
 # repeat is found by _repeated_field on the same text), and whether every dataset and
 # question name is valid. It may only decline (None) or be unsure (False).
 _NAME = st.sampled_from(["ds", "q1", "a-1", "", "Q", "a b", "q\\u0031", "é", "input"])
-_LEAF = st.sampled_from(['"a"', "null", "1", '"x\\\\"', '":{"', "[]", "{}", '"\\""'])
+_LEAF = st.sampled_from(
+    ['"a"', "null", "1", '"x\\\\"', '":{"', "[]", "{}", '"\\""', "true", "12.5e12", "1e308",
+     "-2E+999", "1e-400", "3" * 205, '"e123"']
+)  # fmt: skip
 
 
 @st.composite
@@ -136,15 +140,23 @@ def _repeats(value: object, fields: set[str]) -> bool:
     return len(keys) != len(set(keys))
 
 
-def _reference_verdicts(text: bytes) -> tuple[int, bool, bool]:
+def _reference_verdicts(text: bytes) -> tuple[int, bool, bool, bool]:
     """Written for the test: the depth by _nests, level by level; a repeated field and the
-    names by walking the document as (key, value) pairs, as serde reads the shape."""
+    names by walking the document as (key, value) pairs, as serde reads the shape; the
+    numbers as written (an exponent of three digits or 200 digits in a row: not sure)."""
     from kagreport.kag._datasets import _nests
     from kagreport.kag._names import is_component_name
 
     outside = _outside_strings(text)
     depth = next(n for n in range(1, 200) if not _nests(outside, n + 1))
-    root = json.loads(text, object_pairs_hook=list)
+    written: list[str] = []
+    root = json.loads(
+        text,
+        object_pairs_hook=list,
+        parse_int=lambda t: written.append(t),
+        parse_float=lambda t: written.append(t),
+    )
+    numbers = not any(re.search(r"[eE][+-]?[0-9]{3}|[0-9]{200}", t) for t in written)
     repeat, names = False, bool(_pairs(root)) or root == []
     for dataset, questions in _pairs(root):
         names = names and is_component_name(dataset)
@@ -154,7 +166,7 @@ def _reference_verdicts(text: bytes) -> tuple[int, bool, bool]:
             for key, output in _pairs(entry):
                 if key == "output":
                     repeat = repeat or _repeats(output, {"type", "options", "answer"})
-    return depth, not repeat, names
+    return depth, not repeat, names, numbers
 
 
 @pytest.mark.skipif(datasets_structure is None, reason="the C scanner is not built")
@@ -165,12 +177,13 @@ def test_the_compiled_pass_gives_the_python_verdicts(document: str) -> None:
     assert datasets_structure is not None
     verdicts = datasets_structure(text)
     assert verdicts is not None  # balanced brackets: it never declines
-    depth, fields, names = _reference_verdicts(text)
+    depth, fields, names, numbers = _reference_verdicts(text)
     assert verdicts[0] == depth
     if verdicts[1]:  # "no repeat" must be right; False may be caution
         assert fields, document
     if verdicts[2]:
         assert names, document
+    assert verdicts[3] == numbers, document
 
 
 @pytest.mark.skipif(datasets_structure is None, reason="the C scanner is not built")
@@ -190,35 +203,42 @@ def _mcq(extra: str = "") -> str:
 @pytest.mark.parametrize(
     ("text", "verdicts"),
     [
-        (_mcq(), (5, True, True)),
+        (_mcq(), (5, True, True, True)),
         # serde refuses each struct field given twice
-        ('{"ds": {"q": {"input": "x", "input": "y"}}}', (3, False, True)),
-        ('{"ds": {"q": {"output": null, "input": "x", "output": null}}}', (3, False, True)),
-        (_mcq(', "type": "MCQ"'), (5, False, True)),
-        (_mcq(', "options": {}'), (5, False, True)),
-        (_mcq(', "answer": null'), (5, False, True)),
+        ('{"ds": {"q": {"input": "x", "input": "y"}}}', (3, False, True, True)),
+        ('{"ds": {"q": {"output": null, "input": "x", "output": null}}}', (3, False, True, True)),
+        (_mcq(', "type": "MCQ"'), (5, False, True, True)),
+        (_mcq(', "options": {}'), (5, False, True, True)),
+        (_mcq(', "answer": null'), (5, False, True, True)),
         # a key spelt with an escape: the pass is not sure
-        ('{"ds": {"q": {"input": "x", "inp\\u0075t": "y"}}}', (3, False, True)),
+        ('{"ds": {"q": {"input": "x", "inp\\u0075t": "y"}}}', (3, False, True, True)),
         # maps keep the last value; unknown fields and option keys may repeat
-        ('{"ds": {"q": {"input": "x"}, "q": {"input": "y"}}}', (3, True, True)),
+        ('{"ds": {"q": {"input": "x"}, "q": {"input": "y"}}}', (3, True, True, True)),
         ('{"ds": {"q": {"input": "x", "z": 1, "z": 2, "output": {"type": "MCQ", '
-         '"options": {"a": "1", "a": "2"}, "answer": "a"}}}}', (5, True, True)),
+         '"options": {"a": "1", "a": "2"}, "answer": "a"}}}}', (5, True, True, True)),
         # the output of an entry only: an "answer" elsewhere is no field
-        ('{"ds": {"q": {"input": "x", "z": {"answer": 1, "answer": 2}}}}', (4, True, True)),
+        ('{"ds": {"q": {"input": "x", "z": {"answer": 1, "answer": 2}}}}', (4, True, True, True)),
         # names: a-z, 0-9 and "-" only; one spelt with an escape: the pass is not sure
-        ('{"Ds": {"q": {"input": "x"}}}', (3, True, False)),
-        ('{"ds": {"q\\u0031": {"input": "x"}}}', (3, True, False)),
-        ('{"ds": {"": {"input": "x"}}}', (3, True, False)),
+        ('{"Ds": {"q": {"input": "x"}}}', (3, True, False, True)),
+        ('{"ds": {"q\\u0031": {"input": "x"}}}', (3, True, False, True)),
+        ('{"ds": {"": {"input": "x"}}}', (3, True, False, True)),
+        # numbers: one that may be out of an f64's range (not in a string)
+        ('{"ds": {"q": {"input": "x", "n": 1e308}}}', (3, True, True, False)),
+        ('{"ds": {"q": {"input": "x", "n": [2E+999, true]}}}', (4, True, True, False)),
+        ('{"ds": {"q": {"input": "x", "n": ' + "1" * 200 + "}}}", (3, True, True, False)),
+        ('{"ds": {"q": {"input": "e123 1e308", "n": 1e99, "m": 1.5e-12}}}', (3, True, True, True)),
+        ('{"ds": {"q": {"input": "x", "n": ' + "1" * 199 + ", \"t\": true}}}", (3, True, True, True)),
     ],
 )  # fmt: skip
 def test_the_compiled_pass_on_each_kind_of_repeat_and_name(
-    text: str, verdicts: tuple[int, bool, bool]
+    text: str, verdicts: tuple[int, bool, bool, bool]
 ) -> None:
     # The verdicts are kag's rule read off each case; "not sure" (False) where a key is
     # escaped. The reference agrees wherever the pass is sure.
     assert datasets_structure is not None
     assert datasets_structure(text.encode()) == verdicts
-    depth, fields, names = _reference_verdicts(text.encode())
+    depth, fields, names, numbers = _reference_verdicts(text.encode())
     assert depth == verdicts[0]
     assert fields or not verdicts[1]
     assert names or not verdicts[2]
+    assert numbers == verdicts[3]

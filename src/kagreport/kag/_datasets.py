@@ -20,6 +20,7 @@ import msgspec
 
 from kagreport._errors import DatasetsError, NotUTF8Error, ResultTreeError, decode_utf8
 from kagreport._io import read_regular_file
+from kagreport.kag._datasets_reads import LARGE_NUMBER, check_serde_reads
 from kagreport.kag._jsonscan import (
     ANY,
     RECURSION_LIMIT,
@@ -28,7 +29,6 @@ from kagreport.kag._jsonscan import (
     MapOf,
     strip_ignored,
 )
-from kagreport.kag._names import is_component_name
 from kagreport.kag._records import BOM_MESSAGE, datasets_structure, starts_with_bom
 from kagreport.kag._tree import open_tree
 
@@ -167,9 +167,10 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
     if structure is None:
         outside = _outside_strings(text)
         too_deep, fields_sure, names_sure = _nests(outside, RECURSION_LIMIT), False, False
+        numbers_sure = LARGE_NUMBER.search(text) is None
     else:
         outside = b""
-        depth, fields_sure, names_sure = structure
+        depth, fields_sure, names_sure, numbers_sure = structure
         too_deep = depth >= RECURSION_LIMIT
     if too_deep:
         try:
@@ -209,20 +210,8 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
         raise DatasetsError(
             f"the datasets file {where} is not valid JSON: {exc}", path=path
         ) from None
-    for dataset, entries in () if names_sure else questions.items():
-        if not is_component_name(dataset):
-            raise DatasetsError(
-                f"invalid datasets file {where}: dataset name {dataset!r} is not a valid name "
-                "(only a-z, 0-9 and '-')",
-                path=path,
-            )
-        for question in entries:
-            if not is_component_name(question):
-                raise DatasetsError(
-                    f"invalid datasets file {where}: question name {question!r} in dataset "
-                    f"{dataset!r} is not a valid name (only a-z, 0-9 and '-')",
-                    path=path,
-                )
+    if not (names_sure and numbers_sure):
+        check_serde_reads(data, where, path, names=not names_sure, numbers=not numbers_sure)
     if fields_sure and data is original:
         return Datasets(questions, path=path)  # no field given twice (the compiled pass)
     # Every key is followed by one colon outside strings (unless the text was rewritten).

@@ -219,10 +219,10 @@ grade_folder: Callable[[str, str, bytes, int, int, tuple[Any, ...]], bool] | Non
 )
 
 #: ``datasets_structure(data)``: a datasets file's deepest nesting, whether no entry or MCQ
-#: output gives a field twice and whether every dataset and question name is valid (False:
-#: not sure), in one compiled pass, or None where it declines (see
-#: ``kag/_scan_datasets.c``); None itself without the compiled scanner.
-datasets_structure: Callable[[bytes], tuple[int, bool, bool] | None] | None = (
+#: output gives a field twice, whether every dataset and question name is valid and whether
+#: every number is surely a finite f64 (False: not sure), in one compiled pass, or None where
+#: it declines (see ``kag/_scan_datasets.c``); None itself without the compiled scanner.
+datasets_structure: Callable[[bytes], tuple[int, bool, bool, bool] | None] | None = (
     None if _SCANNER is None else _SCANNER.datasets_structure
 )
 

@@ -1042,9 +1042,10 @@ static PyMethodDef methods[] = {
      "list_questions(folder: str) -> list[str] | None: a dataset folder's question folders, "
      "as kag._walk.iter_question_dirs takes them, or None."},
     {"datasets_structure", kagreport_datasets_structure, METH_O,
-     "datasets_structure(data: bytes) -> tuple[int, bool, bool] | None: a datasets file's "
-     "deepest nesting, whether no entry or output gives a field twice, whether every dataset "
-     "and question name is valid (see _scan_datasets.c)."},
+     "datasets_structure(data: bytes) -> tuple[int, bool, bool, bool] | None: a datasets "
+     "file's deepest nesting, whether no entry or output gives a field twice, whether every "
+     "dataset and question name is valid, whether every number is surely a finite f64 (see "
+     "_scan_datasets.c)."},
     {"configure", configure, METH_VARARGS,
      "configure(ResultRecord, RetrievalSample): the record types decode() builds."},
     {NULL, NULL, 0, NULL},

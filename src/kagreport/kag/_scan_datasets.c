@@ -9,8 +9,11 @@
  * "not sure" (a field given twice, or one of those keys spelt with an escape): Python then
  * looks for the repeat and says where. names, True when every key of the two outer levels
  * (dataset and question names) is a valid component name written plainly (False: Python
- * checks them and says which is not). None when the brackets are not balanced and matched,
- * or nest deeper than the pass follows: Python does the whole pass then.
+ * checks them and says which is not). numbers, True when no number has an exponent of
+ * three digits or more, or 200 digits in a row: then each is a finite f64 however serde_json
+ * rounds it (False: Python reads the numbers kag's serde reads). None when the brackets are
+ * not balanced and matched, or nest deeper than the pass follows: Python does the whole pass
+ * then.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -69,12 +72,23 @@ PyObject *kagreport_datasets_structure(PyObject *module, PyObject *data)
     unsigned char open[MAX_DEPTH + 1];  /* the bracket of each open container */
     unsigned seen[MAX_DEPTH + 1];       /* the fields an entry or output has given */
     unsigned char kind[MAX_DEPTH + 1];  /* 1: an entry, 2: an MCQ output, 0: other */
-    int depth = 0, deepest = 0, fields = 1, names = 1;
+    int depth = 0, deepest = 0, fields = 1, names = 1, numbers = 1;
+    int digits = 0;            /* digits in a row, outside strings */
     int expect_key = 0;        /* the next string is a key of the object at `depth` */
     int output_value = 0;      /* the value being read is an entry's "output" */
     for (; p < end; p++) {
         unsigned char b = *p;
-        if (b == '"') {
+        if (b >= '0' && b <= '9') {
+            numbers &= ++digits < 200;
+            continue;
+        }
+        digits = 0;
+        if (b == 'e' || b == 'E') {  /* an exponent (or a letter of true, false) */
+            const unsigned char *q = p + 1;
+            q += q < end && (*q == '+' || *q == '-');
+            numbers &= !(end - q >= 3 && q[0] >= '0' && q[0] <= '9' && q[1] >= '0' && q[1] <= '9'
+                         && q[2] >= '0' && q[2] <= '9');
+        } else if (b == '"') {
             const unsigned char *start = ++p;
             int escaped = 0;
             for (;;) {
@@ -128,6 +142,6 @@ PyObject *kagreport_datasets_structure(PyObject *module, PyObject *data)
     }
     if (depth != 0)
         Py_RETURN_NONE;
-    return Py_BuildValue("(iOO)", deepest, fields ? Py_True : Py_False,
-                         names ? Py_True : Py_False);
+    return Py_BuildValue("(iOOO)", deepest, fields ? Py_True : Py_False,
+                         names ? Py_True : Py_False, numbers ? Py_True : Py_False);
 }
