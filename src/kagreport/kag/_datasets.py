@@ -20,7 +20,7 @@ import msgspec
 
 from kagreport._errors import DatasetsError, NotUTF8Error, ResultTreeError, decode_utf8
 from kagreport._io import read_regular_file
-from kagreport.kag._datasets_reads import LARGE_NUMBER, check_serde_reads
+from kagreport.kag._datasets_reads import LARGE_NUMBER, check_serde_reads, entries_from_arrays
 from kagreport.kag._jsonscan import (
     ANY,
     RECURSION_LIMIT,
@@ -196,9 +196,11 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
                 decode_utf8(data, where, "the datasets file")
             except NotUTF8Error as bad:
                 raise DatasetsError(bad.message, path=path) from None
-        raise DatasetsError(
-            f"invalid datasets file {where}: {_locate(data) or exc}", path=path
-        ) from None
+        questions = _from_arrays(data, where, path)
+        if questions is None:
+            raise DatasetsError(
+                f"invalid datasets file {where}: {_locate(data) or exc}", path=path
+            ) from None
     except msgspec.DecodeError as exc:
         if starts_with_bom(data):
             raise DatasetsError(f"the datasets file {where} {BOM_MESSAGE}", path=path) from None
@@ -320,7 +322,10 @@ def _no_repeated_key(data: bytes | str, keys_in_text: int | None = None) -> bool
     if keys_in_text is None and text.find(b"\\u003") >= 0:
         return False
     count_colons = keys_in_text is None
-    tree = _counting_decoder.decode(text)
+    try:
+        tree = _counting_decoder.decode(text)
+    except msgspec.ValidationError:  # an entry or output written as an array: checked slowly
+        return False
     keys = len(tree)
     colons = 0
     unset = msgspec.UNSET
@@ -386,6 +391,29 @@ _JSON_TYPES = {
     float: "a number",
     bool: "a boolean",
 }
+
+
+def _from_arrays(data: bytes | str, where: str, path: str | None) -> Any:
+    """The questions of a file whose entries or outputs are written as arrays, which kag's
+    serde reads as the structs (see :func:`entries_from_arrays`); None when that is not why
+    the typed decode failed.
+
+    Raises
+    ------
+    DatasetsError
+        If an entry or output array is not what serde reads as one.
+    """
+    try:
+        tree = msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    problem = entries_from_arrays(tree)
+    if problem is not None:
+        raise DatasetsError(f"invalid datasets file {where}: {problem}", path=path)
+    try:
+        return msgspec.convert(tree, dict[str, dict[str, Question]])
+    except msgspec.ValidationError:
+        return None
 
 
 def _locate(data: bytes | str) -> str | None:

@@ -10,9 +10,13 @@ internally tagged enum):
 - every number inside an entry's ``output`` is read, as the enum buffers the whole value
   before it looks at its tag: a number serde_json cannot hold as an f64 fails the file
   (:func:`~kagreport.kag._checks.serde_f64_out_of_range`), where an unknown field of the
-  entry itself is skipped unread.
+  entry itself is skipped unread;
+- a struct may be written as an array of its fields in order: an entry as ``[input,
+  output]``, an MCQ output as ``["MCQ", options, answer]`` (the tag first), every field
+  given (an ``Option`` too) and no more.
 
-:func:`check_serde_reads` walks the text once for both, when the cheap passes are not sure.
+:func:`check_serde_reads` walks the text once for the first two, when the cheap passes are
+not sure; :func:`entries_from_arrays` rewrites the third into objects, for the typed decode.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from kagreport._errors import DatasetsError
 from kagreport.kag._checks import serde_f64_out_of_range
 from kagreport.kag._names import is_component_name
 
-__all__ = ["LARGE_NUMBER", "check_serde_reads"]
+__all__ = ["LARGE_NUMBER", "check_serde_reads", "entries_from_arrays"]
 
 #: A number that may not be a finite f64 (an exponent of three digits, 200 digits in a
 #: row), or bytes in a string that look like one: where this does not match, every number
@@ -83,13 +87,52 @@ def check_serde_reads(
                     f"{dataset!r} is not a valid name (only a-z, 0-9 and '-')",
                     path=path,
                 )
-            for field, value in entry if numbers and isinstance(entry, _Pairs) else ():
-                if field != "output":
-                    continue
-                for number in _numbers(value):
+            if not numbers:
+                continue
+            if isinstance(entry, _Pairs):
+                outputs = [value for field, value in entry if field == "output"]
+            else:  # [input, output]: the struct written as an array
+                outputs = entry[1:2] if isinstance(entry, list) else []
+            for output in outputs:
+                for number in _numbers(output):
                     if serde_f64_out_of_range(number.encode()):
                         raise DatasetsError(
                             f"invalid datasets file {where}: {dataset}/{question}: the number "
                             f"{number[:40]} in `output` is out of range for an f64",
                             path=path,
                         )
+
+
+def entries_from_arrays(tree: Any) -> str | None:
+    """Rewrite, in ``tree`` (the datasets file decoded untyped), each entry written as an
+    array ``[input, output]`` and each MCQ output written as ``["MCQ", options, answer]``
+    into the object kag's serde reads it as; None when done, else what serde says is wrong
+    (``dataset/question: ...``). Anything else is left for the typed conversion to judge.
+    """
+    if not isinstance(tree, dict):
+        return None
+    for dataset, entries in tree.items():
+        if not isinstance(entries, dict):
+            continue
+        for question, entry in entries.items():
+            if isinstance(entry, list):
+                if len(entry) != 2:
+                    return (
+                        f"{dataset}/{question}: an entry written as an array has 2 elements "
+                        f"(input, output), not {len(entry)}"
+                    )
+                entry = entries[question] = {"input": entry[0], "output": entry[1]}
+            output = entry.get("output") if isinstance(entry, dict) else None
+            if not isinstance(output, list):
+                continue
+            if not output:
+                return f"{dataset}/{question}: the output array has no type"
+            if output[0] != "MCQ":
+                return f"{dataset}/{question}: unknown output type {output[0]!r}, expected 'MCQ'"
+            if len(output) != 3:
+                return (
+                    f"{dataset}/{question}: an MCQ output written as an array has 3 elements "
+                    f"(type, options, answer), not {len(output)}"
+                )
+            entry["output"] = {"type": "MCQ", "options": output[1], "answer": output[2]}
+    return None

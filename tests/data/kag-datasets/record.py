@@ -9,7 +9,8 @@ Each case's text is written as ``datasets.json`` beside an empty ``results/`` fo
 refused it (its message is kept). The cases are what msgspec's typed decode does not see:
 each copy of a dataset or question given twice (kag reads every copy's names), and numbers
 inside an entry's ``output`` (its internally tagged enum buffers them all) or beside it (an
-unknown field: skipped unread).
+unknown field: skipped unread), and entries and MCQ outputs written as arrays of their fields
+(serde reads a struct so).
 """
 
 from __future__ import annotations
