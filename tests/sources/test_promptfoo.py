@@ -258,3 +258,20 @@ def test_a_real_runs_texts_are_promptfoos() -> None:
         assert run.references[row] == ("\n".join(texts) or None)
     capital = run.question_names.index("test 0")
     assert run.references[capital] == "equals: Paris\ncontains: Paris"
+
+
+def test_a_test_keeps_its_key_when_a_run_lacks_its_first_repeat(tmp_path: Path) -> None:
+    """With the config's repeat recorded, each run of a test is keyed by the test's first
+    testIdx even where that first run is missing (a provider failure promptfoo dropped, a
+    filtered file): the test pairs with the same test of a complete run."""
+    raw = json.loads((REAL / "results.json").read_text(encoding="utf-8"))
+    repeat = raw["config"]["evaluateOptions"]["repeat"]
+    dropped = repeat  # test 1's first run
+    raw["results"]["results"] = [r for r in raw["results"]["results"] if r["testIdx"] != dropped]
+    trimmed = tmp_path / "results.json"
+    trimmed.write_text(json.dumps(raw), encoding="utf-8")
+    full = read_run(REAL / "results.json").metadata["repeat_of"]
+    cut = read_run(trimmed).metadata["repeat_of"]
+    assert f"test {dropped}" not in cut
+    assert cut == {item: first for item, first in full.items() if item != f"test {dropped}"}
+    assert cut[f"test {dropped + 1}"] == f"test {dropped}"

@@ -258,7 +258,7 @@ def _to_run(path: Path, results: list[_Result], meta: dict[str, Any]) -> Run:
             reasons.append(reason or (None if result.success else result.error))
     meta["item_identity"] = "testIdx"
     meta["prompt_index"] = prompt_index
-    clusters = _repeats(results)
+    clusters = _repeats(results, meta.get("repeat"))
     if clusters:
         meta["repeat_of"] = {f"test {t}": f"test {first}" for t, first in clusters.items()}
     return Run(
@@ -281,15 +281,25 @@ def _to_run(path: Path, results: list[_Result], meta: dict[str, Any]) -> Run:
     )
 
 
-def _repeats(results: list[_Result]) -> dict[int, int]:
+def _repeats(results: list[_Result], repeat: int | None = None) -> dict[int, int]:
     """The repeats of each test (``repeat: n``): promptfoo gives the n runs of a test
-    consecutive ``testIdx`` values and the same test case, so a run of consecutive test
-    indices holding one test case is one test. Maps each repeat's ``testIdx`` to its
-    test's first ``testIdx``; empty when no test is repeated."""
+    consecutive ``testIdx`` values and the same test case. Maps each repeat's ``testIdx``
+    to its test's first ``testIdx``; empty when no test is repeated.
+
+    With ``repeat`` (the config's, where results.json records it) test ``t``'s runs are
+    ``t * n`` to ``t * n + n - 1``: each index maps to the first of its block whether or not
+    the run holds that first repeat, so the test has the same key in every run; this holds
+    when each block's runs share one test case. Otherwise (results.jsonl, or blocks that
+    do not) a run of consecutive indices holding one test case is one test."""
     keys: dict[int, str] = {}
     for result in results:
         case = result.testCase if result.testCase is not None else {"vars": result.vars}
         keys.setdefault(result.testIdx, json.dumps(case, sort_keys=True, default=str))
+    if isinstance(repeat, int) and not isinstance(repeat, bool) and repeat > 1:
+        blocks = {index: index - index % repeat for index in keys}
+        cases: dict[int, str] = {}
+        if all(cases.setdefault(blocks[i], keys[i]) == keys[i] for i in sorted(keys)):
+            return blocks
     first: dict[int, int] = {}
     previous: int | None = None
     for index in sorted(keys):
