@@ -82,6 +82,16 @@ def _check_int(token: bytes, fraction: bytes | None, exponent: bytes | None) -> 
         raise JSONScanError(f"invalid value: integer `{token.decode()}`, expected u64")
 
 
+def _utf8(data: bytes) -> bool:
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _element(schema: Schema) -> Schema:
     if schema is _IGNORED:
         return _IGNORED
@@ -125,8 +135,9 @@ def strip_ignored(text: bytes, root: Schema) -> bytes:
     Raises
     ------
     JSONScanError
-        If the text is not JSON, nests 128 read containers, or an :data:`INT` field
-        holds a number serde_json reads as a float (``1.0``, ``1e0``, ``-0``).
+        If the text is not JSON, nests 128 read containers, an :data:`INT` field
+        holds a number serde_json reads as a float (``1.0``, ``1e0``, ``-0``), or a key of
+        a read object is not UTF-8.
     """
     spans: list[tuple[int, int]] = []
     # One frame per open container: [closer, schema, counted, ignored span start or -1].
@@ -166,6 +177,10 @@ def strip_ignored(text: bytes, root: Schema) -> bytes:
         elif state in ("key", "first-key"):
             if group != 1:
                 raise JSONScanError(f"expected a key at byte {found.start(group)}")
+            # serde_json reads a key of a value it reads as a str (checked UTF-8); it skips
+            # an ignored value's keys unchecked.
+            if stack[-1][1] is not _IGNORED and not _utf8(token):
+                raise JSONScanError(f"invalid UTF-8 in a key at byte {found.start(group)}")
             schema, state = _field(stack[-1][1], token), "colon"
             continue
         else:  # a value

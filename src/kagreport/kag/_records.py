@@ -165,6 +165,14 @@ _RESULT_SCHEMA: Schema = {
 }
 
 
+def _is_utf8(text: bytes) -> bool:
+    try:
+        text.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _strip_ignored(data: bytes | memoryview | str) -> bytes:
     try:
         return strip_ignored(data if isinstance(data, bytes) else _as_bytes(data), _RESULT_SCHEMA)
@@ -282,7 +290,11 @@ def decode_python(data: bytes | memoryview | str) -> ResultRecord:
     if error is not _UNSET:
         raise _Invalid("the envelope has both 'ok' and 'error'")
     assert isinstance(ok, _Ok)
-    check_ok(data if isinstance(data, bytes) else _as_bytes(data), ok, _RESULT_SCHEMA)
+    text = data if isinstance(data, bytes) else _as_bytes(data)
+    check_ok(text, ok, _RESULT_SCHEMA)
+    # msgspec skips an unknown key's bytes; serde_json reads each key of a struct as a str.
+    if not text.isascii() and not _is_utf8(text):
+        _strip_ignored(text)
     stats = ok.stats
     config = stats.config
     prompt = stats.prompt
