@@ -3,7 +3,8 @@
 The console-script wrapper (``kagreport = "kagreport._entry:main"``) imports this module
 before anything can catch an exception; it imports only the standard library (and the
 package root, which is light). Ctrl-C while the command line loads, before
-the command line handles it, ends with one line and exit code 130; a missing
+the command line handles it, is held until it has loaded, then ends it with one line and
+exit code 130; a missing
 core dependency is one line naming it and the install command.
 """
 
@@ -20,11 +21,16 @@ CORE_DEPENDENCIES = ("msgspec", "numpy", "ry")
 def main() -> int:
     """Run ``kagreport`` with ``sys.argv``; return the exit code."""
     try:
-        from kagreport._optional import defer_iri_grammar
+        from kagreport._signals import stops_deferred
 
-        defer_iri_grammar()
-        from kagreport.cli._main import main as run
+        # A stop while the modules load is held until they have loaded, then acted on: one
+        # raised inside msgspec as it builds a decoder at import can crash the interpreter
+        # (SIGSEGV, msgspec 0.23).
+        with stops_deferred():
+            from kagreport._optional import defer_iri_grammar
 
+            defer_iri_grammar()
+            from kagreport.cli._main import main as run
         return run()
     except KeyboardInterrupt:  # while the command line loads, before run() handles it
         import signal

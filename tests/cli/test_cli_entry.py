@@ -34,19 +34,22 @@ if __name__ == "__main__":
 """
 
 # Stops the import of module TARGET: says "ready" on stdout, then waits (at most 30 s)
-# for the test's SIGINT, which arrives as KeyboardInterrupt inside that import.
+# until the test has sent its SIGINT (it then makes the file SENT): the signal is held until
+# the command line has loaded, or, once its handlers are set, arrives as KeyboardInterrupt
+# inside that import.
 HOLD = """
-import importlib.abc, sys, time
-TARGET = {target!r}
+import importlib.abc, os, sys, time
+TARGET, SENT = {target!r}, {sent!r}
 class Hold(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name == TARGET:
             sys.meta_path.remove(self)
             sys.stdout.write("ready\\n"); sys.stdout.flush()
             deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
+            while time.monotonic() < deadline and not os.path.exists(SENT):
                 time.sleep(0.01)
-            sys.stderr.write("no SIGINT came\\n")
+            if not os.path.exists(SENT):
+                sys.stderr.write("no SIGINT came\\n")
         return None
 sys.meta_path.insert(0, Hold())
 """
@@ -90,7 +93,8 @@ MOMENTS = ["kagreport.cli", "argparse", "kagreport.cli._main", "kagreport.gradin
 def test_ctrl_c_while_the_command_loads_is_one_line_and_exit_130(
     target: str, run_tree: Tree
 ) -> None:
-    script = _wrapper(HOLD.format(target=target))
+    sent = run_tree.root / "sent"
+    script = _wrapper(HOLD.format(target=target, sent=str(sent)))
     argv = [sys.executable, "-c", script, *_command(run_tree, target)]
     with subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()
@@ -99,6 +103,7 @@ def test_ctrl_c_while_the_command_loads_is_one_line_and_exit_130(
             assert child.stdout is not None
             assert child.stdout.readline() == "ready\n"  # the import is held: a known moment
             child.send_signal(signal.SIGINT)
+            sent.touch()
             out, err = child.communicate(timeout=60)
         finally:
             child.kill()
