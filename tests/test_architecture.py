@@ -13,7 +13,7 @@ import kagreport
 
 PACKAGE = Path(kagreport.__file__).parent
 # Lower index = lower layer; a module may import only its own layer or lower ones.
-LAYERS = ["_version", "_errors", "_io", "_signals", "_atomic", "_optional", "_format", "_document", "stats",
+LAYERS = ["_version", "_lazy", "_errors", "_io", "_signals", "_atomic", "_optional", "_format", "_document", "stats",
           "kag", "grading", "evaluation", "runs", "sources", "gates", "examples", "frames", "charts",
           "widgets", "site", "cli", "_entry"]  # fmt: skip
 

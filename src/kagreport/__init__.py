@@ -32,6 +32,7 @@ from kagreport._errors import (
     UsageError,
     WorkerDiedError,
 )
+from kagreport._lazy import lazy_attributes as _lazy_attributes
 from kagreport._version import __version__
 
 if typing.TYPE_CHECKING:
@@ -114,13 +115,12 @@ __all__ = [
 ]
 
 
+_lazy_getattr, __dir__ = _lazy_attributes(__name__, _LAZY, globals())
+
+
 def __getattr__(name: str) -> object:
     if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value  # later lookups skip this function
-        return value
+        return _lazy_getattr(name)
     if name.isidentifier() and not name.startswith("_"):
         # A subpackage (`kagreport.examples`) on first access, as if imported: `import
         # kagreport` alone loads none of them.
@@ -130,7 +130,3 @@ def __getattr__(name: str) -> object:
         if importlib.util.find_spec(f"kagreport.{name}") is not None:
             return importlib.import_module(f"kagreport.{name}")
     raise AttributeError(f"module 'kagreport' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))

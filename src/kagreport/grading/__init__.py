@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import typing
 
+from kagreport._lazy import lazy_attributes as _lazy_attributes
 from kagreport.grading._grade import grade
 from kagreport.grading._items import Outcome
 from kagreport.grading._metrics import Metrics
@@ -34,24 +35,11 @@ __all__ = [
     "watch",
 ]
 
-# Loaded on first access (PEP 562): `kagreport stats` needs neither `find` nor `watch`.
+# Loaded on first access: `kagreport stats` needs neither `find` nor `watch`.
 # Name -> the module that defines it.
 _LAZY = {
-    "FindReport": "kagreport.grading._find",
-    "find": "kagreport.grading._find",
-    "watch": "kagreport.grading.engine._watch",
+    "FindReport": "._find",
+    "find": "._find",
+    "watch": ".engine._watch",
 }
-
-
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value  # later lookups skip this function
-        return value
-    raise AttributeError(f"module 'kagreport.grading' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_attributes(__name__, _LAZY, globals())

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import typing
 
+from kagreport._lazy import lazy_attributes as _lazy_attributes
 from kagreport.kag._datasets import MCQ, Datasets, Question, load_datasets
 
 if typing.TYPE_CHECKING:
@@ -22,24 +23,11 @@ __all__ = [
     "simulate_run",
 ]
 
-# Loaded on first access (PEP 562): `kagreport stats` never simulates, and the simulator
-# imports random, tempfile and shutil. Name -> the module that defines it.
+# Loaded on first access: `kagreport stats` never simulates, and the simulator imports
+# random, tempfile and shutil. Name -> the module that defines it.
 _LAZY = {
-    "SimulatedRun": "_simulate",
-    "SimulatedSetup": "_simulate",
-    "simulate_run": "_simulate",
+    "SimulatedRun": "._simulate",
+    "SimulatedSetup": "._simulate",
+    "simulate_run": "._simulate",
 }
-
-
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(f"kagreport.kag.{_LAZY[name]}"), name)
-        globals()[name] = value  # later lookups skip this function
-        return value
-    raise AttributeError(f"module 'kagreport.kag' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_attributes(__name__, _LAZY, globals())

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import typing
 
+from kagreport._lazy import lazy_attributes as _lazy_attributes
+
 if typing.TYPE_CHECKING:
     from kagreport.sources._coerce import as_run
     from kagreport.sources._compare import join_runs
@@ -22,11 +24,11 @@ if typing.TYPE_CHECKING:
 # above without loading a reader (and the run model, NumPy...) that `kagreport stats` never
 # uses. Name -> the module that defines it.
 _LAZY = {
-    "as_run": "_coerce",
-    "join_runs": "_compare",
-    "convert_run": "_convert",
-    "read_run": "_registry",
-    "watch_run": "_watch",
+    "as_run": "._coerce",
+    "join_runs": "._compare",
+    "convert_run": "._convert",
+    "read_run": "._registry",
+    "watch_run": "._watch",
 }
 
 __all__ = [
@@ -38,15 +40,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(f"kagreport.sources.{_LAZY[name]}"), name)
-        globals()[name] = value  # later lookups skip this function
-        return value
-    raise AttributeError(f"module 'kagreport.sources' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_attributes(__name__, _LAZY, globals())
