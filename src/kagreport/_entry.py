@@ -11,6 +11,10 @@ core dependency is one line naming it and the install command.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["CORE_DEPENDENCIES", "main"]
 
@@ -18,19 +22,34 @@ __all__ = ["CORE_DEPENDENCIES", "main"]
 CORE_DEPENDENCIES = ("msgspec", "numpy", "ry")
 
 
+def _load() -> Callable[[], int]:
+    """The command line's ``main``, loaded with a Ctrl-C held until the modules have loaded,
+    then raised (KeyboardInterrupt): one raised inside msgspec as it builds a decoder at
+    import can crash the interpreter (SIGSEGV, msgspec 0.23). SIGTERM keeps its default
+    action meanwhile (the process ends by it, as before the command sets its handlers)."""
+    import signal
+
+    held: list[int] = []
+    hold = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if hold:
+        signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        from kagreport._optional import defer_iri_grammar
+
+        defer_iri_grammar()
+        from kagreport.cli._main import main as run
+    finally:
+        if hold:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    if held:
+        raise KeyboardInterrupt
+    return run
+
+
 def main() -> int:
     """Run ``kagreport`` with ``sys.argv``; return the exit code."""
     try:
-        from kagreport._signals import stops_deferred
-
-        # A stop while the modules load is held until they have loaded, then acted on: one
-        # raised inside msgspec as it builds a decoder at import can crash the interpreter
-        # (SIGSEGV, msgspec 0.23).
-        with stops_deferred():
-            from kagreport._optional import defer_iri_grammar
-
-            defer_iri_grammar()
-            from kagreport.cli._main import main as run
+        run = _load()
         return run()
     except KeyboardInterrupt:  # while the command line loads, before run() handles it
         import signal
