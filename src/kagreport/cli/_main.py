@@ -654,7 +654,12 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, int], int]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 ok, 1 runtime error, 2 usage error;
-    ``gate``: 0 pass, 1 fail, 3 inconclusive, 2 any error)."""
+    ``gate``: 0 pass, 1 fail, 3 inconclusive, 2 any error).
+
+    With ``argv`` None (the console command, ``sys.argv``), a command that was stopped,
+    and a finished ``stats`` or ``stats find`` on this machine's processes, end the
+    process here once the logs and standard streams are flushed (``os._exit``), without
+    the interpreter's teardown; with ``argv`` given, it returns."""
     write_lossily()
     parser = build_parser()
     if sys.stdout is None or sys.stderr is None:  # started with a standard stream closed
