@@ -2,10 +2,9 @@
 
 The console-script wrapper (``kagreport = "kagreport._entry:main"``) imports this module
 before anything can catch an exception; it imports only the standard library (and the
-package root, which is light). Ctrl-C while the command line loads, before
-the command line handles it, is held until it has loaded, then ends it with one line and
-exit code 130; a missing
-core dependency is one line naming it and the install command.
+package root, which is light). Ctrl-C while the command line loads, before the command
+line handles it, is held until it has loaded, then ends it with one line and exit code
+130; a missing core dependency is one line naming it and the install command.
 """
 
 from __future__ import annotations
