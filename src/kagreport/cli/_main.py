@@ -9,7 +9,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from kagreport import KagreportError, UsageError, __version__
 from kagreport._signals import stop_requested
@@ -44,8 +44,18 @@ logger = logging.getLogger("kagreport")
 _LEVELS = {0: logging.ERROR, 1: logging.WARNING, 2: logging.INFO, 3: logging.DEBUG}
 
 
-def _verbosity_parent() -> argparse.ArgumentParser:
-    parent = argparse.ArgumentParser(add_help=False)
+class _CommandParser(argparse.ArgumentParser):
+    """A command's parser. A word `stats` takes for its subcommand is most often the value
+    of an option spelt wrong (`--fromat json`): its error says so."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("argument [find]: invalid choice"):
+            message += "; if it is an option's value, check that option's spelling"
+        super().error(message)
+
+
+def _verbosity_parent() -> _CommandParser:
+    parent = _CommandParser(add_help=False)
     group = parent.add_mutually_exclusive_group()
     group.add_argument(
         "-v",
@@ -213,7 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[verbosity],
     )
     parser.add_argument("--version", action="version", version=f"kagreport {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=_CommandParser
+    )
 
     stats = commands.add_parser(
         "stats",

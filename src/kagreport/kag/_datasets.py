@@ -20,7 +20,13 @@ import msgspec
 
 from kagreport._errors import DatasetsError, NotUTF8Error, ResultTreeError, decode_utf8
 from kagreport._io import read_regular_file
-from kagreport.kag._datasets_reads import LARGE_NUMBER, check_serde_reads, entries_from_arrays
+from kagreport.kag._datasets_reads import (
+    LARGE_NUMBER,
+    Pairs,
+    check_serde_reads,
+    plain_entry,
+    read_pairs,
+)
 from kagreport.kag._jsonscan import (
     ANY,
     RECURSION_LIMIT,
@@ -29,6 +35,7 @@ from kagreport.kag._jsonscan import (
     MapOf,
     strip_ignored,
 )
+from kagreport.kag._names import is_component_name
 from kagreport.kag._records import BOM_MESSAGE, datasets_structure, starts_with_bom
 from kagreport.kag._tree import open_tree
 
@@ -166,8 +173,8 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
     structure = datasets_structure(text) if datasets_structure is not None else None
     if structure is None:
         outside = _outside_strings(text)
-        too_deep, fields_sure, names_sure = _nests(outside, RECURSION_LIMIT), False, False
-        numbers_sure = LARGE_NUMBER.search(text) is None
+        too_deep, fields_sure, names_sure = _nests(outside, RECURSION_LIMIT), False, None
+        numbers_sure = LARGE_NUMBER.search(_outside_strings(text, _NOT_NUMBER)) is None
     else:
         outside = b""
         depth, fields_sure, names_sure, numbers_sure = structure
@@ -182,6 +189,7 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
                 ) from None
             # other faults: msgspec's message below
     original = data
+    arrays = False
     try:
         questions, data = _decode(data, text, retry=not stripped)
     except RecursionError:
@@ -189,18 +197,20 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
             f"the datasets file {where} is not valid: JSON nested too deeply", path=path
         ) from None
     except msgspec.ValidationError as exc:
-        # msgspec checks types as it decodes: a wrong type before a bad byte is found first,
-        # but a file that is not UTF-8 is that error (kag reads the file as text first).
-        if isinstance(data, bytes):
-            try:
-                decode_utf8(data, where, "the datasets file")
-            except NotUTF8Error as bad:
-                raise DatasetsError(bad.message, path=path) from None
-        questions = _from_arrays(data, where, path)
+        # serde reads a struct written as an array too: every copy of every entry converted.
+        questions = _from_arrays(data, text, where, path)
         if questions is None:
+            # msgspec checks types as it decodes: a wrong type before a bad byte is found
+            # first, but a file that is not UTF-8 is that error.
+            if isinstance(data, bytes):
+                try:
+                    decode_utf8(data, where, "the datasets file")
+                except NotUTF8Error as bad:
+                    raise DatasetsError(bad.message, path=path) from None
             raise DatasetsError(
                 f"invalid datasets file {where}: {_locate(data) or exc}", path=path
             ) from None
+        arrays = True
     except msgspec.DecodeError as exc:
         if starts_with_bom(data):
             raise DatasetsError(f"the datasets file {where} {BOM_MESSAGE}", path=path) from None
@@ -212,9 +222,14 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
         raise DatasetsError(
             f"the datasets file {where} is not valid JSON: {exc}", path=path
         ) from None
+    if names_sure is None:  # the Python pass: the names msgspec kept, and no key given twice
+        keys = outside.count(b":") if data is original else None
+        names_sure = fields_sure = (
+            not arrays and _kept_names_valid(questions) and _no_repeated_key(data, keys)
+        )
     if not (names_sure and numbers_sure):
         check_serde_reads(data, where, path, names=not names_sure, numbers=not numbers_sure)
-    if fields_sure and data is original:
+    if fields_sure and data is original and not arrays:
         return Datasets(questions, path=path)  # no field given twice (the compiled pass)
     # Every key is followed by one colon outside strings (unless the text was rewritten).
     keys = outside.count(b":") if data is original and structure is None else None
@@ -249,10 +264,13 @@ def _decode(data: bytes | str, text: bytes, *, retry: bool) -> tuple[Any, bytes 
 _SCHEMA = MapOf(MapOf({"input": ANY, "output": ANY}))
 _INNERMOST = re.compile(rb"\[\]|\{\}")
 _NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}":')))
+#: Every byte but what numbers, quotes and separators are written with (LARGE_NUMBER's).
+_NOT_NUMBER = bytes(sorted(set(range(256)) - set(b'[]{}":,0123456789eE+-.')))
 
 
-def _outside_strings(text: bytes) -> bytes:
-    """The brackets and colons of ``text`` that are not in a string (exact for valid JSON).
+def _outside_strings(text: bytes, dropped: bytes | None = None) -> bytes:
+    """The brackets and colons of ``text`` that are not in a string (exact for valid JSON);
+    with ``dropped``, the bytes it does not drop instead (quotes must not be dropped).
 
     Escaped backslashes, then escaped quotes, are dropped (left to right, as a JSON
     parser reads them), every byte but quotes, brackets and colons is dropped, then what
@@ -262,7 +280,8 @@ def _outside_strings(text: bytes) -> bytes:
     """
     if text.find(b"\\") >= 0:  # memchr: most files have no escape at all
         text = text.replace(b"\\\\", b"").replace(b'\\"', b"")
-    kept = text.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+    kept = text.translate(None, _NOT_STRUCTURE if dropped is None else dropped)
+    kept = kept.replace(b'""', b"")
     return b"".join(kept.split(b'"')[::2])
 
 
@@ -277,17 +296,13 @@ def _nests(outside: bytes, levels: int) -> bool:
     return bool(brackets)
 
 
-class _Pairs(list[tuple[str, Any]]):
-    """A JSON object as its (key, value) pairs, repeats kept."""
-
-
 _ENTRY_FIELDS = frozenset({"input", "output"})
 _MCQ_FIELDS = frozenset({"type", "options", "answer"})
 
 
 def _first_repeat(pairs: Any, fields: frozenset[str]) -> tuple[str | None, dict[str, Any]]:
     last: dict[str, Any] = {}
-    if not isinstance(pairs, _Pairs):
+    if not isinstance(pairs, Pairs):
         return None, last
     for key, value in pairs:
         if key in fields:
@@ -370,14 +385,19 @@ def _repeated_field(data: bytes | str, keys_in_text: int | None = None) -> str |
     if _no_repeated_key(data, keys_in_text):
         return None
     try:
-        tree = json.loads(data, object_pairs_hook=_Pairs)
+        tree = json.loads(data, object_pairs_hook=Pairs)
     except (ValueError, RecursionError):  # msgspec parsed it: leave it to msgspec
         return None
-    for dataset, questions in tree:
-        for question, entry in questions:
-            repeated, fields = _first_repeat(entry, _ENTRY_FIELDS)
+    for dataset, questions in tree if isinstance(tree, Pairs) else ():
+        for question, entry in questions if isinstance(questions, Pairs) else ():
+            if isinstance(entry, Pairs):
+                repeated, fields = _first_repeat(entry, _ENTRY_FIELDS)
+                output = fields.get("output")
+            else:  # [input, output], or no entry (the typed decode said so)
+                repeated = None
+                output = entry[1] if isinstance(entry, list) and len(entry) > 1 else None
             if repeated is None:
-                repeated = _first_repeat(fields.get("output"), _MCQ_FIELDS)[0]
+                repeated = _first_repeat(output, _MCQ_FIELDS)[0]
             if repeated is not None:
                 return f"{dataset}/{question}: duplicate field `{repeated}`"
     return None
@@ -393,27 +413,70 @@ _JSON_TYPES = {
 }
 
 
-def _from_arrays(data: bytes | str, where: str, path: str | None) -> Any:
-    """The questions of a file whose entries or outputs are written as arrays, which kag's
-    serde reads as the structs (see :func:`entries_from_arrays`); None when that is not why
-    the typed decode failed.
+def _from_arrays(data: bytes | str, text: bytes, where: str, path: str | None) -> Any:
+    """The questions of a file whose entries or MCQ outputs are written as arrays, which
+    kag's serde reads as the structs (:func:`plain_entry`), every copy of a repeated name
+    converted as serde converts each; None when no array is why the typed decode failed,
+    or anything else fails (the typed decode's message then says what).
 
     Raises
     ------
     DatasetsError
         If an entry or output array is not what serde reads as one.
     """
+    if SURROGATE_ESCAPE.search(text):  # one a value kag skips may hold: those go first
+        try:
+            text = strip_ignored(text, _SCHEMA)
+        except JSONScanError:
+            return None
+        if SURROGATE_ESCAPE.search(text):
+            return None
     try:
-        tree = msgspec.json.decode(data)
-    except (msgspec.DecodeError, RecursionError):
+        text.decode("utf-8")  # a byte that is not UTF-8: the typed decode's error stands
+        document = read_pairs(text)
+    except (ValueError, RecursionError):
         return None
-    problem = entries_from_arrays(tree)
-    if problem is not None:
-        raise DatasetsError(f"invalid datasets file {where}: {problem}", path=path)
-    try:
-        return msgspec.convert(tree, dict[str, dict[str, Question]])
-    except msgspec.ValidationError:
+    if not isinstance(document, Pairs):
         return None
+    questions: dict[str, dict[str, Question]] = {}
+    arrays = False
+    for dataset, entries in document:
+        if not isinstance(entries, Pairs):
+            return None
+        kept: dict[str, Question] = {}
+        for question, raw in entries:
+            arrays = arrays or _holds_array(raw)
+            entry = plain_entry(raw)
+            if isinstance(entry, str):
+                raise DatasetsError(
+                    f"invalid datasets file {where}: {dataset}/{question}: {entry}", path=path
+                )
+            try:
+                kept[question] = msgspec.convert(entry, Question)
+            except msgspec.ValidationError:
+                return None
+        questions[dataset] = kept  # a map keeps the last copy
+    return questions if arrays else None
+
+
+def _holds_array(entry: Any) -> bool:
+    """Whether an entry of the hooked walk is written as an array, or its output is."""
+    if isinstance(entry, list) and not isinstance(entry, Pairs):
+        return True
+    if isinstance(entry, Pairs):
+        return any(
+            field == "output" and isinstance(value, list) and not isinstance(value, Pairs)
+            for field, value in entry
+        )
+    return False
+
+
+def _kept_names_valid(questions: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether every dataset and question name msgspec kept is a component name."""
+    return all(
+        is_component_name(dataset) and all(is_component_name(q) for q in entries)
+        for dataset, entries in questions.items()
+    )
 
 
 def _locate(data: bytes | str) -> str | None:

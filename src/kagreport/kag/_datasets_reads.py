@@ -16,7 +16,7 @@ internally tagged enum):
   given (an ``Option`` too) and no more.
 
 :func:`check_serde_reads` walks the text once for the first two, when the cheap passes are
-not sure; :func:`entries_from_arrays` rewrites the third into objects, for the typed decode.
+not sure; :func:`plain_entry` reads an entry in either form, for the typed conversion.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from kagreport._errors import DatasetsError
 from kagreport.kag._checks import serde_f64_out_of_range
 from kagreport.kag._names import is_component_name
 
-__all__ = ["LARGE_NUMBER", "check_serde_reads", "entries_from_arrays"]
+__all__ = ["LARGE_NUMBER", "Pairs", "check_serde_reads", "plain_entry", "read_pairs"]
 
 #: A number that may not be a finite f64 (an exponent of three digits, 200 digits in a
 #: row), or bytes in a string that look like one: where this does not match, every number
@@ -46,7 +46,7 @@ class _Number:
         self.text = text
 
 
-class _Pairs(list[tuple[str, Any]]):
+class Pairs(list[tuple[str, Any]]):
     """A JSON object as its members in file order, repeated keys included."""
 
 
@@ -57,7 +57,7 @@ def _numbers(value: Any) -> Any:
         item = stack.pop()
         if isinstance(item, _Number):
             yield item.text
-        elif isinstance(item, _Pairs):
+        elif isinstance(item, Pairs):
             stack.extend(member for _, member in reversed(item))
         elif isinstance(item, list):
             stack.extend(reversed(item))
@@ -70,8 +70,8 @@ def check_serde_reads(
     serde refuses: with ``names``, a dataset or question name that is not a component name
     (each copy of a repeated one); with ``numbers``, a number inside an entry's ``output``
     that is out of an f64's range. ``data`` is valid JSON (msgspec has decoded it)."""
-    document = json.loads(data, object_pairs_hook=_Pairs, parse_int=_Number, parse_float=_Number)
-    if not isinstance(document, _Pairs):
+    document = read_pairs(data)
+    if not isinstance(document, Pairs):
         return
     for dataset, entries in document:
         if names and not is_component_name(dataset):
@@ -80,7 +80,7 @@ def check_serde_reads(
                 "(only a-z, 0-9 and '-')",
                 path=path,
             )
-        for question, entry in entries if isinstance(entries, _Pairs) else ():
+        for question, entry in entries if isinstance(entries, Pairs) else ():
             if names and not is_component_name(question):
                 raise DatasetsError(
                     f"invalid datasets file {where}: question name {question!r} in dataset "
@@ -89,7 +89,7 @@ def check_serde_reads(
                 )
             if not numbers:
                 continue
-            if isinstance(entry, _Pairs):
+            if isinstance(entry, Pairs):
                 outputs = [value for field, value in entry if field == "output"]
             else:  # [input, output]: the struct written as an array
                 outputs = entry[1:2] if isinstance(entry, list) else []
@@ -103,36 +103,53 @@ def check_serde_reads(
                         )
 
 
-def entries_from_arrays(tree: Any) -> str | None:
-    """Rewrite, in ``tree`` (the datasets file decoded untyped), each entry written as an
-    array ``[input, output]`` and each MCQ output written as ``["MCQ", options, answer]``
-    into the object kag's serde reads it as; None when done, else what serde says is wrong
-    (``dataset/question: ...``). Anything else is left for the typed conversion to judge.
-    """
-    if not isinstance(tree, dict):
+def plain_entry(entry: Any) -> dict[str, Any] | str | None:
+    """One entry of the datasets file, read with the hooks of :func:`check_serde_reads`'s
+    walk (objects as :class:`Pairs`), as the plain values kag's serde reads it as: an
+    entry written as an array ``[input, output]`` or an object, its MCQ output written as
+    ``["MCQ", options, answer]`` or an object (a field given twice: the last, as the
+    repeated-field check refuses it apart). A str says what serde says is wrong with an
+    array; None: not an entry at all (the typed conversion's message says why)."""
+    fields: dict[str, Any]
+    if isinstance(entry, list) and not isinstance(entry, Pairs):
+        if len(entry) != 2:
+            return f"an entry written as an array has 2 elements (input, output), not {len(entry)}"
+        fields = {"input": _plain(entry[0]), "output": entry[1]}
+    elif isinstance(entry, Pairs):
+        fields = {field: _plain(value) if field != "output" else value for field, value in entry}
+    else:
         return None
-    for dataset, entries in tree.items():
-        if not isinstance(entries, dict):
-            continue
-        for question, entry in entries.items():
-            if isinstance(entry, list):
-                if len(entry) != 2:
-                    return (
-                        f"{dataset}/{question}: an entry written as an array has 2 elements "
-                        f"(input, output), not {len(entry)}"
-                    )
-                entry = entries[question] = {"input": entry[0], "output": entry[1]}
-            output = entry.get("output") if isinstance(entry, dict) else None
-            if not isinstance(output, list):
-                continue
-            if not output:
-                return f"{dataset}/{question}: the output array has no type"
-            if output[0] != "MCQ":
-                return f"{dataset}/{question}: unknown output type {output[0]!r}, expected 'MCQ'"
-            if len(output) != 3:
-                return (
-                    f"{dataset}/{question}: an MCQ output written as an array has 3 elements "
-                    f"(type, options, answer), not {len(output)}"
-                )
-            entry["output"] = {"type": "MCQ", "options": output[1], "answer": output[2]}
-    return None
+    output = fields.get("output")
+    if isinstance(output, list) and not isinstance(output, Pairs):
+        if not output:
+            return "the output array has no type"
+        if output[0] != "MCQ":
+            return f"unknown output type {output[0]!r}, expected 'MCQ'"
+        if len(output) != 3:
+            return (
+                "an MCQ output written as an array has 3 elements (type, options, answer), "
+                f"not {len(output)}"
+            )
+        output = {"type": "MCQ", "options": _plain(output[1]), "answer": _plain(output[2])}
+    fields["output"] = _plain(output)
+    return fields
+
+
+def _plain(value: Any) -> Any:
+    """A value of the hooked walk as plain JSON values (objects as dicts, the last of a
+    repeated key kept; numbers as int or float)."""
+    if isinstance(value, Pairs):
+        return {key: _plain(member) for key, member in value}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, _Number):
+        return json.loads(value.text)
+    return value
+
+
+def read_pairs(data: bytes | str) -> Any:
+    """The datasets file as the hooked walk reads it (objects as :class:`Pairs`, numbers as
+    written); a byte that is not UTF-8 is kept as a lone surrogate, and left for the callers'
+    checks."""
+    text = data if isinstance(data, str) else data.decode("utf-8", "surrogateescape")
+    return json.loads(text, object_pairs_hook=Pairs, parse_int=_Number, parse_float=_Number)
