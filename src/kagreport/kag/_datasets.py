@@ -202,11 +202,7 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
         if questions is None:
             # msgspec checks types as it decodes: a wrong type before a bad byte is found
             # first, but a file that is not UTF-8 is that error.
-            if isinstance(data, bytes):
-                try:
-                    decode_utf8(data, where, "the datasets file")
-                except NotUTF8Error as bad:
-                    raise DatasetsError(bad.message, path=path) from None
+            _refuse_if_not_utf8(data, where, path)
             raise DatasetsError(
                 f"invalid datasets file {where}: {_locate(data) or exc}", path=path
             ) from None
@@ -214,11 +210,7 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
     except msgspec.DecodeError as exc:
         if starts_with_bom(data):
             raise DatasetsError(f"the datasets file {where} {BOM_MESSAGE}", path=path) from None
-        if isinstance(data, bytes):  # msgspec does not say where a bad byte is
-            try:
-                decode_utf8(data, where, "the datasets file")
-            except NotUTF8Error as bad:
-                raise DatasetsError(bad.message, path=path) from None
+        _refuse_if_not_utf8(data, where, path)  # msgspec does not say where a bad byte is
         raise DatasetsError(
             f"the datasets file {where} is not valid JSON: {exc}", path=path
         ) from None
@@ -237,6 +229,15 @@ def parse_datasets(data: bytes | str, *, path: str | None = None) -> Datasets:
     if repeated is not None:
         raise DatasetsError(f"invalid datasets file {where}: {repeated}", path=path)
     return Datasets(questions, path=path)
+
+
+def _refuse_if_not_utf8(data: bytes | str, where: str, path: str | None) -> None:
+    """Raise DatasetsError naming the first byte of ``data`` that is not UTF-8, if any."""
+    if isinstance(data, bytes):
+        try:
+            decode_utf8(data, where, "the datasets file")
+        except NotUTF8Error as bad:
+            raise DatasetsError(bad.message, path=path) from None
 
 
 def _decode(data: bytes | str, text: bytes, *, retry: bool) -> tuple[Any, bytes | str]:
