@@ -28,20 +28,13 @@ def _load() -> Callable[[], int]:
     action meanwhile (the process ends by it, as before the command sets its handlers)."""
     import signal
 
-    held: list[int] = []
-    hold = signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    if hold:
-        signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
-    try:
+    from kagreport._signals import stops_deferred
+
+    with stops_deferred({signal.SIGINT}):
         from kagreport._optional import defer_iri_grammar
 
         defer_iri_grammar()
         from kagreport.cli._main import main as run
-    finally:
-        if hold:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-    if held:
-        raise KeyboardInterrupt
     return run
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from types import FrameType
 from typing import Any
 
@@ -37,8 +37,9 @@ def stop_requested() -> BaseException | None:
 
 
 @contextlib.contextmanager
-def stops_deferred() -> Iterator[None]:
-    """Hold a stop signal while the block runs, then act on it as the handler before would.
+def stops_deferred(signals: Collection[int] = STOP_SIGNALS) -> Iterator[None]:
+    """Hold a stop signal (of ``signals``) while the block runs, then act on it as the
+    handler before would.
 
     For the few system calls that must happen together (renaming a set of finished files
     into place): a stop arriving in between would leave half of the set old. Off the main
@@ -54,7 +55,7 @@ def stops_deferred() -> Iterator[None]:
 
     previous: dict[int, Any] = {}
     try:
-        for stop in STOP_SIGNALS:
+        for stop in signals:
             if signal.getsignal(stop) is not None:  # None: set outside Python, left alone
                 previous[stop] = signal.signal(stop, hold)
         yield

@@ -180,6 +180,12 @@ def check_vec(text: bytes, head: int, tail: int) -> None:
             raise _Invalid("embedding.vec: number out of range")
 
 
+def _overflows(value: int, digit: int, tenth: int, last: int) -> bool:
+    """serde_json's ``overflow!(value * 10 + digit, MAX)``, with ``tenth, last =
+    divmod(MAX, 10)``."""
+    return value >= tenth and (value > tenth or digit > last)
+
+
 def serde_f64_out_of_range(number: bytes) -> bool:
     """Whether serde_json refuses the JSON number ``number`` as an f64 (``number out of
     range``), as kag's build of it decides: without its ``float_roundtrip`` feature, the
@@ -200,11 +206,7 @@ def serde_f64_out_of_range(number: bytes) -> bool:
     long = False  # parse_long_integer: the integer's further digits only raise the exponent
     while i < end and 48 <= text[i] <= 57:
         digit = text[i] - 48
-        if (
-            not long
-            and significand >= _U64_MAX_10
-            and (significand > _U64_MAX_10 or digit > _U64_MAX_DIGIT)
-        ):
+        if not long and _overflows(significand, digit, _U64_MAX_10, _U64_MAX_DIGIT):
             long = True
         if long:
             exponent += 1
@@ -215,7 +217,7 @@ def serde_f64_out_of_range(number: bytes) -> bool:
         i += 1
         while i < end and 48 <= text[i] <= 57:
             digit = text[i] - 48
-            if significand >= _U64_MAX_10 and (significand > _U64_MAX_10 or digit > _U64_MAX_DIGIT):
+            if _overflows(significand, digit, _U64_MAX_10, _U64_MAX_DIGIT):
                 while i < end and 48 <= text[i] <= 57:  # parse_decimal_overflow
                     i += 1
                 break
@@ -229,7 +231,7 @@ def serde_f64_out_of_range(number: bytes) -> bool:
         power = 0
         while i < end and 48 <= text[i] <= 57:
             digit = text[i] - 48
-            if power >= _I32_MAX_10 and (power > _I32_MAX_10 or digit > _I32_MAX_DIGIT):
+            if _overflows(power, digit, _I32_MAX_10, _I32_MAX_DIGIT):
                 return significand != 0 and positive  # parse_exponent_overflow
             power = power * 10 + digit
             i += 1

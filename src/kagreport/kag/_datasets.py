@@ -381,12 +381,10 @@ def _repeated_field(data: bytes | str, keys_in_text: int | None = None) -> str |
     the last value, as a ``BTreeMap`` does; unknown fields are ignored. Run once per
     datasets file, after msgspec accepted it (about as long as msgspec took again).
     """
-    import json
-
     if _no_repeated_key(data, keys_in_text):
         return None
     try:
-        tree = json.loads(data, object_pairs_hook=Pairs)
+        tree = read_pairs(data)
     except (ValueError, RecursionError):  # msgspec parsed it: leave it to msgspec
         return None
     for dataset, questions in tree if isinstance(tree, Pairs) else ():

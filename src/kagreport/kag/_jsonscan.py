@@ -32,6 +32,7 @@ __all__ = [
     "SURROGATE_ESCAPE",
     "MapOf",
     "Schema",
+    "is_utf8",
     "strip_ignored",
 ]
 
@@ -82,7 +83,8 @@ def _check_int(token: bytes, fraction: bytes | None, exponent: bytes | None) -> 
         raise JSONScanError(f"invalid value: integer `{token.decode()}`, expected u64")
 
 
-def _utf8(data: bytes) -> bool:
+def is_utf8(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8."""
     if data.isascii():
         return True
     try:
@@ -179,7 +181,7 @@ def strip_ignored(text: bytes, root: Schema) -> bytes:
                 raise JSONScanError(f"expected a key at byte {found.start(group)}")
             # serde_json reads a key of a value it reads as a str (checked UTF-8); it skips
             # an ignored value's keys unchecked.
-            if stack[-1][1] is not _IGNORED and not _utf8(token):
+            if stack[-1][1] is not _IGNORED and not is_utf8(token):
                 raise JSONScanError(f"invalid UTF-8 in a key at byte {found.start(group)}")
             schema, state = _field(stack[-1][1], token), "colon"
             continue

@@ -40,6 +40,7 @@ from kagreport.kag._jsonscan import (
     SURROGATE_ESCAPE,
     JSONScanError,
     Schema,
+    is_utf8,
     strip_ignored,
 )
 
@@ -165,14 +166,6 @@ _RESULT_SCHEMA: Schema = {
 }
 
 
-def _is_utf8(text: bytes) -> bool:
-    try:
-        text.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 def _strip_ignored(data: bytes | memoryview | str) -> bytes:
     try:
         return strip_ignored(data if isinstance(data, bytes) else _as_bytes(data), _RESULT_SCHEMA)
@@ -293,7 +286,7 @@ def decode_python(data: bytes | memoryview | str) -> ResultRecord:
     text = data if isinstance(data, bytes) else _as_bytes(data)
     check_ok(text, ok, _RESULT_SCHEMA)
     # msgspec skips an unknown key's bytes; serde_json reads each key of a struct as a str.
-    if not text.isascii() and not _is_utf8(text):
+    if not is_utf8(text):
         _strip_ignored(text)
     stats = ok.stats
     config = stats.config
